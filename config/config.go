@@ -1,0 +1,265 @@
+// Package config loads Touchpoint's settings from the environment into one
+// typed struct and validates them, so a bad value stops a process at start
+// with a message that names the variable.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of every touchpoint process. Each subcommand reads
+// the parts it needs.
+type Config struct {
+	DatabaseURL       string
+	TemporalAddress   string
+	TemporalNamespace string
+
+	BaseURL string // the API's public address and the token audience
+	AuthURL string // the built-in issuer's public address
+	// OIDCIssuers are the issuers whose access tokens the API accepts.
+	OIDCIssuers []string
+
+	APIAddr     string
+	AuthAddr    string
+	MetricsAddr string
+
+	SMTPURL     string
+	MailFrom    string
+	FeedbackURL string
+	DataDir     string
+
+	// SecretKey keys the hash of client secrets and the signature of
+	// feedback links. Required outside `touchpoint dev`.
+	SecretKey string
+
+	// TemporalUIAddr is where `touchpoint dev` serves the Temporal Web UI.
+	TemporalUIAddr string
+
+	// DefaultInviteDelay is the delay of newly created invite settings.
+	DefaultInviteDelay string
+
+	// TokenIdleTimeout is the sliding lifetime of an access token (expires_in).
+	TokenIdleTimeout time.Duration
+	// TokenMaxLifetime is the absolute lifetime of an access token (exp).
+	TokenMaxLifetime time.Duration
+	// TokenUseFlushInterval is how often token uses are written to
+	// PostgreSQL; it bounds the precision of the idle rule across replicas.
+	TokenUseFlushInterval time.Duration
+	// SigningKeyRotation is the age at which the issuer signs with a new key.
+	SigningKeyRotation time.Duration
+
+	MaxBodyBytes int64
+}
+
+// Defaults are the values used when a variable is unset.
+func Defaults() Config {
+	return Config{
+		DatabaseURL:           "postgres://postgres@127.0.0.1:5432/touchpoint?sslmode=disable",
+		TemporalAddress:       "127.0.0.1:7233",
+		TemporalNamespace:     "default",
+		BaseURL:               "http://127.0.0.1:8080",
+		AuthURL:               "http://127.0.0.1:8081",
+		MailFrom:              "Touchpoint <invites@touchpoint.localhost>",
+		FeedbackURL:           "http://127.0.0.1:8080/feedback",
+		DataDir:               ".touchpoint",
+		TemporalUIAddr:        "127.0.0.1:8233",
+		DefaultInviteDelay:    "P7D",
+		TokenIdleTimeout:      300 * time.Second,
+		TokenMaxLifetime:      time.Hour,
+		TokenUseFlushInterval: 2 * time.Second,
+		SigningKeyRotation:    30 * 24 * time.Hour,
+		MaxBodyBytes:          64 << 10,
+	}
+}
+
+// Variables names every environment variable Load reads, for documentation
+// and for checking deployment files against it.
+var Variables = []string{
+	"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE",
+	"TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL", "TOUCHPOINT_OIDC_ISSUER",
+	"TOUCHPOINT_API_ADDR", "TOUCHPOINT_AUTH_ADDR", "TOUCHPOINT_METRICS_ADDR",
+	"TOUCHPOINT_SMTP_URL", "TOUCHPOINT_MAIL_FROM", "TOUCHPOINT_FEEDBACK_URL",
+	"TOUCHPOINT_DATA_DIR", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_TEMPORAL_UI_ADDR",
+	"TOUCHPOINT_DEFAULT_INVITE_DELAY", "TOUCHPOINT_TOKEN_MAX_LIFETIME",
+	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
+	"TOUCHPOINT_MAX_BODY_BYTES",
+}
+
+// Load reads the environment through getenv (os.Getenv in production) on
+// top of Defaults. It does not validate; call Validate.
+func Load(getenv func(string) string) (Config, error) {
+	c := Defaults()
+	str := func(name string, dst *string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	var errs []error
+	dur := func(name string, dst *time.Duration) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration such as 5s or 720h", name, v))
+				return
+			}
+			*dst = d
+		}
+	}
+	str("DATABASE_URL", &c.DatabaseURL)
+	str("TEMPORAL_ADDRESS", &c.TemporalAddress)
+	str("TEMPORAL_NAMESPACE", &c.TemporalNamespace)
+	str("TOUCHPOINT_BASE_URL", &c.BaseURL)
+	str("TOUCHPOINT_AUTH_URL", &c.AuthURL)
+	str("TOUCHPOINT_API_ADDR", &c.APIAddr)
+	str("TOUCHPOINT_AUTH_ADDR", &c.AuthAddr)
+	str("TOUCHPOINT_METRICS_ADDR", &c.MetricsAddr)
+	str("TOUCHPOINT_SMTP_URL", &c.SMTPURL)
+	str("TOUCHPOINT_MAIL_FROM", &c.MailFrom)
+	str("TOUCHPOINT_FEEDBACK_URL", &c.FeedbackURL)
+	str("TOUCHPOINT_DATA_DIR", &c.DataDir)
+	str("TOUCHPOINT_SECRET_KEY", &c.SecretKey)
+	str("TOUCHPOINT_TEMPORAL_UI_ADDR", &c.TemporalUIAddr)
+	str("TOUCHPOINT_DEFAULT_INVITE_DELAY", &c.DefaultInviteDelay)
+	dur("TOUCHPOINT_TOKEN_MAX_LIFETIME", &c.TokenMaxLifetime)
+	dur("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", &c.TokenUseFlushInterval)
+	dur("TOUCHPOINT_SIGNING_KEY_ROTATION", &c.SigningKeyRotation)
+	if v := strings.TrimSpace(getenv("TOUCHPOINT_MAX_BODY_BYTES")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1024 {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_MAX_BODY_BYTES: %q is not a byte count of at least 1024", v))
+		} else {
+			c.MaxBodyBytes = n
+		}
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
+	if v := getenv("TOUCHPOINT_OIDC_ISSUER"); strings.TrimSpace(v) != "" {
+		for _, iss := range strings.Split(v, ",") {
+			if iss = strings.TrimSpace(iss); iss != "" {
+				c.OIDCIssuers = append(c.OIDCIssuers, iss)
+			}
+		}
+	} else {
+		c.OIDCIssuers = []string{c.AuthURL}
+	}
+	if c.APIAddr == "" {
+		c.APIAddr = hostPort(c.BaseURL, "8080")
+	}
+	if c.AuthAddr == "" {
+		c.AuthAddr = hostPort(c.AuthURL, "8081")
+	}
+	return c, errors.Join(errs...)
+}
+
+// FromEnv loads the process environment.
+func FromEnv() (Config, error) { return Load(os.Getenv) }
+
+// Validate checks every value; requireSecret is false only for `dev`,
+// which generates and keeps its own key.
+func (c Config) Validate(requireSecret bool) error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+	}
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		bad("DATABASE_URL", "must be a postgres:// URL")
+	}
+	for name, v := range map[string]string{
+		"TOUCHPOINT_BASE_URL": c.BaseURL, "TOUCHPOINT_AUTH_URL": c.AuthURL, "TOUCHPOINT_FEEDBACK_URL": c.FeedbackURL,
+	} {
+		if !isHTTPURL(v) {
+			bad(name, "%q must be an absolute http(s) URL", v)
+		}
+	}
+	for _, iss := range c.OIDCIssuers {
+		if !isHTTPURL(iss) {
+			bad("TOUCHPOINT_OIDC_ISSUER", "%q must be an absolute http(s) URL", iss)
+		}
+	}
+	for name, v := range map[string]string{
+		"TEMPORAL_ADDRESS": c.TemporalAddress, "TOUCHPOINT_API_ADDR": c.APIAddr, "TOUCHPOINT_AUTH_ADDR": c.AuthAddr,
+	} {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			bad(name, "%q must be host:port", v)
+		}
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			bad("TOUCHPOINT_METRICS_ADDR", "%q must be host:port", c.MetricsAddr)
+		}
+	}
+	if c.SMTPURL != "" {
+		if u, err := url.Parse(c.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+			bad("TOUCHPOINT_SMTP_URL", "must look like smtp://user:pass@host:587 or smtps://host:465")
+		}
+	}
+	if c.TemporalNamespace == "" {
+		bad("TEMPORAL_NAMESPACE", "must not be empty")
+	}
+	if requireSecret && len(c.SecretKey) < 32 {
+		bad("TOUCHPOINT_SECRET_KEY", "must be set to at least 32 characters (e.g. `openssl rand -hex 32`)")
+	}
+	if c.TokenUseFlushInterval > 5*time.Second {
+		bad("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "must be at most 5s (the documented precision of the idle rule)")
+	}
+	if c.TokenMaxLifetime < c.TokenIdleTimeout {
+		bad("TOUCHPOINT_TOKEN_MAX_LIFETIME", "must be at least the 300s idle lifetime")
+	}
+	return errors.Join(errs...)
+}
+
+// LogValue lets the config be logged at start with its secrets masked.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("database_url", redactURL(c.DatabaseURL)),
+		slog.String("temporal_address", c.TemporalAddress),
+		slog.String("temporal_namespace", c.TemporalNamespace),
+		slog.String("base_url", c.BaseURL),
+		slog.String("auth_url", c.AuthURL),
+		slog.Any("oidc_issuers", c.OIDCIssuers),
+		slog.String("api_addr", c.APIAddr),
+		slog.String("auth_addr", c.AuthAddr),
+		slog.String("metrics_addr", c.MetricsAddr),
+		slog.String("smtp_url", redactURL(c.SMTPURL)),
+		slog.String("data_dir", c.DataDir),
+		slog.Bool("secret_key_set", c.SecretKey != ""),
+	)
+}
+
+func isHTTPURL(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// hostPort derives a listen address from a public URL.
+func hostPort(raw, defaultPort string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "127.0.0.1:" + defaultPort
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443"}[u.Scheme]
+		if port == "" {
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// redactURL hides a password in a URL.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,117 @@
+// Package schema holds Touchpoint's PostgreSQL schema as numbered SQL
+// migrations and the runner that applies them.
+package schema
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// lockKey is the advisory lock that serialises concurrent migrators
+// ("touchpoint migrate" in two containers, several test packages).
+const lockKey = 0x746f756368 // "touch"
+
+// Migration is one numbered .sql file.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the embedded migrations in version order.
+func Migrations() ([]Migration, error) {
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		return nil, err
+	}
+	var ms []Migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %q: name must start with a positive number and '_'", e.Name())
+		}
+		body, err := files.ReadFile(e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, Migration{Version: v, Name: e.Name(), SQL: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].Version == ms[i-1].Version {
+			return nil, fmt.Errorf("migrations %q and %q share version %d", ms[i-1].Name, ms[i].Name, ms[i].Version)
+		}
+	}
+	return ms, nil
+}
+
+// Migrate applies every migration not yet recorded in schema_migrations,
+// each in its own transaction, and returns the names it applied. It holds
+// a session advisory lock for the whole run, so concurrent callers apply
+// each migration exactly once.
+func Migrate(ctx context.Context, db *sqlx.DB) ([]string, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	// The advisory lock belongs to one session: keep one connection.
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: connect: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lockKey); err != nil {
+		return nil, fmt.Errorf("migrate: lock: %w", err)
+	}
+	// Unlock with a fresh context: the caller's may be cancelled by now.
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockKey) // closing the session releases it too
+
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	var done []int
+	if err := conn.SelectContext(ctx, &done, `SELECT version FROM schema_migrations`); err != nil {
+		return nil, fmt.Errorf("migrate: read applied versions: %w", err)
+	}
+	applied := make(map[int]bool, len(done))
+	for _, v := range done {
+		applied[v] = true
+	}
+	var names []string
+	for _, m := range ms {
+		if applied[m.Version] {
+			continue
+		}
+		tx, err := conn.BeginTxx(ctx, nil)
+		if err != nil {
+			return names, fmt.Errorf("migrate %s: begin: %w", m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			tx.Rollback() // the exec error is the one to report
+			return names, fmt.Errorf("migrate %s: %w", m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			tx.Rollback() // the insert error is the one to report
+			return names, fmt.Errorf("migrate %s: record: %w", m.Name, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return names, fmt.Errorf("migrate %s: commit: %w", m.Name, err)
+		}
+		names = append(names, m.Name)
+	}
+	return names, nil
+}

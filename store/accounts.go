@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Account is a tenant: every resource belongs to exactly one.
+type Account struct {
+	ID        string    `db:"id"`
+	Name      string    `db:"name"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+// CreateAccount creates an account with its default native channel
+// "Default" in one transaction.
+func (s *Store) CreateAccount(ctx context.Context, name string) (Account, Channel, error) {
+	now := s.Now()
+	a := Account{ID: NewID("acc"), Name: name, CreatedAt: now}
+	ch := Channel{ID: NewID("chl"), AccountID: a.ID, Name: "Default", Type: "native", CreatedAt: now, UpdatedAt: now}
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`, a.ID, a.Name, a.CreatedAt); err != nil {
+			return fmt.Errorf("insert account: %w", err)
+		}
+		_, err := tx.NamedExecContext(ctx, `INSERT INTO channels (id, account_id, name, type, created_at, updated_at)
+			VALUES (:id, :account_id, :name, :type, :created_at, :updated_at)`, ch)
+		if err != nil {
+			return fmt.Errorf("insert default channel: %w", err)
+		}
+		return nil
+	})
+	return a, ch, err
+}
+
+// Account returns one account.
+func (s *Store) Account(ctx context.Context, id string) (Account, error) {
+	var a Account
+	err := s.db.GetContext(ctx, &a, `SELECT id, name, created_at FROM accounts WHERE id = $1`, id)
+	return a, translate(err)
+}
+
+// AccountByName returns the oldest account with this name (names are not
+// unique; `touchpoint dev` uses this to find its seeded account).
+func (s *Store) AccountByName(ctx context.Context, name string) (Account, error) {
+	var a Account
+	err := s.db.GetContext(ctx, &a, `SELECT id, name, created_at FROM accounts WHERE name = $1 ORDER BY created_at, id LIMIT 1`, name)
+	return a, translate(err)
+}
+
+// lockAccount takes a row lock on the account that serialises the
+// creation of event types and channels, so that every (channel, event
+// type) pair gets its invite setting even when both are created at once.
+// FOR NO KEY UPDATE does not block inserts that merely reference the
+// account.
+func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID string) error {
+	var id string
+	if err := tx.GetContext(ctx, &id, `SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, accountID); err != nil {
+		return fmt.Errorf("lock account: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+// Package store is the one place that speaks SQL: sqlx repositories for
+// Touchpoint's resources, with PostgreSQL errors turned into the sentinels
+// below so callers can branch without knowing pq.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+var (
+	// ErrNotFound: no row, or a row of another account.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a unique business key is already taken.
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable: PostgreSQL could not be reached or could not commit.
+	ErrUnavailable = errors.New("database unavailable")
+)
+
+// Store holds the connection pool and the defaults new rows need.
+type Store struct {
+	db *sqlx.DB
+	// DefaultInviteDelay is the delay of automatically created invite
+	// settings (P7D; PT10S in `touchpoint dev`).
+	DefaultInviteDelay string
+	// now is the clock; tests replace it.
+	now func() time.Time
+}
+
+// New wraps an open pool.
+func New(db *sqlx.DB, defaultInviteDelay string) *Store {
+	return &Store{db: db, DefaultInviteDelay: defaultInviteDelay, now: time.Now}
+}
+
+// DB exposes the pool to the few callers that need a raw handle
+// (migrations, health checks).
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Open connects to PostgreSQL and checks the connection.
+func Open(ctx context.Context, url string) (*sqlx.DB, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database: %w", translate(err))
+	}
+	return db, nil
+}
+
+// Now is the store's clock truncated to the milliseconds that every
+// timestamp is returned with, so keyset cursors compare exactly.
+func (s *Store) Now() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+// SetClock replaces the clock (tests).
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// NewID returns prefix + "-" + a random lowercase UUID.
+func NewID(prefix string) string { return prefix + "-" + uuid.NewString() }
+
+// ValidID reports whether id is prefix-<uuid> in canonical lowercase form;
+// anything else in a path is answered 404 without a query.
+func ValidID(prefix, id string) bool {
+	if len(id) != len(prefix)+1+36 || id[:len(prefix)+1] != prefix+"-" {
+		return false
+	}
+	u, err := uuid.Parse(id[len(prefix)+1:])
+	return err == nil && u.String() == id[len(prefix)+1:]
+}
+
+// translate maps driver errors to the sentinels callers branch on.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		switch {
+		case pqErr.Code == "23505": // unique_violation
+			return fmt.Errorf("%w: %s", ErrConflict, pqErr.Constraint)
+		case pqErr.Code.Class() == "08", // connection exception
+			pqErr.Code.Class() == "53", // insufficient resources
+			pqErr.Code.Class() == "57": // operator intervention (shutdown, cancel)
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		return err
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, pq.ErrSSLNotSupported) {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return err
+}
+
+// inTx runs fn in a transaction and commits it, translating errors.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback() // the fn error is the one to report
+		return translate(err)
+	}
+	return translate(tx.Commit())
+}

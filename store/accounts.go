@@ -62,3 +62,12 @@ func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID string) error {
 	}
 	return nil
 }
+
+// DefaultChannel returns the account's oldest native channel, the one
+// created with the account.
+func (s *Store) DefaultChannel(ctx context.Context, accountID string) (Channel, error) {
+	var ch Channel
+	err := s.db.GetContext(ctx, &ch, `SELECT id, account_id, name, type, created_at, updated_at FROM channels
+		WHERE account_id = $1 AND type = 'native' ORDER BY created_at, id LIMIT 1`, accountID)
+	return ch, translate(err)
+}

@@ -118,3 +118,10 @@ func (s *Store) SetClientSecret(ctx context.Context, id string, secretHash []byt
 	}
 	return nil
 }
+
+// Client returns a client by its cli-… id.
+func (s *Store) Client(ctx context.Context, id string) (Client, error) {
+	var c Client
+	err := s.db.GetContext(ctx, &c, `SELECT `+clientColumns+` FROM api_clients WHERE id = $1`, id)
+	return c, translate(err)
+}

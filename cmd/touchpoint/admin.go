@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/schema"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// loadConfig reads and validates the environment. The secret key comes
+// from TOUCHPOINT_SECRET_KEY, or from the key `touchpoint dev` keeps in
+// its data dir, so the admin CLI works against a dev setup too.
+func loadConfig(env *environment) (config.Config, error) {
+	cfg, err := config.Load(env.getenv)
+	if err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
+	if cfg.SecretKey == "" {
+		if key, err := os.ReadFile(devSecretKeyPath(cfg)); err == nil {
+			cfg.SecretKey = strings.TrimSpace(string(key))
+		}
+	}
+	if err := cfg.Validate(true); err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+func devSecretKeyPath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "secret.key") }
+
+// openStore connects to PostgreSQL; the caller closes the returned pool.
+func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(db, cfg.DefaultInviteDelay), nil
+}
+
+func runMigrate(ctx context.Context, env *environment, args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(env.getenv)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	applied, err := schema.Migrate(ctx, st.DB())
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		fmt.Fprintln(env.stdout, "schema is up to date")
+	}
+	for _, name := range applied {
+		fmt.Fprintln(env.stdout, "applied", name)
+	}
+	return nil
+}
+
+func runAccounts(ctx context.Context, env *environment, args []string) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errors.New("usage: touchpoint accounts create --name N [--json]")
+	}
+	fs := flag.NewFlagSet("accounts create", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	name := fs.String("name", "", "account name (required)")
+	asJSON := fs.Bool("json", false, `print {"accountId","channelId"}`)
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if strings.TrimSpace(*name) == "" {
+		return errors.New("accounts create: --name is required")
+	}
+	cfg, err := config.Load(env.getenv)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	acc, ch, err := st.CreateAccount(ctx, strings.TrimSpace(*name))
+	if err != nil {
+		return fmt.Errorf("create account: %w", err)
+	}
+	if *asJSON {
+		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": acc.ID, "channelId": ch.ID})
+	}
+	fmt.Fprintf(env.stdout, "account %s created; its default channel is %s\n", acc.ID, ch.ID)
+	return nil
+}
+
+const clientsUsage = `usage:
+  touchpoint clients create --account acc-… [--group full|events|readonly] [--name N] [--json]
+  touchpoint clients list --account acc-… [--json]
+  touchpoint clients delete cli-…
+  touchpoint clients revoke-tokens cli-…`
+
+func runClients(ctx context.Context, env *environment, args []string) error {
+	if len(args) == 0 {
+		return errors.New(clientsUsage)
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("clients "+sub, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	account := fs.String("account", "", "account id (acc-…)")
+	group := fs.String("group", store.GroupFull, "access group: full, events or readonly")
+	name := fs.String("name", "", "a name to recognise the client by")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(env)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+
+	switch sub {
+	case "create":
+		if !store.ValidID("acc", *account) {
+			return errors.New("clients create: --account must be an account id (acc-…)")
+		}
+		if !store.ValidGroup(*group) {
+			return fmt.Errorf("clients create: unknown group %q (full, events or readonly)", *group)
+		}
+		if _, err := st.Account(ctx, *account); err != nil {
+			return fmt.Errorf("clients create: account %s: %w", *account, err)
+		}
+		secret, hash := authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
+		c, err := st.CreateClient(ctx, *account, *name, *group, hash)
+		if err != nil {
+			return fmt.Errorf("create client: %w", err)
+		}
+		if *asJSON {
+			return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "clientSecret": secret})
+		}
+		fmt.Fprintf(env.stdout, "client id:     %s\nclient secret: %s\naccess group:  %s\nThe secret is shown only now; store it safely.\n", c.ClientID, secret, c.AccessGroup)
+		return nil
+	case "list":
+		if !store.ValidID("acc", *account) {
+			return errors.New("clients list: --account must be an account id (acc-…)")
+		}
+		cs, err := st.ListClients(ctx, *account)
+		if err != nil {
+			return fmt.Errorf("list clients: %w", err)
+		}
+		if *asJSON {
+			type row struct {
+				ClientID    string    `json:"clientId"`
+				Name        string    `json:"name"`
+				AccessGroup string    `json:"accessGroup"`
+				Issuer      string    `json:"issuer,omitempty"`
+				NotBefore   time.Time `json:"notBefore"`
+				CreatedAt   time.Time `json:"createdAt"`
+			}
+			rows := make([]row, 0, len(cs))
+			for _, c := range cs {
+				rows = append(rows, row{c.ClientID, c.Name, c.AccessGroup, c.Issuer, c.NotBefore, c.CreatedAt})
+			}
+			return json.NewEncoder(env.stdout).Encode(rows)
+		}
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CLIENT ID\tNAME\tGROUP\tISSUER\tCREATED")
+		for _, c := range cs {
+			issuer := c.Issuer
+			if issuer == "" {
+				issuer = "(built-in)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ClientID, c.Name, c.AccessGroup, issuer, c.CreatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	case "delete", "revoke-tokens":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("usage: touchpoint clients %s cli-…", sub)
+		}
+		c, err := clientByAnyID(ctx, st, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if sub == "delete" {
+			if err := st.DeleteClient(ctx, c.ID); err != nil {
+				return fmt.Errorf("delete client: %w", err)
+			}
+			fmt.Fprintf(env.stdout, "client %s deleted\n", fs.Arg(0))
+			return nil
+		}
+		nb, err := st.RevokeTokens(ctx, c.ID)
+		if err != nil {
+			return fmt.Errorf("revoke tokens: %w", err)
+		}
+		fmt.Fprintf(env.stdout, "tokens of client %s issued before %s are revoked (not-before-policy %d)\n", fs.Arg(0), nb.Format(time.RFC3339), nb.Unix())
+		return nil
+	default:
+		return errors.New(clientsUsage)
+	}
+}
+
+// clientByAnyID finds a client by its cli-… id (built-in and linked alike).
+func clientByAnyID(ctx context.Context, st *store.Store, id string) (store.Client, error) {
+	if !store.ValidID("cli", id) {
+		return store.Client{}, fmt.Errorf("%q is not a client id (cli-…)", id)
+	}
+	c, err := st.Client(ctx, id)
+	if err != nil {
+		return c, fmt.Errorf("client %s: %w", id, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// ensureDatabase creates the database named in dsn when it is missing, by
+// connecting to the server's "postgres" database.
+func ensureDatabase(ctx context.Context, dsn string) error {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return errors.New("DATABASE_URL names no database")
+	}
+	admin := *u
+	admin.Path = "/postgres"
+	db, err := sqlx.Open("postgres", admin.String())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var exists bool
+	if err := db.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name); err != nil {
+		return fmt.Errorf("check database %q: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+pq.QuoteIdentifier(name)); err != nil {
+		var pqErr *pq.Error
+		if errors.As(err, &pqErr) && pqErr.Code == "42P04" { // created meanwhile by another process
+			return nil
+		}
+		return fmt.Errorf("create database %q: %w", name, err)
+	}
+	return nil
+}
+
+// devSecretKey returns the key `touchpoint dev` keeps in its data dir,
+// creating it on first start, so client secrets and signing keys stay
+// valid across restarts.
+func devSecretKey(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		if key := strings.TrimSpace(string(b)); len(key) >= 32 {
+			return key, nil
+		}
+		return "", fmt.Errorf("%s holds no usable key; delete it to make a new one", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	key := hex.EncodeToString(raw)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// Names of what `touchpoint dev` seeds.
+const (
+	devAccountName = "Dev"
+	devClientName  = "dev"
+)
+
+// devCredentials are the seeded account's ids and its client's fresh secret.
+type devCredentials struct {
+	AccountID, ChannelID, ClientID, ClientSecret string
+}
+
+// seedDev finds or creates the dev account with a full-access client and
+// gives the client a new secret (only its hash is stored, so the secret
+// can be printed only when it is made).
+func seedDev(ctx context.Context, st *store.Store, newSecret func() (string, []byte)) (devCredentials, error) {
+	acc, err := st.AccountByName(ctx, devAccountName)
+	var channelID string
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		var ch store.Channel
+		if acc, ch, err = st.CreateAccount(ctx, devAccountName); err != nil {
+			return devCredentials{}, fmt.Errorf("seed dev account: %w", err)
+		}
+		channelID = ch.ID
+	case err != nil:
+		return devCredentials{}, fmt.Errorf("find dev account: %w", err)
+	default:
+		ch, err := st.DefaultChannel(ctx, acc.ID)
+		if err != nil {
+			return devCredentials{}, fmt.Errorf("find dev channel: %w", err)
+		}
+		channelID = ch.ID
+	}
+	secret, hash := newSecret()
+	clients, err := st.ListClients(ctx, acc.ID)
+	if err != nil {
+		return devCredentials{}, fmt.Errorf("find dev client: %w", err)
+	}
+	for _, c := range clients {
+		if c.Name == devClientName && c.Issuer == "" {
+			if err := st.SetClientSecret(ctx, c.ID, hash); err != nil {
+				return devCredentials{}, fmt.Errorf("rotate dev client secret: %w", err)
+			}
+			return devCredentials{acc.ID, channelID, c.ClientID, secret}, nil
+		}
+	}
+	c, err := st.CreateClient(ctx, acc.ID, devClientName, store.GroupFull, hash)
+	if err != nil {
+		return devCredentials{}, fmt.Errorf("seed dev client: %w", err)
+	}
+	return devCredentials{acc.ID, channelID, c.ClientID, secret}, nil
+}

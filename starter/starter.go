@@ -1,0 +1,188 @@
+// Package starter turns the outbox rows written by accepted events into
+// Temporal workflow starts. It runs inside `touchpoint api`, woken at once
+// by LISTEN/NOTIFY and by a periodic sweep, and is safe with any number of
+// API replicas: each batch of rows is locked with FOR UPDATE SKIP LOCKED
+// until its starts are done.
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// Starter starts one invite workflow per outbox row.
+type Starter struct {
+	Store    *store.Store
+	Temporal client.Client
+	Logger   *slog.Logger
+	// DatabaseURL is used for the LISTEN connection.
+	DatabaseURL string
+	// Sweep is the backstop interval when no notification arrives.
+	Sweep time.Duration
+	// BatchSize rows are claimed at once; Concurrency starts run in parallel.
+	BatchSize, Concurrency int
+	// StartTimeout bounds one StartWorkflow call.
+	StartTimeout time.Duration
+}
+
+func (s *Starter) defaults() {
+	if s.Sweep == 0 {
+		s.Sweep = 5 * time.Second
+	}
+	if s.BatchSize == 0 {
+		s.BatchSize = 200
+	}
+	if s.Concurrency == 0 {
+		s.Concurrency = 16
+	}
+	if s.StartTimeout == 0 {
+		s.StartTimeout = 10 * time.Second
+	}
+}
+
+// Run starts workflows until ctx is cancelled. Rows being started when it
+// stops are handed back untouched.
+func (s *Starter) Run(ctx context.Context) error {
+	s.defaults()
+	listener := pq.NewListener(s.DatabaseURL, time.Second, 30*time.Second, func(ev pq.ListenerEventType, err error) {
+		if err != nil {
+			s.Logger.Warn("outbox listener", "event", ev, "error", err)
+		}
+	})
+	defer listener.Close()
+	if err := listener.Listen(store.OutboxChannel); err != nil {
+		// Not fatal: the sweep still finds every row, and the listener
+		// reconnects and re-listens by itself.
+		s.Logger.Warn("outbox listen failed; relying on the sweep until it reconnects", "error", err)
+	}
+	sweep := time.NewTicker(s.Sweep)
+	defer sweep.Stop()
+	for {
+		s.drain(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-listener.Notify: // nil after a reconnect: sweep anyway
+		case <-sweep.C:
+		}
+	}
+}
+
+// drain starts due orders batch by batch until none are left or a batch
+// makes no progress (Temporal down: its rows were rescheduled).
+func (s *Starter) drain(ctx context.Context) {
+	for ctx.Err() == nil {
+		started, claimed, err := s.startBatch(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.Logger.Error("outbox batch", "error", err)
+			}
+			return
+		}
+		if claimed < s.BatchSize || started == 0 {
+			return
+		}
+	}
+}
+
+// startBatch claims one batch and starts its workflows.
+func (s *Starter) startBatch(ctx context.Context) (started, claimed int, err error) {
+	batch, err := s.Store.ClaimOutbox(ctx, s.BatchSize)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(batch.Orders) == 0 {
+		return 0, 0, batch.Release()
+	}
+	var (
+		mu      sync.Mutex
+		done    []int64
+		retries []store.Retry
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, s.Concurrency)
+	)
+	for _, o := range batch.Orders {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := s.start(ctx, o)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				done = append(done, o.ID)
+				return
+			}
+			retries = append(retries, store.Retry{ID: o.ID, After: backoff(o.Attempts), Error: err.Error()})
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		// Shutting down: hand the whole batch back; starts that did happen
+		// are answered "already started" next time, which counts as done.
+		return 0, len(batch.Orders), batch.Release()
+	}
+	if len(retries) > 0 {
+		s.Logger.Warn("workflow starts failed; will retry", "failed", len(retries), "started", len(done), "error", retries[0].Error)
+	}
+	if err := batch.Finish(ctx, done, retries); err != nil {
+		return 0, len(batch.Orders), err
+	}
+	return len(done), len(batch.Orders), nil
+}
+
+// start starts the order's workflow run. "Already started" is success for
+// a first start (the run exists); a retry must wait until the earlier run
+// has closed, so there it is an error to try again later.
+func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
+	if o.Kind == "start" && o.InviteStatus == store.InviteCancelled {
+		return nil // cancelled before its workflow started: nothing to run
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
+	defer cancel()
+	in := workflows.InviteInput{
+		EventID:           o.EventID,
+		AccountID:         o.AccountID,
+		EventTypeID:       o.EventTypeID,
+		ChannelID:         o.ChannelID,
+		CustomerReference: o.CustomerReference.String,
+		Retry:             o.Kind == "retry",
+	}
+	summary := fmt.Sprintf("Invite for %q event %s", o.EventType, o.EventID)
+	if in.Retry {
+		summary = "Retry: " + summary
+	}
+	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    workflows.WorkflowID(o.EventID),
+		TaskQueue:             workflows.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		TypedSearchAttributes: workflows.StartSearchAttributes(in),
+		StaticSummary:         summary,
+	}, workflows.Invite, in)
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &already) && !in.Retry {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", o.EventID, err)
+	}
+	return nil
+}
+
+// backoff grows from 1 s to 1 min with the attempts of one order.
+func backoff(attempts int) time.Duration {
+	d := time.Second << min(attempts, 6)
+	return min(d, time.Minute)
+}

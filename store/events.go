@@ -1,0 +1,297 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Invite statuses as stored. "sending" is the record-before mark of a
+// send in progress; the API shows it as "scheduled".
+const (
+	InvitePending   = "pending"
+	InviteScheduled = "scheduled"
+	InviteSending   = "sending"
+	InviteSent      = "sent"
+	InviteSkipped   = "skipped"
+	InviteFailed    = "failed"
+	InviteCancelled = "cancelled"
+)
+
+var (
+	// ErrUnknownEventType: no event type of that name in the account.
+	ErrUnknownEventType = errors.New("unknown event type")
+	// ErrUnknownChannel: no channel of that id in the account.
+	ErrUnknownChannel = errors.New("unknown channel")
+	// ErrIdempotencyMismatch: the Idempotency-Key was used with another body.
+	ErrIdempotencyMismatch = errors.New("idempotency key reused with a different request")
+	// ErrInviteState: the invite's state does not allow the change (409).
+	ErrInviteState = errors.New("invite state does not allow this")
+)
+
+// IdempotencyTTL is how long an Idempotency-Key is remembered.
+const IdempotencyTTL = 48 * time.Hour
+
+// NewEvent is an event to accept: its searchable fields and the whole
+// normalised request as Payload.
+type NewEvent struct {
+	AccountID             string
+	Type                  string // the event type's name
+	ChannelID             string
+	CustomerEmail         string
+	CustomerReference     string
+	TransactionReference  string
+	TransactionDate       time.Time
+	EstimatedDeliveryDate *time.Time // a calendar date (UTC midnight)
+	Payload               json.RawMessage
+
+	// IdempotencyKey is optional; RequestHash identifies the request body.
+	IdempotencyKey string
+	RequestHash    []byte
+}
+
+// Accepted is the outcome of AcceptEvent.
+type Accepted struct {
+	EventID string
+	// Replayed: an earlier request with the same Idempotency-Key was
+	// accepted; nothing new was stored.
+	Replayed bool
+}
+
+// acceptSQL stores the event, its outbox row and its idempotency key in
+// one statement (one round trip, atomic): the event type and the invite
+// setting of (type, channel) are looked up in CTEs, and nothing is
+// written when either is missing. Foreign keys are checked at the end of
+// the statement, so the key row may reference the event inserted beside it.
+const acceptSQL = `
+WITH et AS (
+    SELECT id FROM event_types WHERE account_id = $2 AND name = $3
+), ist AS (
+    SELECT s.id, s.medium, s.delay, s.delay_from, s.send_window
+    FROM invite_settings s JOIN et ON s.event_type_id = et.id
+    WHERE s.account_id = $2 AND s.channel_id = $4
+), ik AS (
+    INSERT INTO idempotency_keys (account_id, key, request_hash, event_id, created_at, expires_at)
+    SELECT $2, $11, $12, $1, $6, $13 FROM ist WHERE $11 <> ''
+    ON CONFLICT (account_id, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, event_id = EXCLUDED.event_id,
+            created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
+    RETURNING 1
+), ev AS (
+    INSERT INTO events (id, account_id, event_type_id, channel_id, received_at, type,
+        customer_email, customer_reference, transaction_reference, transaction_date,
+        estimated_delivery_date, payload, invite_setting_id, delay, delay_from, send_window,
+        invite_medium, updated_at)
+    SELECT $1, $2, et.id, $4, $6, $3, $5, NULLIF($7, ''), $8, $9, $10, $14,
+        ist.id, ist.delay, ist.delay_from, ist.send_window, ist.medium, $6
+    FROM et, ist
+    WHERE $11 = '' OR EXISTS (SELECT 1 FROM ik)
+    RETURNING id
+), ob AS (
+    INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
+    SELECT id, 'start', $6, $6 FROM ev
+)
+SELECT EXISTS (SELECT 1 FROM et) AS type_found,
+       EXISTS (SELECT 1 FROM ist) AS setting_found,
+       EXISTS (SELECT 1 FROM ev) AS inserted`
+
+// AcceptEvent durably stores an event together with the order to start
+// its workflow. With an Idempotency-Key that was seen before it returns
+// the original event (Replayed) or ErrIdempotencyMismatch; a concurrent
+// repeat of a new key waits for the first and gets the same answer.
+func (s *Store) AcceptEvent(ctx context.Context, e NewEvent) (Accepted, error) {
+	id := NewID("evt")
+	now := s.Now()
+	var delivery any
+	if e.EstimatedDeliveryDate != nil {
+		delivery = e.EstimatedDeliveryDate.Format(time.DateOnly)
+	}
+	hash := e.RequestHash
+	if hash == nil {
+		hash = []byte{}
+	}
+	var r struct {
+		TypeFound    bool `db:"type_found"`
+		SettingFound bool `db:"setting_found"`
+		Inserted     bool `db:"inserted"`
+	}
+	err := s.db.GetContext(ctx, &r, acceptSQL, id, e.AccountID, e.Type, e.ChannelID, e.CustomerEmail,
+		now, e.CustomerReference, e.TransactionReference, e.TransactionDate.UTC(), delivery,
+		e.IdempotencyKey, hash, now.Add(IdempotencyTTL), []byte(e.Payload))
+	if err != nil {
+		return Accepted{}, fmt.Errorf("accept event: %w", translate(err))
+	}
+	switch {
+	case !r.TypeFound:
+		return Accepted{}, ErrUnknownEventType
+	case !r.SettingFound:
+		return Accepted{}, ErrUnknownChannel
+	case r.Inserted:
+		return Accepted{EventID: id}, nil
+	}
+	// The key is taken and still live: answer as the first request did.
+	var prior struct {
+		Hash    []byte `db:"request_hash"`
+		EventID string `db:"event_id"`
+	}
+	err = s.db.GetContext(ctx, &prior, `SELECT request_hash, event_id FROM idempotency_keys WHERE account_id = $1 AND key = $2`,
+		e.AccountID, e.IdempotencyKey)
+	if err != nil {
+		return Accepted{}, fmt.Errorf("read idempotency key: %w", translate(err))
+	}
+	if !bytes.Equal(prior.Hash, hash) {
+		return Accepted{}, ErrIdempotencyMismatch
+	}
+	return Accepted{EventID: prior.EventID, Replayed: true}, nil
+}
+
+// Event is a stored event with its invite state.
+type Event struct {
+	ID                string          `db:"id"`
+	AccountID         string          `db:"account_id"`
+	EventTypeID       string          `db:"event_type_id"`
+	ChannelID         string          `db:"channel_id"`
+	ReceivedAt        time.Time       `db:"received_at"`
+	Type              string          `db:"type"`
+	CustomerReference sql.NullString  `db:"customer_reference"`
+	Payload           json.RawMessage `db:"payload"`
+	InviteStatus      string          `db:"invite_status"`
+	InviteReason      sql.NullString  `db:"invite_reason"`
+	InviteMedium      sql.NullString  `db:"invite_medium"`
+	ScheduledFor      sql.NullTime    `db:"scheduled_for"`
+	SentAt            sql.NullTime    `db:"sent_at"`
+	Attempts          int             `db:"attempts"`
+	LastError         sql.NullString  `db:"last_error"`
+	UpdatedAt         time.Time       `db:"updated_at"`
+}
+
+const eventColumns = `id, account_id, event_type_id, channel_id, received_at, type, customer_reference, payload,
+	invite_status, invite_reason, invite_medium, scheduled_for, sent_at, attempts, last_error, updated_at`
+
+// Event returns one event of an account.
+func (s *Store) Event(ctx context.Context, accountID, id string) (Event, error) {
+	var e Event
+	err := s.db.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND account_id = $2`, id, accountID)
+	return e, translate(err)
+}
+
+// EventFilter narrows ListEvents; zero values do not filter.
+type EventFilter struct {
+	Type                 string
+	ChannelID            string
+	Status               string // an API status; "scheduled" includes "sending"
+	CustomerEmail        string // compared case-insensitively
+	TransactionReference string
+	ReceivedFrom         time.Time // inclusive
+	ReceivedTo           time.Time // exclusive
+}
+
+// ListEvents returns a page of an account's events, newest first.
+func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter, p Page) ([]Event, *Cursor, error) {
+	where := []string{"account_id = $1"}
+	args := []any{accountID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Type != "" {
+		add("type = ?", f.Type)
+	}
+	if f.ChannelID != "" {
+		add("channel_id = ?", f.ChannelID)
+	}
+	switch f.Status {
+	case "":
+	case InviteScheduled:
+		// Planned as a row-value IN so the status index serves both.
+		where = append(where, "invite_status IN ('scheduled', 'sending')")
+	default:
+		add("invite_status = ?", f.Status)
+	}
+	if f.CustomerEmail != "" {
+		add("lower(customer_email) = lower(?)", f.CustomerEmail)
+	}
+	if f.TransactionReference != "" {
+		add("transaction_reference = ?", f.TransactionReference)
+	}
+	if !f.ReceivedFrom.IsZero() {
+		add("received_at >= ?", f.ReceivedFrom)
+	}
+	if !f.ReceivedTo.IsZero() {
+		add("received_at < ?", f.ReceivedTo)
+	}
+	if p.After != nil {
+		args = append(args, p.After.CreatedAt, p.After.ID)
+		where = append(where, fmt.Sprintf("(received_at, id) < ($%d, $%d)", len(args)-1, len(args)))
+	}
+	args = append(args, p.Limit+1)
+	q := `SELECT ` + eventColumns + ` FROM events WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY received_at DESC, id DESC LIMIT $` + strconv.Itoa(len(args))
+	var rows []Event
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, nil, fmt.Errorf("list events: %w", translate(err))
+	}
+	rows, next := trim(rows, p.Limit, func(e Event) Cursor { return Cursor{CreatedAt: e.ReceivedAt, ID: e.ID} })
+	return rows, next, nil
+}
+
+// CancelInvite decides a cancel in PostgreSQL (SPEC §10): a pending or
+// scheduled invite becomes cancelled, a cancelled one stays so; anything
+// else — a send under way, sent, skipped, failed — is ErrInviteState.
+// The row lock orders it against the send's record-before step.
+func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, error) {
+	var e Event
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var status string
+		err := tx.GetContext(ctx, &status, `SELECT invite_status FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
+		if err != nil {
+			return err
+		}
+		switch status {
+		case InvitePending, InviteScheduled:
+			if _, err := tx.ExecContext(ctx, `UPDATE events SET invite_status = 'cancelled', invite_reason = NULL, updated_at = $2 WHERE id = $1`,
+				id, s.Now()); err != nil {
+				return err
+			}
+		case InviteCancelled:
+		default:
+			return ErrInviteState
+		}
+		return tx.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id)
+	})
+	return e, err
+}
+
+// RetryInvite turns a failed invite back to pending and orders a new
+// workflow run in the same transaction; other states are ErrInviteState.
+func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, error) {
+	var e Event
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var status string
+		err := tx.GetContext(ctx, &status, `SELECT invite_status FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
+		if err != nil {
+			return err
+		}
+		if status != InviteFailed {
+			return ErrInviteState
+		}
+		now := s.Now()
+		if _, err := tx.ExecContext(ctx, `UPDATE events SET invite_status = 'pending', invite_reason = NULL, updated_at = $2 WHERE id = $1`, id, now); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, 'retry', $2, $2)`, id, now); err != nil {
+			return err
+		}
+		return tx.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id)
+	})
+	return e, err
+}

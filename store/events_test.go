@@ -1,0 +1,307 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// tenant is an account with one event type and its default channel.
+type tenant struct {
+	st        *store.Store
+	accountID string
+	channelID string
+	typeName  string
+}
+
+func newTenant(t *testing.T, st *store.Store) tenant {
+	t.Helper()
+	ctx := context.Background()
+	acc, ch, err := st.CreateAccount(ctx, t.Name())
+	require.NoError(t, err)
+	_, err = st.CreateEventType(ctx, acc.ID, "checkout", true)
+	require.NoError(t, err)
+	return tenant{st: st, accountID: acc.ID, channelID: ch.ID, typeName: "checkout"}
+}
+
+func (tn tenant) event(email string) store.NewEvent {
+	return store.NewEvent{
+		AccountID: tn.accountID, Type: tn.typeName, ChannelID: tn.channelID,
+		CustomerEmail: email, TransactionReference: "order-1",
+		TransactionDate: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC),
+		Payload:         json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q}}`, email)),
+	}
+}
+
+func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	tn := newTenant(t, st)
+	ctx := context.Background()
+
+	acc, err := st.AcceptEvent(ctx, tn.event("Ann@Example.com"))
+	require.NoError(t, err)
+	assert.False(t, acc.Replayed)
+	assert.True(t, store.ValidID("evt", acc.EventID))
+
+	e, err := st.Event(ctx, tn.accountID, acc.EventID)
+	require.NoError(t, err)
+	assert.Equal(t, store.InvitePending, e.InviteStatus)
+	assert.Equal(t, "checkout", e.Type)
+	assert.Equal(t, "email", e.InviteMedium.String, "the medium is copied from the setting at acceptance")
+	assert.JSONEq(t, `{"customer":{"email":"Ann@Example.com"}}`, string(e.Payload))
+
+	var delay string
+	require.NoError(t, st.DB().Get(&delay, `SELECT delay FROM events WHERE id = $1`, acc.EventID))
+	assert.Equal(t, "PT10S", delay, "the schedule is copied into the event")
+
+	batch, err := st.ClaimOutbox(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, batch.Orders, 1)
+	assert.Equal(t, acc.EventID, batch.Orders[0].EventID)
+	assert.Equal(t, "start", batch.Orders[0].Kind)
+	require.NoError(t, batch.Finish(ctx, []int64{batch.Orders[0].ID}, nil))
+
+	pending, _, err := st.OutboxBacklog(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, pending)
+}
+
+func TestAcceptEventRejectsUnknownTypeAndChannel(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	tn := newTenant(t, st)
+	other := newTenant(t, st)
+	ctx := context.Background()
+
+	e := tn.event("a@example.com")
+	e.Type = "Checkout" // names match exactly
+	_, err := st.AcceptEvent(ctx, e)
+	assert.ErrorIs(t, err, store.ErrUnknownEventType)
+
+	e = tn.event("a@example.com")
+	e.ChannelID = other.channelID // another account's channel
+	_, err = st.AcceptEvent(ctx, e)
+	assert.ErrorIs(t, err, store.ErrUnknownChannel)
+
+	var n int
+	require.NoError(t, st.DB().Get(&n, `SELECT count(*) FROM events`))
+	assert.Zero(t, n, "nothing half-written")
+	require.NoError(t, st.DB().Get(&n, `SELECT count(*) FROM outbox`))
+	assert.Zero(t, n)
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	tn := newTenant(t, st)
+	other := newTenant(t, st)
+	ctx := context.Background()
+
+	e := tn.event("a@example.com")
+	e.IdempotencyKey, e.RequestHash = "key-1", []byte("hash-1")
+	first, err := st.AcceptEvent(ctx, e)
+	require.NoError(t, err)
+
+	again, err := st.AcceptEvent(ctx, e)
+	require.NoError(t, err)
+	assert.Equal(t, store.Accepted{EventID: first.EventID, Replayed: true}, again)
+
+	e.RequestHash = []byte("hash-2")
+	_, err = st.AcceptEvent(ctx, e)
+	assert.ErrorIs(t, err, store.ErrIdempotencyMismatch)
+
+	// Keys are per account.
+	o := other.event("a@example.com")
+	o.IdempotencyKey, o.RequestHash = "key-1", []byte("hash-1")
+	theirs, err := st.AcceptEvent(ctx, o)
+	require.NoError(t, err)
+	assert.False(t, theirs.Replayed)
+
+	// An expired key is taken afresh.
+	_, err = st.DB().Exec(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE account_id = $1`, tn.accountID)
+	require.NoError(t, err)
+	e.RequestHash = []byte("hash-3")
+	fresh, err := st.AcceptEvent(ctx, e)
+	require.NoError(t, err)
+	assert.False(t, fresh.Replayed)
+	assert.NotEqual(t, first.EventID, fresh.EventID)
+}
+
+func TestConcurrentRepeatsOfOneKeyCreateOneEvent(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	tn := newTenant(t, st)
+	ctx := context.Background()
+
+	e := tn.event("a@example.com")
+	e.IdempotencyKey, e.RequestHash = "burst", []byte("same")
+	const n = 16
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			acc, err := st.AcceptEvent(ctx, e)
+			assert.NoError(t, err)
+			ids[i] = acc.EventID
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		assert.Equal(t, ids[0], id)
+	}
+	var count int
+	require.NoError(t, st.DB().Get(&count, `SELECT count(*) FROM events`))
+	assert.Equal(t, 1, count)
+	require.NoError(t, st.DB().Get(&count, `SELECT count(*) FROM outbox`))
+	assert.Equal(t, 1, count)
+}
+
+func TestListEventsFiltersAndPages(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	tn := newTenant(t, st)
+	other := newTenant(t, st)
+	ctx := context.Background()
+
+	base := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	var ids []string
+	for i := range 5 {
+		st.SetClock(func() time.Time { return base.Add(time.Duration(i) * time.Minute) })
+		e := tn.event(fmt.Sprintf("c%d@example.com", i%2))
+		e.TransactionReference = fmt.Sprintf("order-%d", i)
+		acc, err := st.AcceptEvent(ctx, e)
+		require.NoError(t, err)
+		ids = append([]string{acc.EventID}, ids...) // newest first
+	}
+	_, err := st.AcceptEvent(ctx, other.event("c0@example.com"))
+	require.NoError(t, err)
+
+	all, next, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{}, store.Page{Limit: 2})
+	require.NoError(t, err)
+	require.NotNil(t, next)
+	got := []string{all[0].ID, all[1].ID}
+	for next != nil {
+		var page []store.Event
+		page, next, err = st.ListEvents(ctx, tn.accountID, store.EventFilter{}, store.Page{Limit: 2, After: next})
+		require.NoError(t, err)
+		for _, e := range page {
+			got = append(got, e.ID)
+		}
+	}
+	assert.Equal(t, ids, got, "every event once, newest first, none of the other account's")
+
+	byEmail, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{CustomerEmail: "C1@EXAMPLE.COM"}, store.Page{Limit: 50})
+	require.NoError(t, err)
+	assert.Len(t, byEmail, 2)
+
+	byRef, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{TransactionReference: "order-3"}, store.Page{Limit: 50})
+	require.NoError(t, err)
+	require.Len(t, byRef, 1)
+	assert.Equal(t, ids[1], byRef[0].ID)
+
+	window, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{
+		ReceivedFrom: base.Add(time.Minute), ReceivedTo: base.Add(3 * time.Minute),
+	}, store.Page{Limit: 50})
+	require.NoError(t, err)
+	assert.Len(t, window, 2, "from is inclusive, to exclusive")
+
+	pending, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{Status: "pending", Type: "checkout", ChannelID: tn.channelID}, store.Page{Limit: 50})
+	require.NoError(t, err)
+	assert.Len(t, pending, 5)
+	none, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{Status: "sent"}, store.Page{Limit: 50})
+	require.NoError(t, err)
+	assert.Empty(t, none)
+}
+
+func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	tn := newTenant(t, st)
+	ctx := context.Background()
+
+	setStatus := func(id, status string) {
+		_, err := st.DB().Exec(`UPDATE events SET invite_status = $2 WHERE id = $1`, id, status)
+		require.NoError(t, err)
+	}
+	accept := func() string {
+		acc, err := st.AcceptEvent(ctx, tn.event("a@example.com"))
+		require.NoError(t, err)
+		return acc.EventID
+	}
+
+	for status, wantErr := range map[string]error{
+		store.InvitePending:   nil,
+		store.InviteScheduled: nil,
+		store.InviteCancelled: nil,
+		store.InviteSending:   store.ErrInviteState,
+		store.InviteSent:      store.ErrInviteState,
+		store.InviteSkipped:   store.ErrInviteState,
+		store.InviteFailed:    store.ErrInviteState,
+	} {
+		id := accept()
+		setStatus(id, status)
+		e, err := st.CancelInvite(ctx, tn.accountID, id)
+		if wantErr != nil {
+			assert.ErrorIs(t, err, wantErr, status)
+			continue
+		}
+		require.NoError(t, err, status)
+		assert.Equal(t, store.InviteCancelled, e.InviteStatus, status)
+	}
+
+	_, err := st.CancelInvite(ctx, "acc-00000000-0000-0000-0000-000000000000", accept())
+	assert.ErrorIs(t, err, store.ErrNotFound, "another account's event")
+
+	id := accept()
+	_, err = st.RetryInvite(ctx, tn.accountID, id)
+	assert.ErrorIs(t, err, store.ErrInviteState, "only failed invites are retried")
+	setStatus(id, store.InviteFailed)
+	e, err := st.RetryInvite(ctx, tn.accountID, id)
+	require.NoError(t, err)
+	assert.Equal(t, store.InvitePending, e.InviteStatus)
+	var kinds []string
+	require.NoError(t, st.DB().Select(&kinds, `SELECT kind FROM outbox WHERE event_id = $1 ORDER BY id`, id))
+	assert.Equal(t, []string{"start", "retry"}, kinds)
+}
+
+func TestOutboxClaimsSkipLockedRowsAndReleases(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	tn := newTenant(t, st)
+	ctx := context.Background()
+	for range 3 {
+		_, err := st.AcceptEvent(ctx, tn.event("a@example.com"))
+		require.NoError(t, err)
+	}
+
+	first, err := st.ClaimOutbox(ctx, 2)
+	require.NoError(t, err)
+	require.Len(t, first.Orders, 2)
+	second, err := st.ClaimOutbox(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, second.Orders, 1, "rows another starter holds are skipped")
+	assert.NotContains(t, []int64{first.Orders[0].ID, first.Orders[1].ID}, second.Orders[0].ID)
+
+	require.NoError(t, first.Release())
+	require.NoError(t, second.Finish(ctx, nil, []store.Retry{{ID: second.Orders[0].ID, After: time.Hour, Error: "temporal down"}}))
+
+	again, err := st.ClaimOutbox(ctx, 10)
+	require.NoError(t, err)
+	assert.Len(t, again.Orders, 2, "released rows come back; the rescheduled one waits")
+	require.NoError(t, again.Release())
+
+	pending, oldest, err := st.OutboxBacklog(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, pending)
+	assert.GreaterOrEqual(t, oldest, time.Duration(0))
+}

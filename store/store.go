@@ -90,6 +90,9 @@ func translate(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
+	if err.Error() == "sql: database is closed" { // database/sql has no sentinel for it
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {
 		switch {

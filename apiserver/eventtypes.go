@@ -1,0 +1,128 @@
+package apiserver
+
+import (
+	"net/http"
+
+	"github.com/touchpoint/touchpoint/store"
+)
+
+type eventTypeJSON struct {
+	ID        string    `json:"id"`
+	CreatedAt timestamp `json:"createdAt"`
+	UpdatedAt timestamp `json:"updatedAt"`
+	Active    bool      `json:"active"`
+	Name      string    `json:"name"`
+}
+
+func eventTypeOut(et store.EventType) eventTypeJSON {
+	return eventTypeJSON{ID: et.ID, CreatedAt: timestamp(et.CreatedAt), UpdatedAt: timestamp(et.UpdatedAt), Active: et.Active, Name: et.Name}
+}
+
+// eventTypeIn is POST /event-types: active defaults to true (SPEC §10).
+type eventTypeIn struct {
+	Name      string   `json:"name" required:"true"`
+	Active    *bool    `json:"active"`
+	ID        readOnly `json:"id"`
+	CreatedAt readOnly `json:"createdAt"`
+	UpdatedAt readOnly `json:"updatedAt"`
+}
+
+// eventTypePatch is PATCH /event-types/{id}, a JSON merge patch.
+type eventTypePatch struct {
+	Name      optional[string] `json:"name"`
+	Active    optional[bool]   `json:"active"`
+	ID        readOnly         `json:"id"`
+	CreatedAt readOnly         `json:"createdAt"`
+	UpdatedAt readOnly         `json:"updatedAt"`
+}
+
+func (s *server) createEventType(w http.ResponseWriter, r *http.Request) {
+	var in eventTypeIn
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var errs fieldErrors
+	errs.check("name", checkName(in.Name))
+	if err := errs.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	active := in.Active == nil || *in.Active
+	et, err := s.store.CreateEventType(r.Context(), accountID(r), in.Name, active)
+	if err != nil {
+		s.fail(w, r, about("event type", in.Name, err))
+		return
+	}
+	w.Header().Set("Location", "/event-types/"+et.ID)
+	writeJSON(w, http.StatusCreated, eventTypeOut(et))
+}
+
+func (s *server) listEventTypes(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "name", "active")
+	f := store.EventTypeFilter{Active: q.boolean("active")}
+	if name := q.get("name"); name != "" {
+		f.Name = &name
+	}
+	p := q.page("ety")
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ets, next, err := s.store.ListEventTypes(r.Context(), accountID(r), f, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newList(ets, next, eventTypeOut))
+}
+
+func (s *server) getEventType(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "ety", "event type")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	et, err := s.store.EventType(r.Context(), accountID(r), id)
+	if err != nil {
+		s.fail(w, r, about("event type", "", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, eventTypeOut(et))
+}
+
+func (s *server) updateEventType(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "ety", "event type")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var in eventTypePatch
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var u store.EventTypeUpdate
+	var errs fieldErrors
+	if in.Name.Set {
+		errs.check("name", checkName(in.Name.Value))
+		u.Name = &in.Name.Value
+	}
+	if in.Active.Set {
+		u.Active = &in.Active.Value
+	}
+	if err := errs.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	et, err := s.store.UpdateEventType(r.Context(), accountID(r), id, u)
+	if err != nil {
+		name := ""
+		if u.Name != nil {
+			name = *u.Name
+		}
+		s.fail(w, r, about("event type", name, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, eventTypeOut(et))
+}

@@ -1,0 +1,187 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+type inviteSettingJSON struct {
+	ID                    string               `json:"id"`
+	ChannelID             string               `json:"channelId"`
+	EventTypeID           string               `json:"eventTypeId"`
+	Active                bool                 `json:"active"`
+	Medium                string               `json:"medium"`
+	Delay                 string               `json:"delay"`
+	DelayFrom             string               `json:"delayFrom"`
+	SendWindow            *schedule.SendWindow `json:"sendWindow"`
+	MinDaysBetweenInvites int                  `json:"minDaysBetweenInvites"`
+	CreatedAt             timestamp            `json:"createdAt"`
+	UpdatedAt             timestamp            `json:"updatedAt"`
+}
+
+func inviteSettingOut(is store.InviteSetting) inviteSettingJSON {
+	return inviteSettingJSON{ID: is.ID, ChannelID: is.ChannelID, EventTypeID: is.EventTypeID, Active: is.Active,
+		Medium: is.Medium, Delay: is.Delay, DelayFrom: is.DelayFrom, SendWindow: is.SendWindow,
+		MinDaysBetweenInvites: is.MinDaysBetweenInvites, CreatedAt: timestamp(is.CreatedAt), UpdatedAt: timestamp(is.UpdatedAt)}
+}
+
+// inviteSettingPatch is PATCH /invite-settings/{id}, a JSON merge patch
+// (RFC 7396) of the mutable fields: a missing field is kept, null removes
+// (only sendWindow may be removed; the decoder rejects other nulls), and
+// an object merges into the current sendWindow member by member.
+type inviteSettingPatch struct {
+	Active                optional[bool]        `json:"active"`
+	Medium                optional[string]      `json:"medium"`
+	Delay                 optional[string]      `json:"delay"`
+	DelayFrom             optional[string]      `json:"delayFrom"`
+	SendWindow            optional[windowPatch] `json:"sendWindow" nullable:"true"`
+	MinDaysBetweenInvites optional[int]         `json:"minDaysBetweenInvites"`
+
+	ID          readOnly `json:"id"`
+	ChannelID   readOnly `json:"channelId"`
+	EventTypeID readOnly `json:"eventTypeId"`
+	CreatedAt   readOnly `json:"createdAt"`
+	UpdatedAt   readOnly `json:"updatedAt"`
+}
+
+type windowPatch struct {
+	Start    optional[string] `json:"start"`
+	End      optional[string] `json:"end"`
+	TimeZone optional[string] `json:"timeZone"`
+}
+
+// Invite setting limits (SPEC §3).
+const maxMinDaysBetweenInvites = 365
+
+// apply merges the patch into is and validates the result; every invalid
+// field is reported with its path.
+func (p inviteSettingPatch) apply(is *store.InviteSetting) error {
+	var errs fieldErrors
+	if p.Active.Set {
+		is.Active = p.Active.Value
+	}
+	if p.Medium.Set {
+		is.Medium = p.Medium.Value
+		errs.check("medium", oneOf(is.Medium, store.MediumEmail, store.MediumSMS))
+	}
+	if p.Delay.Set {
+		is.Delay = p.Delay.Value
+		if _, err := schedule.ParseDuration(is.Delay); err != nil {
+			errs.check("delay", err.Error())
+		}
+	}
+	if p.DelayFrom.Set {
+		is.DelayFrom = p.DelayFrom.Value
+		errs.check("delayFrom", oneOf(is.DelayFrom, store.DelayFromEvent, store.DelayFromTransaction, store.DelayFromDelivery))
+	}
+	if p.MinDaysBetweenInvites.Set {
+		is.MinDaysBetweenInvites = p.MinDaysBetweenInvites.Value
+		if n := is.MinDaysBetweenInvites; n < 0 || n > maxMinDaysBetweenInvites {
+			errs.check("minDaysBetweenInvites", fmt.Sprintf("must be an integer from 0 to %d", maxMinDaysBetweenInvites))
+		}
+	}
+	switch {
+	case p.SendWindow.Null:
+		is.SendWindow = nil
+	case p.SendWindow.Set:
+		is.SendWindow = mergeWindow(&errs, is.SendWindow, p.SendWindow.Value)
+	}
+	return errs.err()
+}
+
+// mergeWindow merges a sendWindow patch into the current window (nil: a
+// new window, whose three members are then all required).
+func mergeWindow(errs *fieldErrors, cur *schedule.SendWindow, p windowPatch) *schedule.SendWindow {
+	var w schedule.SendWindow
+	if cur != nil {
+		w = *cur
+	}
+	n := len(*errs)
+	for _, m := range []struct {
+		name string
+		o    optional[string]
+		dst  *string
+	}{{"start", p.Start, &w.Start}, {"end", p.End, &w.End}, {"timeZone", p.TimeZone, &w.TimeZone}} {
+		switch {
+		case m.o.Set:
+			*m.dst = m.o.Value
+		case cur == nil:
+			errs.check("sendWindow."+m.name, "is required for a new send window")
+		}
+	}
+	if len(*errs) == n { // members present: check their values
+		if err := w.Validate(); err != nil {
+			for _, e := range unwrapAll(err) {
+				var fe schedule.FieldError
+				if errors.As(e, &fe) {
+					errs.check("sendWindow."+fe.Field, fe.Message)
+				} else {
+					errs.check("sendWindow", e.Error())
+				}
+			}
+		}
+	}
+	return &w
+}
+
+func unwrapAll(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func (s *server) listInviteSettings(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "channelId", "eventTypeId")
+	f := store.InviteSettingFilter{ChannelID: q.id("channelId", "chl"), EventTypeID: q.id("eventTypeId", "ety")}
+	p := q.page("ist")
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	settings, next, err := s.store.ListInviteSettings(r.Context(), accountID(r), f, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newList(settings, next, inviteSettingOut))
+}
+
+func (s *server) getInviteSetting(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "ist", "invite setting")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	is, err := s.store.InviteSetting(r.Context(), accountID(r), id)
+	if err != nil {
+		s.fail(w, r, about("invite setting", "", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, inviteSettingOut(is))
+}
+
+func (s *server) updateInviteSetting(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "ist", "invite setting")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var in inviteSettingPatch
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// The merge runs under the row lock, so concurrent patches of
+	// different fields both survive.
+	is, err := s.store.UpdateInviteSetting(r.Context(), accountID(r), id, in.apply)
+	if err != nil {
+		s.fail(w, r, about("invite setting", "", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, inviteSettingOut(is))
+}

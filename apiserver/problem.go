@@ -1,0 +1,133 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// retryAfter is the Retry-After of a 503, in seconds.
+const retryAfter = 5
+
+// fieldError is one entry of a validation problem's errors: a dotted,
+// indexed path into the request (customer.email, products[2].url, or a
+// query parameter's name) and what is wrong with it.
+type fieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// problem is an RFC 9457 body. Message repeats Detail for clients of the
+// documented API, which read Message.
+type problem struct {
+	Type      string       `json:"type"`
+	Title     string       `json:"title"`
+	Status    int          `json:"status"`
+	Detail    string       `json:"detail"`
+	Message   string       `json:"Message"`
+	RequestID string       `json:"requestId,omitempty"`
+	Errors    []fieldError `json:"errors,omitempty"`
+}
+
+// apiError is an error whose status and text the client may see. Every
+// other error reaching fail is mapped there and its text kept private.
+type apiError struct {
+	status int
+	detail string
+	fields []fieldError
+	header map[string]string // e.g. WWW-Authenticate, Allow
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s", e.status, e.detail) }
+
+func newError(status int, format string, args ...any) *apiError {
+	return &apiError{status: status, detail: fmt.Sprintf(format, args...)}
+}
+
+// invalid is a 400 listing every field error. The detail carries the
+// first one so clients that only show Message still learn something.
+func invalid(fields ...fieldError) *apiError {
+	detail := "the request is invalid"
+	if len(fields) > 0 {
+		detail = fields[0].Field + ": " + fields[0].Message
+		if n := len(fields) - 1; n == 1 {
+			detail += " (and 1 more error)"
+		} else if n > 1 {
+			detail += fmt.Sprintf(" (and %d more errors)", n)
+		}
+	}
+	return &apiError{status: http.StatusBadRequest, detail: detail, fields: fields}
+}
+
+// badRequest is a 400 about the request as a whole (malformed JSON, …).
+func badRequest(detail string) *apiError { return newError(http.StatusBadRequest, "%s", detail) }
+
+// subject says which resource a store error concerns, so that fail can
+// word the 404 or 409 for the client. It does not change the status.
+type subject struct {
+	kind, name string // "event type", its name for a 409
+	err        error
+}
+
+func (e *subject) Error() string { return e.kind + ": " + e.err.Error() }
+func (e *subject) Unwrap() error { return e.err }
+
+func about(kind, name string, err error) error { return &subject{kind: kind, name: name, err: err} }
+
+// fail is the one place that turns an error into a status and a problem
+// body. Internal errors are recorded for the request log line (with the
+// request id) and never shown to the client.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	info := infoFrom(r.Context())
+	var ae *apiError
+	var subj *subject
+	errors.As(err, &subj)
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, store.ErrNotFound):
+		ae = newError(http.StatusNotFound, "not found")
+		if subj != nil {
+			ae.detail = subj.kind + " not found"
+		}
+	case errors.Is(err, store.ErrConflict):
+		ae = newError(http.StatusConflict, "conflicts with an existing resource")
+		if subj != nil {
+			ae.detail = fmt.Sprintf("%s name %q is already taken", subj.kind, subj.name)
+		}
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, auth.ErrUnavailable):
+		info.err = err
+		ae = newError(http.StatusServiceUnavailable, "a dependency is unavailable; retry later")
+		ae.header = map[string]string{"Retry-After": strconv.Itoa(retryAfter)}
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away; nobody reads this answer.
+		info.err = err
+		ae = newError(499, "client closed the request")
+	default:
+		info.err = err
+		ae = newError(http.StatusInternalServerError, "internal error; report the request id %s if it persists", info.id)
+	}
+	for k, v := range ae.header {
+		w.Header().Set(k, v)
+	}
+	writeProblem(w, info.id, ae)
+}
+
+func writeProblem(w http.ResponseWriter, requestID string, e *apiError) {
+	title := http.StatusText(e.status)
+	if title == "" {
+		title = "Error"
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(e.status)
+	json.NewEncoder(w).Encode(problem{ // a failed write means the client is gone
+		Type: "about:blank", Title: title, Status: e.status, Detail: e.detail, Message: e.detail,
+		RequestID: requestID, Errors: e.fields,
+	})
+}

@@ -1,0 +1,66 @@
+package apiserver
+
+import (
+	"net/http"
+
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// access is the set of access groups (SPEC §5.4) that may call a route.
+type access uint8
+
+const (
+	allowFull access = 1 << iota
+	allowEvents
+	allowReadonly
+
+	// public routes need no token at all.
+	public access = 1 << 7
+
+	fullOnly  = allowFull                               // writes of event types, channels, settings; cancel, retry
+	senders   = allowFull | allowEvents                 // POST /events
+	anyClient = allowFull | allowEvents | allowReadonly // every read
+)
+
+func (a access) allows(group string) bool {
+	switch group {
+	case store.GroupFull:
+		return a&allowFull != 0
+	case store.GroupEvents:
+		return a&allowEvents != 0
+	case store.GroupReadonly:
+		return a&allowReadonly != 0
+	}
+	return false
+}
+
+// route is one endpoint: the only list of what the API answers and who
+// may call it. Adding an endpoint is a line here and a handler method.
+type route struct {
+	method, path string
+	access       access
+	handle       http.HandlerFunc
+}
+
+func (s *server) routes() []route {
+	return []route{
+		{http.MethodGet, "/healthz", public, s.healthz},
+		{http.MethodGet, "/readyz", public, s.readyz},
+
+		{http.MethodPost, "/event-types", fullOnly, s.createEventType},
+		{http.MethodGet, "/event-types", anyClient, s.listEventTypes},
+		{http.MethodGet, "/event-types/{id}", anyClient, s.getEventType},
+		{http.MethodPatch, "/event-types/{id}", fullOnly, s.updateEventType},
+
+		{http.MethodPost, "/channels", fullOnly, s.createChannel},
+		{http.MethodGet, "/channels", anyClient, s.listChannels},
+		{http.MethodGet, "/channels/{id}", anyClient, s.getChannel},
+
+		{http.MethodGet, "/invite-settings", anyClient, s.listInviteSettings},
+		{http.MethodGet, "/invite-settings/{id}", anyClient, s.getInviteSetting},
+		{http.MethodPatch, "/invite-settings/{id}", fullOnly, s.updateInviteSetting},
+
+		// Events (next issue): POST /events senders; GET /events and
+		// /events/{id} anyClient; POST /events/{id}/cancel and /retry fullOnly.
+	}
+}

@@ -1,0 +1,149 @@
+// Package apiserver is Touchpoint's HTTP API: the routes of routes.go,
+// their handlers, the middleware every request passes (request id, log,
+// panic recovery, authentication and access groups), a strict JSON
+// decoder, and RFC 9457 problem answers chosen in one place (fail).
+package apiserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// DefaultMaxBodyBytes is the body limit when Options leaves it 0.
+const DefaultMaxBodyBytes = 64 << 10
+
+// Options are the API's dependencies.
+type Options struct {
+	Store *store.Store       // required
+	Auth  auth.Authenticator // required
+	// Logger gets one line per request; nil discards.
+	Logger *slog.Logger
+	// MaxBodyBytes limits request bodies (413 above); 0 means 64 KiB.
+	MaxBodyBytes int64
+	// Readiness reports dependencies besides PostgreSQL for /readyz
+	// ("temporal", "issuer" → nil when ok). Their failures show as
+	// degraded but never make /readyz answer 503. Optional.
+	Readiness func(ctx context.Context) map[string]error
+}
+
+type server struct {
+	store     *store.Store
+	auth      auth.Authenticator
+	log       *slog.Logger
+	maxBody   int64
+	readiness func(ctx context.Context) map[string]error
+}
+
+// New builds the API handler. It panics without a Store or an
+// Authenticator, which is a wiring mistake.
+func New(opts Options) http.Handler {
+	if opts.Store == nil || opts.Auth == nil {
+		panic("apiserver.New: Store and Auth are required")
+	}
+	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness}
+	if s.log == nil {
+		s.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, newError(http.StatusNotFound, "no such endpoint: %s", r.URL.Path))
+	})
+	methods := map[string][]string{} // path → methods, for 405 answers
+	for _, rt := range s.routes() {
+		r.Handle(rt.path, s.guard(rt)).Methods(rt.method)
+		methods[rt.path] = append(methods[rt.path], rt.method)
+	}
+	// After every method-specific route: any other method on a known path.
+	for _, path := range slices.Sorted(maps.Keys(methods)) {
+		allow := strings.Join(methods[path], ", ")
+		r.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			infoFrom(r.Context()).route = path
+			e := newError(http.StatusMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, path, allow)
+			e.header = map[string]string{"Allow": allow}
+			s.fail(w, r, e)
+		}))
+	}
+	return requestID(s.logRequests(s.recoverPanics(r)))
+}
+
+// guard runs a route's handler after authentication and the access-group
+// check its access demands.
+func (s *server) guard(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		info.route = rt.path
+		if rt.access == public {
+			rt.handle(w, r)
+			return
+		}
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		info.principal = p
+		if !rt.access.allows(p.AccessGroup) {
+			s.fail(w, r, newError(http.StatusForbidden, "the access group %q of this client does not allow %s %s", p.AccessGroup, rt.method, rt.path))
+			return
+		}
+		rt.handle(w, r)
+	})
+}
+
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 503 only when PostgreSQL is unreachable: without it the
+// API can do nothing, while a Temporal or issuer outage leaves it useful
+// (events are still accepted), so it reports "degraded" with 200 and the
+// load balancer keeps the replica.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	// Check side by side so a slow extra check cannot starve the ping.
+	extra := make(chan map[string]error, 1)
+	go func() {
+		if s.readiness == nil {
+			extra <- nil
+			return
+		}
+		extra <- s.readiness(ctx)
+	}()
+	pgErr := s.store.DB().PingContext(ctx)
+	errs := map[string]error{}
+	maps.Copy(errs, <-extra)
+	errs["postgresql"] = pgErr
+
+	deps := map[string]string{}
+	status, code := "ok", http.StatusOK
+	for _, name := range slices.Sorted(maps.Keys(errs)) {
+		deps[name] = "ok"
+		if err := errs[name]; err != nil {
+			deps[name] = "down"
+			status = "degraded"
+			s.log.WarnContext(ctx, "dependency down", "dependency", name, "error", err.Error(), "request_id", infoFrom(ctx).id)
+		}
+	}
+	if pgErr != nil {
+		status, code = "unavailable", http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	writeJSON(w, code, map[string]any{"status": status, "dependencies": deps})
+}

@@ -1,0 +1,65 @@
+package apiserver
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxNameLen bounds event type and channel names, in characters.
+const maxNameLen = 100
+
+// checkName validates an event type or channel name. Names are stored
+// exactly as sent because events match event types by exact name; so
+// instead of trimming silently, surrounding white space is rejected.
+func checkName(v string) string {
+	switch {
+	case v == "":
+		return "must not be empty"
+	case utf8.RuneCountInString(v) > maxNameLen:
+		return fmt.Sprintf("must be at most %d characters", maxNameLen)
+	case strings.TrimSpace(v) != v:
+		return "must not start or end with white space"
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return "must not contain control characters"
+	}
+	return ""
+}
+
+// channelType is the slug of a channel's integration.
+var channelType = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+const maxChannelTypeLen = 50
+
+func checkChannelType(v string) string {
+	if len(v) > maxChannelTypeLen || !channelType.MatchString(v) {
+		return fmt.Sprintf(`must be a lowercase slug of at most %d characters (letters, digits, "_" and "-", starting with a letter), e.g. "native" or "shopify"`, maxChannelTypeLen)
+	}
+	return ""
+}
+
+// fieldErrors collects validation errors of a request.
+type fieldErrors []fieldError
+
+func (fe *fieldErrors) check(field, msg string) {
+	if msg != "" {
+		*fe = append(*fe, fieldError{Field: field, Message: msg})
+	}
+}
+
+func (fe fieldErrors) err() error {
+	if len(fe) > 0 {
+		return invalid(fe...)
+	}
+	return nil
+}
+
+func oneOf(v string, allowed ...string) string {
+	if slices.Contains(allowed, v) {
+		return ""
+	}
+	return "must be one of: " + strings.Join(allowed, ", ")
+}

@@ -1,0 +1,425 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// Issuer is one OIDC provider whose access tokens the API accepts.
+type Issuer struct {
+	// URL is the issuer exactly as in its tokens' iss claim.
+	URL string
+	// DiscoveryURL is where its discovery document is fetched when that
+	// differs from URL (the issuer's public address is not reachable from
+	// inside a container network). The document must still name URL as
+	// its issuer; a jwks_uri under URL is rewritten onto DiscoveryURL.
+	DiscoveryURL string
+	// JWKSURL overrides the jwks_uri of the discovery document.
+	JWKSURL string
+	// Audience is the aud its tokens must carry; default Options.Audience.
+	Audience string
+}
+
+// Options configure a Verifier. Store, Issuers and Audience are required.
+type Options struct {
+	Store   *store.Store
+	Issuers []Issuer
+	// BuiltInIssuer is the built-in issuer's URL (cfg.AuthURL): its tokens
+	// map to built-in clients by azp; other issuers' tokens map to the
+	// clients linked for (iss, azp or client_id).
+	BuiltInIssuer string
+	Audience      string // the API's base URL
+
+	IdleTimeout        time.Duration // sliding lifetime; 300s
+	FlushInterval      time.Duration // token-use write interval and idle tolerance; 2s, at most 5s
+	ClientCacheTTL     time.Duration // how long client rows are cached; FlushInterval
+	KeyRefetchInterval time.Duration // least time between JWKS refetches for unknown kids; 10s
+	DiscoveryRetry     time.Duration // first discovery retry delay, doubling to a minute; 1s
+	HTTPClient         *http.Client  // for discovery and JWKS; default: 10s timeout
+
+	Logger *slog.Logger     // default slog.Default()
+	Now    func() time.Time // default time.Now; tests inject a clock
+}
+
+// OptionsFromConfig fills Options from the process configuration.
+func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) Options {
+	o := Options{Store: st, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
+		IdleTimeout: cfg.TokenIdleTimeout, FlushInterval: cfg.TokenUseFlushInterval, Logger: logger}
+	for _, u := range cfg.OIDCIssuers {
+		o.Issuers = append(o.Issuers, Issuer{URL: strings.TrimRight(u, "/")})
+	}
+	return o
+}
+
+// Verifier is the API's Authenticator: it verifies access tokens with
+// go-oidc against the configured issuers, maps them to API clients and
+// enforces revocation and the sliding idle lifetime. Run must be running
+// for discovery and for writing token uses.
+//
+// Client rows are cached for ClientCacheTTL (default the flush interval,
+// 2s): a revocation, deletion or group change takes effect on every
+// replica within that time.
+type Verifier struct {
+	opts    Options
+	issuers map[string]*issuer
+	clients clientCache
+	uses    *useTracker
+	log     *slog.Logger
+}
+
+var _ Authenticator = (*Verifier)(nil)
+
+// issuer is the discovery state of one Issuer.
+type issuer struct {
+	cfg     Issuer
+	builtIn bool
+
+	mu       sync.RWMutex
+	verifier *oidc.IDTokenVerifier // nil until discovery succeeded
+	err      error                 // last discovery error
+}
+
+// New checks the options; it does no I/O (discovery happens in Run).
+func New(opts Options) (*Verifier, error) {
+	if opts.Store == nil || opts.Audience == "" || len(opts.Issuers) == 0 {
+		return nil, errors.New("auth: store, audience and at least one issuer are required")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&opts.IdleTimeout, 300*time.Second)
+	def(&opts.FlushInterval, 2*time.Second)
+	def(&opts.ClientCacheTTL, opts.FlushInterval)
+	def(&opts.KeyRefetchInterval, 10*time.Second)
+	def(&opts.DiscoveryRetry, time.Second)
+	if opts.FlushInterval > 5*time.Second {
+		return nil, errors.New("auth: the flush interval must be at most 5s")
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	opts.BuiltInIssuer = strings.TrimRight(opts.BuiltInIssuer, "/")
+	v := &Verifier{opts: opts, issuers: map[string]*issuer{}, log: opts.Logger,
+		clients: clientCache{store: opts.Store, ttl: opts.ClientCacheTTL, now: opts.Now, m: map[clientKey]cachedClient{}},
+		uses: &useTracker{store: opts.Store, idle: opts.IdleTimeout, flush: opts.FlushInterval, now: opts.Now,
+			log: opts.Logger, uses: map[string]*tokenUse{}},
+	}
+	for _, is := range opts.Issuers {
+		if is.URL == "" {
+			return nil, errors.New("auth: an issuer has no URL")
+		}
+		if is.Audience == "" {
+			is.Audience = opts.Audience
+		}
+		v.issuers[is.URL] = &issuer{cfg: is, builtIn: is.URL == opts.BuiltInIssuer,
+			err: errors.New("discovery not done yet")}
+	}
+	return v, nil
+}
+
+// Run discovers every issuer (retrying with back-off until it succeeds)
+// and flushes token uses until ctx ends; it then writes the last uses
+// and returns nil.
+func (v *Verifier) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, is := range v.issuers {
+		wg.Go(func() { v.discoverLoop(ctx, is) })
+	}
+	v.uses.run(ctx)
+	wg.Wait()
+	return nil
+}
+
+// Flush writes the token uses not yet in the database at once (Run does
+// it every FlushInterval and when it stops).
+func (v *Verifier) Flush(ctx context.Context) error { return v.uses.flushOnce(ctx) }
+
+// Ready reports whether every issuer has been discovered; the error
+// wraps ErrUnavailable and names the ones that have not.
+func (v *Verifier) Ready() error {
+	var errs []error
+	for _, is := range v.issuers {
+		if _, err := is.ready(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (v *Verifier) discoverLoop(ctx context.Context, is *issuer) {
+	delay := v.opts.DiscoveryRetry
+	for {
+		err := v.discover(ctx, is)
+		if err == nil {
+			v.log.Info("OIDC issuer discovered", "issuer", is.cfg.URL)
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		is.mu.Lock()
+		is.err = err
+		is.mu.Unlock()
+		v.log.Warn("OIDC discovery failed; retrying", "issuer", is.cfg.URL, "retry_in", delay, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Minute)
+	}
+}
+
+// discover fetches the discovery document with go-oidc and the JWKS.
+func (v *Verifier) discover(ctx context.Context, is *issuer) error {
+	ctx, cancel := context.WithTimeout(oidc.ClientContext(ctx, v.opts.HTTPClient), 30*time.Second)
+	defer cancel()
+	at := is.cfg.URL
+	if is.cfg.DiscoveryURL != "" {
+		// go-oidc then skips its issuer check; we make it below.
+		at = strings.TrimRight(is.cfg.DiscoveryURL, "/")
+		ctx = oidc.InsecureIssuerURLContext(ctx, is.cfg.URL)
+	}
+	p, err := oidc.NewProvider(ctx, at)
+	if err != nil {
+		return err
+	}
+	var meta struct {
+		Issuer  string `json:"issuer"`
+		JWKSURL string `json:"jwks_uri"`
+	}
+	if err := p.Claims(&meta); err != nil {
+		return err
+	}
+	if meta.Issuer != is.cfg.URL {
+		return fmt.Errorf("discovery document at %s names issuer %q, want %q", at, meta.Issuer, is.cfg.URL)
+	}
+	jwks := is.cfg.JWKSURL
+	if jwks == "" {
+		jwks = meta.JWKSURL
+		if rest, ok := strings.CutPrefix(jwks, is.cfg.URL); ok && at != is.cfg.URL {
+			jwks = at + rest
+		}
+	}
+	if jwks == "" {
+		return errors.New("discovery document has no jwks_uri")
+	}
+	ks := &keySet{url: jwks, client: v.opts.HTTPClient, now: v.opts.Now, minGap: v.opts.KeyRefetchInterval}
+	if err := ks.refresh(ctx, true); err != nil {
+		return err
+	}
+	verifier := oidc.NewVerifier(is.cfg.URL, ks, &oidc.Config{
+		ClientID:             is.cfg.Audience,
+		SupportedSigningAlgs: allowedAlgNames(),
+		Now:                  v.opts.Now,
+	})
+	is.mu.Lock()
+	is.verifier, is.err = verifier, nil
+	is.mu.Unlock()
+	return nil
+}
+
+func (is *issuer) ready() (*oidc.IDTokenVerifier, error) {
+	is.mu.RLock()
+	defer is.mu.RUnlock()
+	if is.verifier == nil {
+		return nil, fmt.Errorf("%w: issuer %s: %v", ErrUnavailable, is.cfg.URL, is.err)
+	}
+	return is.verifier, nil
+}
+
+// claims are the parts of an access token the API reads.
+type claims struct {
+	Issuer   string          `json:"iss"`
+	Audience audience        `json:"aud"`
+	AZP      string          `json:"azp"`
+	ClientID string          `json:"client_id"`
+	JTI      string          `json:"jti"`
+	Typ      string          `json:"typ"`
+	Nonce    json.RawMessage `json:"nonce"`
+}
+
+type audience []string
+
+func (a *audience) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*a = audience{s}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(a))
+}
+
+// maxTokenBytes bounds what is parsed at all.
+const maxTokenBytes = 16 << 10
+
+// Authenticate verifies a bearer token and returns its Principal. Errors
+// wrap ErrInvalidToken with a reason safe to show to the client, or
+// ErrUnavailable. The token itself is never logged or returned.
+func (v *Verifier) Authenticate(ctx context.Context, raw string) (Principal, error) {
+	if raw == "" || len(raw) > maxTokenBytes {
+		return Principal{}, invalid("malformed token")
+	}
+	// Only the compact form, and only allowed algorithms (no HS*, no none).
+	jws, err := jose.ParseSignedCompact(raw, allowedAlgs)
+	if err != nil || len(jws.Signatures) != 1 {
+		return Principal{}, invalid("malformed token or disallowed algorithm")
+	}
+	var c claims
+	if err := json.Unmarshal(jws.UnsafePayloadWithoutVerification(), &c); err != nil {
+		return Principal{}, invalid("malformed claims")
+	}
+	// The unverified iss only picks the verifier, which checks it again.
+	is := v.issuers[c.Issuer]
+	if is == nil {
+		return Principal{}, invalid("unknown issuer")
+	}
+	verifier, err := is.ready()
+	if err != nil {
+		return Principal{}, err
+	}
+	var sigErr error
+	tok, err := verifier.Verify(context.WithValue(ctx, sigErrKey{}, &sigErr), raw)
+	switch {
+	case sigErr != nil:
+		return Principal{}, sigErr
+	case errors.As(err, new(*oidc.TokenExpiredError)):
+		return Principal{}, invalid("token expired")
+	case err != nil && !slices.Contains(c.Audience, is.cfg.Audience):
+		return Principal{}, invalid("wrong audience")
+	case err != nil:
+		return Principal{}, invalid("token not valid yet or malformed")
+	}
+	if err := tok.Claims(&c); err != nil { // now from the verified payload
+		return Principal{}, invalid("malformed claims")
+	}
+	typ, _ := jws.Signatures[0].Header.ExtraHeaders[jose.HeaderType].(string)
+	if !isAccessToken(typ, c) {
+		return Principal{}, invalid("not an access token")
+	}
+	if tok.IssuedAt.IsZero() {
+		return Principal{}, invalid("token has no iat")
+	}
+
+	clientID, issuerKey := c.AZP, is.cfg.URL
+	if is.builtIn {
+		issuerKey = "" // built-in clients are stored with issuer ''
+	} else if clientID == "" {
+		clientID = c.ClientID
+	}
+	if clientID == "" {
+		return Principal{}, invalid("token names no client")
+	}
+	cl, err := v.clients.get(ctx, issuerKey, clientID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Principal{}, invalid("unknown client")
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if tok.IssuedAt.Before(cl.NotBefore) {
+		return Principal{}, invalid("token revoked")
+	}
+
+	// Token ids are only unique per issuer; a token without one is
+	// tracked by its hash.
+	useKey := c.JTI
+	if useKey == "" {
+		sum := sha256.Sum256([]byte(raw))
+		useKey = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	if !is.builtIn {
+		useKey = is.cfg.URL + "#" + useKey
+	}
+	if err := v.uses.use(ctx, useKey, tok.IssuedAt, tok.Expiry); err != nil {
+		return Principal{}, err
+	}
+	return Principal{AccountID: cl.AccountID, ClientID: cl.ID, AccessGroup: cl.AccessGroup, TokenID: c.JTI}, nil
+}
+
+// isAccessToken tells access tokens from ID tokens and others: the JOSE
+// typ at+jwt (RFC 9068), or a Keycloak-style token (typ JWT or none, with
+// the claim typ "Bearer"). A nonce or any other typ claim ("ID",
+// "Refresh") means it is not one.
+func isAccessToken(headerTyp string, c claims) bool {
+	if len(c.Nonce) > 0 || (c.Typ != "" && !strings.EqualFold(c.Typ, "Bearer")) {
+		return false
+	}
+	switch strings.TrimPrefix(strings.ToLower(headerTyp), "application/") {
+	case "at+jwt":
+		return true
+	case "", "jwt":
+		return c.Typ != ""
+	}
+	return false
+}
+
+func invalid(reason string) error { return fmt.Errorf("%w: %s", ErrInvalidToken, reason) }
+
+// clientCache keeps client rows (and their absence) for a short time so
+// the hot path is not one query per request.
+type clientCache struct {
+	store *store.Store
+	ttl   time.Duration
+	now   func() time.Time
+	mu    sync.Mutex
+	m     map[clientKey]cachedClient
+}
+
+type clientKey struct{ issuer, clientID string }
+
+type cachedClient struct {
+	client store.Client
+	err    error // nil or store.ErrNotFound
+	at     time.Time
+}
+
+func (cc *clientCache) get(ctx context.Context, issuer, clientID string) (store.Client, error) {
+	k := clientKey{issuer, clientID}
+	now := cc.now()
+	cc.mu.Lock()
+	e, ok := cc.m[k]
+	cc.mu.Unlock()
+	if ok && now.Sub(e.at) < cc.ttl && !now.Before(e.at) {
+		return e.client, e.err
+	}
+	c, err := cc.store.ClientByIssuer(ctx, issuer, clientID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return c, err // not cached: the database is the problem
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if len(cc.m) > 10_000 {
+		for k, e := range cc.m {
+			if now.Sub(e.at) >= cc.ttl {
+				delete(cc.m, k)
+			}
+		}
+	}
+	cc.m[k] = cachedClient{client: c, err: err, at: now}
+	return c, err
+}

@@ -1,0 +1,536 @@
+package authserver_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+const (
+	secretKey = "test-secret-key-0123456789abcdef0123456789"
+	audience  = "http://api.touchpoint.test"
+)
+
+// clock is an injectable clock tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+type fixture struct {
+	st       *store.Store
+	clock    *clock
+	opts     authserver.Options
+	srv      *authserver.Server
+	url      string
+	client   store.Client
+	secret   string
+	external store.Client
+}
+
+// newFixture starts an issuer on a fresh database with one built-in and
+// one linked external client.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{st: store.New(testdb.New(t), "P7D"), clock: &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC)}}
+	f.st.SetClock(f.clock.Now)
+	acc, _, err := f.st.CreateAccount(ctx, "Acme")
+	require.NoError(t, err)
+	var hash []byte
+	f.secret, hash = authserver.NewClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret))
+	f.client, err = f.st.CreateClient(ctx, acc.ID, "shop", store.GroupEvents, hash)
+	require.NoError(t, err)
+	f.external, err = f.st.LinkClient(ctx, acc.ID, "https://idp.example", "ext-client", "ext", store.GroupFull)
+	require.NoError(t, err)
+
+	ts := httptest.NewUnstartedServer(nil)
+	f.url = "http://" + ts.Listener.Addr().String()
+	f.opts = authserver.Options{Store: f.st, Issuer: f.url, Audience: audience, SecretKey: secretKey,
+		Now: f.clock.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	f.srv, err = authserver.New(ctx, f.opts)
+	require.NoError(t, err)
+	ts.Config.Handler = f.srv
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return f
+}
+
+func (f *fixture) form() url.Values {
+	return url.Values{"client_id": {f.client.ClientID}, "client_secret": {f.secret},
+		"grant_type": {"client_credentials"}, "audience": {audience}}
+}
+
+// post sends a token request; mod may change it before it is sent.
+func (f *fixture) post(t *testing.T, body string, mod func(*http.Request)) (*http.Response, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.url+authserver.TokenPath, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if mod != nil {
+		mod(req)
+	}
+	return do(t, req)
+}
+
+func do(t *testing.T, req *http.Request) (*http.Response, map[string]any) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var body map[string]any
+	if len(raw) > 0 {
+		require.NoError(t, json.Unmarshal(raw, &body), "body %s", raw)
+	}
+	return resp, body
+}
+
+func (f *fixture) token(t *testing.T) string {
+	t.Helper()
+	resp, body := f.post(t, f.form().Encode(), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	return body["access_token"].(string)
+}
+
+func (f *fixture) jwks(t *testing.T) jose.JSONWebKeySet {
+	t.Helper()
+	resp, err := http.Get(f.url + authserver.JWKSPath)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var set jose.JSONWebKeySet
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&set))
+	return set
+}
+
+// verify checks a token's signature against the published keys and
+// returns its header and claims.
+func verify(t *testing.T, set jose.JSONWebKeySet, tok string) (jose.Header, map[string]any) {
+	t.Helper()
+	jws, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.RS256})
+	require.NoError(t, err)
+	hdr := jws.Signatures[0].Header
+	keys := set.Key(hdr.KeyID)
+	require.Len(t, keys, 1, "kid %s published", hdr.KeyID)
+	payload, err := jws.Verify(keys[0])
+	require.NoError(t, err)
+	var claims map[string]any
+	require.NoError(t, json.Unmarshal(payload, &claims))
+	return hdr, claims
+}
+
+func assertNoStore(t *testing.T, resp *http.Response) {
+	t.Helper()
+	assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+	assert.Equal(t, "no-cache", resp.Header.Get("Pragma"))
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+}
+
+func TestTokenSuccess(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	basic := func(id, secret string) func(*http.Request) {
+		return func(r *http.Request) { r.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret)) }
+	}
+	noCreds := url.Values{"grant_type": {"client_credentials"}, "audience": {audience}}
+	slash := f.form()
+	slash.Set("audience", audience+"/")
+	for name, tc := range map[string]struct {
+		body string
+		mod  func(*http.Request)
+	}{
+		"post":                      {f.form().Encode(), nil},
+		"basic":                     {noCreds.Encode(), basic(f.client.ClientID, f.secret)},
+		"basic and same form id":    {f.form().Encode(), basic(f.client.ClientID, f.secret)},
+		"no audience means the API": {url.Values{"client_id": {f.client.ClientID}, "client_secret": {f.secret}, "grant_type": {"client_credentials"}}.Encode(), nil},
+		"audience with a slash":     {slash.Encode(), nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, body := f.post(t, tc.body, tc.mod)
+			require.Equal(t, http.StatusOK, resp.StatusCode, body)
+			assertNoStore(t, resp)
+			tok, _ := body["access_token"].(string)
+			require.NotEmpty(t, tok)
+			delete(body, "access_token")
+			assert.Equal(t, map[string]any{"expires_in": 300.0, "refresh_expires_in": 0.0, "token_type": "bearer",
+				"not-before-policy": 0.0, "scope": "profile email"}, body)
+
+			hdr, claims := verify(t, f.jwks(t), tok)
+			assert.Equal(t, "at+jwt", hdr.ExtraHeaders["typ"])
+			assert.Equal(t, "RS256", hdr.Algorithm)
+			assert.Equal(t, f.srv.CurrentKeyID(), hdr.KeyID)
+			iat := f.clock.Now().Unix()
+			assert.NotEmpty(t, claims["jti"])
+			delete(claims, "jti")
+			assert.Equal(t, map[string]any{
+				"iss": f.url, "sub": f.client.ClientID, "azp": f.client.ClientID, "client_id": f.client.ClientID,
+				"aud": audience, "iat": float64(iat), "exp": float64(iat + 3600), "scope": "profile email",
+				"account": f.client.AccountID, "group": store.GroupEvents,
+			}, claims)
+		})
+	}
+}
+
+func TestTokenBasicIsFormDecoded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const secret = "p@ss:wörd+/= %"
+	c, err := f.st.CreateClient(context.Background(), f.client.AccountID, "odd", store.GroupFull,
+		authserver.HashClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret), secret))
+	require.NoError(t, err)
+	resp, body := f.post(t, "grant_type=client_credentials", func(r *http.Request) {
+		r.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(secret))
+	})
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+}
+
+func TestTokenUniqueIDs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	set := f.jwks(t)
+	_, a := verify(t, set, f.token(t))
+	_, b := verify(t, set, f.token(t))
+	assert.NotEqual(t, a["jti"], b["jti"])
+}
+
+func TestTokenAfterRevocation(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	nb, err := f.st.RevokeTokens(context.Background(), f.client.ID)
+	require.NoError(t, err)
+	require.True(t, nb.After(f.clock.Now()), "rounded up to the next second")
+
+	// Fetched in the same second as the revocation: iat is the not-before,
+	// so the new token is not born revoked.
+	resp, body := f.post(t, f.form().Encode(), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Equal(t, float64(nb.Unix()), body["not-before-policy"])
+	_, claims := verify(t, f.jwks(t), body["access_token"].(string))
+	assert.Equal(t, float64(nb.Unix()), claims["iat"])
+	assert.Equal(t, float64(nb.Unix()+3600), claims["exp"])
+
+	f.clock.Advance(2 * time.Second)
+	_, claims = verify(t, f.jwks(t), f.token(t))
+	assert.Equal(t, float64(f.clock.Now().Unix()), claims["iat"])
+}
+
+func TestTokenErrors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	without := func(name string) string {
+		v := f.form()
+		v.Del(name)
+		return v.Encode()
+	}
+	with := func(name, value string) string {
+		v := f.form()
+		v.Set(name, value)
+		return v.Encode()
+	}
+	basic := func(id, secret string) func(*http.Request) {
+		return func(r *http.Request) { r.SetBasicAuth(id, secret) }
+	}
+	noCreds := url.Values{"grant_type": {"client_credentials"}}.Encode()
+	for name, tc := range map[string]struct {
+		method, body string
+		mod          func(*http.Request)
+		status       int
+		code         string
+		challenge    bool
+	}{
+		"missing grant_type":        {body: without("grant_type"), status: 400, code: "invalid_request"},
+		"missing client_id":         {body: without("client_id"), status: 400, code: "invalid_request"},
+		"missing client_secret":     {body: without("client_secret"), status: 400, code: "invalid_request"},
+		"empty body":                {body: "", status: 400, code: "invalid_request"},
+		"password grant":            {body: with("grant_type", "password"), status: 400, code: "unsupported_grant_type"},
+		"wrong audience":            {body: with("audience", "https://elsewhere.example"), status: 400, code: "invalid_target"},
+		"unknown client":            {body: with("client_id", store.NewID("cli")), status: 401, code: "invalid_client"},
+		"not a client id":           {body: with("client_id", "nobody"), status: 401, code: "invalid_client"},
+		"wrong secret":              {body: with("client_secret", "wrong"), status: 401, code: "invalid_client"},
+		"wrong secret, basic":       {body: noCreds, mod: basic(f.client.ClientID, "wrong"), status: 401, code: "invalid_client", challenge: true},
+		"malformed basic":           {body: noCreds, mod: func(r *http.Request) { r.Header.Set("Authorization", "Basic !!!") }, status: 401, code: "invalid_client", challenge: true},
+		"external client":           {body: with("client_id", f.external.ClientID), status: 401, code: "invalid_client"},
+		"basic and form differ":     {body: f.form().Encode(), mod: basic(f.client.ClientID, "other"), status: 400, code: "invalid_request"},
+		"basic and form ids differ": {body: f.form().Encode(), mod: basic(store.NewID("cli"), f.secret), status: 400, code: "invalid_request"},
+		"GET":                       {method: http.MethodGet, status: 405, code: "invalid_request"},
+		"JSON":                      {body: `{"grant_type":"client_credentials"}`, mod: func(r *http.Request) { r.Header.Set("Content-Type", "application/json") }, status: 400, code: "invalid_request"},
+		"no content type":           {body: f.form().Encode(), mod: func(r *http.Request) { r.Header.Del("Content-Type") }, status: 400, code: "invalid_request"},
+		"duplicated parameter":      {body: f.form().Encode() + "&grant_type=client_credentials", status: 400, code: "invalid_request"},
+		"duplicated secret":         {body: f.form().Encode() + "&client_secret=" + url.QueryEscape(f.secret), status: 400, code: "invalid_request"},
+		"oversized body":            {body: f.form().Encode() + "&pad=" + strings.Repeat("x", 9<<10), status: 413, code: "invalid_request"},
+		"parameters in the URL":     {body: f.form().Encode(), mod: func(r *http.Request) { r.URL.RawQuery = "client_secret=x" }, status: 400, code: "invalid_request"},
+		"malformed form":            {body: "grant_type=%zz", status: 400, code: "invalid_request"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			method := tc.method
+			if method == "" {
+				method = http.MethodPost
+			}
+			req, err := http.NewRequest(method, f.url+authserver.TokenPath, strings.NewReader(tc.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if tc.mod != nil {
+				tc.mod(req)
+			}
+			resp, body := do(t, req)
+			assert.Equal(t, tc.status, resp.StatusCode, body)
+			assert.Equal(t, tc.code, body["error"])
+			assert.NotEmpty(t, body["error_description"])
+			assert.Len(t, body, 2)
+			assertNoStore(t, resp)
+			if tc.challenge {
+				assert.Equal(t, `Basic realm="touchpoint"`, resp.Header.Get("WWW-Authenticate"))
+			} else {
+				assert.Empty(t, resp.Header.Get("WWW-Authenticate"))
+			}
+			if tc.status == 405 {
+				assert.Equal(t, "POST", resp.Header.Get("Allow"))
+			}
+		})
+	}
+}
+
+func TestTokenFailureRateLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	wrong := f.form()
+	wrong.Set("client_secret", "wrong")
+	for range 10 {
+		resp, body := f.post(t, wrong.Encode(), nil)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	}
+	// The client's bucket is empty: even the right secret waits.
+	resp, body := f.post(t, f.form().Encode(), nil)
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
+	assert.Equal(t, "slow_down", body["error"])
+	assert.Equal(t, "6", resp.Header.Get("Retry-After"))
+	assertNoStore(t, resp)
+
+	f.clock.Advance(6 * time.Second)
+	resp, body = f.post(t, f.form().Encode(), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+
+	// Per address: failures spread over many client ids.
+	// 30 minus the 10 failures above plus 3 refilled in those 6 seconds.
+	for range 23 {
+		other := f.form()
+		other.Set("client_id", store.NewID("cli"))
+		resp, body := f.post(t, other.Encode(), nil)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	}
+	other := f.form()
+	other.Set("client_id", store.NewID("cli"))
+	resp, body = f.post(t, other.Encode(), nil)
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
+	assert.Equal(t, "slow_down", body["error"])
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+}
+
+func TestDiscoveryAndJWKS(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	resp, doc := do(t, mustRequest(t, http.MethodGet, f.url+authserver.DiscoveryPath))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "public, max-age=60", resp.Header.Get("Cache-Control"))
+	assert.Equal(t, f.url, doc["issuer"])
+	assert.Equal(t, f.url+"/oauth/token", doc["token_endpoint"])
+	assert.Equal(t, f.url+"/.well-known/jwks.json", doc["jwks_uri"])
+	assert.Equal(t, []any{"client_credentials"}, doc["grant_types_supported"])
+	assert.Equal(t, []any{"client_secret_post", "client_secret_basic"}, doc["token_endpoint_auth_methods_supported"])
+	assert.Equal(t, []any{"RS256"}, doc["id_token_signing_alg_values_supported"])
+	assert.NotEmpty(t, doc["response_types_supported"])
+	assert.NotEmpty(t, doc["subject_types_supported"])
+
+	// go-oidc accepts the document.
+	p, err := oidc.NewProvider(context.Background(), f.url)
+	require.NoError(t, err)
+	assert.Equal(t, f.url+"/oauth/token", p.Endpoint().TokenURL)
+
+	resp, err = http.Get(f.url + authserver.JWKSPath)
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, "public, max-age=60", resp.Header.Get("Cache-Control"))
+	var set struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &set))
+	require.Len(t, set.Keys, 1)
+	k := set.Keys[0]
+	assert.Equal(t, f.srv.CurrentKeyID(), k["kid"])
+	assert.Equal(t, "RSA", k["kty"])
+	assert.Equal(t, "RS256", k["alg"])
+	assert.Equal(t, "sig", k["use"])
+	for _, private := range []string{"d", "p", "q", "dp", "dq", "qi"} {
+		assert.NotContains(t, k, private)
+	}
+
+	resp, err = http.Post(f.url+authserver.JWKSPath, "text/plain", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}
+
+func mustRequest(t *testing.T, method, u string) *http.Request {
+	req, err := http.NewRequest(method, u, nil)
+	require.NoError(t, err)
+	return req
+}
+
+func TestKeysSurviveRestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tok := f.token(t)
+	again, err := authserver.New(context.Background(), f.opts)
+	require.NoError(t, err)
+	assert.Equal(t, f.srv.CurrentKeyID(), again.CurrentKeyID())
+	verify(t, f.jwks(t), tok)
+
+	// The private key is stored sealed, not in the clear.
+	keys, err := f.st.SigningKeys(context.Background())
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	assert.NotContains(t, string(keys[0].PrivateKey), "PRIVATE")
+}
+
+func TestConcurrentStartsShareOneKey(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "P7D")
+	opts := authserver.Options{Store: st, Issuer: "http://auth.test", Audience: audience, SecretKey: secretKey}
+	var wg sync.WaitGroup
+	kids := make([]string, 4)
+	for i := range kids {
+		wg.Go(func() {
+			s, err := authserver.New(context.Background(), opts)
+			if assert.NoError(t, err) {
+				kids[i] = s.CurrentKeyID()
+			}
+		})
+	}
+	wg.Wait()
+	keys, err := st.SigningKeys(context.Background())
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	for _, kid := range kids {
+		assert.Equal(t, keys[0].KID, kid)
+	}
+}
+
+func TestRotate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	oldKID := f.srv.CurrentKeyID()
+	old := f.token(t)
+	// A replica that will not reload before the rotation.
+	stale, err := authserver.New(ctx, f.opts)
+	require.NoError(t, err)
+
+	require.NoError(t, f.srv.Rotate(ctx))
+	require.NotEqual(t, oldKID, f.srv.CurrentKeyID())
+	set := f.jwks(t)
+	assert.Len(t, set.Keys, 2)
+	hdr, _ := verify(t, set, old)
+	assert.Equal(t, oldKID, hdr.KeyID)
+	hdr, _ = verify(t, set, f.token(t))
+	assert.Equal(t, f.srv.CurrentKeyID(), hdr.KeyID)
+
+	// The stale replica still signs with the old key, which this one
+	// keeps publishing.
+	assert.Equal(t, oldKID, stale.CurrentKeyID())
+	ts := httptest.NewServer(stale)
+	defer ts.Close()
+	resp, body := do(t, func() *http.Request {
+		req, err := http.NewRequest(http.MethodPost, ts.URL+authserver.TokenPath, strings.NewReader(f.form().Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return req
+	}())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	hdr, _ = verify(t, set, body["access_token"].(string))
+	assert.Equal(t, oldKID, hdr.KeyID)
+
+	// Once no token of the old key can be valid any more (lifetime plus
+	// two reload intervals plus a minute), it is no longer published.
+	f.clock.Advance(time.Hour + 2*30*time.Second + time.Minute + time.Second)
+	set = f.jwks(t)
+	require.Len(t, set.Keys, 1)
+	assert.Equal(t, f.srv.CurrentKeyID(), set.Keys[0].KeyID)
+}
+
+func TestRotationByAge(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	opts := f.opts
+	opts.KeyRotation = 24 * time.Hour
+	opts.ReloadInterval = 10 * time.Millisecond
+	s, err := authserver.New(context.Background(), opts)
+	require.NoError(t, err)
+	first := s.CurrentKeyID()
+	require.Equal(t, f.srv.CurrentKeyID(), first)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+
+	f.clock.Advance(25 * time.Hour)
+	require.Eventually(t, func() bool { return s.CurrentKeyID() != first }, 10*time.Second, 10*time.Millisecond)
+	keys, err := f.st.SigningKeys(ctx)
+	require.NoError(t, err)
+	assert.Len(t, keys, 2, "one new key, however many ticks ran")
+	assert.Len(t, f.jwks(t).Keys, 2, "the old key is still published")
+}
+
+func TestChangedSecretKeyGetsANewKey(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	opts := f.opts
+	opts.SecretKey = secretKey + "-rotated"
+	s, err := authserver.New(context.Background(), opts)
+	require.NoError(t, err)
+	assert.NotEqual(t, f.srv.CurrentKeyID(), s.CurrentKeyID(), "the old key cannot be unsealed, so a new one signs")
+	assert.Len(t, f.jwks(t).Keys, 2)
+}
+
+func TestNewClientSecret(t *testing.T) {
+	t.Parallel()
+	key := secretkey.Derive(secretKey, secretkey.ClientSecret)
+	a, hashA := authserver.NewClientSecret(key)
+	b, _ := authserver.NewClientSecret(key)
+	assert.NotEqual(t, a, b)
+	raw, err := base64.RawURLEncoding.DecodeString(a)
+	require.NoError(t, err)
+	assert.Len(t, raw, 32)
+	assert.Equal(t, hashA, authserver.HashClientSecret(key, a))
+	assert.NotEqual(t, hashA, authserver.HashClientSecret(secretkey.Derive("other", secretkey.ClientSecret), a))
+}

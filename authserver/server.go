@@ -1,0 +1,202 @@
+// Package authserver is Touchpoint's built-in OAuth 2.0 / OIDC issuer
+// (`touchpoint auth`): the client-credentials token endpoint, the
+// discovery document and the JWKS, with signing keys kept in PostgreSQL.
+package authserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// Paths served below the issuer URL.
+const (
+	TokenPath     = "/oauth/token"
+	DiscoveryPath = "/.well-known/openid-configuration"
+	JWKSPath      = "/.well-known/jwks.json"
+)
+
+// Scope is the scope of every token, as the documented API shows it.
+const Scope = "profile email"
+
+// Options configure a Server. Store, Issuer, Audience and SecretKey are
+// required; zero durations take the defaults noted.
+type Options struct {
+	Store     *store.Store
+	Issuer    string // the public auth URL: iss of every token
+	Audience  string // the API's base URL: the only audience served
+	SecretKey string // TOUCHPOINT_SECRET_KEY
+
+	TokenLifetime  time.Duration // absolute lifetime (exp − iat); 1h
+	IdleTimeout    time.Duration // sliding lifetime, reported as expires_in; 300s
+	KeyRotation    time.Duration // age at which a new signing key takes over; 30 days
+	ReloadInterval time.Duration // how often Run re-reads keys and checks rotation; 30s
+	MaxBodyBytes   int64         // token request body limit; 8 KiB
+
+	Logger *slog.Logger     // default slog.Default()
+	Now    func() time.Time // default time.Now; tests inject a clock
+}
+
+// OptionsFromConfig fills Options from the process configuration.
+func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) Options {
+	return Options{Store: st, Issuer: cfg.AuthURL, Audience: cfg.BaseURL, SecretKey: cfg.SecretKey,
+		TokenLifetime: cfg.TokenMaxLifetime, IdleTimeout: cfg.TokenIdleTimeout,
+		KeyRotation: cfg.SigningKeyRotation, Logger: logger}
+}
+
+// Server is the issuer: an http.Handler plus a Run loop that keeps its
+// signing keys in step with the database.
+type Server struct {
+	opts      Options
+	clientKey []byte // keys the client-secret hash
+	dummyHash []byte // compared against for unknown clients, to spend the same time
+	keys      *keys
+	failures  *failureLimits
+	mux       *http.ServeMux
+	log       *slog.Logger
+}
+
+// New checks the options, makes sure a current signing key exists
+// (creating one under an advisory lock if needed) and loads the keys.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	switch {
+	case opts.Store == nil:
+		return nil, errors.New("authserver: no store")
+	case opts.Issuer == "" || opts.Audience == "":
+		return nil, errors.New("authserver: issuer and audience are required")
+	case opts.SecretKey == "":
+		return nil, errors.New("authserver: no secret key")
+	}
+	opts.Issuer = strings.TrimRight(opts.Issuer, "/")
+	opts.Audience = strings.TrimRight(opts.Audience, "/")
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&opts.TokenLifetime, time.Hour)
+	def(&opts.IdleTimeout, 300*time.Second)
+	def(&opts.KeyRotation, 30*24*time.Hour)
+	def(&opts.ReloadInterval, 30*time.Second)
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 8 << 10
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{
+		opts:      opts,
+		clientKey: secretkey.Derive(opts.SecretKey, secretkey.ClientSecret),
+		keys: &keys{store: opts.Store, sealKey: secretkey.Derive(opts.SecretKey, secretkey.SigningKeySeal),
+			now: opts.Now, rotation: opts.KeyRotation,
+			// Another replica may sign with a superseded key until its
+			// next reload; allow two reloads and a minute of clock skew.
+			retain: opts.TokenLifetime + 2*opts.ReloadInterval + time.Minute},
+		failures: newFailureLimits(),
+		mux:      http.NewServeMux(),
+		log:      opts.Logger,
+	}
+	s.dummyHash = HashClientSecret(s.clientKey, "no such client")
+	if err := s.keys.ensure(ctx, false); err != nil {
+		return nil, err
+	}
+	if err := s.keys.load(ctx); err != nil {
+		return nil, fmt.Errorf("load signing keys: %w", err)
+	}
+	s.mux.HandleFunc(TokenPath, s.token)
+	s.mux.HandleFunc("GET "+DiscoveryPath, s.discovery)
+	s.mux.HandleFunc("GET "+JWKSPath, s.jwks)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok\n"))
+	})
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Run rotates and reloads the signing keys every ReloadInterval until ctx
+// ends, so replicas converge on the newest key. Database errors are
+// logged and retried at the next tick: the cached keys keep working.
+func (s *Server) Run(ctx context.Context) error {
+	t := time.NewTicker(s.opts.ReloadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := s.keys.ensure(ctx, false); err != nil && ctx.Err() == nil {
+			s.log.Warn("signing key rotation check failed", "err", err)
+		}
+		if err := s.keys.load(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("reload signing keys failed", "err", err)
+		}
+	}
+}
+
+// Rotate creates a new signing key now and signs with it from here on
+// (ops and tests; the age-based rotation of Run needs no call). Tokens
+// signed with older keys stay verifiable while they can be valid.
+func (s *Server) Rotate(ctx context.Context) error {
+	if err := s.keys.ensure(ctx, true); err != nil {
+		return err
+	}
+	return s.keys.load(ctx)
+}
+
+// CurrentKeyID is the kid new tokens are signed with.
+func (s *Server) CurrentKeyID() string { return s.keys.snapshot().current.kid }
+
+// discovery serves the OpenID Provider Metadata go-oidc and other OIDC
+// libraries read. There is no authorization endpoint: only the
+// client-credentials grant is offered.
+func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
+	iss := s.opts.Issuer
+	writeJSON(w, http.StatusOK, "public, max-age=60", map[string]any{
+		"issuer":                                iss,
+		"token_endpoint":                        iss + TokenPath,
+		"jwks_uri":                              iss + JWKSPath,
+		"grant_types_supported":                 []string{"client_credentials"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic"},
+		"response_types_supported":              []string{"token"},
+		"subject_types_supported":               []string{"public"},
+		"id_token_signing_alg_values_supported": []string{string(Algorithm)},
+		"scopes_supported":                      strings.Fields(Scope),
+		"claims_supported":                      []string{"iss", "sub", "aud", "azp", "client_id", "iat", "exp", "jti", "scope", "account", "group"},
+	})
+}
+
+// jwks serves the public keys. It re-reads the table on every request
+// (one small query) so a verifier that meets a key another replica has
+// just created finds it here at once; if the database is down it serves
+// the cached keys.
+func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
+	if err := s.keys.load(r.Context()); err != nil {
+		s.log.Warn("reload signing keys for JWKS failed; serving cached keys", "err", err)
+	}
+	writeJSON(w, http.StatusOK, "public, max-age=60", jose.JSONWebKeySet{Keys: s.keys.snapshot().published})
+}
+
+func writeJSON(w http.ResponseWriter, status int, cacheControl string, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", cacheControl)
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v) // the status is sent; a write error only means the client left
+}

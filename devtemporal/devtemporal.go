@@ -1,0 +1,494 @@
+// Package devtemporal runs an in-process Temporal dev server (SQLite, all
+// services in one process) plus the Temporal Web UI. It backs `touchpoint dev`
+// and tests that need a real Temporal server.
+package devtemporal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// Config configures a dev server. The zero value is a usable in-memory server
+// on a free port with namespace "default" and no UI.
+type Config struct {
+	// DBFile is the SQLite file holding Temporal's state; "" keeps everything
+	// in memory (tests). The schema is created only when the file is new.
+	DBFile string
+	// FrontendAddr is host:port of the frontend gRPC service; port "0" (or
+	// "" for the whole address) picks a free port on 127.0.0.1.
+	FrontendAddr string
+	// UIAddr is host:port for the Temporal Web UI (port "0" picks a free
+	// port); "" disables the UI.
+	UIAddr string
+	// Namespace is registered at start if missing (24h retention); default "default".
+	Namespace string
+	// Logger receives Temporal's own logs; default slog.Default().
+	Logger *slog.Logger
+	// LogLevel filters Temporal's logs; default slog.LevelWarn so they do not
+	// flood the dev console.
+	LogLevel slog.Leveler
+	// SearchAttributes to register on Namespace: name -> type. Already
+	// registered ones are left alone, so this is safe across restarts.
+	SearchAttributes map[string]enumspb.IndexedValueType
+}
+
+// Server is a running dev server. Stop it with Stop.
+type Server struct {
+	temporal temporal.Server
+	ui       *uiserver.Server
+	uiDone   chan struct{}
+	frontend string
+	uiURL    string
+	logLevel *quietLevel
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+const (
+	localIP     = "127.0.0.1"
+	clusterName = "active"
+	// stopTimeout bounds Stop: Temporal allows each service 5 minutes to stop.
+	stopTimeout = 30 * time.Second
+	// readyTimeout bounds Start when ctx has no deadline.
+	readyTimeout = time.Minute
+)
+
+// Start starts Temporal (and the UI if configured) and returns once the
+// frontend serves the namespace and the UI answers.
+func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.LogLevel == nil {
+		cfg.LogLevel = slog.LevelWarn
+	}
+	if cfg.FrontendAddr == "" {
+		cfg.FrontendAddr = localIP + ":0"
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readyTimeout)
+		defer cancel()
+	}
+	level := &quietLevel{Leveler: cfg.LogLevel}
+	logger := slog.New(minLevel{cfg.Logger.Handler(), level})
+
+	// Check user-chosen ports up front: Temporal reports a busy port through
+	// logger.Fatal and ui-server through os.Exit, neither as an error.
+	feHost, fePort, err := resolveAddr(cfg.FrontendAddr)
+	if err != nil {
+		return nil, fmt.Errorf("frontend address: %w", err)
+	}
+	s := &Server{frontend: net.JoinHostPort(dialHost(feHost), strconv.Itoa(fePort)), logLevel: level}
+	var uiHost string
+	var uiPort int
+	if cfg.UIAddr != "" {
+		if uiHost, uiPort, err = resolveAddr(cfg.UIAddr); err != nil {
+			return nil, fmt.Errorf("UI address: %w", err)
+		}
+	}
+
+	sqlCfg, err := prepareDB(cfg)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := serverConfig(sqlCfg, feHost, fePort)
+	if err != nil {
+		return nil, err
+	}
+	staticHosts := map[primitives.ServiceName]static.Hosts{}
+	for name, svc := range conf.Services {
+		staticHosts[primitives.ServiceName(name)] = static.SingleLocalHost(
+			net.JoinHostPort(dialHost(svc.RPC.BindOnIP), strconv.Itoa(svc.RPC.GRPCPort)))
+	}
+	s.temporal, err = newTemporal(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		// Static membership: no ringpop, no membership ports, no gossip
+		// between servers that share a test process.
+		temporal.WithStaticHosts(staticHosts),
+		temporal.WithLogger(serverLogger{logger}),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			// Keep memory modest on laptops and let the UI poll visibility freely.
+			dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
+			dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+			// Production housekeeping a dev DB does not need. Their SDK workers
+			// are also never stopped by the server (goroutines leak and keep
+			// polling a dead frontend after Stop), so not starting them matters
+			// for test binaries that start many servers.
+			dynamicconfig.TaskQueueScannerEnabled.Key(): false,
+			dynamicconfig.HistoryScannerEnabled.Key():   false,
+		}),
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = s.Stop()
+		}
+	}()
+
+	if err := s.waitReady(ctx, cfg, logger); err != nil {
+		return nil, err
+	}
+	if cfg.UIAddr != "" {
+		if err := s.startUI(ctx, cfg, uiHost, uiPort); err != nil {
+			return nil, fmt.Errorf("start UI: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// FrontendAddress is the frontend's host:port, usable by client.Dial.
+func (s *Server) FrontendAddress() string { return s.frontend }
+
+// UIURL is the Web UI's base URL ("http://host:port"), or "" when disabled.
+func (s *Server) UIURL() string { return s.uiURL }
+
+// Stop stops the UI and Temporal. It is idempotent and gives up (returning an
+// error) if Temporal takes longer than 30s to stop.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		s.logLevel.silenced.Store(true)
+		if s.ui != nil {
+			s.ui.Stop()
+			<-s.uiDone
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.temporal.Stop() }()
+		select {
+		case s.stopErr = <-done:
+		case <-time.After(stopTimeout):
+			s.stopErr = errors.New("devtemporal: timed out stopping temporal server")
+		}
+	})
+	return s.stopErr
+}
+
+// prepareDB builds the SQLite persistence config, creates the schema for a new
+// file and pre-registers the namespace, so it exists before any service starts.
+func prepareDB(cfg Config) (*config.SQL, error) {
+	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName}
+	if cfg.DBFile == "" {
+		// Named shared-cache memory DB: all services' connections see the same
+		// data, and a unique name keeps servers in one process apart. The
+		// plugin creates the schema itself in memory mode.
+		sqlCfg.DatabaseName = "devtemporal-" + randomHex()
+		sqlCfg.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+	} else {
+		path, err := filepath.Abs(cfg.DBFile)
+		if err != nil {
+			return nil, err
+		}
+		sqlCfg.DatabaseName = path
+		// Non-query-parameter keys become PRAGMAs. WAL + synchronous=normal
+		// avoids an fsync per commit (roughly 2x throughput) and is still
+		// crash-safe for the app; busy_timeout makes lock waits block rather
+		// than fail.
+		sqlCfg.ConnectAttributes = map[string]string{
+			"mode":         "rwc",
+			"journal_mode": "wal",
+			"synchronous":  "normal",
+			"busy_timeout": "10000",
+		}
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if err := sqliteschema.SetupSchema(sqlCfg); err != nil {
+				// Do not leave a half-initialized file that the next start would trust.
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					_ = os.Remove(path + suffix)
+				}
+				return nil, fmt.Errorf("set up sqlite schema in %s: %w", path, err)
+			}
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	// A no-op when the namespace exists (restart); new search attributes are
+	// then added through the API in waitReady.
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, cfg.Namespace, false, cfg.SearchAttributes)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqliteschema.CreateNamespaces(sqlCfg, ns); err != nil {
+		return nil, fmt.Errorf("register namespace %q: %w", cfg.Namespace, err)
+	}
+	return sqlCfg, nil
+}
+
+func serverConfig(sqlCfg *config.SQL, feHost string, fePort int) (*config.Config, error) {
+	// Internal services only ever talk to each other, so they stay on loopback.
+	ports, err := freePorts(localIP, 4) // history, matching, worker, frontend HTTP
+	if err != nil {
+		return nil, err
+	}
+	svc := func(port int) config.Service {
+		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: localIP}}
+	}
+	frontend := config.Service{RPC: config.RPC{GRPCPort: fePort, HTTPPort: ports[3], BindOnIP: feHost}}
+	feAddr := net.JoinHostPort(dialHost(feHost), strconv.Itoa(fePort))
+
+	conf := &config.Config{
+		Services: map[string]config.Service{
+			"frontend": frontend,
+			"history":  svc(ports[0]),
+			"matching": svc(ports[1]),
+			"worker":   svc(ports[2]),
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     "sqlite",
+			VisibilityStore:  "sqlite",
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{"sqlite": {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        clusterName,
+			CurrentClusterName:       clusterName,
+			ClusterInformation: map[string]cluster.ClusterInformation{clusterName: {
+				Enabled:                true,
+				InitialFailoverVersion: 1,
+				RPCAddress:             feAddr,
+				HTTPAddress:            net.JoinHostPort(dialHost(feHost), strconv.Itoa(ports[3])),
+			}},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		// The worker service's system workflows dial the frontend through this.
+		PublicClient: config.PublicClient{HostPort: feAddr},
+	}
+	conf.Global.Membership.BroadcastAddress = localIP
+	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	return conf, nil
+}
+
+// waitReady polls the frontend until it serves the namespace, then makes sure
+// the configured search attributes exist.
+func (s *Server) waitReady(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	c, err := client.NewLazyClient(client.Options{
+		HostPort:  s.frontend,
+		Namespace: cfg.Namespace,
+		Logger:    sdklog.NewStructuredLogger(logger),
+	})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	err = poll(ctx, func(ctx context.Context) error {
+		_, err := c.WorkflowService().DescribeNamespace(ctx,
+			&workflowservice.DescribeNamespaceRequest{Namespace: cfg.Namespace})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for temporal frontend at %s: %w", s.frontend, err)
+	}
+	if len(cfg.SearchAttributes) == 0 {
+		return nil
+	}
+	op := c.OperatorService()
+	have, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: cfg.Namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for name, typ := range cfg.SearchAttributes {
+		got, ok := have.GetCustomAttributes()[name]
+		switch {
+		case !ok:
+			missing[name] = typ
+		case got != typ:
+			return fmt.Errorf("search attribute %s is registered as %s, want %s", name, got, typ)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: cfg.Namespace, SearchAttributes: missing,
+	})
+	if err != nil {
+		return fmt.Errorf("add search attributes: %w", err)
+	}
+	return nil
+}
+
+// newTemporal creates and starts the server. Our logger does not exit on
+// Fatal, so a startup failure reported that way surfaces as a nil-pointer
+// panic during construction instead; turn it into an error.
+func newTemporal(opts ...temporal.ServerOption) (srv temporal.Server, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			srv, err = nil, fmt.Errorf("start temporal server: panic: %v (see error log)", r)
+		}
+	}()
+	if srv, err = temporal.NewServer(opts...); err != nil {
+		return nil, fmt.Errorf("create temporal server: %w", err)
+	}
+	if err = srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	return srv, nil
+}
+
+// startUI serves the Web UI on host:port (already checked to be bindable;
+// ui-server's Start would os.Exit via echo's Logger.Fatal if it could not bind).
+func (s *Server) startUI(ctx context.Context, cfg Config, host string, port int) error {
+	origin := "http://" + net.JoinHostPort(dialHost(host), strconv.Itoa(port))
+	s.ui = uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
+		Host:                host,
+		Port:                port,
+		TemporalGRPCAddress: s.frontend,
+		EnableUI:            true,
+		DefaultNamespace:    cfg.Namespace,
+		HideLogs:            true, // no echo banner or per-request logs
+		CORS: uiconfig.CORS{
+			// Plain http on loopback: a Secure CSRF cookie would be dropped.
+			CookieInsecure: true,
+			AllowOrigins:   []string{origin, "http://" + net.JoinHostPort("localhost", strconv.Itoa(port))},
+		},
+	}))
+	s.uiDone = make(chan struct{})
+	go func() {
+		defer close(s.uiDone)
+		_ = s.ui.Start() // returns nil once Stop closes it
+	}()
+	s.uiURL = origin
+
+	hc := &http.Client{Timeout: time.Second}
+	return poll(ctx, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/healthz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("UI health: %s", resp.Status)
+		}
+		return nil
+	})
+}
+
+// poll retries f until it succeeds or ctx ends, returning f's last error.
+func poll(ctx context.Context, f func(context.Context) error) error {
+	for {
+		attemptCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := f(attemptCtx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// resolveAddr splits host:port, defaulting the host to 127.0.0.1, picking a
+// free port for port 0 and otherwise checking that the port can be bound.
+func resolveAddr(addr string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	if host == "" || host == "localhost" {
+		host = localIP
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, fmt.Errorf("invalid port in %q", addr)
+	}
+	if port == 0 {
+		ports, err := freePorts(host, 1)
+		if err != nil {
+			return "", 0, err
+		}
+		return host, ports[0], nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, portStr))
+	if err != nil {
+		return "", 0, err // typically "address already in use"
+	}
+	_ = l.Close()
+	return host, port, nil
+}
+
+// dialHost turns a wildcard bind address into one clients can dial.
+func dialHost(host string) string {
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return localIP
+	}
+	return host
+}
+
+// freePorts returns n distinct currently-free ports on host. Temporal binds
+// its own listeners, so we can only pick ports and hand them over. Each port
+// is left in TIME_WAIT by a server-side close: Linux then will not hand it
+// out for other ":0" binds for a while, but an explicit bind (SO_REUSEADDR,
+// which Go sets) still succeeds. This keeps parallel tests from colliding.
+func freePorts(host string, n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("pick free port on %s: %w", host, err)
+		}
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err == nil {
+			if sc, err := l.Accept(); err == nil {
+				_ = sc.Close() // server side closes first -> TIME_WAIT on this port
+			}
+			_ = c.Close()
+		}
+		_ = l.Close()
+	}
+	return ports, nil
+}
+
+func randomHex() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,184 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/schedule"
+)
+
+// Invite setting values.
+const (
+	MediumEmail = "email"
+	MediumSMS   = "sms"
+
+	DelayFromEvent       = "event"
+	DelayFromTransaction = "transaction"
+	DelayFromDelivery    = "delivery"
+)
+
+// InviteSetting governs the invites of one (channel, event type) pair.
+type InviteSetting struct {
+	ID                    string
+	AccountID             string
+	ChannelID             string
+	EventTypeID           string
+	Active                bool
+	Medium                string               // MediumEmail or MediumSMS
+	Delay                 string               // ISO 8601 duration, as sent
+	DelayFrom             string               // DelayFrom…
+	SendWindow            *schedule.SendWindow // nil: any time
+	MinDaysBetweenInvites int
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+}
+
+// InviteSettingFilter narrows ListInviteSettings; "" does not filter.
+type InviteSettingFilter struct {
+	ChannelID   string
+	EventTypeID string
+}
+
+// inviteSettingRow is the table's shape; send_window is jsonb.
+type inviteSettingRow struct {
+	ID                    string    `db:"id"`
+	AccountID             string    `db:"account_id"`
+	ChannelID             string    `db:"channel_id"`
+	EventTypeID           string    `db:"event_type_id"`
+	Active                bool      `db:"active"`
+	Medium                string    `db:"medium"`
+	Delay                 string    `db:"delay"`
+	DelayFrom             string    `db:"delay_from"`
+	SendWindow            []byte    `db:"send_window"`
+	MinDaysBetweenInvites int       `db:"min_days_between_invites"`
+	CreatedAt             time.Time `db:"created_at"`
+	UpdatedAt             time.Time `db:"updated_at"`
+}
+
+const inviteSettingColumns = `id, account_id, channel_id, event_type_id, active, medium, delay, delay_from,
+	send_window, min_days_between_invites, created_at, updated_at`
+
+func (r inviteSettingRow) setting() (InviteSetting, error) {
+	is := InviteSetting{ID: r.ID, AccountID: r.AccountID, ChannelID: r.ChannelID, EventTypeID: r.EventTypeID,
+		Active: r.Active, Medium: r.Medium, Delay: r.Delay, DelayFrom: r.DelayFrom,
+		MinDaysBetweenInvites: r.MinDaysBetweenInvites, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if r.SendWindow != nil {
+		is.SendWindow = new(schedule.SendWindow)
+		if err := json.Unmarshal(r.SendWindow, is.SendWindow); err != nil {
+			return InviteSetting{}, fmt.Errorf("invite setting %s: decode send_window: %w", r.ID, err)
+		}
+	}
+	return is, nil
+}
+
+// InviteSetting returns one of the account's invite settings.
+func (s *Store) InviteSetting(ctx context.Context, accountID, id string) (InviteSetting, error) {
+	var r inviteSettingRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+inviteSettingColumns+` FROM invite_settings WHERE account_id = $1 AND id = $2`, accountID, id)
+	if err != nil {
+		return InviteSetting{}, translate(err)
+	}
+	return r.setting()
+}
+
+// ListInviteSettings returns a page of the account's invite settings,
+// newest first, and the cursor of the next page (nil on the last).
+func (s *Store) ListInviteSettings(ctx context.Context, accountID string, f InviteSettingFilter, p Page) ([]InviteSetting, *Cursor, error) {
+	w := newWhere(accountID)
+	if f.ChannelID != "" {
+		w.add("channel_id = ", f.ChannelID)
+	}
+	if f.EventTypeID != "" {
+		w.add("event_type_id = ", f.EventTypeID)
+	}
+	var rows []inviteSettingRow
+	query, args := w.page(`SELECT `+inviteSettingColumns+` FROM invite_settings`, p)
+	if err := s.db.SelectContext(ctx, &rows, query, args...); err != nil {
+		return nil, nil, translate(err)
+	}
+	rows, next := trim(rows, pageLimit(p), func(r inviteSettingRow) Cursor { return Cursor{r.CreatedAt, r.ID} })
+	out := make([]InviteSetting, len(rows))
+	for i, r := range rows {
+		var err error
+		if out[i], err = r.setting(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, next, nil
+}
+
+// UpdateInviteSetting reads the setting under a row lock, lets apply
+// change it, and writes every mutable field back with a new updated_at,
+// so concurrent partial updates never lose each other's changes. apply
+// validates; its error is returned as is and nothing is written. When
+// apply changes nothing, nothing is written either.
+func (s *Store) UpdateInviteSetting(ctx context.Context, accountID, id string, apply func(*InviteSetting) error) (InviteSetting, error) {
+	var out InviteSetting
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var r inviteSettingRow
+		if err := tx.GetContext(ctx, &r, `SELECT `+inviteSettingColumns+` FROM invite_settings
+			WHERE account_id = $1 AND id = $2 FOR NO KEY UPDATE`, accountID, id); err != nil {
+			return err
+		}
+		cur, err := r.setting()
+		if err != nil {
+			return err
+		}
+		next := cur
+		if cur.SendWindow != nil { // apply must not alias the current window
+			w := *cur.SendWindow
+			next.SendWindow = &w
+		}
+		if err := apply(&next); err != nil {
+			return err
+		}
+		// Identity and creation time are not the caller's to change.
+		next.ID, next.AccountID, next.ChannelID, next.EventTypeID = cur.ID, cur.AccountID, cur.ChannelID, cur.EventTypeID
+		next.CreatedAt, next.UpdatedAt = cur.CreatedAt, cur.UpdatedAt
+		if sameMutable(cur, next) {
+			out = cur
+			return nil
+		}
+		var window *string // nil: SQL NULL
+		if next.SendWindow != nil {
+			b, err := json.Marshal(next.SendWindow)
+			if err != nil {
+				return err
+			}
+			window = new(string(b))
+		}
+		next.UpdatedAt = s.Now()
+		if _, err := tx.ExecContext(ctx, `UPDATE invite_settings
+			SET active = $3, medium = $4, delay = $5, delay_from = $6, send_window = $7,
+			    min_days_between_invites = $8, updated_at = $9
+			WHERE account_id = $1 AND id = $2`,
+			accountID, id, next.Active, next.Medium, next.Delay, next.DelayFrom, window,
+			next.MinDaysBetweenInvites, next.UpdatedAt); err != nil {
+			return fmt.Errorf("update invite setting: %w", err)
+		}
+		out = next
+		return nil
+	})
+	return out, err
+}
+
+// InviteSettingFor returns the setting of a (channel, event type) pair.
+func (s *Store) InviteSettingFor(ctx context.Context, accountID, channelID, eventTypeID string) (InviteSetting, error) {
+	var r inviteSettingRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+inviteSettingColumns+` FROM invite_settings
+		WHERE account_id = $1 AND channel_id = $2 AND event_type_id = $3`, accountID, channelID, eventTypeID)
+	if err != nil {
+		return InviteSetting{}, translate(err)
+	}
+	return r.setting()
+}
+
+func sameMutable(a, b InviteSetting) bool {
+	sameWindow := (a.SendWindow == nil) == (b.SendWindow == nil) && (a.SendWindow == nil || *a.SendWindow == *b.SendWindow)
+	return sameWindow && a.Active == b.Active && a.Medium == b.Medium && a.Delay == b.Delay &&
+		a.DelayFrom == b.DelayFrom && a.MinDaysBetweenInvites == b.MinDaysBetweenInvites
+}

@@ -1,0 +1,63 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+func TestEnsureSigningKeyCreatesOneUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "P7D")
+	ctx := context.Background()
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+	// Every caller wants a key only if none exists: the lock must make
+	// exactly one of them insert.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	inserted := 0
+	for i := range 8 {
+		wg.Go(func() {
+			ok, err := st.EnsureSigningKey(ctx, func(existing []store.SigningKey) (*store.SigningKey, error) {
+				if len(existing) > 0 {
+					return nil, nil
+				}
+				return &store.SigningKey{KID: "k" + string(rune('a'+i)), Algorithm: "RS256",
+					PrivateKey: []byte{1, 2, 3}, PublicJWK: `{"kty":"RSA"}`, CreatedAt: created}, nil
+			})
+			assert.NoError(t, err)
+			if ok {
+				mu.Lock()
+				inserted++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 1, inserted)
+
+	ks, err := st.SigningKeys(ctx)
+	require.NoError(t, err)
+	require.Len(t, ks, 1)
+	assert.Equal(t, []byte{1, 2, 3}, ks[0].PrivateKey)
+	assert.JSONEq(t, `{"kty":"RSA"}`, ks[0].PublicJWK)
+	assert.True(t, created.Equal(ks[0].CreatedAt))
+
+	// A newer key is listed first.
+	_, err = st.EnsureSigningKey(ctx, func([]store.SigningKey) (*store.SigningKey, error) {
+		return &store.SigningKey{KID: "newer", Algorithm: "RS256", PrivateKey: []byte{4}, PublicJWK: `{}`, CreatedAt: created.Add(time.Hour)}, nil
+	})
+	require.NoError(t, err)
+	ks, err = st.SigningKeys(ctx)
+	require.NoError(t, err)
+	require.Len(t, ks, 2)
+	assert.Equal(t, "newer", ks[0].KID)
+}

@@ -3,66 +3,53 @@ package apiserver_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// fakeAuth maps opaque test tokens to principals. It stands in for the
-// real verifier until these tests switch to tokens of the built-in
-// issuer; tokenFor is the only place that makes tokens.
-type fakeAuth struct {
-	mu     sync.Mutex
-	tokens map[string]auth.Principal
-	err    error // when set, every Authenticate fails with it
-}
-
-func (a *fakeAuth) Authenticate(_ context.Context, raw string) (auth.Principal, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.err != nil {
-		return auth.Principal{}, a.err
-	}
-	p, ok := a.tokens[raw]
-	if !ok {
-		return auth.Principal{}, fmt.Errorf("%w: unknown test token", auth.ErrInvalidToken)
-	}
-	return p, nil
-}
-
-func (a *fakeAuth) fail(err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.err = err
-}
+const (
+	// testSecretKey is TOUCHPOINT_SECRET_KEY of every test issuer.
+	testSecretKey = "apiserver-test-secret-key-0123456789abcdef"
+	// testAudience is the API's base URL as the issuer and verifier know it.
+	testAudience = "http://api.touchpoint.test"
+	// clientCacheTTL is how long the test verifiers cache client rows; the
+	// default (2s) would make revocation tests wait that long.
+	clientCacheTTL = 50 * time.Millisecond
+)
 
 // env is one API server over a fresh database, with an account ("A") and
-// its default channel.
+// its default channel, authenticating with a real verifier of a real
+// built-in issuer served by httptest.
 type env struct {
-	store   *store.Store
-	auth    *fakeAuth
-	srv     *httptest.Server
-	logs    *syncBuffer
-	account string
-	channel string // the account's Default channel
-	token   string // a full-access token of the account
+	store     *store.Store
+	authStore *store.Store // the issuer's and verifier's: store, unless that cannot reach PostgreSQL
+	issuerURL string
+	verifier  *auth.Verifier
+	srv       *httptest.Server
+	logs      *syncBuffer
+	account   string
+	channel   string // the account's Default channel
+	token     string // a full-access token of the account
 }
 
 type syncBuffer struct {
@@ -87,38 +74,132 @@ func newEnv(t *testing.T, configure ...func(*apiserver.Options)) *env {
 	return newEnvWith(t, store.New(testdb.New(t), "P7D"), configure...)
 }
 
+// newEnvWith serves the API over st. When st cannot reach PostgreSQL (a
+// test of the API with its database down from the start), the issuer and
+// the verifier get a database of their own, so that tokens still verify.
 func newEnvWith(t *testing.T, st *store.Store, configure ...func(*apiserver.Options)) *env {
 	t.Helper()
-	e := &env{store: st, auth: &fakeAuth{tokens: map[string]auth.Principal{}}, logs: &syncBuffer{}}
-	opts := apiserver.Options{
-		Store:  st,
-		Auth:   e.auth,
-		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	ctx := context.Background()
+	e := &env{store: st, authStore: st, logs: &syncBuffer{}}
+	if st.DB().PingContext(ctx) != nil {
+		e.authStore = store.New(testdb.New(t), "P7D")
 	}
+	e.startIssuer(t)
+	e.verifier = e.startVerifier(t, auth.Issuer{URL: e.issuerURL}, testAudience)
+	require.Eventually(t, func() bool { return e.verifier.Ready() == nil }, 10*time.Second, 5*time.Millisecond,
+		"the verifier did not discover the issuer")
+
+	opts := apiserver.Options{Store: st, Auth: e.verifier, Logger: e.logger()}
 	for _, c := range configure {
 		c(&opts)
 	}
 	e.srv = httptest.NewServer(apiserver.New(opts))
 	t.Cleanup(e.srv.Close)
-	if st.DB().PingContext(context.Background()) == nil {
-		acc, ch, err := st.CreateAccount(context.Background(), "A")
-		require.NoError(t, err)
-		e.account, e.channel = acc.ID, ch.ID
-		e.token = e.tokenFor(t, acc.ID, store.GroupFull)
-	}
+
+	acc, ch, err := e.authStore.CreateAccount(ctx, "A")
+	require.NoError(t, err)
+	e.account, e.channel = acc.ID, ch.ID
+	e.token = e.tokenFor(t, acc.ID, store.GroupFull)
 	return e
 }
 
-// tokenFor returns a bearer token of a client of accountID in group.
+func (e *env) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// startIssuer serves the built-in issuer on e.authStore until the test
+// ends. Its own logs go to the test output.
+func (e *env) startIssuer(t *testing.T) {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	e.issuerURL = "http://" + ts.Listener.Addr().String()
+	issuer, err := authserver.New(context.Background(), authserver.Options{Store: e.authStore, Issuer: e.issuerURL,
+		Audience: testAudience, SecretKey: testSecretKey, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	require.NoError(t, err)
+	ts.Config.Handler = issuer
+	ts.Start()
+	t.Cleanup(ts.Close)
+}
+
+// startVerifier runs a verifier of is's tokens for audience on
+// e.authStore until the test ends; it does not wait for discovery.
+func (e *env) startVerifier(t *testing.T, is auth.Issuer, audience string) *auth.Verifier {
+	t.Helper()
+	v, err := auth.New(auth.Options{Store: e.authStore, Issuers: []auth.Issuer{is}, BuiltInIssuer: e.issuerURL,
+		Audience: audience, ClientCacheTTL: clientCacheTTL, DiscoveryRetry: 10 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	return v
+}
+
+// withAuth returns a second API server over e's store that authenticates
+// with a instead of e's verifier; e's accounts and tokens carry over, the
+// configure options of e do not, and it has logs of its own.
+func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
+	t.Helper()
+	c := *e
+	c.logs = &syncBuffer{}
+	c.srv = httptest.NewServer(apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger()}))
+	t.Cleanup(c.srv.Close)
+	return &c
+}
+
+// requestToken posts a client-credentials request to the issuer's token
+// endpoint and returns the status and the JSON answer.
+func (e *env) requestToken(t testing.TB, form url.Values) (int, map[string]any) {
+	t.Helper()
+	res, err := http.PostForm(e.issuerURL+authserver.TokenPath, form)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var body map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
+	return res.StatusCode, body
+}
+
+// newClient creates a built-in API client of accountID in group and
+// returns it with its secret.
+func (e *env) newClient(t testing.TB, accountID, group string) (store.Client, string) {
+	t.Helper()
+	secret, hash := authserver.NewClientSecret(secretkey.Derive(testSecretKey, secretkey.ClientSecret))
+	c, err := e.authStore.CreateClient(context.Background(), accountID, "test "+group, group, hash)
+	require.NoError(t, err)
+	return c, secret
+}
+
+// tokenFor creates an API client of accountID in group and returns the
+// access token the issuer grants it. It is the only place tokens are made.
 func (e *env) tokenFor(t testing.TB, accountID, group string) string {
 	t.Helper()
-	b := make([]byte, 16)
-	rand.Read(b)
-	tok := "test-" + hex.EncodeToString(b)
-	e.auth.mu.Lock()
-	defer e.auth.mu.Unlock()
-	e.auth.tokens[tok] = auth.Principal{AccountID: accountID, ClientID: "cli-" + group, AccessGroup: group, TokenID: tok}
+	c, secret := e.newClient(t, accountID, group)
+	status, body := e.requestToken(t, url.Values{"grant_type": {"client_credentials"},
+		"client_id": {c.ClientID}, "client_secret": {secret}, "audience": {testAudience}})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	tok, _ := body["access_token"].(string)
+	require.NotEmpty(t, tok, "%v", body)
 	return tok
+}
+
+// clientOf returns the id of the API client a token was issued to (its
+// azp claim), read without verification.
+func clientOf(t testing.TB, tok string) string {
+	t.Helper()
+	segs := strings.Split(tok, ".")
+	require.Len(t, segs, 3)
+	payload, err := base64.RawURLEncoding.DecodeString(segs[1])
+	require.NoError(t, err)
+	var claims struct {
+		AZP string `json:"azp"`
+	}
+	require.NoError(t, json.Unmarshal(payload, &claims))
+	require.NotEmpty(t, claims.AZP)
+	return claims.AZP
 }
 
 // otherAccount creates a second tenant and returns its full token.

@@ -6,9 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -42,24 +44,111 @@ func TestAuthentication(t *testing.T) {
 	r = e.do(t, http.MethodPost, "/event-types", "garbage", strings.Repeat("x", 100<<10), header{"Content-Type", "text/plain"})
 	requireProblem(t, r, http.StatusUnauthorized)
 
-	// An unreachable issuer is 503 with Retry-After, not 401.
-	e.auth.fail(auth.ErrUnavailable)
-	r = e.do(t, http.MethodGet, "/event-types", e.token, nil)
-	requireProblem(t, r, http.StatusServiceUnavailable)
+	// An issuer the API cannot reach is 503 with Retry-After, not 401:
+	// this verifier fetches the issuer's discovery document from a closed
+	// port, so it never gets ready for the issuer of e.token.
+	v := e.startVerifier(t, auth.Issuer{URL: e.issuerURL, DiscoveryURL: closedURL(t)}, testAudience)
+	require.ErrorIs(t, v.Ready(), auth.ErrUnavailable)
+	down := e.withAuth(t, v)
+	r = down.do(t, http.MethodGet, "/event-types", e.token, nil)
+	p = requireProblem(t, r, http.StatusServiceUnavailable)
 	assert.Equal(t, "5", r.header.Get("Retry-After"))
+	assert.Equal(t, "a dependency is unavailable; retry later", p["detail"])
+	assert.NotContains(t, string(r.body), e.issuerURL)
+	// Public routes need no token.
+	assert.Equal(t, http.StatusOK, down.do(t, http.MethodGet, "/healthz", "", nil).status)
+	assert.Equal(t, http.StatusOK, down.do(t, http.MethodGet, "/readyz", "", nil).status)
 
-	// An unexpected verifier error is a 500 that hides its text.
-	e.auth.fail(errors.New("secret internals of the verifier"))
-	r = e.do(t, http.MethodGet, "/event-types", e.token, nil)
+	// An error wrapping neither ErrInvalidToken nor ErrUnavailable breaks
+	// the Authenticator contract: a wiring defect the real verifier cannot
+	// be made to commit, so a stub stands in. It is a 500 that hides its
+	// text.
+	broken := e.withAuth(t, authFunc(func(context.Context, string) (auth.Principal, error) {
+		return auth.Principal{}, errors.New("secret internals of the verifier")
+	}))
+	r = broken.do(t, http.MethodGet, "/event-types", e.token, nil)
 	p = requireProblem(t, r, http.StatusInternalServerError)
 	assert.NotContains(t, string(r.body), "secret internals")
 	assert.Contains(t, p["detail"], r.header.Get("X-Request-Id"))
-	assert.Contains(t, e.logs.String(), "secret internals of the verifier")
+	assert.Contains(t, broken.logs.String(), "secret internals of the verifier")
+}
 
-	// Public routes need no token.
-	e.auth.fail(auth.ErrUnavailable)
-	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/healthz", "", nil).status)
-	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/readyz", "", nil).status)
+// closedURL returns an http URL at which nothing listens.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return "http://" + addr
+}
+
+// authFunc adapts a function to auth.Authenticator, for the tests of an
+// Authenticator that breaks its contract, which the real verifier cannot
+// be made to do.
+type authFunc func(ctx context.Context, rawToken string) (auth.Principal, error)
+
+func (f authFunc) Authenticate(ctx context.Context, rawToken string) (auth.Principal, error) {
+	return f(ctx, rawToken)
+}
+
+// Revoking a client's tokens or deleting the client locks its tokens out
+// once the verifier's client cache has expired; the account's other
+// clients keep working.
+func TestRevokedAndDeletedClients(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, reason string
+		lockOut      func(clientID string) error
+	}{
+		{"revoked", "token revoked", func(id string) error { _, err := e.store.RevokeTokens(ctx, id); return err }},
+		{"deleted", "unknown client", func(id string) error { return e.store.DeleteClient(ctx, id) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tok := e.tokenFor(t, e.account, store.GroupFull)
+			require.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/event-types", tok, nil).status)
+
+			require.NoError(t, tc.lockOut(clientOf(t, tok)))
+			require.Eventually(t, func() bool {
+				_, err := e.verifier.Authenticate(ctx, tok)
+				return errors.Is(err, auth.ErrInvalidToken)
+			}, 5*time.Second, 5*time.Millisecond, "the client cache never expired")
+
+			r := e.do(t, http.MethodGet, "/event-types", tok, nil)
+			p := requireProblem(t, r, http.StatusUnauthorized)
+			assert.Equal(t, `Bearer realm="touchpoint", error="invalid_token", error_description="the access token is invalid or expired"`,
+				r.header.Get("WWW-Authenticate"))
+			assert.Equal(t, "the access token is invalid or expired", p["detail"], "the reason is not told")
+			assert.Contains(t, e.logs.String(), "invalid token: "+tc.reason, "the reason is logged")
+			assert.Equal(t, http.StatusOK, e.get(t, "/event-types").status, "another client of the account")
+		})
+	}
+}
+
+// The issuer grants tokens for the API's audience only, and an API whose
+// verifier expects another audience refuses them.
+func TestTokenAudience(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const otherAPI = "https://other-api.example"
+	c, secret := e.newClient(t, e.account, store.GroupFull)
+	status, body := e.requestToken(t, url.Values{"grant_type": {"client_credentials"},
+		"client_id": {c.ClientID}, "client_secret": {secret}, "audience": {otherAPI}})
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, "invalid_target", body["error"], "%v", body)
+	assert.NotContains(t, body, "access_token")
+
+	v := e.startVerifier(t, auth.Issuer{URL: e.issuerURL}, otherAPI)
+	require.Eventually(t, func() bool { return v.Ready() == nil }, 10*time.Second, 5*time.Millisecond)
+	other := e.withAuth(t, v)
+	r := other.do(t, http.MethodGet, "/event-types", e.token, nil)
+	requireProblem(t, r, http.StatusUnauthorized)
+	assert.True(t, strings.HasPrefix(r.header.Get("WWW-Authenticate"), `Bearer realm="touchpoint", error="invalid_token"`),
+		r.header.Get("WWW-Authenticate"))
+	assert.Contains(t, other.logs.String(), "invalid token: wrong audience")
+	assert.Equal(t, http.StatusOK, e.get(t, "/event-types").status, "the API it was issued for")
 }
 
 func TestAccessGroups(t *testing.T) {
@@ -77,10 +166,22 @@ func TestAccessGroups(t *testing.T) {
 		{http.MethodPost, "/channels", `{"name":"new"}`},
 		{http.MethodPatch, isPath, `{"active":false}`},
 	}
+	// The groups' tokens come from clients of those groups; the unknown
+	// group, which the schema's CHECK keeps out of api_clients, comes from
+	// a stub standing in for a verifier that breaks its contract: the API
+	// must still deny it everything.
+	unknown := e.withAuth(t, authFunc(func(context.Context, string) (auth.Principal, error) {
+		return auth.Principal{AccountID: e.account, ClientID: "cli-stub", AccessGroup: "unknown"}, nil
+	}))
 	for _, group := range []string{store.GroupEvents, store.GroupReadonly, "unknown"} {
-		tok := e.tokenFor(t, e.account, group)
+		api, tok := e, ""
+		if group == "unknown" {
+			api, tok = unknown, "any"
+		} else {
+			tok = e.tokenFor(t, e.account, group)
+		}
 		for _, path := range reads {
-			r := e.do(t, http.MethodGet, path, tok, nil)
+			r := api.do(t, http.MethodGet, path, tok, nil)
 			if group == "unknown" {
 				requireProblem(t, r, http.StatusForbidden)
 			} else {
@@ -88,7 +189,7 @@ func TestAccessGroups(t *testing.T) {
 			}
 		}
 		for _, w := range writes {
-			r := e.do(t, w.method, w.path, tok, w.body)
+			r := api.do(t, w.method, w.path, tok, w.body)
 			p := requireProblem(t, r, http.StatusForbidden)
 			assert.Contains(t, p["detail"], group, "%s %s", w.method, w.path)
 		}
@@ -118,12 +219,13 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 	assert.Equal(t, "GET, PATCH", r.header.Get("Allow"))
 }
 
-// Malformed ids are 404 without a query: the store here cannot reach
-// PostgreSQL, so a query would be a 503.
+// Malformed ids are 404 without a query: the API's store here cannot
+// reach PostgreSQL, so a query would be a 503. (Its token verifies against
+// the issuer's own database.)
 func TestMalformedIDsAnsweredWithoutQuery(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, unreachableStore(t))
-	tok := e.tokenFor(t, "acc-00000000-0000-4000-8000-000000000000", store.GroupFull)
+	tok := e.token
 	for _, path := range []string{
 		"/event-types/ety-0B5E8F3C-8A3E-4F3E-9A57-1C2D3E4F5A6B", "/event-types/chl-0b5e8f3c-8a3e-4f3e-9a57-1c2d3e4f5a6b",
 		"/event-types/ety-1", "/event-types/ety-0b5e8f3c8a3e4f3e9a571c2d3e4f5a6b", "/channels/ety-0b5e8f3c-8a3e-4f3e-9a57-1c2d3e4f5a6b",
@@ -265,7 +367,9 @@ func TestRequestIDAndLogs(t *testing.T) {
 // stack.
 func TestPanicRecovered(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(o *apiserver.Options) { o.Auth = panicAuth{} })
+	e := newEnv(t).withAuth(t, authFunc(func(context.Context, string) (auth.Principal, error) {
+		panic("boom in the verifier")
+	}))
 	r := e.do(t, http.MethodGet, "/channels", "token", nil)
 	p := requireProblem(t, r, http.StatusInternalServerError)
 	assert.NotContains(t, string(r.body), "boom")
@@ -274,12 +378,6 @@ func TestPanicRecovered(t *testing.T) {
 	assert.Contains(t, logs, `"level":"ERROR"`)
 	assert.Contains(t, logs, "panic: boom in the verifier")
 	assert.Contains(t, logs, "goroutine") // the stack
-}
-
-type panicAuth struct{}
-
-func (panicAuth) Authenticate(context.Context, string) (auth.Principal, error) {
-	panic("boom in the verifier")
 }
 
 func TestHealth(t *testing.T) {

@@ -23,6 +23,7 @@ type reqInfo struct {
 	route     string         // the route's path template, "" when none matched
 	principal auth.Principal // zero for public routes and failed auth
 	err       error          // the internal error behind the answer, for the log only
+	eventID   string         // the event a POST /events accepted
 }
 
 type infoKey struct{}
@@ -127,6 +128,9 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		}
 		if p := info.principal; p.AccountID != "" {
 			attrs = append(attrs, slog.String("account_id", p.AccountID), slog.String("client_id", p.ClientID))
+		}
+		if info.eventID != "" {
+			attrs = append(attrs, slog.String("event_id", info.eventID))
 		}
 		if info.err != nil {
 			attrs = append(attrs, slog.String("error", info.err.Error()))

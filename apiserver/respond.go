@@ -149,6 +149,19 @@ func (q *query) id(name, prefix string) string {
 	return v
 }
 
+// timestamp reads an RFC 3339 time.
+func (q *query) timestamp(name string) time.Time {
+	v := q.get(name)
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		q.fail(name, "must be an RFC 3339 timestamp such as 2026-11-22T06:00:00.000Z")
+	}
+	return t
+}
+
 func (q *query) err() error {
 	if q.malformed {
 		return badRequest("the query string is malformed")

@@ -60,7 +60,10 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/invite-settings/{id}", anyClient, s.getInviteSetting},
 		{http.MethodPatch, "/invite-settings/{id}", fullOnly, s.updateInviteSetting},
 
-		// Events (next issue): POST /events senders; GET /events and
-		// /events/{id} anyClient; POST /events/{id}/cancel and /retry fullOnly.
+		{http.MethodPost, "/events", senders, s.createEvent},
+		{http.MethodGet, "/events", anyClient, s.listEvents},
+		{http.MethodGet, "/events/{id}", anyClient, s.getEvent},
+		{http.MethodPost, "/events/{id}/cancel", fullOnly, s.cancelEvent},
+		{http.MethodPost, "/events/{id}/retry", fullOnly, s.retryEvent},
 	}
 }

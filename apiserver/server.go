@@ -36,6 +36,18 @@ type Options struct {
 	// ("temporal", "issuer" → nil when ok). Their failures show as
 	// degraded but never make /readyz answer 503. Optional.
 	Readiness func(ctx context.Context) map[string]error
+	// Workflows delivers the cancel signal to an event's workflow (a
+	// Temporal client). Optional: without it a cancelled invite is still
+	// never sent, its workflow just learns of it at send time.
+	Workflows Signaler
+	// Notify is called after an accepted event commits, to wake the
+	// outbox starters at once. Optional: they also sweep periodically.
+	Notify func()
+}
+
+// Signaler is the part of the Temporal client the API uses.
+type Signaler interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
 }
 
 type server struct {
@@ -44,6 +56,8 @@ type server struct {
 	log       *slog.Logger
 	maxBody   int64
 	readiness func(ctx context.Context) map[string]error
+	workflows Signaler
+	notify    func()
 }
 
 // New builds the API handler. It panics without a Store or an
@@ -52,7 +66,11 @@ func New(opts Options) http.Handler {
 	if opts.Store == nil || opts.Auth == nil {
 		panic("apiserver.New: Store and Auth are required")
 	}
-	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness}
+	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
+		workflows: opts.Workflows, notify: opts.Notify}
+	if s.notify == nil {
+		s.notify = func() {}
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}

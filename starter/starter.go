@@ -170,7 +170,7 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		TypedSearchAttributes: workflows.StartSearchAttributes(in),
 		StaticSummary:         summary,
-	}, workflows.Invite, in)
+	}, workflows.WorkflowType, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) && !in.Retry {
 		return nil

@@ -69,7 +69,11 @@ func Start(tb testing.TB, opts Options) *Server {
 }
 
 // Addr is host:port; it stays the same across Stop and Restart.
-func (s *Server) Addr() string { return s.addr }
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
 
 // URL is the server's TOUCHPOINT_SMTP_URL, with the credentials if any.
 func (s *Server) URL() string {
@@ -81,7 +85,7 @@ func (s *Server) URL() string {
 	if s.opts.Username != "" {
 		userinfo = s.opts.Username + ":" + s.opts.Password + "@"
 	}
-	return scheme + "://" + userinfo + s.addr
+	return scheme + "://" + userinfo + s.Addr()
 }
 
 // Messages returns a copy of the messages accepted so far.
@@ -141,7 +145,7 @@ func (s *Server) Restart() error {
 	if up {
 		return errors.New("smtptest: already running")
 	}
-	return s.listen(s.addr)
+	return s.listen(s.Addr())
 }
 
 func (s *Server) listen(addr string) error {

@@ -1,0 +1,399 @@
+package activities_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
+)
+
+const email = "jane.doe@example.com"
+
+// harness is the activities wired to a fresh database and a real SMTP server.
+type harness struct {
+	db    *sqlx.DB
+	st    *store.Store
+	smtp  *smtptest.Server
+	links *feedback.Links
+	acts  *activities.Activities
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{db: testdb.New(t), smtp: smtptest.Start(t, smtptest.Options{})}
+	h.st = store.New(h.db, "P7D")
+	mailer, err := mail.NewSMTP(h.smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	tpl, err := templates.New()
+	require.NoError(t, err)
+	h.links, err = feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	require.NoError(t, err)
+	h.acts = &activities.Activities{Store: h.st, Mailer: mailer, Templates: tpl, Feedback: h.links}
+	return h
+}
+
+func (h *harness) state(t *testing.T, id string) store.InviteState {
+	t.Helper()
+	st, err := h.st.LoadInviteState(context.Background(), id)
+	require.NoError(t, err)
+	return st
+}
+
+// appError asserts err is an ApplicationError of the type and retryability.
+func appError(t *testing.T, err error, typ string, retryable bool) {
+	t.Helper()
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, err, &appErr)
+	assert.Equal(t, typ, appErr.Type())
+	assert.Equal(t, !retryable, appErr.NonRetryable(), "retryable")
+	assert.NotContains(t, strings.ToLower(err.Error()), email, "no address in Temporal")
+}
+
+func TestSendInviteSendsExactlyOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email, FirstName: "Jane", LastName: "Doe", Locale: "de_DE",
+		Products: []eventfixture.Product{{Name: "Wanderschuh <Trail>", ImageURL: "https://cdn.example/shoe.png"}}})
+
+	st, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Equal(t, 1, st.Attempts)
+	require.NotNil(t, st.SentAt)
+	assert.Equal(t, st, h.state(t, id))
+
+	msgs := h.smtp.Messages()
+	require.Len(t, msgs, 1)
+	assert.Equal(t, []string{email}, msgs[0].To)
+	m, err := msgs[0].Parse()
+	require.NoError(t, err)
+	assert.Equal(t, "<"+id+"@touchpoint.example>", m.Header.Get("Message-Id"), "a stable Message-ID from the event ID")
+	subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+	require.NoError(t, err)
+	assert.Equal(t, "Wie war Ihre Erfahrung?", subject)
+	text, html := parts(t, m.Header.Get("Content-Type"), m.Body)
+	assert.Contains(t, text, "Hallo Jane,")
+	assert.Contains(t, html, "Wanderschuh &lt;Trail&gt;")
+	link := regexp.MustCompile(`https://touchpoint\.example/feedback\?\S+`).FindString(text)
+	u, err := url.Parse(link)
+	require.NoError(t, err)
+	got, ok := h.links.Verify(u.Query())
+	assert.True(t, ok, "the link in the mail is signed: %s", link)
+	assert.Equal(t, id, got)
+
+	// Temporal runs the activity again (a lost completion): nothing is sent.
+	again, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, again.Status)
+	assert.Len(t, h.smtp.Messages(), 1)
+}
+
+func TestSendInviteAfterACrashMidSend(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	// An earlier attempt marked the invite sending and died.
+	id := a.Event(t, eventfixture.Event{Status: store.InviteSending, Email: email})
+
+	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	appError(t, err, activities.ErrTypeUncertain, false)
+	st := h.state(t, id)
+	assert.Equal(t, store.InviteFailed, st.Status)
+	assert.Equal(t, store.ReasonDeliveryUncertain, st.Reason)
+	assert.Empty(t, h.smtp.Messages(), "not sent a second time")
+}
+
+func TestConcurrentSendsToOneAddressSendOne(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{MinDays: 30})
+	ids := []string{
+		a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email}),
+		a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: strings.ToUpper(email)}),
+	}
+	states := make([]store.InviteState, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			st, err := h.acts.SendInvite(context.Background(), activities.EventInput{EventID: id})
+			assert.NoError(t, err)
+			states[i] = st
+		})
+	}
+	wg.Wait()
+	assert.Len(t, h.smtp.Messages(), 1)
+	var statuses []string
+	for _, st := range states {
+		statuses = append(statuses, st.Status+"/"+st.Reason)
+	}
+	assert.ElementsMatch(t, []string{"sent/", "skipped/recently_invited"}, statuses)
+}
+
+func TestTransientFailureIsRetried(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+
+	h.smtp.FailRCPT(1, 451)
+	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	appError(t, err, activities.ErrTypeTransient, true)
+	st := h.state(t, id)
+	assert.Equal(t, store.InviteScheduled, st.Status)
+	assert.Contains(t, st.LastError, "451")
+	assert.NotContains(t, strings.ToLower(st.LastError), email)
+	assert.Equal(t, 1, st.Attempts)
+
+	st, err = h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Equal(t, 2, st.Attempts)
+	assert.Len(t, h.smtp.Messages(), 1)
+}
+
+func TestSMTPOutageIsTransient(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+
+	h.smtp.Stop()
+	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	appError(t, err, activities.ErrTypeTransient, true)
+	assert.Equal(t, store.InviteScheduled, h.state(t, id).Status)
+
+	require.NoError(t, h.smtp.Restart())
+	st, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Len(t, h.smtp.Messages(), 1)
+}
+
+func TestPermanentFailureIsNotRetried(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+
+	h.smtp.FailRCPT(1, 550)
+	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	appError(t, err, activities.ErrTypeRejected, false)
+	st := h.state(t, id)
+	assert.Equal(t, store.InviteFailed, st.Status)
+	assert.Equal(t, store.ReasonRejected, st.Reason)
+	assert.Contains(t, st.LastError, "550")
+	assert.Contains(t, st.LastError, "j***@example.com", "the echoed address is masked")
+}
+
+func TestLostReplyIsUncertain(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+
+	h.smtp.HangUpAfterDATA(1)
+	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	appError(t, err, activities.ErrTypeUncertain, false)
+	st := h.state(t, id)
+	assert.Equal(t, store.InviteFailed, st.Status)
+	assert.Equal(t, store.ReasonDeliveryUncertain, st.Reason)
+}
+
+func TestDecidedAtSendTime(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	inactive := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	deactivated := inactive.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+	inactive.Set(t, "active", false)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+
+	for id, want := range map[string]string{
+		deactivated: "skipped/setting_inactive",
+		a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: eventfixture.NoEmail}): "skipped/no_address",
+		a.Event(t, eventfixture.Event{Status: store.InviteCancelled}):                              "cancelled/",
+	} {
+		st, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+		require.NoError(t, err)
+		assert.Equal(t, want, st.Status+"/"+st.Reason)
+	}
+	assert.Empty(t, h.smtp.Messages())
+}
+
+type fakeSMS struct {
+	mu   sync.Mutex
+	sent []activities.SMS
+}
+
+func (f *fakeSMS) SendSMS(_ context.Context, m activities.SMS) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, m)
+	return nil
+}
+
+func TestSMS(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: store.MediumSMS})
+
+	st, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: a.Event(t, eventfixture.Event{Status: store.InviteScheduled})})
+	require.NoError(t, err)
+	assert.Equal(t, "skipped/no_address", st.Status+"/"+st.Reason, "no mobile")
+
+	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Mobile: "+4915112345678"})
+	_, err = h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	appError(t, err, activities.ErrTypeNoProvider, false)
+	st = h.state(t, id)
+	assert.Equal(t, "failed/no_provider", st.Status+"/"+st.Reason)
+	assert.Equal(t, "no SMS provider configured", st.LastError)
+
+	sms := &fakeSMS{}
+	h.acts.SMS = sms
+	id = a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Mobile: "+4915112345678"})
+	st, err = h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, st.Status)
+	require.Len(t, sms.sent, 1)
+	assert.Equal(t, "+4915112345678", sms.sent[0].To)
+	assert.Contains(t, sms.sent[0].Text, h.links.URL(id))
+	assert.Empty(t, h.smtp.Messages())
+}
+
+// breakingMailer delivers, then takes the database away before the
+// delivery can be recorded.
+type breakingMailer struct {
+	mail.Sender
+	db *sqlx.DB
+}
+
+func (b breakingMailer) Send(ctx context.Context, m mail.Message) error {
+	err := b.Sender.Send(ctx, m)
+	b.db.Close()
+	return err
+}
+
+func TestSentButNotRecorded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+
+	// A second pool, so the test's own goes on working.
+	db, err := sqlx.Open("postgres", testdbURL(t, h.db))
+	require.NoError(t, err)
+	broken := *h.acts
+	broken.Store = store.New(db, "P7D")
+	broken.Mailer = breakingMailer{Sender: h.acts.Mailer, db: db}
+
+	_, err = broken.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	appError(t, err, activities.ErrTypeSentUnrecorded, false)
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, err, &appErr)
+	var d activities.SentUnrecorded
+	require.NoError(t, appErr.Details(&d))
+	assert.False(t, d.SentAt.IsZero())
+	assert.Equal(t, store.InviteSending, h.state(t, id).Status)
+
+	// The workflow records it.
+	st, err := h.acts.RecordSent(t.Context(), activities.RecordSentInput{EventID: id, SentAt: d.SentAt})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Len(t, h.smtp.Messages(), 1)
+}
+
+func TestDatabaseSteps(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := t.Context()
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Delay: "P2D"})
+	id := a.Event(t, eventfixture.Event{})
+
+	plan, err := h.acts.LoadPlan(ctx, activities.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, "P2D", plan.Plan.Delay)
+	assert.True(t, plan.SettingActive)
+
+	at := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Millisecond)
+	st, err := h.acts.MarkScheduled(ctx, activities.MarkScheduledInput{EventID: id, ScheduledFor: at})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteScheduled, st.Status)
+	assert.True(t, at.Equal(*st.ScheduledFor))
+
+	st, err = h.acts.MarkCancelled(ctx, activities.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteCancelled, st.Status)
+	st, err = h.acts.MarkCancelled(ctx, activities.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteCancelled, st.Status, "idempotent")
+
+	other := a.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+	st, err = h.acts.MarkFailed(ctx, activities.MarkFailedInput{EventID: other, Reason: store.ReasonRetriesExhausted, LastError: "451"})
+	require.NoError(t, err)
+	assert.Equal(t, "failed/retries_exhausted", st.Status+"/"+st.Reason)
+
+	st, err = h.acts.MarkSkipped(ctx, activities.MarkSkippedInput{EventID: a.Event(t, eventfixture.Event{}), Reason: store.ReasonEventTypeInactive})
+	require.NoError(t, err)
+	assert.Equal(t, "skipped/event_type_inactive", st.Status+"/"+st.Reason)
+
+	_, err = h.acts.LoadPlan(ctx, activities.EventInput{EventID: store.NewID("evt")})
+	appError(t, err, activities.ErrTypeNotFound, false)
+	_, err = h.acts.SendInvite(ctx, activities.EventInput{EventID: store.NewID("evt")})
+	appError(t, err, activities.ErrTypeNotFound, false)
+}
+
+// parts returns the decoded text and HTML parts of a multipart/alternative body.
+func parts(t *testing.T, contentType string, body io.Reader) (text, html string) {
+	t.Helper()
+	_, params, err := mime.ParseMediaType(contentType)
+	require.NoError(t, err)
+	r := multipart.NewReader(body, params["boundary"])
+	for {
+		p, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			return text, html
+		}
+		require.NoError(t, err)
+		var b bytes.Buffer
+		_, err = b.ReadFrom(p)
+		require.NoError(t, err)
+		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") {
+			html = b.String()
+		} else {
+			text = b.String()
+		}
+	}
+}
+
+// testdbURL is the URL of db's database, for a second pool.
+func testdbURL(t *testing.T, db *sqlx.DB) string {
+	t.Helper()
+	var name string
+	require.NoError(t, db.Get(&name, `SELECT current_database()`))
+	u, err := url.Parse(testdb.ServerURL())
+	require.NoError(t, err)
+	u.Path = "/" + name
+	return u.String()
+}

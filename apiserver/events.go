@@ -1,0 +1,423 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// Limits of an event (SPEC §4); the body limit is Options.MaxBodyBytes.
+const (
+	maxProducts     = 50
+	maxCategories   = 50
+	maxMetadataKeys = 50
+	maxMetadataKey  = 64
+	maxText         = 1024 // any string field, in bytes
+	maxEmail        = 254
+	maxIdemKey      = 255
+)
+
+// eventIn is POST /events as documented, plus the fields existing
+// integrations send (SPEC §3, §10). Normalised (transaction.date in UTC
+// milliseconds) it is also the stored payload, so a stored event is
+// returned with exactly the fields that were sent.
+type eventIn struct {
+	Customer              *eventCustomer    `json:"customer" required:"true"`
+	Type                  string            `json:"type" required:"true"`
+	Channel               *eventChannel     `json:"channel" required:"true"`
+	Transaction           *eventTransaction `json:"transaction" required:"true"`
+	System                string            `json:"system" required:"true"`
+	SystemVersion         string            `json:"systemVersion" required:"true"`
+	DefaultLocale         string            `json:"defaultLocale,omitempty"`
+	EstimatedDeliveryDate string            `json:"estimatedDeliveryDate,omitempty"`
+	Products              []eventProduct    `json:"products,omitempty"`
+	Metadata              map[string]string `json:"metadata,omitempty"`
+}
+
+type eventCustomer struct {
+	Email     string `json:"email" required:"true"`
+	FirstName string `json:"firstName,omitempty"`
+	LastName  string `json:"lastName,omitempty"`
+	Address   string `json:"address,omitempty"`
+	Mobile    string `json:"mobile,omitempty"`
+	Reference string `json:"reference,omitempty"`
+}
+
+type eventChannel struct {
+	ID   string `json:"id" required:"true"`
+	Type string `json:"type,omitempty"`
+}
+
+type eventTransaction struct {
+	Reference string    `json:"reference" required:"true"`
+	Date      time.Time `json:"date" required:"true"`
+}
+
+// MarshalJSON writes the date as every timestamp is returned.
+func (t eventTransaction) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Reference string    `json:"reference"`
+		Date      timestamp `json:"date"`
+	}{t.Reference, timestamp(t.Date)})
+}
+
+type eventProduct struct {
+	Name          string              `json:"name,omitempty"`
+	SKU           string              `json:"sku,omitempty"`
+	URL           string              `json:"url,omitempty"`
+	GTIN          string              `json:"gtin,omitempty"`
+	ImageURL      string              `json:"imageUrl,omitempty"`
+	MPN           string              `json:"mpn,omitempty"`
+	Brand         string              `json:"brand,omitempty"`
+	ParentProduct *eventParentProduct `json:"parentProduct,omitempty"`
+	Categories    []string            `json:"categories,omitempty"`
+}
+
+type eventParentProduct struct {
+	Name string `json:"name,omitempty"`
+	SKU  string `json:"sku,omitempty"`
+}
+
+var localePattern = regexp.MustCompile(`^[a-z]{2,3}(_[A-Z]{2})?$`)
+
+// validate checks what the decoder cannot: required values, formats and
+// limits, each error with its field path.
+func (in *eventIn) validate() fieldErrors {
+	var errs fieldErrors
+	text := func(field, v string, max int, required bool) {
+		switch {
+		case v == "" && required:
+			errs.check(field, "is required")
+		case len(v) > max:
+			errs.check(field, fmt.Sprintf("must be at most %d bytes", max))
+		}
+	}
+	c := in.Customer
+	text("customer.email", c.Email, maxEmail, true)
+	if c.Email != "" && len(c.Email) <= maxEmail {
+		if a, err := mail.ParseAddress(c.Email); err != nil || a.Address != c.Email {
+			errs.check("customer.email", "must be an email address such as ann@example.com")
+		}
+	}
+	for field, v := range map[string]string{
+		"customer.firstName": c.FirstName, "customer.lastName": c.LastName, "customer.address": c.Address,
+		"customer.mobile": c.Mobile, "customer.reference": c.Reference,
+	} {
+		text(field, v, maxText, false)
+	}
+	text("type", in.Type, maxNameLen, true)
+	if in.Channel.ID == "" {
+		errs.check("channel.id", "is required")
+	} else if !store.ValidID("chl", in.Channel.ID) {
+		errs.check("channel.id", "must be a channel id of the form chl-<uuid>")
+	}
+	text("channel.type", in.Channel.Type, maxText, false)
+	text("transaction.reference", in.Transaction.Reference, maxText, true)
+	text("system", in.System, maxText, true)
+	text("systemVersion", in.SystemVersion, maxText, true)
+	if in.DefaultLocale != "" && !localePattern.MatchString(in.DefaultLocale) {
+		errs.check("defaultLocale", "must be a locale such as en_US or de")
+	}
+	if in.EstimatedDeliveryDate != "" {
+		if _, err := time.Parse(time.DateOnly, in.EstimatedDeliveryDate); err != nil {
+			errs.check("estimatedDeliveryDate", "must be a date such as 2026-11-24")
+		}
+	}
+	if len(in.Products) > maxProducts {
+		errs.check("products", fmt.Sprintf("must have at most %d items", maxProducts))
+	}
+	for i, p := range in.Products[:min(len(in.Products), maxProducts)] {
+		at := fmt.Sprintf("products[%d].", i)
+		for field, v := range map[string]string{"name": p.Name, "sku": p.SKU, "gtin": p.GTIN, "mpn": p.MPN, "brand": p.Brand} {
+			text(at+field, v, maxText, false)
+		}
+		for field, v := range map[string]string{"url": p.URL, "imageUrl": p.ImageURL} {
+			text(at+field, v, maxText, false)
+			if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
+				errs.check(at+field, "must be an absolute http(s) URL")
+			}
+		}
+		if pp := p.ParentProduct; pp != nil {
+			text(at+"parentProduct.name", pp.Name, maxText, false)
+			text(at+"parentProduct.sku", pp.SKU, maxText, false)
+		}
+		if len(p.Categories) > maxCategories {
+			errs.check(at+"categories", fmt.Sprintf("must have at most %d items", maxCategories))
+		}
+		for j, cat := range p.Categories[:min(len(p.Categories), maxCategories)] {
+			text(fmt.Sprintf("%scategories[%d]", at, j), cat, maxText, false)
+		}
+	}
+	if len(in.Metadata) > maxMetadataKeys {
+		errs.check("metadata", fmt.Sprintf("must have at most %d keys", maxMetadataKeys))
+	} else {
+		for k, v := range in.Metadata {
+			if k == "" || utf8.RuneCountInString(k) > maxMetadataKey {
+				errs.check("metadata", fmt.Sprintf("keys must be 1 to %d characters; %.80q is not", maxMetadataKey, k))
+				continue
+			}
+			text(mapPath("metadata", k), v, maxText, false)
+		}
+	}
+	// Map iteration above is random; report in a stable order.
+	slices.SortFunc(errs, func(a, b fieldError) int { return strings.Compare(a.Field, b.Field) })
+	return errs
+}
+
+// acceptance is the documented 202 body, with its capitalised names.
+type acceptance struct {
+	Message  string `json:"Message"`
+	EventRef string `json:"EventRef"`
+}
+
+func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > maxIdemKey || strings.IndexFunc(key, func(c rune) bool { return c < 0x21 || c > 0x7e }) >= 0 {
+		s.fail(w, r, invalid(fieldError{Field: "Idempotency-Key", Message: fmt.Sprintf("must be at most %d printable ASCII characters", maxIdemKey)}))
+		return
+	}
+	var in eventIn
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := in.validate().err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	in.Transaction.Date = in.Transaction.Date.UTC().Truncate(time.Millisecond)
+	payload, err := json.Marshal(in) // canonical: fixed field order, sorted metadata keys
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	e := store.NewEvent{
+		AccountID:            accountID(r),
+		Type:                 in.Type,
+		ChannelID:            in.Channel.ID,
+		CustomerEmail:        in.Customer.Email,
+		CustomerReference:    in.Customer.Reference,
+		TransactionReference: in.Transaction.Reference,
+		TransactionDate:      in.Transaction.Date,
+		Payload:              payload,
+		IdempotencyKey:       key,
+	}
+	if key != "" {
+		sum := sha256.Sum256(payload)
+		e.RequestHash = sum[:]
+	}
+	if in.EstimatedDeliveryDate != "" {
+		d, _ := time.Parse(time.DateOnly, in.EstimatedDeliveryDate) // validated above
+		e.EstimatedDeliveryDate = &d
+	}
+	acc, err := s.store.AcceptEvent(r.Context(), e)
+	switch {
+	case errors.Is(err, store.ErrUnknownEventType):
+		err = unprocessable("type", fmt.Sprintf("there is no event type named %q; create it with POST /event-types", in.Type))
+	case errors.Is(err, store.ErrUnknownChannel):
+		err = unprocessable("channel.id", "there is no such channel in this account")
+	case errors.Is(err, store.ErrIdempotencyMismatch):
+		err = unprocessable("Idempotency-Key", "was already used with a different request body")
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !acc.Replayed {
+		s.notify()
+	}
+	infoFrom(r.Context()).eventID = acc.EventID
+	writeJSON(w, http.StatusAccepted, acceptance{
+		Message:  fmt.Sprintf("Your event (%s) was accepted for processing.", acc.EventID),
+		EventRef: acc.EventID,
+	})
+}
+
+// unprocessable is a 422: well-formed, but it refers to something that
+// does not exist.
+func unprocessable(field, msg string) *apiError {
+	e := invalid(fieldError{Field: field, Message: msg})
+	e.status = http.StatusUnprocessableEntity
+	return e
+}
+
+// eventOut is a stored event: what was sent, plus its id, arrival, event
+// type and invite state.
+type eventOut struct {
+	ID          string    `json:"id"`
+	ReceivedAt  timestamp `json:"receivedAt"`
+	EventTypeID string    `json:"eventTypeId"`
+	eventIn
+	Invite inviteOut `json:"invite"`
+}
+
+type inviteOut struct {
+	Status       string     `json:"status"`
+	Reason       *string    `json:"reason"`
+	Medium       *string    `json:"medium"`
+	ScheduledFor *timestamp `json:"scheduledFor"`
+	SentAt       *timestamp `json:"sentAt"`
+	Attempts     int        `json:"attempts"`
+	LastError    *string    `json:"lastError"`
+}
+
+func eventOutOf(e store.Event) eventOut {
+	out := eventOut{ID: e.ID, ReceivedAt: timestamp(e.ReceivedAt), EventTypeID: e.EventTypeID}
+	// The payload was written by createEvent from this very type.
+	json.Unmarshal(e.Payload, &out.eventIn)
+	status := e.InviteStatus
+	if status == store.InviteSending {
+		status = store.InviteScheduled // a send in progress is still planned, not yet done
+	}
+	out.Invite = inviteOut{Status: status, Attempts: e.Attempts}
+	if e.InviteReason.Valid {
+		out.Invite.Reason = &e.InviteReason.String
+	}
+	if e.InviteMedium.Valid {
+		out.Invite.Medium = &e.InviteMedium.String
+	}
+	if e.LastError.Valid {
+		out.Invite.LastError = &e.LastError.String
+	}
+	if e.ScheduledFor.Valid {
+		t := timestamp(e.ScheduledFor.Time)
+		out.Invite.ScheduledFor = &t
+	}
+	if e.SentAt.Valid {
+		t := timestamp(e.SentAt.Time)
+		out.Invite.SentAt = &t
+	}
+	return out
+}
+
+// apiStatuses are the invite statuses clients see and filter by.
+var apiStatuses = []string{store.InvitePending, store.InviteScheduled, store.InviteSent, store.InviteSkipped, store.InviteFailed, store.InviteCancelled}
+
+func (s *server) listEvents(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "type", "channelId", "status", "customerEmail", "transactionReference", "receivedFrom", "receivedTo")
+	f := store.EventFilter{
+		Type:                 q.get("type"),
+		ChannelID:            q.id("channelId", "chl"),
+		Status:               q.get("status"),
+		CustomerEmail:        q.get("customerEmail"),
+		TransactionReference: q.get("transactionReference"),
+		ReceivedFrom:         q.timestamp("receivedFrom"),
+		ReceivedTo:           q.timestamp("receivedTo"),
+	}
+	if f.Status != "" && !slices.Contains(apiStatuses, f.Status) {
+		q.fail("status", "must be one of: "+strings.Join(apiStatuses, ", "))
+	}
+	for name, v := range map[string]string{"type": f.Type, "customerEmail": f.CustomerEmail, "transactionReference": f.TransactionReference} {
+		if len(v) > maxText {
+			q.fail(name, fmt.Sprintf("must be at most %d bytes", maxText))
+		}
+	}
+	p := q.page("evt")
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	events, next, err := s.store.ListEvents(r.Context(), accountID(r), f, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newList(events, next, eventOutOf))
+}
+
+func (s *server) getEvent(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "evt", "event")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	e, err := s.store.Event(r.Context(), accountID(r), id)
+	if err != nil {
+		s.fail(w, r, about("event", "", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, eventOutOf(e))
+}
+
+// cancelEvent decides the cancel in PostgreSQL (SPEC §10), so it answers
+// at once even when no worker runs, then tells the workflow.
+func (s *server) cancelEvent(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "evt", "event")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	e, err := s.store.CancelInvite(r.Context(), accountID(r), id)
+	if errors.Is(err, store.ErrInviteState) {
+		err = s.stateConflict(r.Context(), id, "cancelled")
+	}
+	if err != nil {
+		s.fail(w, r, about("event", "", err))
+		return
+	}
+	s.signalCancel(id)
+	writeJSON(w, http.StatusOK, eventOutOf(e))
+}
+
+// retryEvent re-sends a failed invite now: a new workflow run, started by
+// the outbox starter like any other.
+func (s *server) retryEvent(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "evt", "event")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	e, err := s.store.RetryInvite(r.Context(), accountID(r), id)
+	if errors.Is(err, store.ErrInviteState) {
+		err = s.stateConflict(r.Context(), id, "retried")
+	}
+	if err != nil {
+		s.fail(w, r, about("event", "", err))
+		return
+	}
+	s.notify()
+	writeJSON(w, http.StatusAccepted, eventOutOf(e))
+}
+
+// stateConflict words the 409 of a cancel or retry the invite's state
+// does not allow.
+func (s *server) stateConflict(ctx context.Context, id, verb string) error {
+	status := "in a state that"
+	if e, err := s.store.Event(ctx, infoFrom(ctx).principal.AccountID, id); err == nil {
+		status = eventOutOf(e).Invite.Status
+	}
+	if status == store.InviteScheduled { // a send under way
+		return newError(http.StatusConflict, "the invite is being sent; it can no longer be %s", verb)
+	}
+	return newError(http.StatusConflict, "the invite is %s; it cannot be %s", status, verb)
+}
+
+// signalCancel tells the event's workflow, in the background: the cancel
+// is already decided, and a workflow that misses the signal still finds
+// the invite cancelled before it sends.
+func (s *server) signalCancel(eventID string) {
+	if s.workflows == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := s.workflows.SignalWorkflow(ctx, workflows.WorkflowID(eventID), "", workflows.CancelSignal, workflows.CancelRequest{Source: "api"})
+		if err != nil {
+			s.log.Info("cancel signal not delivered; the workflow will find the invite cancelled", "event_id", eventID, "error", err)
+		}
+	}()
+}

@@ -1,0 +1,159 @@
+//go:build !nodev
+
+// `touchpoint dev` embeds a Temporal server and its Web UI, which take
+// minutes to compile; the production build (-tags nodev) leaves this file
+// and those packages out.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/devtemporal"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/schema"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+func init() {
+	commands["dev"] = command{"run everything in one process: embedded Temporal + UI, auth, API, worker", runDev}
+}
+
+// devDefaults are the settings `dev` uses where the environment is silent.
+var devDefaults = map[string]string{
+	"TOUCHPOINT_DEFAULT_INVITE_DELAY": "PT10S",
+}
+
+func runDev(ctx context.Context, env *environment, args []string) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	getenv := env.getenv
+	cfg, err := config.Load(func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return devDefaults[k]
+	})
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if cfg.SecretKey == "" {
+		if cfg.SecretKey, err = devSecretKey(devSecretKeyPath(cfg)); err != nil {
+			return fmt.Errorf("dev secret key: %w", err)
+		}
+	}
+	if err := cfg.Validate(true); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := env.logger
+	log.Info("starting", "process", "dev", "config", cfg)
+
+	// Bind every port first, so a busy one stops us before anything starts.
+	apiLn, err := listen("api", cfg.APIAddr)
+	if err != nil {
+		return err
+	}
+	defer apiLn.Close()
+	authLn, err := listen("auth", cfg.AuthAddr)
+	if err != nil {
+		return err
+	}
+	defer authLn.Close()
+
+	if err := ensureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	if _, err := schema.Migrate(ctx, st.DB()); err != nil {
+		return err
+	}
+
+	temporal, err := devtemporal.Start(ctx, devtemporal.Config{
+		DBFile:           filepath.Join(cfg.DataDir, "temporal.db"),
+		FrontendAddr:     cfg.TemporalAddress,
+		UIAddr:           cfg.TemporalUIAddr,
+		Namespace:        cfg.TemporalNamespace,
+		Logger:           log.With("component", "temporal-server"),
+		SearchAttributes: workflows.SearchAttributes(),
+	})
+	if err != nil {
+		return fmt.Errorf("embedded temporal: %w", err)
+	}
+	defer func() {
+		if err := temporal.Stop(); err != nil {
+			log.Warn("embedded temporal stop", "error", err)
+		}
+	}()
+	cfg.TemporalAddress = temporal.FrontendAddress()
+
+	creds, err := seedDev(ctx, st, func() (string, []byte) {
+		return authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
+	})
+	if err != nil {
+		return err
+	}
+
+	tc, err := dialTemporal(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	authRun, err := authPart(ctx, cfg, st, log, authLn)
+	if err != nil {
+		return err
+	}
+	apiRun, err := apiPart(cfg, st, tc, log, apiLn)
+	if err != nil {
+		return err
+	}
+	workerRun, mailbox, err := workerPart(cfg, st, tc, log, filepath.Join(cfg.DataDir, "outbox"))
+	if err != nil {
+		return err
+	}
+	printDevBanner(env, cfg, temporal.UIURL(), mailbox, creds)
+	err = runParts(ctx, authRun, apiRun, workerRun)
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	log.Info("stopped", "process", "dev")
+	return err
+}
+
+func printDevBanner(env *environment, cfg config.Config, uiURL, mailbox string, c devCredentials) {
+	fmt.Fprintf(env.stdout, `
+Touchpoint dev is running. Ctrl-C stops it; a restart keeps the data.
+
+  API          %s
+  Issuer       %s
+  Temporal UI  %s
+  Temporal     %s (namespace %s)
+  Mail         %s
+
+Dev account %s, default channel %s, full-access client (secret rotated at every start):
+
+  export CLIENT_ID=%s CLIENT_SECRET=%s CHANNEL_ID=%s
+
+Get a token:
+
+  curl -s %s/oauth/token -d client_id=$CLIENT_ID -d client_secret=$CLIENT_SECRET -d grant_type=client_credentials -d audience=%s
+
+`, cfg.BaseURL, cfg.AuthURL, uiURL, cfg.TemporalAddress, cfg.TemporalNamespace, mailbox,
+		c.AccountID, c.ChannelID, c.ClientID, c.ClientSecret, c.ChannelID, cfg.AuthURL, cfg.BaseURL)
+}

@@ -1,0 +1,249 @@
+//go:build !nodev
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/testdb"
+)
+
+// lockedBuffer is an io.Writer safe for the concurrent writes of a run.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// freeAddr returns a 127.0.0.1 address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// devRun is one `touchpoint dev` process run in-process.
+type devRun struct {
+	stdout, logs *lockedBuffer
+	cancel       context.CancelFunc
+	done         chan error
+}
+
+func startDev(t *testing.T, vars map[string]string) *devRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &devRun{stdout: &lockedBuffer{}, logs: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	env := &environment{stdout: r.stdout, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
+		logger: slog.New(slog.NewJSONHandler(r.logs, nil))}
+	go func() { r.done <- run(ctx, env, []string{"dev"}) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// stop is Ctrl-C: every part must stop cleanly and run must return nil.
+func (r *devRun) stop(t *testing.T) {
+	t.Helper()
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		assert.NoError(t, err, "dev must stop cleanly; logs:\n%s", r.logs)
+	case <-time.After(time.Minute):
+		t.Fatal("dev did not stop within a minute")
+	}
+}
+
+var exportLine = regexp.MustCompile(`export CLIENT_ID=(\S+) CLIENT_SECRET=(\S+) CHANNEL_ID=(\S+)`)
+
+// credentials waits for the banner and returns what it printed.
+func (r *devRun) credentials(t *testing.T) (clientID, secret, channelID string) {
+	t.Helper()
+	var m []string
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		select {
+		case err := <-r.done:
+			r.cancel = nil
+			require.FailNow(t, "dev stopped", "error %v; logs:\n%s", err, r.logs)
+		default:
+		}
+		m = exportLine.FindStringSubmatch(r.stdout.String())
+		assert.NotNil(c, m)
+	}, 2*time.Minute, 50*time.Millisecond)
+	return m[1], m[2], m[3]
+}
+
+// client is a tiny API client for the walk-through.
+type apiClient struct {
+	t       *testing.T
+	api     string
+	token   string
+	headers map[string]string
+}
+
+func token(t *testing.T, authURL, audience, clientID, secret string) (string, int) {
+	t.Helper()
+	res, err := http.PostForm(authURL+"/oauth/token", url.Values{
+		"client_id": {clientID}, "client_secret": {secret}, "grant_type": {"client_credentials"}, "audience": {audience},
+	})
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var body struct {
+		AccessToken string `json:"access_token"`
+	}
+	json.NewDecoder(res.Body).Decode(&body)
+	return body.AccessToken, res.StatusCode
+}
+
+func (c *apiClient) do(method, path string, body any) (int, map[string]any) {
+	c.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(c.t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.api+path, rd)
+	require.NoError(c.t, err)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(c.t, err)
+	defer res.Body.Close()
+	var out map[string]any
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(c.t, err)
+	if len(raw) > 0 {
+		require.NoError(c.t, json.Unmarshal(raw, &out), "%s", raw)
+	}
+	return res.StatusCode, out
+}
+
+// TestDevQuickStart follows the README: `touchpoint dev` on a database
+// that does not exist yet, then token → event type → invite settings of
+// the default channel → patch one → an event → its invite in the .eml
+// outbox → the event read back as sent; then Ctrl-C and a restart that
+// keeps the data and rotates the dev secret.
+func TestDevQuickStart(t *testing.T) {
+	dbURL := testdb.NewURL(t)
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	u.Path += "_dev" // a database that does not exist: dev creates it
+	t.Cleanup(func() { dropDatabase(t, strings.TrimPrefix(u.Path, "/")) })
+
+	apiAddr, authAddr := freeAddr(t), freeAddr(t)
+	dataDir := t.TempDir()
+	vars := map[string]string{
+		"DATABASE_URL":                u.String(),
+		"TEMPORAL_ADDRESS":            freeAddr(t),
+		"TOUCHPOINT_TEMPORAL_UI_ADDR": freeAddr(t),
+		"TOUCHPOINT_BASE_URL":         "http://" + apiAddr,
+		"TOUCHPOINT_AUTH_URL":         "http://" + authAddr,
+		"TOUCHPOINT_DATA_DIR":         dataDir,
+	}
+	api, authURL := vars["TOUCHPOINT_BASE_URL"], vars["TOUCHPOINT_AUTH_URL"]
+
+	dev := startDev(t, vars)
+	clientID, secret, channelID := dev.credentials(t)
+	tok, status := token(t, authURL, api, clientID, secret)
+	require.Equal(t, http.StatusOK, status)
+	c := &apiClient{t: t, api: api, token: tok}
+
+	status, et := c.do(http.MethodPost, "/event-types", map[string]any{"active": true, "name": "checkout"})
+	require.Equal(t, http.StatusCreated, status, "%v", et)
+	status, list := c.do(http.MethodGet, "/invite-settings?channelId="+channelID, nil)
+	require.Equal(t, http.StatusOK, status)
+	settings := list["items"].([]any)
+	require.Len(t, settings, 1)
+	setting := settings[0].(map[string]any)
+	assert.Equal(t, et["id"], setting["eventTypeId"])
+	assert.Equal(t, "PT10S", setting["delay"], "dev's default delay")
+	status, patched := c.do(http.MethodPatch, "/invite-settings/"+setting["id"].(string), map[string]any{"delay": "PT0S"})
+	require.Equal(t, http.StatusOK, status, "%v", patched)
+
+	status, accepted := c.do(http.MethodPost, "/events", map[string]any{
+		"customer":      map[string]any{"email": "ann@example.com", "firstName": "Ann"},
+		"type":          "checkout",
+		"channel":       map[string]any{"id": channelID},
+		"transaction":   map[string]any{"reference": "order-1", "date": time.Now().UTC().Format(time.RFC3339)},
+		"system":        "shop",
+		"systemVersion": "1.0",
+	})
+	require.Equal(t, http.StatusAccepted, status, "%v", accepted)
+	ref := accepted["EventRef"].(string)
+
+	require.EventuallyWithT(t, func(col *assert.CollectT) {
+		_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
+		assert.Equal(col, "sent", ev["invite"].(map[string]any)["status"])
+	}, time.Minute, 100*time.Millisecond, "logs:\n%s", dev.logs)
+	mails, err := filepath.Glob(filepath.Join(dataDir, "outbox", "*.eml"))
+	require.NoError(t, err)
+	require.Len(t, mails, 1)
+	mail, err := os.ReadFile(mails[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(mail), "ann@example.com")
+
+	dev.stop(t)
+
+	// A restart keeps the data and prints a new secret; the old one is void.
+	dev = startDev(t, vars)
+	clientID2, secret2, channelID2 := dev.credentials(t)
+	assert.Equal(t, clientID, clientID2)
+	assert.Equal(t, channelID, channelID2)
+	assert.NotEqual(t, secret, secret2)
+	_, status = token(t, authURL, api, clientID, secret)
+	assert.Equal(t, http.StatusUnauthorized, status)
+	tok, status = token(t, authURL, api, clientID, secret2)
+	require.Equal(t, http.StatusOK, status)
+	c.token = tok
+	status, got := c.do(http.MethodGet, "/events/"+ref, nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "sent", got["invite"].(map[string]any)["status"])
+}
+
+func dropDatabase(t *testing.T, name string) {
+	db, err := sqlx.Open("postgres", testdb.ServerURL())
+	if err != nil {
+		t.Errorf("drop %s: %v", name, err)
+		return
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
+		t.Errorf("drop %s: %v", name, err)
+	}
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/starter"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/worker"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// A part is one long-running piece of a process (the API, the issuer, the
+// worker); `touchpoint dev` runs all of them in one errgroup.
+type part func(ctx context.Context) error
+
+// runParts runs parts until ctx ends or one fails, which stops the rest.
+func runParts(ctx context.Context, parts ...part) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for _, p := range parts {
+		g.Go(func() error { return p(ctx) })
+	}
+	return g.Wait()
+}
+
+// dialTemporal returns a client that connects on first use, so a process
+// starts (and the API accepts events) while Temporal is still down.
+func dialTemporal(cfg config.Config, logger *slog.Logger) (client.Client, error) {
+	c, err := client.NewLazyClient(client.Options{
+		HostPort:  cfg.TemporalAddress,
+		Namespace: cfg.TemporalNamespace,
+		Logger:    sdklog.NewStructuredLogger(logger.With("component", "temporal-sdk")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("temporal client: %w", err)
+	}
+	return c, nil
+}
+
+// authPart builds the built-in issuer listening on ln.
+func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger, ln net.Listener) (part, error) {
+	logger = logger.With("component", "auth")
+	srv, err := authserver.New(ctx, authserver.OptionsFromConfig(cfg, st, logger))
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		return runParts(ctx, srv.Run, func(ctx context.Context) error { return serveHTTP(ctx, logger, "auth", ln, srv) })
+	}, nil
+}
+
+// apiPart builds the API listening on ln with its token verifier, the
+// outbox starter and the NOTIFY sender.
+func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, ln net.Listener) (part, error) {
+	logger = logger.With("component", "api")
+	verifier, err := auth.New(auth.OptionsFromConfig(cfg, st, logger))
+	if err != nil {
+		return nil, err
+	}
+	notifier := starter.NewNotifier(st, logger)
+	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL}
+	handler := apiserver.New(apiserver.Options{
+		Store:        st,
+		Auth:         verifier,
+		Logger:       logger,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Workflows:    tc,
+		Notify:       notifier.Poke,
+		Readiness: func(ctx context.Context) map[string]error {
+			_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+			return map[string]error{"temporal": terr, "issuer": verifier.Ready()}
+		},
+	})
+	return func(ctx context.Context) error {
+		return runParts(ctx, verifier.Run, notifier.Run, start.Run,
+			func(ctx context.Context) error { return serveHTTP(ctx, logger, "api", ln, handler) })
+	}, nil
+}
+
+// runAuthCommand is `touchpoint auth`.
+func runAuthCommand(ctx context.Context, env *environment, args []string) error {
+	cfg, st, err := startProcess(ctx, env, "auth", args)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	ln, err := listen("auth", cfg.AuthAddr)
+	if err != nil {
+		return err
+	}
+	p, err := authPart(ctx, cfg, st, env.logger, ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return p(ctx)
+}
+
+// runAPICommand is `touchpoint api`.
+func runAPICommand(ctx context.Context, env *environment, args []string) error {
+	cfg, st, err := startProcess(ctx, env, "api", args)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	tc, err := dialTemporal(cfg, env.logger)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	ln, err := listen("api", cfg.APIAddr)
+	if err != nil {
+		return err
+	}
+	p, err := apiPart(cfg, st, tc, env.logger, ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return p(ctx)
+}
+
+// startProcess is the common start of a server command: flags (none yet),
+// validated configuration logged with secrets masked, and the store.
+func startProcess(ctx context.Context, env *environment, name string, args []string) (config.Config, *store.Store, error) {
+	if len(args) > 0 {
+		return config.Config{}, nil, fmt.Errorf("%s takes no arguments; it is configured by the environment (see README.md)", name)
+	}
+	cfg, err := loadConfig(env)
+	if err != nil {
+		return cfg, nil, err
+	}
+	env.logger.Info("starting", "process", name, "config", cfg)
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return cfg, nil, err
+	}
+	return cfg, st, nil
+}
+
+// workerPart builds the invite worker. Without an SMTP URL invites are
+// written as .eml files into mailDir (`touchpoint dev`); it returns where
+// mail goes, for the dev banner.
+func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, mailDir string) (part, string, error) {
+	logger = logger.With("component", "worker")
+	mailer, err := mail.New(cfg.SMTPURL, cfg.MailFrom, mailDir, logger)
+	if err != nil {
+		return nil, "", fmt.Errorf("mail: %w", err)
+	}
+	mailbox := mailDir + " (*.eml)"
+	if cfg.SMTPURL != "" {
+		mailbox = "SMTP " + redactedURL(cfg.SMTPURL)
+	}
+	tmpl, err := templates.New()
+	if err != nil {
+		return nil, "", err
+	}
+	links, err := feedback.New(cfg.FeedbackURL, secretkey.Derive(cfg.SecretKey, secretkey.FeedbackLink))
+	if err != nil {
+		return nil, "", err
+	}
+	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tmpl, Feedback: links, Logger: logger}
+	w := worker.New(tc, acts, worker.Options{Workflow: workflows.DefaultOptions()})
+	return func(ctx context.Context) error {
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		logger.Info("worker started", "task_queue", workflows.TaskQueue)
+		<-ctx.Done()
+		w.Stop() // waits for running activities, up to the worker's stop timeout
+		logger.Info("stopped", "server", "worker")
+		return nil
+	}, mailbox, nil
+}
+
+// runWorkerCommand is `touchpoint worker`.
+func runWorkerCommand(ctx context.Context, env *environment, args []string) error {
+	cfg, st, err := startProcess(ctx, env, "worker", args)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	if cfg.SMTPURL == "" {
+		return errors.New("TOUCHPOINT_SMTP_URL is required for `touchpoint worker` (only `touchpoint dev` writes .eml files)")
+	}
+	tc, err := dialTemporal(cfg, env.logger)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	p, _, err := workerPart(cfg, st, tc, env.logger, "")
+	if err != nil {
+		return err
+	}
+	return p(ctx)
+}
+
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
+}

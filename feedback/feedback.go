@@ -1,0 +1,84 @@
+// Package feedback makes and checks the signed links in invites: the
+// customer's way to the feedback page of one event. A link carries the
+// event ID and an HMAC-SHA256 of it, so IDs cannot be guessed or swapped.
+package feedback
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+)
+
+// Purpose is the name to derive the signing key under:
+// secretkey.Derive(master, feedback.Purpose).
+const Purpose = "feedback-link"
+
+// Query parameters of a link.
+const (
+	ParamEvent     = "event"
+	ParamSignature = "sig"
+)
+
+// MinKeyLen is the shortest key New accepts.
+const MinKeyLen = 16
+
+// Links makes signed feedback links under one base URL
+// (TOUCHPOINT_FEEDBACK_URL).
+type Links struct {
+	base *url.URL
+	key  []byte
+}
+
+// New checks the base URL and keeps a copy of the key.
+func New(baseURL string, key []byte) (*Links, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("feedback URL %q must be an absolute http(s) URL", baseURL)
+	}
+	if len(key) < MinKeyLen {
+		return nil, errors.New("feedback link key is too short")
+	}
+	return &Links{base: u, key: append([]byte(nil), key...)}, nil
+}
+
+// URL returns the event's feedback link: the base URL with the event ID
+// and its signature added to any query it already has.
+func (l *Links) URL(eventID string) string {
+	u := *l.base
+	q := u.Query()
+	q.Set(ParamEvent, eventID)
+	q.Set(ParamSignature, Sign(l.key, eventID))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Verify checks a link's query (as received by the feedback page) and
+// returns the event ID it was made for.
+func (l *Links) Verify(query url.Values) (eventID string, ok bool) {
+	eventID = query.Get(ParamEvent)
+	if eventID == "" || !Verify(l.key, eventID, query.Get(ParamSignature)) {
+		return "", false
+	}
+	return eventID, true
+}
+
+// Sign returns the URL-safe signature of an event ID.
+func Sign(key []byte, eventID string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(eventID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// Verify reports, in constant time, whether sig is the signature of eventID.
+func Verify(key []byte, eventID, sig string) bool {
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		return false
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(eventID))
+	return hmac.Equal(got, m.Sum(nil))
+}

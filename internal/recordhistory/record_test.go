@@ -1,0 +1,127 @@
+//go:build record
+
+package recordhistory_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/devtemporal"
+	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/worker"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+const testdata = "../../workflows/testdata"
+
+func TestRecordHistories(t *testing.T) {
+	ctx := t.Context()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := devtemporal.Start(ctx, devtemporal.Config{Namespace: "default", Logger: quiet,
+		SearchAttributes: workflows.SearchAttributes()})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Stop() })
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Logger: log.NewStructuredLogger(quiet)})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+
+	db := testdb.New(t)
+	smtp := smtptest.Start(t, smtptest.Options{})
+	mailer, err := mail.NewSMTP(smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
+	require.NoError(t, err)
+	tpl, err := templates.New()
+	require.NoError(t, err)
+	links, err := feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	require.NoError(t, err)
+	acts := &activities.Activities{Store: store.New(db, "P7D"), Mailer: mailer, Templates: tpl, Feedback: links}
+	w := worker.New(c, acts, worker.Options{Workflow: workflows.Options{SendInitialInterval: time.Second}})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	start := func(in workflows.InviteInput) client.WorkflowRun {
+		t.Helper()
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.WorkflowID(in.EventID), TaskQueue: workflows.TaskQueue,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+			TypedSearchAttributes: workflows.StartSearchAttributes(in),
+			StaticSummary:         "Invite for event " + in.EventID,
+		}, workflows.Invite, in)
+		require.NoError(t, err)
+		return run
+	}
+	finish := func(name string, run client.WorkflowRun, wantStatus string) {
+		t.Helper()
+		var res workflows.InviteResult
+		err := run.Get(ctx, &res)
+		if wantStatus == store.InviteFailed {
+			require.Error(t, err)
+		} else {
+			require.NoError(t, err)
+			assert.Equal(t, wantStatus, res.Status, name)
+		}
+		save(ctx, t, c, name, run)
+	}
+	event := func(s eventfixture.Setting, e eventfixture.Event) workflows.InviteInput {
+		a := eventfixture.NewAccount(t, db, s)
+		return workflows.InviteInput{EventID: a.Event(t, e), AccountID: a.AccountID, EventTypeID: a.EventTypeID,
+			ChannelID: a.ChannelID, CustomerReference: "C-42"}
+	}
+
+	finish("sent", start(event(eventfixture.Setting{Delay: "PT2S"}, eventfixture.Event{FirstName: "Jane"})), store.InviteSent)
+	finish("skipped_event_type_inactive", start(event(eventfixture.Setting{EventTypeInactive: true}, eventfixture.Event{})), store.InviteSkipped)
+
+	in := event(eventfixture.Setting{Delay: "P1D"}, eventfixture.Event{})
+	run := start(in)
+	require.EventuallyWithT(t, func(c2 *assert.CollectT) {
+		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.StatusQuery)
+		require.NoError(c2, err)
+		var st workflows.InviteResult
+		require.NoError(c2, v.Get(&st))
+		assert.Equal(c2, store.InviteScheduled, st.Status)
+	}, 10*time.Second, 50*time.Millisecond)
+	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.CancelSignal, workflows.CancelRequest{Source: "api"}))
+	finish("cancelled_by_signal", run, store.InviteCancelled)
+
+	smtp.FailRCPT(1, 451)
+	finish("retried_then_sent", start(event(eventfixture.Setting{}, eventfixture.Event{})), store.InviteSent)
+
+	in = event(eventfixture.Setting{}, eventfixture.Event{})
+	smtp.FailRCPT(1, 550)
+	finish("failed_rejected", start(in), store.InviteFailed)
+	in.Retry = true
+	finish("retry_run_sent", start(in), store.InviteSent)
+}
+
+func save(ctx context.Context, t *testing.T, c client.Client, name string, run client.WorkflowRun) {
+	t.Helper()
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, e)
+	}
+	raw, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(testdata, name+".json"), append(raw, '\n'), 0o644))
+}

@@ -1,0 +1,156 @@
+// Package mail delivers rendered invites: over SMTP (TOUCHPOINT_SMTP_URL)
+// or, for `touchpoint dev` without a mail server, into .eml files.
+//
+// Send errors say whether trying again can help (Kind): an SMTP 5xx reply
+// for the recipient or the message is Permanent; 4xx replies, refused
+// connections and timeouts are Transient; a connection lost after the
+// whole message went out is Uncertain — the server may have taken it.
+// Error texts never carry the recipient's address, only its masked form,
+// because they end up in Temporal's history.
+package mail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	netmail "net/mail"
+	"regexp"
+	"strings"
+
+	gomail "github.com/wneessen/go-mail"
+)
+
+// Message is one invite to deliver.
+type Message struct {
+	// EventID makes the stable Message-ID (<EventID@sender-domain>) and
+	// the .eml file name, so a repeated send is recognisable as such.
+	EventID string
+	To      string // the address
+	ToName  string // the display name, may be ""
+	Locale  string // Content-Language, e.g. "de_AT"; may be ""
+	Subject string
+	Text    string
+	HTML    string
+}
+
+// Sender delivers messages.
+type Sender interface {
+	Send(ctx context.Context, m Message) error
+}
+
+// Kind tells whether a failed send may succeed later.
+type Kind int
+
+const (
+	// Transient: try again later (4xx, connection refused, timeout).
+	Transient Kind = iota
+	// Permanent: the server refused the recipient or the message (5xx).
+	Permanent
+	// Uncertain: the connection broke after the message was sent; it may
+	// have been delivered, so sending again may duplicate it.
+	Uncertain
+)
+
+func (k Kind) String() string {
+	return [...]string{"transient", "permanent", "uncertain"}[k]
+}
+
+// Error is a failed send.
+type Error struct {
+	Kind Kind
+	Code int // the SMTP reply code, 0 if none
+	msg  string
+	err  error
+}
+
+func (e *Error) Error() string { return e.msg }
+func (e *Error) Unwrap() error { return e.err }
+
+// KindOf classifies any error from a Sender; unknown errors are Transient.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return Transient
+}
+
+// New returns the SMTP sender for smtpURL, or, when it is "", the
+// directory sender writing into dir.
+func New(smtpURL, from, dir string, logger *slog.Logger) (Sender, error) {
+	if smtpURL != "" {
+		return NewSMTP(smtpURL, from, SMTPOptions{})
+	}
+	return NewDir(dir, from, logger)
+}
+
+// MaskEmail hides most of an address for logs: "jane@example.com" →
+// "j***@example.com".
+func MaskEmail(addr string) string {
+	local, domain, ok := strings.Cut(addr, "@")
+	if !ok {
+		return "***"
+	}
+	if local == "" {
+		return "***@" + domain
+	}
+	r := []rune(local)
+	return string(r[0]) + "***@" + domain
+}
+
+// redact replaces the recipient's address in text with its masked form
+// (servers echo it in replies: "550 5.1.1 <jane@example.com>: unknown").
+func redact(text, addr string) string {
+	if addr == "" {
+		return text
+	}
+	return regexp.MustCompile(`(?i)`+regexp.QuoteMeta(addr)).ReplaceAllLiteralString(text, MaskEmail(addr))
+}
+
+// sender is the From address shared by both senders.
+type sender struct {
+	from   *netmail.Address
+	domain string // for Message-IDs
+}
+
+func newSender(from string) (sender, error) {
+	a, err := netmail.ParseAddress(from)
+	if err != nil {
+		return sender{}, fmt.Errorf("mail from address %q: %w", from, err)
+	}
+	_, domain, _ := strings.Cut(a.Address, "@")
+	return sender{from: a, domain: domain}, nil
+}
+
+// build makes the MIME message: text and HTML alternatives, a Message-ID
+// derived from the event ID, and headers marking it as automatic.
+func (s sender) build(m Message) (*gomail.Msg, error) {
+	if m.EventID == "" {
+		return nil, &Error{Kind: Permanent, msg: "message has no event ID"}
+	}
+	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
+	if err := msg.FromFormat(s.from.Name, s.from.Address); err != nil {
+		return nil, &Error{Kind: Permanent, msg: "invalid from address", err: err}
+	}
+	if err := msg.AddToFormat(oneLine(m.ToName), m.To); err != nil {
+		return nil, &Error{Kind: Permanent, msg: "invalid recipient address " + MaskEmail(m.To)}
+	}
+	msg.Subject(oneLine(m.Subject))
+	msg.SetMessageIDWithValue(m.EventID + "@" + s.domain)
+	msg.SetDate()
+	msg.SetGenHeader("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies
+	if m.Locale != "" {
+		msg.SetGenHeader(gomail.HeaderContentLang, strings.ReplaceAll(m.Locale, "_", "-"))
+	}
+	msg.SetBodyString(gomail.TypeTextPlain, m.Text)
+	if m.HTML != "" {
+		msg.AddAlternativeString(gomail.TypeTextHTML, m.HTML)
+	}
+	return msg, nil
+}
+
+// oneLine keeps a header value on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }), " ")
+}

@@ -1,0 +1,382 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/schedule"
+)
+
+// Invite reasons: why an invite was skipped or failed.
+const (
+	ReasonEventTypeInactive = "event_type_inactive"
+	ReasonSettingInactive   = "setting_inactive"
+	ReasonRecentlyInvited   = "recently_invited"
+	ReasonSuppressed        = "suppressed"
+	ReasonNoAddress         = "no_address"
+	// Failed: an attempt found the mark of an interrupted send; the
+	// invite may or may not have arrived, so it is not sent again.
+	ReasonDeliveryUncertain = "delivery_uncertain"
+	// Failed: the mail server refused the recipient or message for good.
+	ReasonRejected = "rejected"
+	// Failed: transient errors until the send gave up.
+	ReasonRetriesExhausted = "retries_exhausted"
+	// Failed: the medium has no provider (SMS, for now).
+	ReasonNoProvider = "no_provider"
+)
+
+// InviteState is the invite part of an event row. It travels through
+// Temporal as activity results, so it holds no customer data.
+type InviteState struct {
+	Status       string     `db:"invite_status" json:"status"`
+	Reason       string     `db:"invite_reason" json:"reason,omitempty"`
+	Medium       string     `db:"invite_medium" json:"medium,omitempty"`
+	ScheduledFor *time.Time `db:"scheduled_for" json:"scheduledFor,omitempty"`
+	SentAt       *time.Time `db:"sent_at" json:"sentAt,omitempty"`
+	Attempts     int        `db:"attempts" json:"attempts"`
+	LastError    string     `db:"last_error" json:"lastError,omitempty"`
+}
+
+const inviteStateColumns = `invite_status, COALESCE(invite_reason, '') AS invite_reason,
+	COALESCE(invite_medium, '') AS invite_medium, scheduled_for, sent_at, attempts,
+	COALESCE(last_error, '') AS last_error`
+
+// LoadInviteState returns an event's invite state.
+func (s *Store) LoadInviteState(ctx context.Context, eventID string) (InviteState, error) {
+	var st InviteState
+	err := s.db.GetContext(ctx, &st, `SELECT `+inviteStateColumns+` FROM events WHERE id = $1`, eventID)
+	return st, translate(err)
+}
+
+// InvitePlan is what scheduling an event's invite starts from.
+type InvitePlan struct {
+	Status          string        `json:"status"`
+	EventTypeActive bool          `json:"eventTypeActive"`
+	SettingActive   bool          `json:"settingActive"`
+	Plan            schedule.Plan `json:"plan"`
+}
+
+// LoadInvitePlan returns the event's schedule copy (SPEC §10) and whether
+// its event type and invite setting are active now.
+func (s *Store) LoadInvitePlan(ctx context.Context, eventID string) (InvitePlan, error) {
+	var r struct {
+		Status          string    `db:"invite_status"`
+		EventTypeActive bool      `db:"event_type_active"`
+		SettingActive   bool      `db:"setting_active"`
+		ReceivedAt      time.Time `db:"received_at"`
+		TransactionDate time.Time `db:"transaction_date"`
+		DeliveryDate    string    `db:"delivery_date"`
+		Delay           string    `db:"delay"`
+		DelayFrom       string    `db:"delay_from"`
+		SendWindow      []byte    `db:"send_window"`
+	}
+	err := s.db.GetContext(ctx, &r, `
+		SELECT e.invite_status, et.active AS event_type_active, s.active AS setting_active,
+		       e.received_at, e.transaction_date,
+		       COALESCE(to_char(e.estimated_delivery_date, 'YYYY-MM-DD'), '') AS delivery_date,
+		       e.delay, e.delay_from, e.send_window
+		FROM events e
+		JOIN event_types et ON et.id = e.event_type_id
+		JOIN invite_settings s ON s.id = e.invite_setting_id
+		WHERE e.id = $1`, eventID)
+	if err != nil {
+		return InvitePlan{}, fmt.Errorf("load invite plan: %w", translate(err))
+	}
+	p := InvitePlan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive,
+		Plan: schedule.Plan{ReceivedAt: r.ReceivedAt.UTC(), TransactionDate: r.TransactionDate.UTC(),
+			DeliveryDate: r.DeliveryDate, Delay: r.Delay, DelayFrom: r.DelayFrom}}
+	if r.SendWindow != nil {
+		p.Plan.SendWindow = new(schedule.SendWindow)
+		if err := json.Unmarshal(r.SendWindow, p.Plan.SendWindow); err != nil {
+			return InvitePlan{}, fmt.Errorf("event %s: decode send_window: %w", eventID, err)
+		}
+	}
+	return p, nil
+}
+
+// changeInvite locks the event's row, hands its invite state to next and
+// writes what next returns when it reports a change. Every transition of
+// the invite state machine goes through here, so each one is ordered
+// against the API's cancel (which locks the same row).
+func (s *Store) changeInvite(ctx context.Context, eventID string,
+	next func(tx *sqlx.Tx, cur InviteState) (InviteState, bool, error)) (InviteState, error) {
+	var out InviteState
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var cur InviteState
+		if err := tx.GetContext(ctx, &cur, `SELECT `+inviteStateColumns+` FROM events WHERE id = $1 FOR UPDATE`, eventID); err != nil {
+			return err
+		}
+		n, changed, err := next(tx, cur)
+		if err != nil || !changed {
+			out = cur
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE events SET invite_status = $2, invite_reason = NULLIF($3, ''),
+			invite_medium = NULLIF($4, ''), scheduled_for = $5, sent_at = $6, attempts = $7,
+			last_error = NULLIF($8, ''), updated_at = $9 WHERE id = $1`,
+			eventID, n.Status, n.Reason, n.Medium, n.ScheduledFor, n.SentAt, n.Attempts, n.LastError, s.Now())
+		out = n
+		return err
+	})
+	if err != nil {
+		return InviteState{}, fmt.Errorf("invite %s: %w", eventID, err)
+	}
+	return out, nil
+}
+
+// MarkInviteScheduled records the send time: pending, failed (a retry run
+// or a reset) and scheduled invites become scheduled; any other state is
+// returned unchanged (a cancelled invite stays cancelled).
+func (s *Store) MarkInviteScheduled(ctx context.Context, eventID string, at time.Time) (InviteState, error) {
+	at = at.UTC().Truncate(time.Millisecond)
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+		if !slices.Contains([]string{InvitePending, InviteFailed, InviteScheduled}, cur.Status) {
+			return cur, false, nil
+		}
+		cur.Status, cur.Reason, cur.ScheduledFor = InviteScheduled, "", &at
+		return cur, true, nil
+	})
+}
+
+// MarkInviteSkipped records that no invite is sent and why; only a
+// pending, scheduled or failed invite changes.
+func (s *Store) MarkInviteSkipped(ctx context.Context, eventID, reason string) (InviteState, error) {
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+		if !slices.Contains([]string{InvitePending, InviteScheduled, InviteFailed}, cur.Status) {
+			return cur, false, nil
+		}
+		cur.Status, cur.Reason = InviteSkipped, reason
+		return cur, true, nil
+	})
+}
+
+// MarkInviteCancelled cancels a pending or scheduled invite, for a cancel
+// signal sent from the Temporal UI (the API cancels with CancelInvite
+// before it signals). Any other state is returned unchanged: a send that
+// began is not cancelled.
+func (s *Store) MarkInviteCancelled(ctx context.Context, eventID string) (InviteState, error) {
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+		if !slices.Contains([]string{InvitePending, InviteScheduled}, cur.Status) {
+			return cur, false, nil
+		}
+		cur.Status, cur.Reason = InviteCancelled, ""
+		return cur, true, nil
+	})
+}
+
+// MarkInviteFailed gives up on an invite: a pending or scheduled one fails
+// with reason and lastError; one left sending fails as delivery_uncertain
+// (the send may have happened). Any other state is returned unchanged.
+func (s *Store) MarkInviteFailed(ctx context.Context, eventID, reason, lastError string) (InviteState, error) {
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+		switch cur.Status {
+		case InvitePending, InviteScheduled:
+			cur.Status, cur.Reason, cur.LastError = InviteFailed, reason, lastError
+		case InviteSending:
+			cur.Status, cur.Reason, cur.LastError = InviteFailed, ReasonDeliveryUncertain, uncertain(lastError)
+		default:
+			return cur, false, nil
+		}
+		return cur, true, nil
+	})
+}
+
+func uncertain(detail string) string {
+	const msg = "a send attempt was interrupted after it began; the invite may have been delivered, so it is not sent again"
+	if detail == "" {
+		return msg
+	}
+	return msg + ": " + detail
+}
+
+// ClaimOptions are the worker's capabilities a claim depends on.
+type ClaimOptions struct {
+	SMSEnabled bool // an SMS provider is configured
+}
+
+// Claim is the outcome of ClaimInviteSend.
+type Claim struct {
+	State InviteState
+	// Send: the invite is now marked sending; deliver it, then record the
+	// outcome with FinishInviteSend. Otherwise State is final for this
+	// attempt (sent, skipped, cancelled, failed …) and nothing is sent.
+	Send bool
+}
+
+// ClaimInviteSend is the record-before step of a send (SPEC §10). In one
+// transaction, with the event's row locked and — when a throttle applies —
+// the per-(account, address) advisory lock held, it checks that the invite
+// is still scheduled, re-reads the event type and setting (active, medium,
+// minDaysBetweenInvites), checks the address and the throttle, and marks
+// the invite sending (attempts + 1). An invite found sending was left by
+// an attempt that crashed mid-send: it fails as delivery_uncertain.
+func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimOptions) (Claim, error) {
+	send := false
+	st, err := s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+		switch cur.Status {
+		case InviteScheduled:
+		case InviteSending:
+			cur.Status, cur.Reason, cur.LastError = InviteFailed, ReasonDeliveryUncertain, uncertain("")
+			return cur, true, nil
+		default:
+			return cur, false, nil
+		}
+		var r struct {
+			AccountID       string `db:"account_id"`
+			Email           string `db:"customer_email"`
+			Mobile          string `db:"mobile"`
+			EventTypeActive bool   `db:"event_type_active"`
+			SettingActive   bool   `db:"setting_active"`
+			Medium          string `db:"medium"`
+			MinDays         int    `db:"min_days_between_invites"`
+		}
+		err := tx.GetContext(ctx, &r, `
+			SELECT e.account_id, e.customer_email, COALESCE(e.payload #>> '{customer,mobile}', '') AS mobile,
+			       et.active AS event_type_active, s.active AS setting_active, s.medium, s.min_days_between_invites
+			FROM events e
+			JOIN event_types et ON et.id = e.event_type_id
+			JOIN invite_settings s ON s.id = e.invite_setting_id
+			WHERE e.id = $1`, eventID)
+		if err != nil {
+			return cur, false, fmt.Errorf("read setting: %w", err)
+		}
+		skip := func(reason string) (InviteState, bool, error) {
+			cur.Status, cur.Reason = InviteSkipped, reason
+			return cur, true, nil
+		}
+		cur.Medium = r.Medium
+		switch {
+		case !r.EventTypeActive:
+			return skip(ReasonEventTypeInactive)
+		case !r.SettingActive:
+			return skip(ReasonSettingInactive)
+		case r.Medium == MediumSMS && strings.TrimSpace(r.Mobile) == "":
+			return skip(ReasonNoAddress)
+		case r.Medium == MediumSMS && !opts.SMSEnabled:
+			cur.Status, cur.Reason, cur.LastError = InviteFailed, ReasonNoProvider, "no SMS provider configured"
+			return cur, true, nil
+		case r.Medium == MediumEmail && strings.TrimSpace(r.Email) == "":
+			return skip(ReasonNoAddress)
+		}
+		if r.Medium == MediumEmail && r.MinDays > 0 {
+			recent, err := recentlyInvited(ctx, tx, eventID, r.AccountID, r.Email, s.Now().Add(-time.Duration(r.MinDays)*24*time.Hour))
+			if err != nil {
+				return cur, false, err
+			}
+			if recent {
+				return skip(ReasonRecentlyInvited)
+			}
+		}
+		cur.Status, cur.Reason, cur.Attempts = InviteSending, "", cur.Attempts+1
+		send = true
+		return cur, true, nil
+	})
+	return Claim{State: st, Send: send}, err
+}
+
+// recentlyInvited takes the (account, address) advisory lock for the rest
+// of the transaction — so concurrent sends to one address are serialised —
+// and reports whether another of the account's invites to the address was
+// sent after since, or is being sent (it counts as sent until it is not:
+// the lock is released before that send ends).
+func recentlyInvited(ctx context.Context, tx *sqlx.Tx, eventID, accountID, email string, since time.Time) (bool, error) {
+	lockKey := "touchpoint:invite-throttle:" + accountID + ":" + strings.ToLower(email)
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, lockKey); err != nil {
+		return false, fmt.Errorf("throttle lock: %w", err)
+	}
+	var recent bool
+	err := tx.GetContext(ctx, &recent, `
+		SELECT EXISTS (
+			SELECT 1 FROM events
+			WHERE account_id = $1 AND lower(customer_email) = lower($2) AND id <> $3
+			  AND ((invite_status = 'sent' AND sent_at > $4) OR (invite_status = 'sending' AND updated_at > $4)))`,
+		accountID, email, eventID, since)
+	if err != nil {
+		return false, fmt.Errorf("throttle: %w", err)
+	}
+	return recent, nil
+}
+
+// SendOutcome is how a claimed send ended.
+type SendOutcome struct {
+	SentAt time.Time // non-zero: delivered at this time
+	Retry  bool      // a transient failure: back to scheduled, to be tried again
+	Reason string    // otherwise: failed with this reason …
+	Error  string    // … and this error (also kept as last_error on a retry)
+}
+
+// FinishInviteSend records the outcome of a claimed send. Only an invite
+// still sending changes — except that a delivery always wins over an
+// earlier verdict of delivery_uncertain, as the record of a sent invite
+// must not be lost.
+func (s *Store) FinishInviteSend(ctx context.Context, eventID string, o SendOutcome) (InviteState, error) {
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+		uncertainFail := cur.Status == InviteFailed && cur.Reason == ReasonDeliveryUncertain
+		switch {
+		case !o.SentAt.IsZero() && (cur.Status == InviteSending || uncertainFail):
+			at := o.SentAt.UTC().Truncate(time.Millisecond)
+			cur.Status, cur.Reason, cur.SentAt = InviteSent, "", &at
+		case cur.Status != InviteSending || !o.SentAt.IsZero():
+			return cur, false, nil
+		case o.Retry:
+			cur.Status, cur.LastError = InviteScheduled, o.Error
+		default:
+			cur.Status, cur.Reason, cur.LastError = InviteFailed, o.Reason, o.Error
+		}
+		return cur, true, nil
+	})
+}
+
+// InviteContent is what rendering and addressing an invite needs: the
+// customer's data, kept in PostgreSQL only (never in Temporal).
+type InviteContent struct {
+	EventID   string
+	AccountID string
+	Email     string
+	FirstName string
+	LastName  string
+	Mobile    string
+	Locale    string // defaultLocale as sent, e.g. "de_AT"; may be ""
+	Products  []InviteProduct
+}
+
+// InviteProduct is a product as an invite shows it.
+type InviteProduct struct {
+	Name     string `json:"name"`
+	URL      string `json:"url"`
+	ImageURL string `json:"imageUrl"`
+}
+
+// LoadInviteContent reads the event's customer, products and locale.
+func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteContent, error) {
+	var r struct {
+		AccountID string `db:"account_id"`
+		Email     string `db:"customer_email"`
+		Payload   []byte `db:"payload"`
+	}
+	err := s.db.GetContext(ctx, &r, `SELECT account_id, customer_email, payload FROM events WHERE id = $1`, eventID)
+	if err != nil {
+		return InviteContent{}, fmt.Errorf("load invite content: %w", translate(err))
+	}
+	var p struct {
+		Customer struct {
+			FirstName string `json:"firstName"`
+			LastName  string `json:"lastName"`
+			Mobile    string `json:"mobile"`
+		} `json:"customer"`
+		DefaultLocale string          `json:"defaultLocale"`
+		Products      []InviteProduct `json:"products"`
+	}
+	if err := json.Unmarshal(r.Payload, &p); err != nil {
+		return InviteContent{}, fmt.Errorf("event %s: decode payload: %w", eventID, err)
+	}
+	return InviteContent{EventID: eventID, AccountID: r.AccountID, Email: r.Email,
+		FirstName: p.Customer.FirstName, LastName: p.Customer.LastName, Mobile: p.Customer.Mobile,
+		Locale: p.DefaultLocale, Products: p.Products}, nil
+}

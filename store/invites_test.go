@@ -1,0 +1,332 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// inviteStore returns a store on a fresh database and a maker of fixture
+// accounts in it.
+func inviteStore(t *testing.T) (*store.Store, func(eventfixture.Setting) *eventfixture.Account) {
+	t.Helper()
+	db := testdb.New(t)
+	return store.New(db, "P7D"), func(s eventfixture.Setting) *eventfixture.Account {
+		return eventfixture.NewAccount(t, db, s)
+	}
+}
+
+func TestLoadInvitePlan(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{Delay: "P3D", DelayFrom: "delivery", SendWindow: `{"start":"09:00","end":"17:00","timeZone":"Europe/Berlin"}`})
+	received := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	id := a.Event(t, eventfixture.Event{ReceivedAt: received, TransactionDate: received.Add(-time.Hour), DeliveryDate: "2026-05-04"})
+
+	p, err := st.LoadInvitePlan(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, store.InvitePlan{
+		Status: store.InvitePending, EventTypeActive: true, SettingActive: true,
+		Plan: schedule.Plan{
+			ReceivedAt: received, TransactionDate: received.Add(-time.Hour), DeliveryDate: "2026-05-04",
+			Delay: "P3D", DelayFrom: "delivery",
+			SendWindow: &schedule.SendWindow{Start: "09:00", End: "17:00", TimeZone: "Europe/Berlin"},
+		},
+	}, p)
+
+	a.Set(t, "active", false)
+	p, err = st.LoadInvitePlan(ctx, id)
+	require.NoError(t, err)
+	assert.False(t, p.SettingActive)
+
+	inactiveType := account(eventfixture.Setting{EventTypeInactive: true})
+	p, err = st.LoadInvitePlan(ctx, inactiveType.Event(t, eventfixture.Event{}))
+	require.NoError(t, err)
+	assert.False(t, p.EventTypeActive)
+	assert.Nil(t, p.Plan.SendWindow)
+	assert.Empty(t, p.Plan.DeliveryDate)
+
+	_, err = st.LoadInvitePlan(ctx, store.NewID("evt"))
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestInviteTransitions(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	at := time.Date(2026, 5, 8, 10, 0, 0, 123456789, time.UTC)
+
+	type step func(id string) (store.InviteState, error)
+	schedule := func(id string) (store.InviteState, error) { return st.MarkInviteScheduled(ctx, id, at) }
+	skip := func(id string) (store.InviteState, error) {
+		return st.MarkInviteSkipped(ctx, id, store.ReasonEventTypeInactive)
+	}
+	cancel := func(id string) (store.InviteState, error) { return st.MarkInviteCancelled(ctx, id) }
+	fail := func(id string) (store.InviteState, error) {
+		return st.MarkInviteFailed(ctx, id, store.ReasonRetriesExhausted, "451 try again later")
+	}
+	tests := []struct {
+		name       string
+		from       string
+		do         step
+		want       string
+		wantReason string
+	}{
+		{"schedule pending", store.InvitePending, schedule, store.InviteScheduled, ""},
+		{"schedule failed (retry run)", store.InviteFailed, schedule, store.InviteScheduled, ""},
+		{"schedule scheduled (idempotent)", store.InviteScheduled, schedule, store.InviteScheduled, ""},
+		{"schedule cancelled: stays", store.InviteCancelled, schedule, store.InviteCancelled, ""},
+		{"schedule sent: stays", store.InviteSent, schedule, store.InviteSent, ""},
+		{"schedule sending: stays", store.InviteSending, schedule, store.InviteSending, ""},
+		{"skip pending", store.InvitePending, skip, store.InviteSkipped, store.ReasonEventTypeInactive},
+		{"skip cancelled: stays", store.InviteCancelled, skip, store.InviteCancelled, ""},
+		{"skip sent: stays", store.InviteSent, skip, store.InviteSent, ""},
+		{"cancel pending", store.InvitePending, cancel, store.InviteCancelled, ""},
+		{"cancel scheduled", store.InviteScheduled, cancel, store.InviteCancelled, ""},
+		{"cancel sending: too late", store.InviteSending, cancel, store.InviteSending, ""},
+		{"cancel sent: too late", store.InviteSent, cancel, store.InviteSent, ""},
+		{"fail scheduled", store.InviteScheduled, fail, store.InviteFailed, store.ReasonRetriesExhausted},
+		{"fail sending: uncertain", store.InviteSending, fail, store.InviteFailed, store.ReasonDeliveryUncertain},
+		{"fail sent: stays", store.InviteSent, fail, store.InviteSent, ""},
+		{"fail skipped: stays", store.InviteSkipped, fail, store.InviteSkipped, ""},
+	}
+	for _, tc := range tests {
+		id := a.Event(t, eventfixture.Event{Status: tc.from})
+		got, err := tc.do(id)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, got.Status, tc.name)
+		assert.Equal(t, tc.wantReason, got.Reason, tc.name)
+		stored, err := st.LoadInviteState(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, got, stored, "%s: the returned state is the stored one", tc.name)
+	}
+
+	id := a.Event(t, eventfixture.Event{})
+	got, err := schedule(id)
+	require.NoError(t, err)
+	require.NotNil(t, got.ScheduledFor)
+	assert.Equal(t, at.Truncate(time.Millisecond), *got.ScheduledFor)
+
+	_, err = st.MarkInviteScheduled(ctx, store.NewID("evt"), at)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestClaimInviteSend(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	claim := func(id string, smsEnabled bool) store.Claim {
+		t.Helper()
+		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{SMSEnabled: smsEnabled})
+		require.NoError(t, err)
+		return c
+	}
+	a := account(eventfixture.Setting{})
+
+	t.Run("a scheduled invite is marked sending, once", func(t *testing.T) {
+		id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+		c := claim(id, false)
+		assert.True(t, c.Send)
+		assert.Equal(t, store.InviteSending, c.State.Status)
+		assert.Equal(t, 1, c.State.Attempts)
+		assert.Equal(t, store.MediumEmail, c.State.Medium)
+
+		// The attempt crashed mid-send; the next one finds its mark.
+		c = claim(id, false)
+		assert.False(t, c.Send)
+		assert.Equal(t, store.InviteFailed, c.State.Status)
+		assert.Equal(t, store.ReasonDeliveryUncertain, c.State.Reason)
+		assert.NotEmpty(t, c.State.LastError)
+	})
+	t.Run("other states are left alone", func(t *testing.T) {
+		for _, status := range []string{store.InvitePending, store.InviteCancelled, store.InviteSent, store.InviteSkipped, store.InviteFailed} {
+			c := claim(a.Event(t, eventfixture.Event{Status: status}), false)
+			assert.False(t, c.Send, status)
+			assert.Equal(t, status, c.State.Status)
+		}
+	})
+	t.Run("no address", func(t *testing.T) {
+		c := claim(a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: eventfixture.NoEmail}), false)
+		assert.False(t, c.Send)
+		assert.Equal(t, store.InviteSkipped, c.State.Status)
+		assert.Equal(t, store.ReasonNoAddress, c.State.Reason)
+	})
+	t.Run("setting deactivated while waiting", func(t *testing.T) {
+		b := account(eventfixture.Setting{})
+		id := b.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+		b.Set(t, "active", false)
+		c := claim(id, false)
+		assert.Equal(t, store.InviteSkipped, c.State.Status)
+		assert.Equal(t, store.ReasonSettingInactive, c.State.Reason)
+	})
+	t.Run("event type inactive", func(t *testing.T) {
+		b := account(eventfixture.Setting{EventTypeInactive: true})
+		c := claim(b.Event(t, eventfixture.Event{Status: store.InviteScheduled}), false)
+		assert.Equal(t, store.InviteSkipped, c.State.Status)
+		assert.Equal(t, store.ReasonEventTypeInactive, c.State.Reason)
+	})
+	t.Run("sms", func(t *testing.T) {
+		b := account(eventfixture.Setting{Medium: store.MediumSMS})
+		c := claim(b.Event(t, eventfixture.Event{Status: store.InviteScheduled}), false)
+		assert.Equal(t, store.InviteSkipped, c.State.Status, "no mobile")
+		assert.Equal(t, store.ReasonNoAddress, c.State.Reason)
+
+		c = claim(b.Event(t, eventfixture.Event{Status: store.InviteScheduled, Mobile: "+4915112345678"}), false)
+		assert.False(t, c.Send)
+		assert.Equal(t, store.InviteFailed, c.State.Status, "no provider")
+		assert.Equal(t, store.ReasonNoProvider, c.State.Reason)
+		assert.Equal(t, "no SMS provider configured", c.State.LastError)
+
+		c = claim(b.Event(t, eventfixture.Event{Status: store.InviteScheduled, Mobile: "+4915112345678"}), true)
+		assert.True(t, c.Send)
+		assert.Equal(t, store.MediumSMS, c.State.Medium)
+	})
+}
+
+func TestClaimThrottle(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	st.SetClock(func() time.Time { return now })
+	a := account(eventfixture.Setting{MinDays: 30})
+
+	// Sent 29 days ago to the same address, written differently.
+	a.Event(t, eventfixture.Event{Email: "JANE.DOE@example.com", Status: store.InviteSent, SentAt: now.Add(-29 * 24 * time.Hour)})
+	c, err := st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Status: store.InviteScheduled}), store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.False(t, c.Send)
+	assert.Equal(t, store.InviteSkipped, c.State.Status)
+	assert.Equal(t, store.ReasonRecentlyInvited, c.State.Reason)
+
+	// Another address, or the same one in another account, is not throttled.
+	c, err = st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Email: "john@example.com", Status: store.InviteScheduled}), store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.True(t, c.Send)
+	b := account(eventfixture.Setting{MinDays: 30})
+	c, err = st.ClaimInviteSend(ctx, b.Event(t, eventfixture.Event{Status: store.InviteScheduled}), store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.True(t, c.Send)
+
+	// After N × 24 h it may be invited again.
+	old := account(eventfixture.Setting{MinDays: 30})
+	old.Event(t, eventfixture.Event{Status: store.InviteSent, SentAt: now.Add(-30 * 24 * time.Hour)})
+	c, err = st.ClaimInviteSend(ctx, old.Event(t, eventfixture.Event{Status: store.InviteScheduled}), store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.True(t, c.Send)
+
+	// 0 means no limit.
+	unlimited := account(eventfixture.Setting{MinDays: 0})
+	unlimited.Event(t, eventfixture.Event{Status: store.InviteSent, SentAt: now.Add(-time.Minute)})
+	c, err = st.ClaimInviteSend(ctx, unlimited.Event(t, eventfixture.Event{Status: store.InviteScheduled}), store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.True(t, c.Send)
+}
+
+func TestClaimSerialisesSendsToOneAddress(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	a := account(eventfixture.Setting{MinDays: 30})
+	emails := []string{"jane@example.com", "Jane@Example.com", "JANE@EXAMPLE.COM", "jane@example.COM", "jAne@example.com", "jane@EXAMPLE.com"}
+	var ids []string
+	for _, e := range emails {
+		ids = append(ids, a.Event(t, eventfixture.Event{Email: e, Status: store.InviteScheduled}))
+	}
+	claims := make([]store.Claim, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			c, err := st.ClaimInviteSend(context.Background(), id, store.ClaimOptions{})
+			assert.NoError(t, err)
+			claims[i] = c
+		})
+	}
+	wg.Wait()
+	sends := 0
+	for _, c := range claims {
+		if c.Send {
+			sends++
+			continue
+		}
+		assert.Equal(t, store.ReasonRecentlyInvited, c.State.Reason)
+	}
+	assert.Equal(t, 1, sends, "one of the concurrent sends to an address goes out")
+}
+
+func TestFinishInviteSend(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	sentAt := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	claimed := func() string {
+		id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+		require.NoError(t, err)
+		require.True(t, c.Send)
+		return id
+	}
+
+	got, err := st.FinishInviteSend(ctx, claimed(), store.SendOutcome{SentAt: sentAt})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, got.Status)
+	assert.Equal(t, sentAt, *got.SentAt)
+
+	id := claimed()
+	got, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Retry: true, Error: "451 4.3.0 try again later"})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteScheduled, got.Status)
+	assert.Equal(t, "451 4.3.0 try again later", got.LastError)
+	assert.Equal(t, 1, got.Attempts)
+	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.True(t, c.Send, "a transient failure may be tried again")
+	assert.Equal(t, 2, c.State.Attempts)
+
+	got, err = st.FinishInviteSend(ctx, claimed(), store.SendOutcome{Reason: store.ReasonRejected, Error: "550 5.1.1 unknown"})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteFailed, got.Status)
+	assert.Equal(t, store.ReasonRejected, got.Reason)
+
+	// Only a send in progress changes …
+	cancelled := a.Event(t, eventfixture.Event{Status: store.InviteCancelled})
+	got, err = st.FinishInviteSend(ctx, cancelled, store.SendOutcome{Retry: true, Error: "x"})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteCancelled, got.Status)
+	// … except that a delivery overrides a verdict of delivery_uncertain.
+	id = claimed()
+	_, err = st.MarkInviteFailed(ctx, id, store.ReasonRetriesExhausted, "timeout")
+	require.NoError(t, err)
+	got, err = st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: sentAt})
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, got.Status)
+}
+
+func TestLoadInviteContent(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	a := account(eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Email: "Jane@Example.com", FirstName: "Jane", LastName: "Doe", Mobile: "+43 660 1234567",
+		Locale: "de_AT", Products: []eventfixture.Product{{Name: "Shoe", SKU: "S-1", URL: "https://shop.example/s", ImageURL: "https://cdn.example/s.png"}}})
+	c, err := st.LoadInviteContent(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteContent{
+		EventID: id, AccountID: a.AccountID, Email: "Jane@Example.com", FirstName: "Jane", LastName: "Doe",
+		Mobile: "+43 660 1234567", Locale: "de_AT",
+		Products: []store.InviteProduct{{Name: "Shoe", URL: "https://shop.example/s", ImageURL: "https://cdn.example/s.png"}},
+	}, c)
+
+	_, err = st.LoadInviteContent(context.Background(), store.NewID("evt"))
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}

@@ -1,0 +1,168 @@
+// Package templates renders invites from the built-in per-locale
+// templates embedded in the binary: a subject, a plain-text part and an
+// HTML part.
+//
+// Each locale is one file, invite/<locale>.tmpl (en, de_AT, …), that
+// defines the subject and the phrases of the invite; the shared layouts
+// invite/layout.txt and invite/layout.html arrange them. The same locale
+// file is parsed by text/template for the text part and by html/template
+// for the HTML part, so everything the customer sent (names, product
+// names, image URLs) is escaped for the context it lands in. A locale
+// file may also define "text" or "html" itself to replace a layout.
+package templates
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	htmltemplate "html/template"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	texttemplate "text/template"
+)
+
+//go:embed invite
+var files embed.FS
+
+// DefaultLocale is the last fallback and must exist.
+const DefaultLocale = "en"
+
+// Product is one product shown in an invite.
+type Product struct {
+	Name     string
+	ImageURL string
+	URL      string
+}
+
+// Data is what an invite is rendered from.
+type Data struct {
+	FirstName   string // "" gets a polite greeting without a name
+	Products    []Product
+	FeedbackURL string
+}
+
+// Message is a rendered invite.
+type Message struct {
+	Locale  string // the template's locale, e.g. "de"
+	Subject string
+	Text    string
+	HTML    string
+}
+
+// Set holds the parsed templates of every locale.
+type Set struct {
+	text map[string]*texttemplate.Template
+	html map[string]*htmltemplate.Template
+}
+
+// view is Data as the templates see it.
+type view struct {
+	Data
+	Lang string // BCP 47 language tag for <html lang>
+}
+
+// New parses the embedded templates.
+func New() (*Set, error) {
+	textLayout, err := files.ReadFile("invite/layout.txt")
+	if err != nil {
+		return nil, err
+	}
+	htmlLayout, err := files.ReadFile("invite/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(files, "invite/*.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{text: map[string]*texttemplate.Template{}, html: map[string]*htmltemplate.Template{}}
+	for _, name := range names {
+		locale := strings.TrimSuffix(path.Base(name), ".tmpl")
+		// A regional locale (de_AT) is parsed over its language (de), so
+		// it need only define what differs.
+		sources := []string{name}
+		if lang, _, regional := strings.Cut(locale, "_"); regional {
+			sources = []string{"invite/" + lang + ".tmpl", name}
+		}
+		t, err := texttemplate.New(locale).Option("missingkey=error").Parse(string(textLayout))
+		if err != nil {
+			return nil, err
+		}
+		h, err := htmltemplate.New(locale).Option("missingkey=error").Parse(string(htmlLayout))
+		if err != nil {
+			return nil, err
+		}
+		for _, src := range sources {
+			body, err := files.ReadFile(src)
+			if err == nil {
+				_, err = t.Parse(string(body))
+			}
+			if err == nil {
+				_, err = h.Parse(string(body))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("template %s: %w", src, err)
+			}
+		}
+		s.text[locale], s.html[locale] = t, h
+	}
+	if s.text[DefaultLocale] == nil {
+		return nil, fs.ErrNotExist
+	}
+	return s, nil
+}
+
+// Locales lists the built-in locales, sorted.
+func (s *Set) Locales() []string {
+	var ls []string
+	for l := range s.text {
+		ls = append(ls, l)
+	}
+	slices.Sort(ls)
+	return ls
+}
+
+// Pick chooses the template for a defaultLocale: the exact locale
+// ("de_AT", also written "de-at"), else its language ("de"), else English.
+func (s *Set) Pick(locale string) string {
+	lang, region, _ := strings.Cut(strings.ReplaceAll(strings.TrimSpace(locale), "-", "_"), "_")
+	lang, region = strings.ToLower(lang), strings.ToUpper(region)
+	if region != "" && s.text[lang+"_"+region] != nil {
+		return lang + "_" + region
+	}
+	if s.text[lang] != nil {
+		return lang
+	}
+	return DefaultLocale
+}
+
+// Render renders the invite in the locale Pick chooses.
+func (s *Set) Render(locale string, d Data) (Message, error) {
+	locale = s.Pick(locale)
+	v := view{Data: d, Lang: strings.ReplaceAll(locale, "_", "-")}
+	var subject, text, html bytes.Buffer
+	if err := s.text[locale].ExecuteTemplate(&subject, "subject", v); err != nil {
+		return Message{}, err
+	}
+	if err := s.text[locale].ExecuteTemplate(&text, "text", v); err != nil {
+		return Message{}, err
+	}
+	if err := s.html[locale].ExecuteTemplate(&html, "html", v); err != nil {
+		return Message{}, err
+	}
+	return Message{Locale: locale, Subject: oneLine(subject.String()), Text: text.String(), HTML: html.String()}, nil
+}
+
+// oneLine makes a header value: control characters (a CR/LF smuggled in
+// through a name) become spaces, runs of spaces one.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}

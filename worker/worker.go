@@ -1,0 +1,45 @@
+// Package worker builds the Temporal worker of the invites task queue:
+// the invite workflow and its activities. `touchpoint worker` and
+// `touchpoint dev` start it.
+package worker
+
+import (
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// Options configure the invite worker; the zero value is the default.
+type Options struct {
+	// Workflow holds the workflow's timeouts and send retries (defaults:
+	// back-off from 10 s to 1 h, giving up after 24 h).
+	Workflow workflows.Options
+	// Worker holds the SDK's worker options (concurrency, rate limits,
+	// interceptors, ...).
+	Worker sdkworker.Options
+}
+
+// New builds the worker on workflows.TaskQueue. The caller starts it
+// (Start, or Run with an interrupt channel) and stops it on shutdown.
+func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.Worker {
+	w := sdkworker.New(c, workflows.TaskQueue, opts.Worker)
+	Register(w, acts, opts.Workflow)
+	return w
+}
+
+// Registry is what Register registers on: a worker, a test environment.
+type Registry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+	RegisterActivity(a any)
+}
+
+// Register registers the invite workflow under workflows.WorkflowType and
+// every method of acts as an activity; the workflow runs the database steps
+// among them as local activities, which find acts by the same registration.
+func Register(r Registry, acts *activities.Activities, opts workflows.Options) {
+	r.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
+	r.RegisterActivity(acts)
+}

@@ -1,0 +1,104 @@
+package worker_test
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/worker"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	c, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	require.NoError(t, err)
+	defer c.Close()
+	assert.NotNil(t, worker.New(c, &activities.Activities{}, worker.Options{}))
+}
+
+// TestInviteEndToEnd runs the registered workflow with the real activities
+// — PostgreSQL, templates, a real SMTP server — in the SDK's test
+// environment, whose timers are virtual.
+func TestInviteEndToEnd(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	srv := smtptest.Start(t, smtptest.Options{})
+	mailer, err := mail.NewSMTP(srv.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
+	require.NoError(t, err)
+	tpl, err := templates.New()
+	require.NoError(t, err)
+	links, err := feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	require.NoError(t, err)
+	acts := &activities.Activities{Store: store.New(db, "P7D"), Mailer: mailer, Templates: tpl, Feedback: links}
+
+	run := func(in workflows.InviteInput) (*testsuite.TestWorkflowEnvironment, workflows.InviteResult, error) {
+		var s testsuite.WorkflowTestSuite
+		s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		env := s.NewTestWorkflowEnvironment()
+		worker.Register(env, acts, workflows.Options{})
+		env.ExecuteWorkflow(workflows.WorkflowType, in)
+		require.True(t, env.IsWorkflowCompleted())
+		var res workflows.InviteResult
+		if err := env.GetWorkflowError(); err != nil {
+			return env, res, err
+		}
+		require.NoError(t, env.GetWorkflowResult(&res))
+		return env, res, nil
+	}
+
+	a := eventfixture.NewAccount(t, db, eventfixture.Setting{Delay: "PT1H", MinDays: 30})
+	in := workflows.InviteInput{EventID: a.Event(t, eventfixture.Event{FirstName: "Jane"}), AccountID: a.AccountID,
+		EventTypeID: a.EventTypeID, ChannelID: a.ChannelID}
+	env, res, err := run(in)
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, 1, res.Attempts)
+	assert.WithinDuration(t, res.ScheduledFor, env.Now(), time.Second, "sent when the timer fired")
+	require.Len(t, srv.Messages(), 1)
+	st, err := acts.Store.LoadInviteState(t.Context(), in.EventID)
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, st.Status)
+
+	// A second event to the same address within 30 days is throttled.
+	in.EventID = a.Event(t, eventfixture.Event{})
+	_, res, err = run(in)
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSkipped, res.Status)
+	assert.Equal(t, store.ReasonRecentlyInvited, res.Reason)
+
+	// A refused address fails the invite and the run; ops retry it with a
+	// new run (Retry: true) once the address works.
+	other := eventfixture.NewAccount(t, db, eventfixture.Setting{Delay: "P1D"})
+	in = workflows.InviteInput{EventID: other.Event(t, eventfixture.Event{}), AccountID: other.AccountID,
+		EventTypeID: other.EventTypeID, ChannelID: other.ChannelID}
+	srv.FailRCPT(1, 550)
+	_, _, err = run(in)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rejected")
+	st, err = acts.Store.LoadInviteState(t.Context(), in.EventID)
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteFailed, st.Status)
+
+	in.Retry = true
+	_, res, err = run(in)
+	require.NoError(t, err)
+	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, 2, res.Attempts)
+	assert.Len(t, srv.Messages(), 2)
+}

@@ -1,0 +1,39 @@
+// Package workflows holds the invite workflow and its public contract
+// (contract.go): task queue, workflow ID, input and result, the cancel
+// signal, the status query and the search attributes. The API and the
+// outbox starter use only the contract.
+//
+// One workflow runs per accepted event (SPEC §6, §10):
+//
+//  1. A local activity loads the event's schedule copy and whether its
+//     event type and setting are active; inactive ones end skipped at once.
+//  2. The send time is resolved (schedule.SendTime, recorded with
+//     SideEffect so replays never depend on the worker's time-zone data; a
+//     retry run sends now) and recorded as scheduled.
+//  3. A durable timer waits for it; a cancel signal (or a cancel request)
+//     ends the wait and the invite is recorded cancelled.
+//  4. The send activity re-checks the setting and the throttle, renders
+//     and delivers the invite at most once, retried with back-off on
+//     transient failures; the workflow records the outcome and ends.
+//
+// Every state change updates the TouchpointInviteStatus search attribute
+// and the workflow's current details (shown in the Temporal UI).
+//
+// # Changing this workflow
+//
+// Workflow code is replayed from history, so a change that alters the
+// sequence of commands (activities, timers, side effects, signals read)
+// must not change what running workflows replay. Guard it:
+//
+//	if workflow.GetVersion(ctx, "short-change-id", workflow.DefaultVersion, 1) == 1 {
+//		// new behaviour
+//	} else {
+//		// old behaviour, kept until no run that started before it is open
+//	}
+//
+// Use one change ID per change, never reuse one, raise maxSupported for a
+// later change of the same code, and record a history of the new code
+// into testdata/ so the replay test guards it from then on. Activity
+// timeouts and retry policies (Options) are not part of the replay check
+// and may change freely.
+package workflows

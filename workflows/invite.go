@@ -1,0 +1,362 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// Options are the worker-side timeouts and retries of the invite workflow.
+// Zero fields take the defaults of DefaultOptions.
+type Options struct {
+	// SendTimeout bounds one send attempt (StartToClose).
+	SendTimeout time.Duration
+	// SendInitialInterval is the first back-off after a transient failure;
+	// it doubles up to SendMaxInterval.
+	SendInitialInterval time.Duration
+	SendMaxInterval     time.Duration
+	// SendGiveUpAfter bounds all attempts of a send (ScheduleToClose);
+	// then the invite fails with its last error.
+	SendGiveUpAfter time.Duration
+	// SendMaxAttempts caps the attempts; 0: until SendGiveUpAfter.
+	SendMaxAttempts int32
+	// LocalTimeout bounds one database step (a local activity). They are
+	// retried until they succeed: a PostgreSQL outage only delays invites.
+	LocalTimeout time.Duration
+}
+
+// DefaultOptions are the documented defaults (SPEC §10).
+func DefaultOptions() Options {
+	return Options{
+		SendTimeout:         2 * time.Minute,
+		SendInitialInterval: 10 * time.Second,
+		SendMaxInterval:     time.Hour,
+		SendGiveUpAfter:     24 * time.Hour,
+		LocalTimeout:        10 * time.Second,
+	}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&o.SendTimeout, &d.SendTimeout}, {&o.SendInitialInterval, &d.SendInitialInterval},
+		{&o.SendMaxInterval, &d.SendMaxInterval}, {&o.SendGiveUpAfter, &d.SendGiveUpAfter},
+		{&o.LocalTimeout, &d.LocalTimeout},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return o
+}
+
+// Invite is the invite workflow with DefaultOptions. Its name is the
+// workflow type (WorkflowType); starters pass it to ExecuteWorkflow.
+func Invite(ctx workflow.Context, in InviteInput) (InviteResult, error) {
+	return InviteWith(DefaultOptions())(ctx, in)
+}
+
+// InviteWith returns the invite workflow with other options, for the
+// worker to register under WorkflowType.
+func InviteWith(opts Options) func(workflow.Context, InviteInput) (InviteResult, error) {
+	opts = opts.withDefaults()
+	return func(ctx workflow.Context, in InviteInput) (InviteResult, error) {
+		w := &invite{in: in, opts: opts}
+		if err := w.setup(ctx); err != nil {
+			return InviteResult{}, err
+		}
+		res, err := w.run(ctx)
+		w.dropLateCancels(ctx)
+		// No update handlers yet; waiting here keeps future ones from
+		// being cut off when the run ends. Disconnected: a run that sent
+		// despite a cancel request still ends with its result.
+		done, _ := workflow.NewDisconnectedContext(ctx)
+		if werr := workflow.Await(done, func() bool { return workflow.AllHandlersFinished(done) }); werr != nil && err == nil {
+			err = werr
+		}
+		return res, err
+	}
+}
+
+// invite is the state of one run.
+type invite struct {
+	in     InviteInput
+	opts   Options
+	state  InviteResult // what the status query answers
+	cancel workflow.ReceiveChannel
+}
+
+func (w *invite) setup(ctx workflow.Context) error {
+	w.state = InviteResult{Status: store.InvitePending}
+	w.cancel = workflow.GetSignalChannel(ctx, CancelSignal)
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (InviteResult, error) { return w.state, nil }); err != nil {
+		return err
+	}
+	// A run started without the search attributes (by hand, from the CLI)
+	// gets them here, so it can be found like any other.
+	if !workflow.GetTypedSearchAttributes(ctx).ContainsKey(AccountIDKey) {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, identity(w.in, store.InvitePending)...); err != nil {
+			workflow.GetLogger(ctx).Warn("upsert search attributes", "error", err)
+		}
+	}
+	return nil
+}
+
+func (w *invite) run(ctx workflow.Context) (InviteResult, error) {
+	var a *activities.Activities // a typed nil pointer: the worker runs its registered instance
+	var plan store.InvitePlan
+	if err := workflow.ExecuteLocalActivity(w.local(ctx), a.LoadPlan, activities.EventInput{EventID: w.in.EventID}).Get(ctx, &plan); err != nil {
+		return w.stopped(ctx, err)
+	}
+	switch {
+	case !plan.EventTypeActive:
+		return w.skip(ctx, store.ReasonEventTypeInactive)
+	case !plan.SettingActive:
+		return w.skip(ctx, store.ReasonSettingInactive)
+	}
+
+	at := workflow.Now(ctx)
+	if !w.in.Retry {
+		now := at
+		// Recorded, so a replay never depends on the time-zone data of
+		// the worker that replays it.
+		resolve := func(workflow.Context) any { return schedule.SendTime(now, plan.Plan) }
+		if err := workflow.SideEffect(ctx, resolve).Get(&at); err != nil {
+			return InviteResult{}, err
+		}
+	}
+	st, err := w.step(ctx, a.MarkScheduled, activities.MarkScheduledInput{EventID: w.in.EventID, ScheduledFor: at})
+	if err != nil {
+		return w.stopped(ctx, err)
+	}
+	if st.Status != store.InviteScheduled {
+		return w.finish(ctx, st) // decided meanwhile: cancelled by the API before the run began
+	}
+	w.update(ctx, st)
+
+	cancelled, err := w.wait(ctx, at)
+	switch {
+	case err != nil:
+		return w.stopped(ctx, err)
+	case cancelled:
+		return w.cancelled(ctx, false)
+	}
+	return w.send(ctx)
+}
+
+// wait sleeps until at on a durable timer; a cancel signal ends it early.
+func (w *invite) wait(ctx workflow.Context, at time.Time) (cancelled bool, err error) {
+	if d := at.Sub(workflow.Now(ctx)); d > 0 {
+		timerCtx, stopTimer := workflow.WithCancel(ctx)
+		defer stopTimer()
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, d, workflow.TimerOptions{Summary: "until the send time"}),
+			func(f workflow.Future) { err = f.Get(ctx, nil) })
+		sel.AddReceive(w.cancel, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil) // any input, or none, means cancel
+			cancelled = true
+		})
+		sel.Select(ctx)
+		if cancelled || err != nil {
+			return cancelled, err
+		}
+	}
+	// A cancel that arrived with the timer still wins: the send has not begun.
+	return w.cancel.ReceiveAsync(nil), nil
+}
+
+// send runs the send activity and records its outcome. From here on the
+// invite is recorded whatever happens to the run, so a cancel request no
+// longer cuts it short.
+func (w *invite) send(ctx workflow.Context) (InviteResult, error) {
+	var a *activities.Activities
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	w.update(ctx, store.InviteState{Status: store.InviteSending, ScheduledFor: timePtr(w.state.ScheduledFor),
+		Attempts: w.state.Attempts, LastError: w.state.LastError})
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    w.opts.SendTimeout,
+		ScheduleToCloseTimeout: w.opts.SendGiveUpAfter,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    w.opts.SendInitialInterval,
+			BackoffCoefficient: 2,
+			MaximumInterval:    w.opts.SendMaxInterval,
+			MaximumAttempts:    w.opts.SendMaxAttempts,
+		},
+		Summary: "send the invite",
+	})
+	var st store.InviteState
+	err := workflow.ExecuteActivity(actx, a.SendInvite, activities.EventInput{EventID: w.in.EventID}).Get(ctx, &st)
+	if err == nil {
+		return w.finish(ctx, st)
+	}
+
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeSentUnrecorded {
+		var d activities.SentUnrecorded
+		if derr := appErr.Details(&d); derr == nil {
+			st, err := w.step(ctx, a.RecordSent, activities.RecordSentInput{EventID: w.in.EventID, SentAt: d.SentAt})
+			if err != nil {
+				return InviteResult{}, err
+			}
+			return w.finish(ctx, st)
+		}
+	}
+	// Retries exhausted or a non-retryable failure: record it (a failure
+	// the activity recorded itself is only read back).
+	st, ferr := w.step(ctx, a.MarkFailed, activities.MarkFailedInput{
+		EventID: w.in.EventID, Reason: store.ReasonRetriesExhausted, LastError: lastError(err)})
+	if ferr != nil {
+		return InviteResult{}, ferr
+	}
+	return w.finish(ctx, st)
+}
+
+// skip records a skipped invite.
+func (w *invite) skip(ctx workflow.Context, reason string) (InviteResult, error) {
+	var a *activities.Activities
+	st, err := w.step(ctx, a.MarkSkipped, activities.MarkSkippedInput{EventID: w.in.EventID, Reason: reason})
+	if err != nil {
+		return w.stopped(ctx, err)
+	}
+	return w.finish(ctx, st)
+}
+
+// cancelled records a cancel that came by signal or, with requested, as a
+// cancel request of the run, which then ends Cancelled.
+func (w *invite) cancelled(ctx workflow.Context, requested bool) (InviteResult, error) {
+	var a *activities.Activities
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	st, err := w.step(ctx, a.MarkCancelled, activities.EventInput{EventID: w.in.EventID})
+	if err != nil {
+		return InviteResult{}, err
+	}
+	res, err := w.finish(ctx, st)
+	if requested && err == nil {
+		return res, temporal.NewCanceledError()
+	}
+	return res, err
+}
+
+// stopped handles an error before the send: a cancel request is a cancel.
+func (w *invite) stopped(ctx workflow.Context, err error) (InviteResult, error) {
+	if temporal.IsCanceledError(err) {
+		return w.cancelled(ctx, true)
+	}
+	return InviteResult{}, err
+}
+
+// finish publishes the final state; a failed invite fails the run.
+func (w *invite) finish(ctx workflow.Context, st store.InviteState) (InviteResult, error) {
+	w.update(ctx, st)
+	if st.Status == store.InviteFailed {
+		msg := "invite failed: " + st.Reason
+		if st.LastError != "" {
+			msg += ": " + st.LastError
+		}
+		return w.state, temporal.NewNonRetryableApplicationError(msg, ErrTypeInviteFailed, nil)
+	}
+	return w.state, nil
+}
+
+// update publishes a state to the status query, the status search
+// attribute and the current details.
+func (w *invite) update(ctx workflow.Context, st store.InviteState) {
+	prev := w.state.Status
+	w.state = InviteResult{Status: st.Status, Reason: st.Reason, Attempts: st.Attempts, LastError: st.LastError}
+	if st.ScheduledFor != nil {
+		w.state.ScheduledFor = st.ScheduledFor.UTC()
+	}
+	if st.SentAt != nil {
+		w.state.SentAt = st.SentAt.UTC()
+	}
+	if st.Status != prev {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, InviteStatusKey.ValueSet(st.Status)); err != nil {
+			workflow.GetLogger(ctx).Warn("upsert invite status", "error", err)
+		}
+	}
+	workflow.SetCurrentDetails(ctx, details(w.state))
+}
+
+// details is the human summary shown in the Temporal UI.
+func details(r InviteResult) string {
+	const layout = "2006-01-02 15:04:05 MST"
+	var s string
+	switch r.Status {
+	case store.InviteScheduled:
+		s = "Scheduled for " + r.ScheduledFor.Format(layout)
+	case store.InviteSending:
+		s = "Sending"
+	case store.InviteSent:
+		s = "Sent at " + r.SentAt.Format(layout)
+	case store.InviteSkipped:
+		s = "Skipped: " + r.Reason
+	case store.InviteCancelled:
+		s = "Cancelled"
+	case store.InviteFailed:
+		s = "Failed: " + r.Reason
+	default:
+		s = r.Status
+	}
+	if r.Attempts > 0 {
+		s += fmt.Sprintf(" (attempts: %d)", r.Attempts)
+	}
+	if r.LastError != "" && r.Status != store.InviteSent {
+		s += "\n\nLast error: " + r.LastError
+	}
+	return s
+}
+
+// step runs a database step as a local activity and returns the invite state.
+func (w *invite) step(ctx workflow.Context, activity, in any) (store.InviteState, error) {
+	var st store.InviteState
+	err := workflow.ExecuteLocalActivity(w.local(ctx), activity, in).Get(ctx, &st)
+	return st, err
+}
+
+// local sets the options of the database steps: short attempts, retried
+// until PostgreSQL answers; only a missing event is final.
+func (w *invite) local(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: w.opts.LocalTimeout,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	})
+}
+
+// dropLateCancels reads cancels that came after the send began: they have
+// no effect, and reading them keeps them from being reported as lost.
+func (w *invite) dropLateCancels(ctx workflow.Context) {
+	for w.cancel.ReceiveAsync(nil) {
+		workflow.GetLogger(ctx).Info("cancel signal after the send began: ignored", "status", w.state.Status)
+	}
+}
+
+// lastError is the message of the innermost failure of an activity error.
+func lastError(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Message()
+	}
+	var timeoutErr *temporal.TimeoutError
+	if errors.As(err, &timeoutErr) {
+		return "send attempt timed out (" + timeoutErr.TimeoutType().String() + ")"
+	}
+	return err.Error()
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

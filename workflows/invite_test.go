@@ -1,0 +1,524 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+const eventID = "evt-0b5e8f3c-8a3e-4f3e-9a57-1c2d3e4f5a6b"
+
+var a *activities.Activities
+
+func input() workflows.InviteInput {
+	return workflows.InviteInput{EventID: eventID, AccountID: "acc-1", EventTypeID: "ety-1", ChannelID: "chl-1", CustomerReference: "C-42"}
+}
+
+func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	return newEnvWith(t, workflows.Options{})
+}
+
+func newEnvWith(t *testing.T, opts workflows.Options) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
+	env.RegisterActivity(&activities.Activities{})
+	return env
+}
+
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func activePlan(p schedule.Plan) store.InvitePlan {
+	return store.InvitePlan{Status: store.InvitePending, EventTypeActive: true, SettingActive: true, Plan: p}
+}
+
+// recorder mocks the database steps the way the store would answer them
+// for a fresh invite and remembers what the workflow asked for.
+type recorder struct {
+	env          *testsuite.TestWorkflowEnvironment
+	scheduledFor time.Time
+	sendCalls    []time.Time // env clock at each send attempt
+}
+
+func (r *recorder) loadPlan(p store.InvitePlan) {
+	r.env.OnActivity(a.LoadPlan, mock.Anything, activities.EventInput{EventID: eventID}).Return(p, nil).Once()
+}
+
+func (r *recorder) markScheduled() {
+	r.env.OnActivity(a.MarkScheduled, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.MarkScheduledInput) (store.InviteState, error) {
+			r.scheduledFor = in.ScheduledFor
+			return store.InviteState{Status: store.InviteScheduled, ScheduledFor: &in.ScheduledFor}, nil
+		}).Once()
+}
+
+// send makes each attempt answer with the next of results.
+func (r *recorder) send(results ...func(now time.Time) (store.InviteState, error)) {
+	for _, res := range results {
+		r.env.OnActivity(a.SendInvite, mock.Anything, activities.EventInput{EventID: eventID}).Return(
+			func(context.Context, activities.EventInput) (store.InviteState, error) {
+				now := r.env.Now()
+				r.sendCalls = append(r.sendCalls, now)
+				return res(now)
+			}).Once()
+	}
+}
+
+func sent(now time.Time) (store.InviteState, error) {
+	return store.InviteState{Status: store.InviteSent, SentAt: &now, Attempts: 1, Medium: "email"}, nil
+}
+
+func final(status, reason string) func(time.Time) (store.InviteState, error) {
+	return func(time.Time) (store.InviteState, error) {
+		return store.InviteState{Status: status, Reason: reason, Attempts: 1}, nil
+	}
+}
+
+func failWith(err error) func(time.Time) (store.InviteState, error) {
+	return func(time.Time) (store.InviteState, error) { return store.InviteState{}, err }
+}
+
+func transient() error {
+	return temporal.NewApplicationError("smtp: 451 4.3.0 try again later", activities.ErrTypeTransient)
+}
+
+func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.InviteResult {
+	t.Helper()
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res workflows.InviteResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	env.AssertExpectations(t)
+	return res
+}
+
+func TestSendTimes(t *testing.T) {
+	t.Parallel()
+	berlin := &schedule.SendWindow{Start: "09:00", End: "17:00", TimeZone: "Europe/Berlin"}
+	tests := []struct {
+		name  string
+		start string // the workflow's start: "now"
+		plan  schedule.Plan
+		retry bool
+		want  string
+	}{
+		{"delay from the event", "2026-05-01T10:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P7D", DelayFrom: "event"}, false, "2026-05-08T10:00:00Z"},
+		{"delay from the transaction", "2026-05-01T10:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), TransactionDate: at("2026-04-30T06:00:00Z"), Delay: "P2D", DelayFrom: "transaction"}, false, "2026-05-02T06:00:00Z"},
+		{"delay from the delivery date, in the window's zone", "2026-05-01T10:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), DeliveryDate: "2026-05-05", Delay: "PT12H", DelayFrom: "delivery", SendWindow: berlin}, false, "2026-05-05T10:00:00Z"},
+		{"delivery date absent: from the event", "2026-05-01T10:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P1D", DelayFrom: "delivery"}, false, "2026-05-02T10:00:00Z"},
+		{"window across the spring-forward (Berlin 2026-03-29)", "2026-03-28T18:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-03-28T18:00:00Z"), Delay: "PT1H", SendWindow: berlin}, false, "2026-03-29T07:00:00Z"},
+		{"window across the fall-back (Berlin 2026-10-25)", "2026-10-24T16:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-10-24T16:00:00Z"), Delay: "PT0S", SendWindow: berlin}, false, "2026-10-25T08:00:00Z"},
+		{"overnight window", "2026-05-01T10:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "PT1H",
+				SendWindow: &schedule.SendWindow{Start: "22:00", End: "06:00", TimeZone: "Europe/Berlin"}}, false, "2026-05-01T20:00:00Z"},
+		{"start in the past: now", "2026-05-01T10:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-01-01T10:00:00Z"), Delay: "P7D"}, false, "2026-05-01T10:00:00Z"},
+		{"a retry sends now, skipping delay and window", "2026-05-01T18:00:00Z",
+			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P7D", SendWindow: berlin}, true, "2026-05-01T18:00:00Z"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t)
+			env.SetStartTime(at(tc.start))
+			r := &recorder{env: env}
+			r.loadPlan(activePlan(tc.plan))
+			r.markScheduled()
+			r.send(sent)
+			in := input()
+			in.Retry = tc.retry
+			env.ExecuteWorkflow(workflows.WorkflowType, in)
+
+			res := result(t, env)
+			assert.Equal(t, store.InviteSent, res.Status)
+			assert.True(t, at(tc.want).Equal(r.scheduledFor), "scheduled for %s", r.scheduledFor)
+			require.Len(t, r.sendCalls, 1)
+			assert.True(t, at(tc.want).Equal(r.sendCalls[0]), "sent at %s: the timer waits until the send time", r.sendCalls[0])
+			assert.True(t, r.sendCalls[0].Equal(res.SentAt))
+		})
+	}
+}
+
+func TestInactiveAtAcceptance(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		plan   store.InvitePlan
+		reason string
+	}{
+		{"event type inactive", store.InvitePlan{Status: store.InvitePending, EventTypeActive: false, SettingActive: true}, store.ReasonEventTypeInactive},
+		{"setting inactive", store.InvitePlan{Status: store.InvitePending, EventTypeActive: true, SettingActive: false}, store.ReasonSettingInactive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t)
+			r := &recorder{env: env}
+			r.loadPlan(tc.plan)
+			env.OnActivity(a.MarkSkipped, mock.Anything, activities.MarkSkippedInput{EventID: eventID, Reason: tc.reason}).
+				Return(store.InviteState{Status: store.InviteSkipped, Reason: tc.reason}, nil).Once()
+			env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+			res := result(t, env)
+			assert.Equal(t, workflows.InviteResult{Status: store.InviteSkipped, Reason: tc.reason}, res)
+			env.AssertActivityNotCalled(t, "MarkScheduled", mock.Anything, mock.Anything)
+			env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
+		})
+	}
+}
+
+func TestDecidedAtSendTime(t *testing.T) {
+	t.Parallel()
+	// The send activity re-reads the setting and the throttle: whatever it
+	// finds ends the run.
+	for _, tc := range []struct{ status, reason string }{
+		{store.InviteSkipped, store.ReasonSettingInactive},
+		{store.InviteSkipped, store.ReasonEventTypeInactive},
+		{store.InviteSkipped, store.ReasonRecentlyInvited},
+		{store.InviteSkipped, store.ReasonNoAddress},
+		{store.InviteCancelled, ""}, // the API cancelled; the signal is still on its way
+		{store.InviteSent, ""},      // a repeated attempt finds the invite sent
+	} {
+		t.Run(tc.status+" "+tc.reason, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t)
+			r := &recorder{env: env}
+			r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "P1D"}))
+			r.markScheduled()
+			r.send(final(tc.status, tc.reason))
+			env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+			res := result(t, env)
+			assert.Equal(t, tc.status, res.Status)
+			assert.Equal(t, tc.reason, res.Reason)
+			assert.Len(t, r.sendCalls, 1)
+		})
+	}
+}
+
+func TestCancelledBeforeTheRunBegan(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "P1D"}))
+	env.OnActivity(a.MarkScheduled, mock.Anything, mock.Anything).Return(store.InviteState{Status: store.InviteCancelled}, nil).Once()
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, env)
+	assert.Equal(t, store.InviteCancelled, res.Status)
+	env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
+}
+
+func TestCancelSignalBeforeTheSend(t *testing.T) {
+	t.Parallel()
+	for name, payload := range map[string]any{"from the API": workflows.CancelRequest{Source: "api"}, "from the UI, without input": nil} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t)
+			start := at("2026-05-01T10:00:00Z")
+			env.SetStartTime(start)
+			r := &recorder{env: env}
+			r.loadPlan(activePlan(schedule.Plan{ReceivedAt: start, Delay: "P7D"}))
+			r.markScheduled()
+			env.OnActivity(a.MarkCancelled, mock.Anything, activities.EventInput{EventID: eventID}).
+				Return(store.InviteState{Status: store.InviteCancelled}, nil).Once()
+
+			var during workflows.InviteResult
+			env.RegisterDelayedCallback(func() {
+				v, err := env.QueryWorkflow(workflows.StatusQuery)
+				require.NoError(t, err)
+				require.NoError(t, v.Get(&during))
+				env.SignalWorkflow(workflows.CancelSignal, payload)
+			}, 24*time.Hour)
+			env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+			res := result(t, env)
+			assert.Equal(t, store.InviteCancelled, res.Status)
+			assert.Equal(t, store.InviteScheduled, during.Status, "the status query while waiting")
+			assert.True(t, start.Add(7*24*time.Hour).Equal(during.ScheduledFor))
+			assert.True(t, start.Add(24*time.Hour).Equal(env.Now()), "the run ends at the cancel, not at the send time")
+			env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
+		})
+	}
+}
+
+func TestTemporalCancelBeforeTheSend(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "P7D"}))
+	r.markScheduled()
+	env.OnActivity(a.MarkCancelled, mock.Anything, activities.EventInput{EventID: eventID}).
+		Return(store.InviteState{Status: store.InviteCancelled}, nil).Once()
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	var canceled *temporal.CanceledError
+	assert.ErrorAs(t, err, &canceled, "a cancel request ends the run Cancelled")
+	env.AssertExpectations(t)
+	env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
+}
+
+func TestCancelAfterTheSendBeganHasNoEffect(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
+	r.markScheduled()
+	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).After(time.Minute).Return(
+		func(context.Context, activities.EventInput) (store.InviteState, error) { return sent(env.Now()) }).Once()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.CancelSignal, workflows.CancelRequest{Source: "api"}) }, time.Hour+30*time.Second)
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, env)
+	assert.Equal(t, store.InviteSent, res.Status)
+	env.AssertActivityNotCalled(t, "MarkCancelled", mock.Anything, mock.Anything)
+}
+
+func TestPermanentFailure(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.markScheduled()
+	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: rejected: smtp: 550 5.1.1 j***@example.com: mailbox unavailable",
+		activities.ErrTypeRejected, nil)))
+	// The activity recorded the failure; MarkFailed reads it back.
+	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(store.InviteState{Status: store.InviteFailed,
+		Reason: store.ReasonRejected, LastError: "smtp: 550 5.1.1 j***@example.com: mailbox unavailable", Attempts: 1}, nil).Once()
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	requireFailed(t, env, store.ReasonRejected)
+	assert.Len(t, r.sendCalls, 1, "a permanent failure is not retried")
+}
+
+func TestTransientFailureThenSuccess(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.markScheduled()
+	r.send(failWith(transient()), failWith(transient()), func(now time.Time) (store.InviteState, error) {
+		return store.InviteState{Status: store.InviteSent, SentAt: &now, Attempts: 3, LastError: "smtp: 451 4.3.0 try again later"}, nil
+	})
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, env)
+	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, 3, res.Attempts)
+	require.Len(t, r.sendCalls, 3)
+	assert.Equal(t, 10*time.Second, r.sendCalls[1].Sub(r.sendCalls[0]), "back-off starts at 10 s")
+	assert.Equal(t, 20*time.Second, r.sendCalls[2].Sub(r.sendCalls[1]), "and doubles")
+}
+
+func TestRetriesExhausted(t *testing.T) {
+	t.Parallel()
+	// The test environment caps unlimited attempts at 10; lift the cap so
+	// that the 24 h give-up time is what ends the send, as in production.
+	env := newEnvWith(t, workflows.Options{SendMaxAttempts: 1000})
+	start := env.Now()
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: start, Delay: "PT0S"}))
+	r.markScheduled()
+	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.EventInput) (store.InviteState, error) {
+			r.sendCalls = append(r.sendCalls, env.Now())
+			return store.InviteState{}, transient()
+		})
+	env.OnActivity(a.MarkFailed, mock.Anything, activities.MarkFailedInput{EventID: eventID,
+		Reason: store.ReasonRetriesExhausted, LastError: "smtp: 451 4.3.0 try again later"}).
+		Return(store.InviteState{Status: store.InviteFailed, Reason: store.ReasonRetriesExhausted, LastError: "smtp: 451 4.3.0 try again later"}, nil).Once()
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	requireFailed(t, env, store.ReasonRetriesExhausted)
+	require.Greater(t, len(r.sendCalls), 20)
+	last := r.sendCalls[len(r.sendCalls)-1]
+	assert.Less(t, last.Sub(start), 24*time.Hour, "it gives up after 24 h")
+	assert.Greater(t, last.Sub(start), 22*time.Hour)
+	assert.Equal(t, time.Hour, last.Sub(r.sendCalls[len(r.sendCalls)-2]), "the back-off is capped at 1 h")
+}
+
+func TestDeliveryUncertain(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.markScheduled()
+	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: delivery_uncertain", activities.ErrTypeUncertain, nil)))
+	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(store.InviteState{Status: store.InviteFailed,
+		Reason: store.ReasonDeliveryUncertain, LastError: "a send attempt was interrupted", Attempts: 1}, nil).Once()
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	requireFailed(t, env, store.ReasonDeliveryUncertain)
+	assert.Len(t, r.sendCalls, 1, "never sent again")
+}
+
+func TestSentButNotRecorded(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.markScheduled()
+	sentAt := at("2026-05-01T10:00:00Z")
+	r.send(failWith(temporal.NewNonRetryableApplicationError("invite sent but not recorded", activities.ErrTypeSentUnrecorded, nil,
+		activities.SentUnrecorded{SentAt: sentAt})))
+	env.OnActivity(a.RecordSent, mock.Anything, activities.RecordSentInput{EventID: eventID, SentAt: sentAt}).
+		Return(store.InviteState{Status: store.InviteSent, SentAt: &sentAt, Attempts: 1}, nil).Once()
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, env)
+	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, sentAt, res.SentAt)
+	assert.Len(t, r.sendCalls, 1)
+	env.AssertActivityNotCalled(t, "MarkFailed", mock.Anything, mock.Anything)
+}
+
+func TestEventNotFound(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	env.OnActivity(a.LoadPlan, mock.Anything, mock.Anything).
+		Return(store.InvitePlan{}, temporal.NewNonRetryableApplicationError("event not found", activities.ErrTypeNotFound, nil)).Once()
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	require.True(t, env.IsWorkflowCompleted())
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &appErr)
+	assert.Equal(t, activities.ErrTypeNotFound, appErr.Type())
+	env.AssertExpectations(t)
+}
+
+func TestDatabaseStepsAreRetried(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	env.OnActivity(a.LoadPlan, mock.Anything, mock.Anything).Return(store.InvitePlan{}, errors.New("database unavailable")).Twice()
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.markScheduled()
+	r.send(sent)
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	assert.Equal(t, store.InviteSent, result(t, env).Status)
+}
+
+// requireFailed checks a run that ends with a failed invite: Failed in the
+// Temporal UI, with the reason in the error.
+func requireFailed(t *testing.T, env *testsuite.TestWorkflowEnvironment, reason string) {
+	t.Helper()
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, err, &appErr)
+	assert.Equal(t, workflows.ErrTypeInviteFailed, appErr.Type())
+	assert.Contains(t, appErr.Message(), reason)
+	env.AssertExpectations(t)
+	v, qerr := env.QueryWorkflow(workflows.StatusQuery)
+	require.NoError(t, qerr)
+	var st workflows.InviteResult
+	require.NoError(t, v.Get(&st))
+	assert.Equal(t, store.InviteFailed, st.Status)
+	assert.Equal(t, reason, st.Reason)
+}
+
+func TestContract(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "evt-1", workflows.WorkflowID("evt-1"))
+	assert.Equal(t, map[string]enumspb.IndexedValueType{
+		"TouchpointAccountId":         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"TouchpointEventTypeId":       enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"TouchpointChannelId":         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"TouchpointInviteStatus":      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"TouchpointCustomerReference": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	}, workflows.SearchAttributes())
+
+	sa := workflows.StartSearchAttributes(input())
+	for key, want := range map[temporal.SearchAttributeKeyKeyword]string{
+		workflows.AccountIDKey: "acc-1", workflows.EventTypeIDKey: "ety-1", workflows.ChannelIDKey: "chl-1",
+		workflows.InviteStatusKey: "pending", workflows.CustomerReferenceKey: "C-42",
+	} {
+		got, ok := sa.GetKeyword(key)
+		assert.True(t, ok, key.GetName())
+		assert.Equal(t, want, got, key.GetName())
+	}
+	noRef := input()
+	noRef.CustomerReference = ""
+	assert.False(t, workflows.StartSearchAttributes(noRef).ContainsKey(workflows.CustomerReferenceKey))
+}
+
+func TestSearchAttributesFollowTheStatus(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	require.NoError(t, env.SetTypedSearchAttributesOnStart(workflows.StartSearchAttributes(input())))
+	var statuses []string
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		sa := args.Get(0).(temporal.SearchAttributes)
+		assert.Equal(t, 1, sa.Size(), "only the status changes")
+		s, _ := sa.GetKeyword(workflows.InviteStatusKey)
+		statuses = append(statuses, s)
+	}).Return(nil)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
+	r.markScheduled()
+	r.send(sent)
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	assert.Equal(t, store.InviteSent, result(t, env).Status)
+	assert.Equal(t, []string{"scheduled", "sending", "sent"}, statuses)
+}
+
+func TestSearchAttributesAddedWhenStartedWithout(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	var first temporal.SearchAttributes
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		if first.Size() == 0 {
+			first = args.Get(0).(temporal.SearchAttributes)
+		}
+	}).Return(nil)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.markScheduled()
+	r.send(sent)
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	assert.Equal(t, store.InviteSent, result(t, env).Status)
+	for key, want := range map[temporal.SearchAttributeKeyKeyword]string{
+		workflows.AccountIDKey: "acc-1", workflows.EventTypeIDKey: "ety-1", workflows.ChannelIDKey: "chl-1",
+		workflows.CustomerReferenceKey: "C-42", workflows.InviteStatusKey: "pending",
+	} {
+		got, _ := first.GetKeyword(key)
+		assert.Equal(t, want, got, key.GetName())
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/touchpoint/touchpoint/schedule"
 )
 
 // Config is every setting of every touchpoint process. Each subcommand reads
@@ -56,6 +58,12 @@ type Config struct {
 	// SigningKeyRotation is the age at which the issuer signs with a new key.
 	SigningKeyRotation time.Duration
 
+	// Send retries of the invite worker: transient failures back off from
+	// SendRetryInitial to SendRetryMax and give up after SendGiveUpAfter.
+	SendRetryInitial time.Duration
+	SendRetryMax     time.Duration
+	SendGiveUpAfter  time.Duration
+
 	MaxBodyBytes int64
 }
 
@@ -76,6 +84,9 @@ func Defaults() Config {
 		TokenMaxLifetime:      time.Hour,
 		TokenUseFlushInterval: 2 * time.Second,
 		SigningKeyRotation:    30 * 24 * time.Hour,
+		SendRetryInitial:      10 * time.Second,
+		SendRetryMax:          time.Hour,
+		SendGiveUpAfter:       24 * time.Hour,
 		MaxBodyBytes:          64 << 10,
 	}
 }
@@ -90,6 +101,7 @@ var Variables = []string{
 	"TOUCHPOINT_DATA_DIR", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_TEMPORAL_UI_ADDR",
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY", "TOUCHPOINT_TOKEN_MAX_LIFETIME",
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
+	"TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX", "TOUCHPOINT_SEND_GIVE_UP_AFTER",
 	"TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
 }
 
@@ -131,6 +143,9 @@ func Load(getenv func(string) string) (Config, error) {
 	dur("TOUCHPOINT_TOKEN_MAX_LIFETIME", &c.TokenMaxLifetime)
 	dur("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", &c.TokenUseFlushInterval)
 	dur("TOUCHPOINT_SIGNING_KEY_ROTATION", &c.SigningKeyRotation)
+	dur("TOUCHPOINT_SEND_RETRY_INITIAL", &c.SendRetryInitial)
+	dur("TOUCHPOINT_SEND_RETRY_MAX", &c.SendRetryMax)
+	dur("TOUCHPOINT_SEND_GIVE_UP_AFTER", &c.SendGiveUpAfter)
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_MAX_BODY_BYTES")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1024 {
@@ -209,6 +224,12 @@ func (c Config) Validate(requireSecret bool) error {
 	}
 	if c.TokenUseFlushInterval > 5*time.Second {
 		bad("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "must be at most 5s (the documented precision of the idle rule)")
+	}
+	if c.SendRetryMax < c.SendRetryInitial {
+		bad("TOUCHPOINT_SEND_RETRY_MAX", "must be at least TOUCHPOINT_SEND_RETRY_INITIAL")
+	}
+	if _, err := schedule.ParseDuration(c.DefaultInviteDelay); err != nil {
+		bad("TOUCHPOINT_DEFAULT_INVITE_DELAY", "%v", err)
 	}
 	if c.TokenMaxLifetime < c.TokenIdleTimeout {
 		bad("TOUCHPOINT_TOKEN_MAX_LIFETIME", "must be at least the 300s idle lifetime")

@@ -4,6 +4,8 @@
 package worker
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -18,13 +20,20 @@ type Options struct {
 	// back-off from 10 s to 1 h, giving up after 24 h).
 	Workflow workflows.Options
 	// Worker holds the SDK's worker options (concurrency, rate limits,
-	// interceptors, ...).
+	// interceptors, ...). WorkerStopTimeout defaults to DefaultStopTimeout.
 	Worker sdkworker.Options
 }
+
+// DefaultStopTimeout is how long Stop lets running activities finish: a
+// send cut off mid-SMTP would end delivery_uncertain instead of sent.
+const DefaultStopTimeout = time.Minute
 
 // New builds the worker on workflows.TaskQueue. The caller starts it
 // (Start, or Run with an interrupt channel) and stops it on shutdown.
 func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.Worker {
+	if opts.Worker.WorkerStopTimeout == 0 {
+		opts.Worker.WorkerStopTimeout = DefaultStopTimeout
+	}
 	w := sdkworker.New(c, workflows.TaskQueue, opts.Worker)
 	Register(w, acts, opts.Workflow)
 	return w

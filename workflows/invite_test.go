@@ -308,6 +308,22 @@ func TestCancelAfterTheSendBeganHasNoEffect(t *testing.T) {
 	env.AssertActivityNotCalled(t, "MarkCancelled", mock.Anything, mock.Anything)
 }
 
+func TestTemporalCancelWhileSendingLetsTheSendFinish(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
+	r.markScheduled()
+	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).After(time.Minute).Return(
+		func(context.Context, activities.EventInput) (store.InviteState, error) { return sent(env.Now()) }).Once()
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour+30*time.Second)
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, env)
+	assert.Equal(t, store.InviteSent, res.Status, "the invite went out and is recorded so")
+	env.AssertActivityNotCalled(t, "MarkCancelled", mock.Anything, mock.Anything)
+}
+
 func TestPermanentFailure(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)

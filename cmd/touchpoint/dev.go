@@ -14,10 +14,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/devtemporal"
-	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -103,9 +101,7 @@ func runDev(ctx context.Context, env *environment, args []string) error {
 	}()
 	cfg.TemporalAddress = temporal.FrontendAddress()
 
-	creds, err := seedDev(ctx, st, func() (string, []byte) {
-		return authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
-	})
+	creds, err := seedDev(ctx, st, newSecretFunc(cfg))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -74,6 +77,12 @@ func devSecretKey(path string) (string, error) {
 		return "", err
 	}
 	return key, nil
+}
+
+// newSecretFunc makes new client secrets hashed with cfg's secret key.
+func newSecretFunc(cfg config.Config) func() (string, []byte) {
+	key := secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret)
+	return func() (string, []byte) { return authserver.NewClientSecret(key) }
 }
 
 // Names of what `touchpoint dev` seeds.

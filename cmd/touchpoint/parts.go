@@ -177,7 +177,11 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 		return nil, "", err
 	}
 	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tmpl, Feedback: links, Logger: logger}
-	w := worker.New(tc, acts, worker.Options{Workflow: workflows.DefaultOptions()})
+	w := worker.New(tc, acts, worker.Options{Workflow: workflows.Options{
+		SendInitialInterval: cfg.SendRetryInitial,
+		SendMaxInterval:     cfg.SendRetryMax,
+		SendGiveUpAfter:     cfg.SendGiveUpAfter,
+	}})
 	return func(ctx context.Context) error {
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)

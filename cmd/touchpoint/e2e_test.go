@@ -1,0 +1,130 @@
+//go:build !nodev
+
+package main
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An accepted event becomes exactly one mail over SMTP, and the event
+// reads back as sent.
+func TestEventToMailOverSMTP(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, nil)
+	c := s.client()
+	s.eventType(c, "checkout")
+	ref := s.accept(c, s.event("checkout", "ann@example.com"))
+	s.waitStatus(c, "sent", ref)
+	assert.Equal(t, "Completed", s.waitClosed(ref))
+
+	msgs := s.smtp.Messages()
+	require.Len(t, msgs, 1, "exactly one mail")
+	assert.Equal(t, []string{"ann@example.com"}, msgs[0].To)
+	parsed, err := msgs[0].Parse()
+	require.NoError(t, err)
+	assert.Equal(t, "<"+ref+"@touchpoint.localhost>", parsed.Header.Get("Message-Id"), "stable Message-ID from the event id")
+
+	_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
+	invite := ev["invite"].(map[string]any)
+	assert.EqualValues(t, 1, invite["attempts"])
+	assert.NotNil(t, invite["sentAt"])
+	assert.Equal(t, 0, s.count(`SELECT count(*) FROM outbox WHERE done_at IS NULL`), "the start order is done")
+}
+
+// While Temporal is unreachable every event is still accepted (pending);
+// when it is back, every workflow starts and every invite goes out once.
+func TestTemporalDownWhileEventsArrive(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, nil)
+	c := s.client()
+	s.eventType(c, "checkout")
+
+	s.tp.Cut()
+	var refs []string
+	for i := range 20 {
+		refs = append(refs, s.accept(c, s.event("checkout", "user"+string(rune('a'+i))+"@example.com")))
+	}
+	_, ev := c.do(http.MethodGet, "/events/"+refs[0], nil)
+	assert.Equal(t, "pending", ev["invite"].(map[string]any)["status"])
+	status, ready := c.do(http.MethodGet, "/readyz", nil)
+	assert.Equal(t, http.StatusOK, status, "a Temporal outage degrades, it does not drain the API")
+	assert.Equal(t, "degraded", ready["status"])
+
+	require.NoError(t, s.tp.Restore())
+	s.waitStatus(c, "sent", refs...)
+	for _, ref := range refs {
+		s.waitClosed(ref)
+	}
+	mails := s.mailsByEvent()
+	assert.Len(t, mails, len(refs))
+	for _, ref := range refs {
+		assert.Equal(t, 1, mails[ref], ref)
+	}
+}
+
+// With PostgreSQL unreachable the API answers 503 with Retry-After and
+// writes nothing; afterwards it accepts again.
+func TestPostgresDownAnswers503(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, nil)
+	c := s.client()
+	s.eventType(c, "checkout")
+
+	s.pg.Cut()
+	req, err := http.NewRequest(http.MethodPost, s.cfg.BaseURL+"/events", jsonBody(t, s.event("checkout", "ann@example.com")))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	assert.NotEmpty(t, res.Header.Get("Retry-After"))
+	status, _ := c.do(http.MethodGet, "/readyz", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, 0, s.count(`SELECT count(*) FROM events`), "nothing half-written")
+	assert.Equal(t, 0, s.count(`SELECT count(*) FROM outbox`))
+
+	require.NoError(t, s.pg.Restore())
+	require.EventuallyWithT(t, func(col *assert.CollectT) {
+		status, _ := c.do(http.MethodGet, "/readyz", nil)
+		assert.Equal(col, http.StatusOK, status)
+	}, time.Minute, 50*time.Millisecond)
+	ref := s.accept(c, s.event("checkout", "ann@example.com"))
+	s.waitStatus(c, "sent", ref)
+}
+
+// An SMTP outage delays invites; when the server is back they go out,
+// none twice.
+func TestSMTPDownThenUp(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, nil)
+	c := s.client()
+	s.eventType(c, "checkout")
+
+	s.smtp.Stop()
+	refs := []string{s.accept(c, s.event("checkout", "a@example.com")), s.accept(c, s.event("checkout", "b@example.com"))}
+	require.EventuallyWithT(t, func(col *assert.CollectT) {
+		for _, ref := range refs {
+			_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
+			invite := ev["invite"].(map[string]any)
+			assert.Equal(col, "scheduled", invite["status"])
+			assert.NotNil(col, invite["lastError"], "the failed attempt is recorded")
+		}
+	}, time.Minute, 50*time.Millisecond)
+
+	require.NoError(t, s.smtp.Restart())
+	s.waitStatus(c, "sent", refs...)
+	for _, ref := range refs {
+		s.waitClosed(ref)
+	}
+	mails := s.mailsByEvent()
+	for _, ref := range refs {
+		assert.Equal(t, 1, mails[ref], ref)
+	}
+}

@@ -22,7 +22,6 @@ import (
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -34,6 +33,8 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+
+	"github.com/touchpoint/touchpoint/internal/searchattr"
 )
 
 // Config configures a dev server. The zero value is a usable in-memory server
@@ -318,32 +319,8 @@ func (s *Server) waitReady(ctx context.Context, cfg Config, logger *slog.Logger)
 	if err != nil {
 		return fmt.Errorf("waiting for temporal frontend at %s: %w", s.frontend, err)
 	}
-	if len(cfg.SearchAttributes) == 0 {
-		return nil
-	}
-	op := c.OperatorService()
-	have, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: cfg.Namespace})
-	if err != nil {
-		return fmt.Errorf("list search attributes: %w", err)
-	}
-	missing := map[string]enumspb.IndexedValueType{}
-	for name, typ := range cfg.SearchAttributes {
-		got, ok := have.GetCustomAttributes()[name]
-		switch {
-		case !ok:
-			missing[name] = typ
-		case got != typ:
-			return fmt.Errorf("search attribute %s is registered as %s, want %s", name, got, typ)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err = op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace: cfg.Namespace, SearchAttributes: missing,
-	})
-	if err != nil {
-		return fmt.Errorf("add search attributes: %w", err)
+	if _, err := searchattr.Register(ctx, c, cfg.Namespace, cfg.SearchAttributes); err != nil {
+		return err
 	}
 	return nil
 }

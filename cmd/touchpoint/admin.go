@@ -14,9 +14,11 @@ import (
 
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/searchattr"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/workflows"
 )
 
 // loadConfig reads and validates the environment. The secret key comes
@@ -52,6 +54,8 @@ func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	schemaOnly := fs.Bool("schema-only", false, "apply the PostgreSQL schema only; skip the Temporal search attributes")
+	wait := fs.Duration("temporal-wait", 2*time.Minute, "how long to wait for Temporal to answer")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,7 +78,39 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 	for _, name := range applied {
 		fmt.Fprintln(env.stdout, "applied", name)
 	}
-	return nil
+	if *schemaOnly {
+		return nil
+	}
+	return registerSearchAttributes(ctx, env, cfg, *wait)
+}
+
+// registerSearchAttributes adds the invite workflow's search attributes
+// to the namespace, retrying while Temporal is still starting.
+func registerSearchAttributes(ctx context.Context, env *environment, cfg config.Config, wait time.Duration) error {
+	tc, err := dialTemporal(cfg, env.logger)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		added, err := searchattr.Register(ctx, tc, cfg.TemporalNamespace, workflows.SearchAttributes())
+		if err == nil {
+			if len(added) == 0 {
+				fmt.Fprintln(env.stdout, "temporal search attributes are up to date")
+			}
+			for _, name := range added {
+				fmt.Fprintln(env.stdout, "registered search attribute", name)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 func runAccounts(ctx context.Context, env *environment, args []string) error {

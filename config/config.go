@@ -64,6 +64,10 @@ type Config struct {
 	SendRetryMax     time.Duration
 	SendGiveUpAfter  time.Duration
 
+	// EventRetention deletes events whose invite has ended once they are
+	// this old; 0 keeps them forever (the default).
+	EventRetention time.Duration
+
 	MaxBodyBytes int64
 }
 
@@ -102,7 +106,7 @@ var Variables = []string{
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY", "TOUCHPOINT_TOKEN_MAX_LIFETIME",
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
 	"TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX", "TOUCHPOINT_SEND_GIVE_UP_AFTER",
-	"TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
+	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
 }
 
 // Load reads the environment through getenv (os.Getenv in production) on
@@ -146,6 +150,9 @@ func Load(getenv func(string) string) (Config, error) {
 	dur("TOUCHPOINT_SEND_RETRY_INITIAL", &c.SendRetryInitial)
 	dur("TOUCHPOINT_SEND_RETRY_MAX", &c.SendRetryMax)
 	dur("TOUCHPOINT_SEND_GIVE_UP_AFTER", &c.SendGiveUpAfter)
+	if v := strings.TrimSpace(getenv("TOUCHPOINT_EVENT_RETENTION")); v != "" && v != "0" {
+		dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
+	}
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_MAX_BODY_BYTES")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1024 {

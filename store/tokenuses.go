@@ -60,13 +60,3 @@ func (s *Store) TokenLastUse(ctx context.Context, jti string) (last time.Time, o
 	}
 	return last, true, nil
 }
-
-// DeleteExpiredTokenUses removes the rows of tokens that expired before
-// the given time (housekeeping) and returns how many it removed.
-func (s *Store) DeleteExpiredTokenUses(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM token_uses WHERE expires_at < $1`, before)
-	if err != nil {
-		return 0, fmt.Errorf("delete expired token uses: %w", translate(err))
-	}
-	return res.RowsAffected()
-}

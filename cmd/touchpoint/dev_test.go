@@ -108,10 +108,9 @@ func (r *devRun) credentials(t *testing.T) (clientID, secret, channelID string) 
 
 // client is a tiny API client for the walk-through.
 type apiClient struct {
-	t       *testing.T
-	api     string
-	token   string
-	headers map[string]string
+	t     *testing.T
+	api   string
+	token string
 }
 
 func token(t *testing.T, authURL, audience, clientID, secret string) (string, int) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -90,8 +91,33 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	})
 	return func(ctx context.Context) error {
 		return runParts(ctx, verifier.Run, notifier.Run, start.Run,
+			func(ctx context.Context) error { return housekeeping(ctx, st, cfg.EventRetention, logger) },
 			func(ctx context.Context) error { return serveHTTP(ctx, logger, "api", ln, handler) })
 	}, nil
+}
+
+// housekeeping deletes what has expired (idempotency keys, token uses,
+// finished outbox rows, events past their retention) every few minutes;
+// with several API replicas one of them does each round.
+func housekeeping(ctx context.Context, st *store.Store, retention time.Duration, logger *slog.Logger) error {
+	const every, outboxKeep = 5 * time.Minute, time.Hour
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		c, ran, err := st.Housekeep(ctx, outboxKeep, retention)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("housekeeping failed; will try again", "error", err)
+		case ran && c != store.Cleanup{}:
+			logger.Info("housekeeping", "idempotency_keys", c.IdempotencyKeys, "token_uses", c.TokenUses,
+				"outbox_rows", c.OutboxRows, "events", c.Events)
+		}
+	}
 }
 
 // runAuthCommand is `touchpoint auth`.

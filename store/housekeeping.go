@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// housekeepingLock is the advisory lock that lets one API replica at a time
+// do the housekeeping round; the others skip it.
+const housekeepingLock = 0x746f756369 // "touci"
+
+// Cleanup is what one housekeeping round removed.
+type Cleanup struct {
+	IdempotencyKeys, TokenUses, OutboxRows, Events int64
+}
+
+// Housekeep deletes expired idempotency keys and token uses, outbox rows
+// finished more than outboxKeep ago and, when retention > 0, events older
+// than retention whose invite has ended. It returns ran=false when another
+// replica holds the round.
+func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Duration) (c Cleanup, ran bool, err error) {
+	now := s.Now()
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &ran, `SELECT pg_try_advisory_xact_lock($1)`, housekeepingLock); err != nil || !ran {
+			return err
+		}
+		steps := []struct {
+			n    *int64
+			sql  string
+			arg  time.Time
+			skip bool
+		}{
+			{&c.IdempotencyKeys, `DELETE FROM idempotency_keys WHERE expires_at < $1`, now, false},
+			{&c.TokenUses, `DELETE FROM token_uses WHERE expires_at < $1`, now, false},
+			{&c.OutboxRows, `DELETE FROM outbox WHERE done_at < $1`, now.Add(-outboxKeep), false},
+			{&c.Events, `DELETE FROM events WHERE received_at < $1
+				AND invite_status IN ('sent', 'skipped', 'failed', 'cancelled')`, now.Add(-retention), retention <= 0},
+		}
+		for _, st := range steps {
+			if st.skip {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, st.sql, st.arg)
+			if err != nil {
+				return fmt.Errorf("housekeeping: %w", err)
+			}
+			*st.n, _ = res.RowsAffected()
+		}
+		return nil
+	})
+	return c, ran, err
+}

@@ -3,12 +3,10 @@ package apiserver_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
@@ -253,14 +252,14 @@ func unreachableStore(t *testing.T) *store.Store {
 
 func TestDatabaseDown(t *testing.T) {
 	t.Parallel()
-	proxy := newTCPProxy(t, "127.0.0.1:5432")
+	proxy := tcpproxy.Start(t, "127.0.0.1:5432")
 	dsn := testdb.NewURL(t)
 	direct, err := sqlx.Open("postgres", dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { direct.Close() })
 	_, err = schema.Migrate(context.Background(), direct)
 	require.NoError(t, err)
-	db, err := sqlx.Open("postgres", strings.Replace(dsn, "127.0.0.1:5432", proxy.addr(), 1)+"&connect_timeout=2")
+	db, err := sqlx.Open("postgres", strings.Replace(dsn, "127.0.0.1:5432", proxy.Addr(), 1)+"&connect_timeout=2")
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	e := newEnvWith(t, store.New(db, "P7D"), func(o *apiserver.Options) {
@@ -275,7 +274,7 @@ func TestDatabaseDown(t *testing.T) {
 		"dependencies": map[string]any{"postgresql": "ok", "temporal": "down", "issuer": "ok"}}, r.object(t))
 	e.create(t, "/event-types", map[string]any{"name": "before the outage"})
 
-	proxy.stop() // PostgreSQL becomes unreachable, open connections break
+	proxy.Cut() // PostgreSQL becomes unreachable, open connections break
 	for _, req := range []struct{ method, path, body string }{
 		{http.MethodGet, "/event-types", ""},
 		{http.MethodGet, "/event-types", ""}, // after the pool noticed
@@ -390,51 +389,4 @@ func TestHealth(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, map[string]any{"status": "ok", "dependencies": map[string]any{"postgresql": "ok"}}, r.object(t))
 	assert.Contains(t, e.logs.String(), `"level":"DEBUG"`, "probes are logged at debug")
-}
-
-// tcpProxy forwards connections to a target until stopped; stop also
-// breaks every open connection, like a network outage.
-type tcpProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newTCPProxy(t *testing.T, target string) *tcpProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &tcpProxy{ln: ln}
-	t.Cleanup(p.stop)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			go func() { io.Copy(u, c); u.Close() }()
-			go func() { io.Copy(c, u); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *tcpProxy) stop() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }

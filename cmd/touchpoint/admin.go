@@ -51,6 +51,20 @@ func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	return store.New(db, cfg.DefaultInviteDelay), nil
 }
 
+// adminStore loads the configuration (validated, with the secret key,
+// when withSecret) and connects to PostgreSQL; the caller closes the pool.
+func adminStore(ctx context.Context, env *environment, withSecret bool) (config.Config, *store.Store, error) {
+	cfg, err := config.Load(env.getenv)
+	if withSecret {
+		cfg, err = loadConfig(env)
+	}
+	if err != nil {
+		return cfg, nil, err
+	}
+	st, err := openStore(ctx, cfg)
+	return cfg, st, err
+}
+
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
@@ -59,11 +73,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(env.getenv)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, cfg)
+	cfg, st, err := adminStore(ctx, env, false)
 	if err != nil {
 		return err
 	}
@@ -127,11 +137,7 @@ func runAccounts(ctx context.Context, env *environment, args []string) error {
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("accounts create: --name is required")
 	}
-	cfg, err := config.Load(env.getenv)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, cfg)
+	_, st, err := adminStore(ctx, env, false)
 	if err != nil {
 		return err
 	}
@@ -167,11 +173,7 @@ func runClients(ctx context.Context, env *environment, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(env)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, cfg)
+	cfg, st, err := adminStore(ctx, env, true)
 	if err != nil {
 		return err
 	}

@@ -204,11 +204,26 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 	}
 	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tmpl, Feedback: links, Logger: logger}
 	w := worker.New(tc, acts, worker.Options{Workflow: workflows.Options{
+		SendTimeout:         cfg.SendTimeout,
 		SendInitialInterval: cfg.SendRetryInitial,
 		SendMaxInterval:     cfg.SendRetryMax,
 		SendGiveUpAfter:     cfg.SendGiveUpAfter,
 	}})
 	return func(ctx context.Context) error {
+		// Temporal may still be starting (a fresh cluster): wait for it
+		// rather than exit, since a worker's Start cannot be retried.
+		for {
+			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+			if err == nil {
+				break
+			}
+			logger.Warn("worker cannot reach Temporal yet; retrying", "error", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(3 * time.Second):
+			}
+		}
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}

@@ -58,6 +58,9 @@ type Config struct {
 	// SigningKeyRotation is the age at which the issuer signs with a new key.
 	SigningKeyRotation time.Duration
 
+	// SendTimeout bounds one send attempt of the invite worker. An attempt
+	// on a worker that died is retried only once it has run this long.
+	SendTimeout time.Duration
 	// Send retries of the invite worker: transient failures back off from
 	// SendRetryInitial to SendRetryMax and give up after SendGiveUpAfter.
 	SendRetryInitial time.Duration
@@ -88,6 +91,7 @@ func Defaults() Config {
 		TokenMaxLifetime:      time.Hour,
 		TokenUseFlushInterval: 2 * time.Second,
 		SigningKeyRotation:    30 * 24 * time.Hour,
+		SendTimeout:           2 * time.Minute,
 		SendRetryInitial:      10 * time.Second,
 		SendRetryMax:          time.Hour,
 		SendGiveUpAfter:       24 * time.Hour,
@@ -105,7 +109,8 @@ var Variables = []string{
 	"TOUCHPOINT_DATA_DIR", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_TEMPORAL_UI_ADDR",
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY", "TOUCHPOINT_TOKEN_MAX_LIFETIME",
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
-	"TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX", "TOUCHPOINT_SEND_GIVE_UP_AFTER",
+	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
+	"TOUCHPOINT_SEND_GIVE_UP_AFTER",
 	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
 }
 
@@ -147,6 +152,7 @@ func Load(getenv func(string) string) (Config, error) {
 	dur("TOUCHPOINT_TOKEN_MAX_LIFETIME", &c.TokenMaxLifetime)
 	dur("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", &c.TokenUseFlushInterval)
 	dur("TOUCHPOINT_SIGNING_KEY_ROTATION", &c.SigningKeyRotation)
+	dur("TOUCHPOINT_SEND_TIMEOUT", &c.SendTimeout)
 	dur("TOUCHPOINT_SEND_RETRY_INITIAL", &c.SendRetryInitial)
 	dur("TOUCHPOINT_SEND_RETRY_MAX", &c.SendRetryMax)
 	dur("TOUCHPOINT_SEND_GIVE_UP_AFTER", &c.SendGiveUpAfter)

@@ -2,7 +2,8 @@
 // 127.0.0.1, speaks enough ESMTP for a mail client (EHLO/HELO, STARTTLS,
 // AUTH PLAIN, MAIL, RCPT, DATA, RSET, NOOP, QUIT), keeps what it accepts,
 // and can be told to refuse recipients or messages, to hang up after a
-// message, or to go away and come back (an outage).
+// message, or to go away and come back (an outage). OnMessage lets a test
+// act in the moment a message is taken but not yet acknowledged.
 package smtptest
 
 import (
@@ -54,6 +55,7 @@ type Server struct {
 	rcptFails []int // answer the next RCPTs with these codes
 	dataFails []int // answer the next DATA ends with these codes
 	hangUps   int   // close the connection after the next message bodies, without a reply
+	onMessage func(Message)
 	wg        sync.WaitGroup
 }
 
@@ -120,6 +122,19 @@ func (s *Server) HangUpAfterDATA(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.hangUps += n
+}
+
+// OnMessage sets f (nil: none) to be called with each message the server
+// takes, after it is stored (Messages includes it) and before the client
+// is answered — the 250 reply, or the hang-up of HangUpAfterDATA. The
+// client waits for the reply meanwhile, so a test can kill the sender in
+// the moment the mail is delivered but the sender has not heard so. f runs
+// on the connection's goroutine, one call per message (concurrent for
+// concurrent connections); it must not call Stop, which waits for it.
+func (s *Server) OnMessage(f func(Message)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onMessage = f
 }
 
 // Stop closes the listener and every connection and waits for them: the
@@ -327,19 +342,14 @@ func (s *Server) serve(c net.Conn) {
 			msg := Message{From: se.from, To: se.to, Data: body.Bytes()}
 			se.from, se.to = "", nil
 			if s.takeHangUp() {
-				s.mu.Lock()
-				s.msgs = append(s.msgs, msg)
-				s.mu.Unlock()
+				s.store(msg)
 				return
 			}
 			if code := s.pop(&s.dataFails); code != 0 {
 				err = se.reply("%d %s message refused: %s", code, enhanced(code), text(code))
 				break
 			}
-			s.mu.Lock()
-			s.msgs = append(s.msgs, msg)
-			n := len(s.msgs)
-			s.mu.Unlock()
+			n := s.store(msg)
 			err = se.reply("250 2.0.0 ok: queued as %d", n)
 		case "RSET":
 			se.from, se.to = "", nil
@@ -356,6 +366,20 @@ func (s *Server) serve(c net.Conn) {
 			return
 		}
 	}
+}
+
+// store keeps a message the server takes and calls the OnMessage hook
+// (outside the lock, so it may use the server); it returns the number of
+// messages taken so far.
+func (s *Server) store(msg Message) int {
+	s.mu.Lock()
+	s.msgs = append(s.msgs, msg)
+	n, hook := len(s.msgs), s.onMessage
+	s.mu.Unlock()
+	if hook != nil {
+		hook(Message{From: msg.From, To: append([]string(nil), msg.To...), Data: bytes.Clone(msg.Data)})
+	}
+	return n
 }
 
 func (s *Server) auth(se *session, arg string) error {

@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"net/smtp"
 	"net/textproto"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +86,56 @@ func TestStartTLSAndAuth(t *testing.T) {
 	defer c.Close()
 	require.NoError(t, c.StartTLS(&tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}))
 	assert.Error(t, c.Auth(smtp.PlainAuth("", "user", "wrong", "127.0.0.1")))
+}
+
+// The OnMessage hook runs when the message is stored and before the
+// client hears the 250: while it blocks, the message is there and the
+// client still waits.
+func TestOnMessageRunsBeforeTheReply(t *testing.T) {
+	t.Parallel()
+	s := smtptest.Start(t, smtptest.Options{})
+	got := make(chan smtptest.Message)
+	release := make(chan struct{})
+	s.OnMessage(func(m smtptest.Message) {
+		got <- m
+		<-release
+	})
+
+	sent := make(chan error, 1)
+	go func() { sent <- smtp.SendMail(s.Addr(), nil, "a@example.com", []string{"b@example.com"}, []byte(body)) }()
+	var m smtptest.Message
+	select {
+	case m = <-got:
+	case err := <-sent:
+		t.Fatalf("SendMail returned before the hook ran: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("the hook was not called")
+	}
+	assert.Equal(t, "a@example.com", m.From)
+	assert.Equal(t, []string{"b@example.com"}, m.To)
+	assert.Contains(t, string(m.Data), "Subject: hi\r\n")
+	assert.Len(t, s.Messages(), 1, "stored before the hook")
+	select {
+	case err := <-sent:
+		t.Fatalf("the client was answered while the hook ran: %v", err)
+	default: // the reply is written only after the hook returns
+	}
+	close(release)
+	require.NoError(t, <-sent)
+
+	// A hang-up also comes after the hook; a refused message is not
+	// stored and does not call it.
+	var calls atomic.Int32
+	s.OnMessage(func(smtptest.Message) { calls.Add(1) })
+	s.HangUpAfterDATA(1)
+	assert.Error(t, smtp.SendMail(s.Addr(), nil, "a@example.com", []string{"b@example.com"}, []byte(body)))
+	s.FailDATA(1, 554)
+	assert.Error(t, smtp.SendMail(s.Addr(), nil, "a@example.com", []string{"b@example.com"}, []byte(body)))
+	assert.EqualValues(t, 1, calls.Load())
+	assert.Len(t, s.Messages(), 2)
+
+	s.OnMessage(nil)
+	require.NoError(t, smtp.SendMail(s.Addr(), nil, "a@example.com", []string{"b@example.com"}, []byte(body)))
+	assert.EqualValues(t, 1, calls.Load(), "removed")
+	assert.Len(t, s.Messages(), 3)
 }

@@ -271,8 +271,9 @@ func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, 
 	return e, err
 }
 
-// RetryInvite turns a failed invite back to pending and orders a new
-// workflow run in the same transaction; other states are ErrInviteState.
+// RetryInvite turns a failed invite back to pending (its last error goes:
+// the failed run's history stays in Temporal) and orders a new workflow
+// run in the same transaction; other states are ErrInviteState.
 func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, error) {
 	var e Event
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -285,7 +286,7 @@ func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, e
 			return ErrInviteState
 		}
 		now := s.Now()
-		if _, err := tx.ExecContext(ctx, `UPDATE events SET invite_status = 'pending', invite_reason = NULL, updated_at = $2 WHERE id = $1`, id, now); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE events SET invite_status = 'pending', invite_reason = NULL, last_error = NULL, updated_at = $2 WHERE id = $1`, id, now); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, 'retry', $2, $2)`, id, now); err != nil {

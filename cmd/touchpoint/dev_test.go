@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/mail"
 )
 
 // lockedBuffer is an io.Writer safe for the concurrent writes of a run.
@@ -216,6 +217,25 @@ func TestDevQuickStart(t *testing.T) {
 	mail, err := os.ReadFile(mails[0])
 	require.NoError(t, err)
 	assert.Contains(t, string(mail), "ann@example.com")
+
+	// Secrets and tokens never reach the logs, and customer emails only
+	// masked; a wrong secret and a forged token are tried too.
+	_, status = token(t, authURL, api, clientID, "wrong-"+secret)
+	assert.Equal(t, http.StatusUnauthorized, status)
+	forged := tok[:len(tok)-8] + "AAAAAAAA"
+	status, _ = (&apiClient{t: t, api: api, token: forged}).do(http.MethodGet, "/events", nil)
+	assert.Equal(t, http.StatusUnauthorized, status)
+	secretKey, err := os.ReadFile(filepath.Join(dataDir, "secret.key"))
+	require.NoError(t, err)
+	logs := dev.logs.String()
+	assert.Contains(t, logs, ref, "the logs do speak of the event")
+	assert.Contains(t, logs, mail.MaskEmail("ann@example.com"), "and of its recipient, masked")
+	for name, secretValue := range map[string]string{
+		"client secret": secret, "access token": tok, "token signature": tok[strings.LastIndex(tok, ".")+1:],
+		"forged token": forged, "secret key": strings.TrimSpace(string(secretKey)), "customer email": "ann@example.com",
+	} {
+		assert.NotContains(t, logs, secretValue, "the %s is in the logs", name)
+	}
 
 	dev.stop(t)
 

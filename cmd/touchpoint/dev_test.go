@@ -214,9 +214,9 @@ func TestDevQuickStart(t *testing.T) {
 	mails, err := filepath.Glob(filepath.Join(dataDir, "outbox", "*.eml"))
 	require.NoError(t, err)
 	require.Len(t, mails, 1)
-	mail, err := os.ReadFile(mails[0])
+	eml, err := os.ReadFile(mails[0])
 	require.NoError(t, err)
-	assert.Contains(t, string(mail), "ann@example.com")
+	assert.Contains(t, string(eml), "ann@example.com")
 
 	// Secrets and tokens never reach the logs, and customer emails only
 	// masked; a wrong secret and a forged token are tried too.

@@ -35,6 +35,10 @@ type Starter struct {
 	BatchSize, Concurrency int
 	// StartTimeout bounds one StartWorkflow call.
 	StartTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the wait before a failed start is
+	// tried again: it doubles with the order's attempts from MinBackoff
+	// (default 1 s) up to MaxBackoff (default 1 min).
+	MinBackoff, MaxBackoff time.Duration
 }
 
 func (s *Starter) defaults() {
@@ -49,6 +53,12 @@ func (s *Starter) defaults() {
 	}
 	if s.StartTimeout == 0 {
 		s.StartTimeout = 10 * time.Second
+	}
+	if s.MinBackoff == 0 {
+		s.MinBackoff = time.Second
+	}
+	if s.MaxBackoff == 0 {
+		s.MaxBackoff = time.Minute
 	}
 }
 
@@ -125,13 +135,13 @@ func (s *Starter) startBatch(ctx context.Context) (started, claimed int, err err
 				done = append(done, o.ID)
 				return
 			}
-			retries = append(retries, store.Retry{ID: o.ID, After: backoff(o.Attempts), Error: err.Error()})
+			retries = append(retries, store.Retry{ID: o.ID, After: s.backoff(o.Attempts), Error: err.Error()})
 		}()
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		// Shutting down: hand the whole batch back; starts that did happen
-		// are answered "already started" next time, which counts as done.
+		// Shutting down: hand the whole batch back untouched; the next
+		// starter recognises the starts that did happen (see start).
 		return 0, len(batch.Orders), batch.Release()
 	}
 	if len(retries) > 0 {
@@ -143,12 +153,27 @@ func (s *Starter) startBatch(ctx context.Context) (started, claimed int, err err
 	return len(done), len(batch.Orders), nil
 }
 
-// start starts the order's workflow run. "Already started" is success for
-// a first start (the run exists); a retry must wait until the earlier run
-// has closed, so there it is an error to try again later.
+// start starts the order's workflow run, or finds that it needs none.
+//
+// A starter may stop after a start and before marking its order done; the
+// next one must not start a second run for that order. A first start uses
+// the reuse policy "reject duplicate": any run with the ID, open or
+// closed, can only be the order's own, so "already started" is success. A
+// retry may follow a failed run only and must wait while the earlier run
+// is open ("already started" is an error, to try again later); its own
+// run is recognised in PostgreSQL instead: RetryInvite left the invite
+// pending, and only a run moves it on.
 func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
-	if o.Kind == "start" && o.InviteStatus == store.InviteCancelled {
-		return nil // cancelled before its workflow started: nothing to run
+	retry := o.Kind == "retry"
+	switch {
+	case o.InviteStatus == store.InviteCancelled:
+		return nil // cancelled before its run began (SPEC §10): nothing to run
+	case retry && o.InviteStatus != store.InvitePending:
+		return nil // the retry's run was started and has taken the invite over
+	}
+	policy := enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	if retry {
+		policy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
 	defer cancel()
@@ -158,7 +183,7 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 		EventTypeID:       o.EventTypeID,
 		ChannelID:         o.ChannelID,
 		CustomerReference: o.CustomerReference.String,
-		Retry:             o.Kind == "retry",
+		Retry:             retry,
 	}
 	summary := fmt.Sprintf("Invite for %q event %s", o.EventType, o.EventID)
 	if in.Retry {
@@ -167,12 +192,15 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    workflows.WorkflowID(o.EventID),
 		TaskQueue:             workflows.TaskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-		TypedSearchAttributes: workflows.StartSearchAttributes(in),
-		StaticSummary:         summary,
+		WorkflowIDReusePolicy: policy,
+		// Without it the SDK answers "already started" with the existing
+		// run and no error, and a retry would be marked done unstarted.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes:                    workflows.StartSearchAttributes(in),
+		StaticSummary:                            summary,
 	}, workflows.WorkflowType, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &already) && !in.Retry {
+	if errors.As(err, &already) && !retry {
 		return nil
 	}
 	if err != nil {
@@ -181,8 +209,12 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 	return nil
 }
 
-// backoff grows from 1 s to 1 min with the attempts of one order.
-func backoff(attempts int) time.Duration {
-	d := time.Second << min(attempts, 6)
-	return min(d, time.Minute)
+// backoff grows from MinBackoff to MaxBackoff with the attempts of one
+// order.
+func (s *Starter) backoff(attempts int) time.Duration {
+	d := s.MinBackoff
+	for i := 0; i < attempts && d < s.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, s.MaxBackoff)
 }

@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
@@ -86,10 +88,14 @@ func parseQuery(r *http.Request, known ...string) *query {
 	}
 	known = append(known, "limit", "cursor")
 	for _, name := range slices.Sorted(maps.Keys(q.values)) {
-		if !slices.Contains(known, name) {
+		switch v := q.values[name]; {
+		case !slices.Contains(known, name):
 			q.fail(name, unknownParameter(name, known))
-		} else if len(q.values[name]) > 1 {
+		case len(v) > 1:
 			q.fail(name, "must be given at most once")
+		case !utf8.ValidString(v[0]) || strings.IndexByte(v[0], 0) >= 0:
+			// PostgreSQL would refuse such text; say so before asking it.
+			q.fail(name, "must be UTF-8 text without NUL characters")
 		}
 	}
 	return q

@@ -238,6 +238,7 @@ func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	if !acc.Replayed {
 		s.notify()
+		s.metrics.EventAccepted()
 	}
 	infoFrom(r.Context()).eventID = acc.EventID
 	writeJSON(w, http.StatusAccepted, acceptance{

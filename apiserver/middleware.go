@@ -136,6 +136,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			attrs = append(attrs, slog.String("error", info.err.Error()))
 		}
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)
+		s.metrics.Request("api", info.route, r.Method, rec.status, time.Since(start))
 	})
 }
 
@@ -179,13 +180,16 @@ func (s *server) authenticate(r *http.Request) (auth.Principal, error) {
 	p, err := s.auth.Authenticate(r.Context(), token)
 	switch {
 	case err == nil && p.AccountID != "":
+		s.metrics.TokenVerification("ok")
 		return p, nil
 	case err == nil, errors.Is(err, auth.ErrInvalidToken):
+		s.metrics.TokenVerification("invalid")
 		// The reason (expired, idle, revoked, …) stays in the log: telling
 		// a forger which check failed helps nobody else.
 		infoFrom(r.Context()).err = err
 		return auth.Principal{}, unauthorized("invalid_token", "the access token is invalid or expired")
 	}
+	s.metrics.TokenVerification("unavailable")
 	return auth.Principal{}, err // unavailable (503) or internal (500), mapped by fail
 }
 

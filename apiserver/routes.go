@@ -46,6 +46,7 @@ func (s *server) routes() []route {
 	return []route{
 		{http.MethodGet, "/healthz", public, s.healthz},
 		{http.MethodGet, "/readyz", public, s.readyz},
+		{http.MethodGet, "/openapi.yaml", public, s.openAPI},
 
 		{http.MethodPost, "/event-types", fullOnly, s.createEventType},
 		{http.MethodGet, "/event-types", anyClient, s.listEventTypes},

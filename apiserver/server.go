@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -43,6 +44,8 @@ type Options struct {
 	// Notify is called after an accepted event commits, to wake the
 	// outbox starters at once. Optional: they also sweep periodically.
 	Notify func()
+	// Metrics records requests, accepted events and token checks. Optional.
+	Metrics *metrics.Set
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -58,6 +61,7 @@ type server struct {
 	readiness func(ctx context.Context) map[string]error
 	workflows Signaler
 	notify    func()
+	metrics   *metrics.Set
 }
 
 // New builds the API handler. It panics without a Store or an
@@ -67,7 +71,7 @@ func New(opts Options) http.Handler {
 		panic("apiserver.New: Store and Auth are required")
 	}
 	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
-		workflows: opts.Workflows, notify: opts.Notify}
+		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics}
 	if s.notify == nil {
 		s.notify = func() {}
 	}

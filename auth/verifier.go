@@ -62,7 +62,11 @@ func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) 
 	o := Options{Store: st, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
 		IdleTimeout: cfg.TokenIdleTimeout, FlushInterval: cfg.TokenUseFlushInterval, Logger: logger}
 	for _, u := range cfg.OIDCIssuers {
-		o.Issuers = append(o.Issuers, Issuer{URL: strings.TrimRight(u, "/")})
+		is := Issuer{URL: strings.TrimRight(u, "/")}
+		if is.URL == strings.TrimRight(cfg.AuthURL, "/") {
+			is.DiscoveryURL = cfg.OIDCDiscoveryURL // "" when AuthURL is reachable as it is
+		}
+		o.Issuers = append(o.Issuers, is)
 	}
 	return o
 }

@@ -28,6 +28,11 @@ type Config struct {
 	AuthURL string // the built-in issuer's public address
 	// OIDCIssuers are the issuers whose access tokens the API accepts.
 	OIDCIssuers []string
+	// OIDCDiscoveryURL is where the API fetches the built-in issuer's
+	// discovery document and keys when its public address (AuthURL, the
+	// tokens' iss) is not reachable from the API, as inside a container
+	// network (http://auth:8081). Empty: AuthURL itself.
+	OIDCDiscoveryURL string
 
 	APIAddr     string
 	AuthAddr    string
@@ -103,7 +108,7 @@ func Defaults() Config {
 // and for checking deployment files against it.
 var Variables = []string{
 	"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE",
-	"TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL", "TOUCHPOINT_OIDC_ISSUER",
+	"TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL", "TOUCHPOINT_OIDC_ISSUER", "TOUCHPOINT_OIDC_DISCOVERY_URL",
 	"TOUCHPOINT_API_ADDR", "TOUCHPOINT_AUTH_ADDR", "TOUCHPOINT_METRICS_ADDR",
 	"TOUCHPOINT_SMTP_URL", "TOUCHPOINT_MAIL_FROM", "TOUCHPOINT_FEEDBACK_URL",
 	"TOUCHPOINT_DATA_DIR", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_TEMPORAL_UI_ADDR",
@@ -139,6 +144,7 @@ func Load(getenv func(string) string) (Config, error) {
 	str("TEMPORAL_NAMESPACE", &c.TemporalNamespace)
 	str("TOUCHPOINT_BASE_URL", &c.BaseURL)
 	str("TOUCHPOINT_AUTH_URL", &c.AuthURL)
+	str("TOUCHPOINT_OIDC_DISCOVERY_URL", &c.OIDCDiscoveryURL)
 	str("TOUCHPOINT_API_ADDR", &c.APIAddr)
 	str("TOUCHPOINT_AUTH_ADDR", &c.AuthAddr)
 	str("TOUCHPOINT_METRICS_ADDR", &c.MetricsAddr)
@@ -169,6 +175,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
+	c.OIDCDiscoveryURL = strings.TrimRight(c.OIDCDiscoveryURL, "/")
 	if v := getenv("TOUCHPOINT_OIDC_ISSUER"); strings.TrimSpace(v) != "" {
 		for _, iss := range strings.Split(v, ",") {
 			if iss = strings.TrimSpace(iss); iss != "" {
@@ -207,9 +214,18 @@ func (c Config) Validate(requireSecret bool) error {
 			bad(name, "%q must be an absolute http(s) URL", v)
 		}
 	}
+	builtIn := false
 	for _, iss := range c.OIDCIssuers {
 		if !isHTTPURL(iss) {
 			bad("TOUCHPOINT_OIDC_ISSUER", "%q must be an absolute http(s) URL", iss)
+		}
+		builtIn = builtIn || strings.TrimRight(iss, "/") == c.AuthURL
+	}
+	if c.OIDCDiscoveryURL != "" {
+		if !isHTTPURL(c.OIDCDiscoveryURL) {
+			bad("TOUCHPOINT_OIDC_DISCOVERY_URL", "%q must be an absolute http(s) URL", c.OIDCDiscoveryURL)
+		} else if !builtIn {
+			bad("TOUCHPOINT_OIDC_DISCOVERY_URL", "applies to the built-in issuer %s, which TOUCHPOINT_OIDC_ISSUER does not list", c.AuthURL)
 		}
 	}
 	for name, v := range map[string]string{
@@ -259,6 +275,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("base_url", c.BaseURL),
 		slog.String("auth_url", c.AuthURL),
 		slog.Any("oidc_issuers", c.OIDCIssuers),
+		slog.String("oidc_discovery_url", c.OIDCDiscoveryURL),
 		slog.String("api_addr", c.APIAddr),
 		slog.String("auth_addr", c.AuthAddr),
 		slog.String("metrics_addr", c.MetricsAddr),

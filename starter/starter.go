@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -33,6 +34,8 @@ type Starter struct {
 	Sweep time.Duration
 	// BatchSize rows are claimed at once; Concurrency starts run in parallel.
 	BatchSize, Concurrency int
+	// Metrics counts the starts. Optional.
+	Metrics *metrics.Set
 	// StartTimeout bounds one StartWorkflow call.
 	StartTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait before a failed start is
@@ -164,12 +167,20 @@ func (s *Starter) startBatch(ctx context.Context) (started, claimed int, err err
 // run is recognised in PostgreSQL instead: RetryInvite left the invite
 // pending, and only a run moves it on.
 func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
+	result, err := s.startRun(ctx, o)
+	s.Metrics.WorkflowStart(o.Kind, result)
+	return err
+}
+
+// startRun starts the run and says how it went: started, existing (the
+// run was there already), skipped (nothing to run) or error.
+func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result string, err error) {
 	retry := o.Kind == "retry"
 	switch {
 	case o.InviteStatus == store.InviteCancelled:
-		return nil // cancelled before its run began (SPEC §10): nothing to run
+		return "skipped", nil // cancelled before its run began (SPEC §10): nothing to run
 	case retry && o.InviteStatus != store.InvitePending:
-		return nil // the retry's run was started and has taken the invite over
+		return "skipped", nil // the retry's run was started and has taken the invite over
 	}
 	policy := enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	if retry {
@@ -189,7 +200,7 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 	if in.Retry {
 		summary = "Retry: " + summary
 	}
-	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    workflows.WorkflowID(o.EventID),
 		TaskQueue:             workflows.TaskQueue,
 		WorkflowIDReusePolicy: policy,
@@ -201,12 +212,12 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 	}, workflows.WorkflowType, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) && !retry {
-		return nil
+		return "existing", nil
 	}
 	if err != nil {
-		return fmt.Errorf("start workflow %s: %w", o.EventID, err)
+		return "error", fmt.Errorf("start workflow %s: %w", o.EventID, err)
 	}
-	return nil
+	return "started", nil
 }
 
 // backoff grows from MinBackoff to MaxBackoff with the attempts of one

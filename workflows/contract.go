@@ -60,6 +60,11 @@ type CancelRequest struct {
 	Source string
 }
 
+// InvitesMetric counts the runs that ended, by the invite's status and
+// reason, through the worker's metrics handler (in Prometheus with the
+// SDK's labels: touchpoint_invites{status="sent",reason="",…}).
+const InvitesMetric = "touchpoint_invites"
+
 // StatusQuery answers with an InviteResult: the invite's state so far.
 // While the send is retried, the pending activity in the Temporal UI shows
 // the attempt and its last failure.

@@ -255,6 +255,9 @@ func (w *invite) stopped(ctx workflow.Context, err error) (InviteResult, error) 
 // finish publishes the final state; a failed invite fails the run.
 func (w *invite) finish(ctx workflow.Context, st store.InviteState) (InviteResult, error) {
 	w.update(ctx, st)
+	// Counted here, once per run: the SDK's handler skips replays.
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"status": st.Status, "reason": st.Reason}).
+		Counter(InvitesMetric).Inc(1)
 	if st.Status == store.InviteFailed {
 		msg := "invite failed: " + st.Reason
 		if st.LastError != "" {

@@ -97,7 +97,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 // registerSearchAttributes adds the invite workflow's search attributes
 // to the namespace, retrying while Temporal is still starting.
 func registerSearchAttributes(ctx context.Context, env *environment, cfg config.Config, wait time.Duration) error {
-	tc, err := dialTemporal(cfg, env.logger)
+	tc, err := dialTemporal(cfg, env.logger, nil)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/devtemporal"
+	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -27,6 +28,7 @@ func init() {
 // devDefaults are the settings `dev` uses where the environment is silent.
 var devDefaults = map[string]string{
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY": "PT10S",
+	"TOUCHPOINT_METRICS_ADDR":         "127.0.0.1:9464",
 }
 
 func runDev(ctx context.Context, env *environment, args []string) error {
@@ -106,16 +108,17 @@ func runDev(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 
-	tc, err := dialTemporal(cfg, log)
+	m := metrics.New() // one set for every part of the process
+	tc, err := dialTemporal(cfg, log, m)
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
-	authRun, err := authPart(ctx, cfg, st, log, authLn)
+	authRun, err := authPart(ctx, cfg, st, log, authLn, m)
 	if err != nil {
 		return err
 	}
-	apiRun, err := apiPart(cfg, st, tc, log, apiLn)
+	apiRun, err := apiPart(cfg, st, tc, log, apiLn, m)
 	if err != nil {
 		return err
 	}
@@ -124,7 +127,11 @@ func runDev(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	printDevBanner(env, cfg, temporal.UIURL(), mailbox, creds)
-	err = runParts(ctx, authRun, apiRun, workerRun)
+	metricsRun, err := metricsPart(cfg, log, m)
+	if err != nil {
+		return err
+	}
+	err = runParts(ctx, authRun, apiRun, workerRun, metricsRun)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
@@ -141,6 +148,7 @@ Touchpoint dev is running. Ctrl-C stops it; a restart keeps the data.
   Temporal UI  %s
   Temporal     %s (namespace %s)
   Mail         %s
+  Metrics      http://%s/metrics
 
 Dev account %s, default channel %s, full-access client (secret rotated at every start):
 
@@ -150,6 +158,6 @@ Get a token:
 
   curl -s %s/oauth/token -d client_id=$CLIENT_ID -d client_secret=$CLIENT_SECRET -d grant_type=client_credentials -d audience=%s
 
-`, cfg.BaseURL, cfg.AuthURL, uiURL, cfg.TemporalAddress, cfg.TemporalNamespace, mailbox,
+`, cfg.BaseURL, cfg.AuthURL, uiURL, cfg.TemporalAddress, cfg.TemporalNamespace, mailbox, cfg.MetricsAddr,
 		c.AccountID, c.ChannelID, c.ClientID, c.ClientSecret, c.ChannelID, cfg.AuthURL, cfg.BaseURL)
 }

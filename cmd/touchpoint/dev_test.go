@@ -175,6 +175,7 @@ func TestDevQuickStart(t *testing.T) {
 		"TOUCHPOINT_BASE_URL":         "http://" + apiAddr,
 		"TOUCHPOINT_AUTH_URL":         "http://" + authAddr,
 		"TOUCHPOINT_DATA_DIR":         dataDir,
+		"TOUCHPOINT_METRICS_ADDR":     freeAddr(t),
 	}
 	api, authURL := vars["TOUCHPOINT_BASE_URL"], vars["TOUCHPOINT_AUTH_URL"]
 

@@ -3,7 +3,10 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +130,57 @@ func TestSMTPDownThenUp(t *testing.T) {
 	for _, ref := range refs {
 		assert.Equal(t, 1, mails[ref], ref)
 	}
+}
+
+// The process's metrics count what happened: requests by route, accepted
+// events, workflow starts, token checks, the outbox backlog, invites by
+// outcome (from the workflow) and the Temporal SDK's own metrics.
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, nil)
+	c := s.client()
+	s.eventType(c, "checkout")
+	ref := s.accept(c, s.event("checkout", "ann@example.com"))
+	s.waitStatus(c, "sent", ref)
+	s.waitClosed(ref)
+
+	srv := httptest.NewServer(s.metrics.Handler())
+	defer srv.Close()
+	scrape := func() string {
+		res, err := http.Get(srv.URL)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	require.EventuallyWithT(t, func(col *assert.CollectT) {
+		m := scrape()
+		sent := grepLines(grepLines(m, "touchpoint_invites{"), `status="sent"`)
+		assert.True(col, strings.HasSuffix(sent, " 1"), "the workflow counts its sent invite: %q", sent)
+		for _, want := range []string{
+			`touchpoint_events_accepted_total 1`,
+			`touchpoint_http_requests_total{method="POST",route="/events",server="api",status="202"} 1`,
+			`touchpoint_http_requests_total{method="POST",route="/oauth/token",server="auth",status="200"} 1`,
+			`touchpoint_workflow_starts_total{kind="start",result="started"} 1`,
+			`touchpoint_token_verifications_total{result="ok"}`,
+			`touchpoint_outbox_pending 0`,
+			`temporal_request`,
+			`touchpoint_http_request_duration_seconds_bucket{method="POST",route="/events",server="api",le="+Inf"} 1`,
+		} {
+			if !strings.Contains(m, want) {
+				col.Errorf("missing %s", want)
+			}
+		}
+	}, 30*time.Second, 200*time.Millisecond)
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -224,7 +224,7 @@ func (w workflowInfo) summary() string {
 // describeWorkflow asks Temporal for the event's workflow; an unreachable
 // Temporal is reported, not fatal: the database state is shown anyway.
 func describeWorkflow(ctx context.Context, cfg config.Config, env *environment, eventID string) workflowInfo {
-	tc, err := dialTemporal(cfg, env.logger)
+	tc, err := dialTemporal(cfg, env.logger, nil)
 	if err != nil {
 		return workflowInfo{Error: err.Error()}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -42,12 +44,15 @@ func runParts(ctx context.Context, parts ...part) error {
 }
 
 // dialTemporal returns a client that connects on first use, so a process
-// starts (and the API accepts events) while Temporal is still down.
-func dialTemporal(cfg config.Config, logger *slog.Logger) (client.Client, error) {
+// starts (and the API accepts events) while Temporal is still down. The
+// SDK's metrics go to m.
+func dialTemporal(cfg config.Config, logger *slog.Logger, m *metrics.Set) (client.Client, error) {
+	handler, _ := m.TemporalHandler() // reports until the process ends
 	c, err := client.NewLazyClient(client.Options{
-		HostPort:  cfg.TemporalAddress,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    sdklog.NewStructuredLogger(logger.With("component", "temporal-sdk")),
+		HostPort:       cfg.TemporalAddress,
+		Namespace:      cfg.TemporalNamespace,
+		Logger:         sdklog.NewStructuredLogger(logger.With("component", "temporal-sdk")),
+		MetricsHandler: handler,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("temporal client: %w", err)
@@ -56,27 +61,44 @@ func dialTemporal(cfg config.Config, logger *slog.Logger) (client.Client, error)
 }
 
 // authPart builds the built-in issuer listening on ln.
-func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger, ln net.Listener) (part, error) {
+func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger, ln net.Listener, m *metrics.Set) (part, error) {
 	logger = logger.With("component", "auth")
 	srv, err := authserver.New(ctx, authserver.OptionsFromConfig(cfg, st, logger))
 	if err != nil {
 		return nil, err
 	}
+	h := m.Instrument("auth", []string{authserver.TokenPath, authserver.DiscoveryPath, authserver.JWKSPath, "/healthz"}, srv)
 	return func(ctx context.Context) error {
-		return runParts(ctx, srv.Run, func(ctx context.Context) error { return serveHTTP(ctx, logger, "auth", ln, srv) })
+		return runParts(ctx, srv.Run, func(ctx context.Context) error { return serveHTTP(ctx, logger, "auth", ln, h) })
 	}, nil
+}
+
+// metricsPart serves m at /metrics on cfg.MetricsAddr; without an address
+// it does nothing.
+func metricsPart(cfg config.Config, logger *slog.Logger, m *metrics.Set) (part, error) {
+	if cfg.MetricsAddr == "" {
+		return func(ctx context.Context) error { <-ctx.Done(); return nil }, nil
+	}
+	ln, err := listen("metrics", cfg.MetricsAddr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "metrics", ln, mux) }, nil
 }
 
 // apiPart builds the API listening on ln with its token verifier, the
 // outbox starter and the NOTIFY sender.
-func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, ln net.Listener) (part, error) {
+func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, ln net.Listener, m *metrics.Set) (part, error) {
 	logger = logger.With("component", "api")
 	verifier, err := auth.New(auth.OptionsFromConfig(cfg, st, logger))
 	if err != nil {
 		return nil, err
 	}
 	notifier := starter.NewNotifier(st, logger)
-	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL}
+	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m}
+	m.WatchOutbox(st.OutboxBacklog)
 	handler := apiserver.New(apiserver.Options{
 		Store:        st,
 		Auth:         verifier,
@@ -84,6 +106,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Workflows:    tc,
 		Notify:       notifier.Poke,
+		Metrics:      m,
 		Readiness: func(ctx context.Context) map[string]error {
 			_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 			return map[string]error{"temporal": terr, "issuer": verifier.Ready()}
@@ -131,12 +154,22 @@ func runAuthCommand(ctx context.Context, env *environment, args []string) error 
 	if err != nil {
 		return err
 	}
-	p, err := authPart(ctx, cfg, st, env.logger, ln)
+	m := metrics.New()
+	p, err := authPart(ctx, cfg, st, env.logger, ln, m)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	return p(ctx)
+	return withMetrics(ctx, cfg, env, m, p)
+}
+
+// withMetrics runs a command's part together with its /metrics server.
+func withMetrics(ctx context.Context, cfg config.Config, env *environment, m *metrics.Set, p part) error {
+	mp, err := metricsPart(cfg, env.logger, m)
+	if err != nil {
+		return err
+	}
+	return runParts(ctx, p, mp)
 }
 
 // runAPICommand is `touchpoint api`.
@@ -146,7 +179,8 @@ func runAPICommand(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	tc, err := dialTemporal(cfg, env.logger)
+	m := metrics.New()
+	tc, err := dialTemporal(cfg, env.logger, m)
 	if err != nil {
 		return err
 	}
@@ -155,12 +189,12 @@ func runAPICommand(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := apiPart(cfg, st, tc, env.logger, ln)
+	p, err := apiPart(cfg, st, tc, env.logger, ln, m)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	return p(ctx)
+	return withMetrics(ctx, cfg, env, m, p)
 }
 
 // startProcess is the common start of a server command: flags (none yet),
@@ -245,7 +279,8 @@ func runWorkerCommand(ctx context.Context, env *environment, args []string) erro
 	if cfg.SMTPURL == "" {
 		return errors.New("TOUCHPOINT_SMTP_URL is required for `touchpoint worker` (only `touchpoint dev` writes .eml files)")
 	}
-	tc, err := dialTemporal(cfg, env.logger)
+	m := metrics.New()
+	tc, err := dialTemporal(cfg, env.logger, m)
 	if err != nil {
 		return err
 	}
@@ -254,7 +289,7 @@ func runWorkerCommand(ctx context.Context, env *environment, args []string) erro
 	if err != nil {
 		return err
 	}
-	return p(ctx)
+	return withMetrics(ctx, cfg, env, m, p)
 }
 
 func redactedURL(raw string) string {

@@ -23,6 +23,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -34,7 +35,8 @@ import (
 // Temporal server and a real SMTP listener. PostgreSQL and Temporal are
 // reached through TCP proxies, so tests can cut them off.
 type stack struct {
-	t        *testing.T
+	t        *testing.T // nil in a benchmark: helpers that need it are for tests only
+	tb       testing.TB // the test or benchmark
 	cfg      config.Config
 	st       *store.Store // through the PostgreSQL proxy, like the processes
 	direct   *store.Store // straight to PostgreSQL, for checks during an outage
@@ -45,10 +47,12 @@ type stack struct {
 	creds    devCredentials
 	logs     *lockedBuffer
 	running  map[string]func() // stops a running part
+	metrics  *metrics.Set
 }
 
-// newStack starts everything; vars override the test configuration.
-func newStack(t *testing.T, vars map[string]string) *stack {
+// newStack starts everything; vars override the test configuration. A
+// benchmark can run it too: start and startWorker use only tb.
+func newStack(t testing.TB, vars map[string]string) *stack {
 	t.Helper()
 	ctx := context.Background()
 	dbURL := testdb.NewURL(t)
@@ -64,7 +68,8 @@ func newStack(t *testing.T, vars map[string]string) *stack {
 	require.NoError(t, err)
 	t.Cleanup(func() { temporal.Stop() })
 
-	s := &stack{t: t, logs: logs, running: map[string]func(){},
+	tt, _ := t.(*testing.T)
+	s := &stack{t: tt, tb: t, logs: logs, running: map[string]func(){},
 		smtp: smtptest.Start(t, smtptest.Options{}),
 		pg:   tcpproxy.Start(t, "127.0.0.1:5432"),
 		tp:   tcpproxy.Start(t, temporal.FrontendAddress())}
@@ -105,14 +110,15 @@ func newStack(t *testing.T, vars map[string]string) *stack {
 	s.creds, err = seedDev(ctx, st, newSecretFunc(s.cfg))
 	require.NoError(t, err)
 
-	tc, err := dialTemporal(s.cfg, logger)
+	s.metrics = metrics.New()
+	tc, err := dialTemporal(s.cfg, logger, s.metrics)
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	s.temporal = tc
 
-	authRun, err := authPart(ctx, s.cfg, st, logger, authLn)
+	authRun, err := authPart(ctx, s.cfg, st, logger, authLn, s.metrics)
 	require.NoError(t, err)
-	apiRun, err := apiPart(s.cfg, st, tc, logger, apiLn)
+	apiRun, err := apiPart(s.cfg, st, tc, logger, apiLn, s.metrics)
 	require.NoError(t, err)
 	s.start("auth", authRun)
 	s.start("api", apiRun)
@@ -144,13 +150,13 @@ func (s *stack) start(name string, p part) {
 		cancel()
 		select {
 		case err := <-done:
-			assert.NoError(s.t, err, "%s stopped with an error", name)
+			assert.NoError(s.tb, err, "%s stopped with an error", name)
 		case <-time.After(time.Minute):
-			s.t.Errorf("%s did not stop within a minute", name)
+			s.tb.Errorf("%s did not stop within a minute", name)
 		}
 	}
 	s.running[name] = stop
-	s.t.Cleanup(stop)
+	s.tb.Cleanup(stop)
 }
 
 func (s *stack) stop(name string) { s.running[name]() }
@@ -158,7 +164,7 @@ func (s *stack) stop(name string) { s.running[name]() }
 // startWorker starts (or restarts) the invite worker.
 func (s *stack) startWorker() {
 	p, _, err := workerPart(s.cfg, s.st, s.temporal, slog.New(slog.NewJSONHandler(s.logs, nil)), "")
-	require.NoError(s.t, err)
+	require.NoError(s.tb, err)
 	s.start("worker", p)
 }
 

@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+
+# The production image of Touchpoint: the binary `make build-prod` builds
+# (static, with the nodev tag: no embedded Temporal server or UI, so no
+# `touchpoint dev`) on distroless, running as a non-root user.
+#
+#   docker build -t touchpoint .
+#   docker run --rm touchpoint help
+#
+# The entrypoint is the binary, /touchpoint; the command is the subcommand
+# (api, auth, worker, migrate, accounts, clients, healthcheck). Configuration
+# comes from the environment at run time (README.md, "Configuration"); no
+# secret is part of the image. docker-compose.yml runs the whole stack.
+
+FROM golang:1.26.8-bookworm AS build
+WORKDIR /src
+# Modules first: they are downloaded again only when go.mod or go.sum change.
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod \
+    go mod download
+COPY . .
+# Exactly the Makefile's production build, so the image and `make
+# build-prod` produce the same binary (bin/touchpoint-prod).
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    make build-prod
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /src/bin/touchpoint-prod /touchpoint
+# 65532 is distroless's "nonroot" user; numeric so that runtimes can verify
+# it is not root (Kubernetes runAsNonRoot).
+USER 65532:65532
+EXPOSE 8080 8081
+ENTRYPOINT ["/touchpoint"]
+CMD ["help"]

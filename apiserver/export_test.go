@@ -1,0 +1,28 @@
+package apiserver
+
+import "github.com/touchpoint/touchpoint/store"
+
+// Route is a route of routes.go as the tests outside the package see it.
+type Route struct {
+	Method, Path string
+	// Groups are the access groups that may call it, in the order full,
+	// events, readonly; nil for a public route.
+	Groups []string
+}
+
+// Routes lists the routes of routes.go, which New serves and nothing else.
+func Routes() []Route {
+	var out []Route
+	for _, rt := range (&server{}).routes() {
+		r := Route{Method: rt.method, Path: rt.path}
+		if rt.access != public {
+			for _, g := range []string{store.GroupFull, store.GroupEvents, store.GroupReadonly} {
+				if rt.access.allows(g) {
+					r.Groups = append(r.Groups, g)
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}

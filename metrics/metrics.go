@@ -1,0 +1,156 @@
+// Package metrics holds a process's Prometheus metrics: HTTP requests,
+// accepted events, workflow starts, token checks, the outbox backlog, and
+// the Temporal SDK's metrics — its own and the invite workflow's
+// touchpoint_invites_total by status and reason — all served by one
+// /metrics handler. A nil *Set records nothing, so callers need no checks.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Set is one process's metrics.
+type Set struct {
+	reg                *prometheus.Registry
+	httpRequests       *prometheus.CounterVec
+	httpDuration       *prometheus.HistogramVec
+	eventsAccepted     prometheus.Counter
+	workflowStarts     *prometheus.CounterVec
+	tokenVerifications *prometheus.CounterVec
+}
+
+// New makes a Set with the Go runtime and process collectors.
+func New() *Set {
+	reg := prometheus.NewRegistry()
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	s := &Set{
+		reg: reg,
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "touchpoint_http_requests_total", Help: "HTTP requests by server, route template, method and status.",
+		}, []string{"server", "route", "method", "status"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "touchpoint_http_request_duration_seconds", Help: "HTTP request latency by server, route template and method.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"server", "route", "method"}),
+		eventsAccepted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "touchpoint_events_accepted_total", Help: "Events accepted (202), not counting idempotent repeats.",
+		}),
+		workflowStarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "touchpoint_workflow_starts_total", Help: "Invite workflow starts by the outbox starter, by kind (start, retry) and result (started, existing, error, skipped).",
+		}, []string{"kind", "result"}),
+		tokenVerifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "touchpoint_token_verifications_total", Help: "Bearer token verifications by result (ok, invalid, unavailable).",
+		}, []string{"result"}),
+	}
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f(s.httpRequests)
+	f(s.httpDuration)
+	f(s.eventsAccepted)
+	f(s.workflowStarts)
+	f(s.tokenVerifications)
+	return s
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (s *Set) Handler() http.Handler {
+	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})
+}
+
+// Request records one HTTP request.
+func (s *Set) Request(server, route, method string, status int, d time.Duration) {
+	if s == nil {
+		return
+	}
+	if route == "" {
+		route = "unmatched" // unknown paths must not blow up the label set
+	}
+	s.httpRequests.WithLabelValues(server, route, method, strconv.Itoa(status)).Inc()
+	s.httpDuration.WithLabelValues(server, route, method).Observe(d.Seconds())
+}
+
+// EventAccepted counts one newly accepted event.
+func (s *Set) EventAccepted() {
+	if s != nil {
+		s.eventsAccepted.Inc()
+	}
+}
+
+// WorkflowStart counts one start attempt of the outbox starter.
+func (s *Set) WorkflowStart(kind, result string) {
+	if s != nil {
+		s.workflowStarts.WithLabelValues(kind, result).Inc()
+	}
+}
+
+// TokenVerification counts one bearer token check.
+func (s *Set) TokenVerification(result string) {
+	if s != nil {
+		s.tokenVerifications.WithLabelValues(result).Inc()
+	}
+}
+
+// WatchOutbox exports the outbox backlog (pending start orders and the age
+// of the oldest), read from the database at each scrape.
+func (s *Set) WatchOutbox(backlog func(ctx context.Context) (int, time.Duration, error)) {
+	if s == nil {
+		return
+	}
+	read := func() (float64, float64) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, age, err := backlog(ctx)
+		if err != nil {
+			return -1, -1 // the database is unreachable: the gauge says so
+		}
+		return float64(n), age.Seconds()
+	}
+	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "touchpoint_outbox_pending", Help: "Accepted events whose workflow has not been started yet (-1: database unreachable).",
+	}, func() float64 { n, _ := read(); return n }))
+	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "touchpoint_outbox_oldest_pending_seconds", Help: "Age of the oldest pending start order (-1: database unreachable).",
+	}, func() float64 { _, age := read(); return age }))
+}
+
+// Instrument records the requests of a server that has no route templates
+// of its own (the issuer): a path in routes is its own label, any other
+// path counts as "unmatched".
+func (s *Set) Instrument(server string, routes []string, next http.Handler) http.Handler {
+	if s == nil {
+		return next
+	}
+	known := make(map[string]bool, len(routes))
+	for _, r := range routes {
+		known[r] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		route := ""
+		if known[r.URL.Path] {
+			route = r.URL.Path
+		}
+		s.Request(server, route, r.Method, rec.status, time.Since(start))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -78,7 +78,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nConfiguration comes from the environment; see README.md.")
 }

@@ -46,6 +46,10 @@ type Options struct {
 	Notify func()
 	// Metrics records requests, accepted events and token checks. Optional.
 	Metrics *metrics.Set
+	// RatePerSecond and RateBurst shape each client's token bucket; 0
+	// means the defaults (100/s, burst 200).
+	RatePerSecond float64
+	RateBurst     int
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -62,6 +66,7 @@ type server struct {
 	workflows Signaler
 	notify    func()
 	metrics   *metrics.Set
+	limits    *limiter
 }
 
 // New builds the API handler. It panics without a Store or an
@@ -71,7 +76,8 @@ func New(opts Options) http.Handler {
 		panic("apiserver.New: Store and Auth are required")
 	}
 	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
-		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics}
+		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
+		limits: newLimiter(opts.RatePerSecond, opts.RateBurst)}
 	if s.notify == nil {
 		s.notify = func() {}
 	}
@@ -120,6 +126,10 @@ func (s *server) guard(rt route) http.Handler {
 			return
 		}
 		info.principal = p
+		if ok, wait := s.limits.allow(p.ClientID, time.Now()); !ok {
+			s.fail(w, r, tooManyRequests(wait))
+			return
+		}
 		if !rt.access.allows(p.AccessGroup) {
 			s.fail(w, r, newError(http.StatusForbidden, "the access group %q of this client does not allow %s %s", p.AccessGroup, rt.method, rt.path))
 			return

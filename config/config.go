@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -76,6 +77,11 @@ type Config struct {
 	// this old; 0 keeps them forever (the default).
 	EventRetention time.Duration
 
+	// RatePerSecond and RateBurst shape each API client's token bucket,
+	// per API replica.
+	RatePerSecond float64
+	RateBurst     int
+
 	MaxBodyBytes int64
 }
 
@@ -100,6 +106,8 @@ func Defaults() Config {
 		SendRetryInitial:      10 * time.Second,
 		SendRetryMax:          time.Hour,
 		SendGiveUpAfter:       24 * time.Hour,
+		RatePerSecond:         100,
+		RateBurst:             200,
 		MaxBodyBytes:          64 << 10,
 	}
 }
@@ -116,7 +124,7 @@ var Variables = []string{
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
 	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
 	"TOUCHPOINT_SEND_GIVE_UP_AFTER",
-	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
+	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
 }
 
 // Load reads the environment through getenv (os.Getenv in production) on
@@ -164,6 +172,22 @@ func Load(getenv func(string) string) (Config, error) {
 	dur("TOUCHPOINT_SEND_GIVE_UP_AFTER", &c.SendGiveUpAfter)
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_EVENT_RETENTION")); v != "" && v != "0" {
 		dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
+	}
+	if v := strings.TrimSpace(getenv("TOUCHPOINT_RATE_LIMIT")); v != "" {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n <= 0 || math.IsInf(n, 0) {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_RATE_LIMIT: %q is not a positive number of requests per second", v))
+		} else {
+			c.RatePerSecond = n
+		}
+	}
+	if v := strings.TrimSpace(getenv("TOUCHPOINT_RATE_BURST")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_RATE_BURST: %q is not a positive whole number", v))
+		} else {
+			c.RateBurst = n
+		}
 	}
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_MAX_BODY_BYTES")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)

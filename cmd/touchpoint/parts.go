@@ -107,6 +107,9 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		Workflows:    tc,
 		Notify:       notifier.Poke,
 		Metrics:      m,
+		// Per replica (SPEC §10); bench raises them for its run.
+		RatePerSecond: cfg.RatePerSecond,
+		RateBurst:     cfg.RateBurst,
 		Readiness: func(ctx context.Context) map[string]error {
 			_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 			return map[string]error{"temporal": terr, "issuer": verifier.Ready()}

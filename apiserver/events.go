@@ -118,7 +118,11 @@ func (in *eventIn) validate() fieldErrors {
 	} {
 		text(field, v, maxText, false)
 	}
-	text("type", in.Type, maxNameLen, true)
+	if in.Type == "" {
+		errs.check("type", "is required")
+	} else if utf8.RuneCountInString(in.Type) > maxNameLen { // as event type names are counted
+		errs.check("type", fmt.Sprintf("must be at most %d characters", maxNameLen))
+	}
 	if in.Channel.ID == "" {
 		errs.check("channel.id", "is required")
 	} else if !store.ValidID("chl", in.Channel.ID) {
@@ -396,14 +400,14 @@ func (s *server) retryEvent(w http.ResponseWriter, r *http.Request) {
 // stateConflict words the 409 of a cancel or retry the invite's state
 // does not allow.
 func (s *server) stateConflict(ctx context.Context, id, verb string) error {
-	status := "in a state that"
-	if e, err := s.store.Event(ctx, infoFrom(ctx).principal.AccountID, id); err == nil {
-		status = eventOutOf(e).Invite.Status
+	e, err := s.store.Event(ctx, infoFrom(ctx).principal.AccountID, id)
+	if err != nil {
+		return newError(http.StatusConflict, "the invite's state does not allow it to be %s", verb)
 	}
-	if status == store.InviteScheduled { // a send under way
+	if e.InviteStatus == store.InviteSending {
 		return newError(http.StatusConflict, "the invite is being sent; it can no longer be %s", verb)
 	}
-	return newError(http.StatusConflict, "the invite is %s; it cannot be %s", status, verb)
+	return newError(http.StatusConflict, "the invite is %s; it cannot be %s", e.InviteStatus, verb)
 }
 
 // signalCancel tells the event's workflow, in the background: the cancel

@@ -324,3 +324,15 @@ func TestCancelAndRetryOverHTTP(t *testing.T) {
 	_, otherToken := e.otherAccount(t)
 	requireProblem(t, e.do(t, http.MethodPost, "/events/"+failed+"/cancel", otherToken, nil), http.StatusNotFound)
 }
+
+// An event's type is counted in characters, like event type names, so a
+// 100-character non-ASCII name receives events.
+func TestEventTypeNameOfManyBytes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	name := strings.Repeat("ü", 100)
+	e.create(t, "/event-types", map[string]any{"name": name})
+	ref := e.acceptEvent(t, e.minimalEvent(name))
+	assert.Equal(t, name, e.get(t, "/events/"+ref).object(t)["type"])
+	requireProblem(t, e.do(t, http.MethodPost, "/events", e.token, e.minimalEvent(name+"ü")), http.StatusBadRequest, "type")
+}

@@ -1,0 +1,1087 @@
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// The tests of openapi.yaml: it is well-formed and self-consistent, it
+// lists exactly the routes of routes.go (and the issuer's paths), its
+// request examples are accepted by the real handlers, the answers have
+// exactly the documented members, and every error status it documents
+// can be produced.
+
+// openAPIDoc is openapi.yaml, as JSON values (numbers are float64, like
+// those of the answers it describes) and as a YAML tree for the order of
+// its examples.
+type openAPIDoc struct {
+	root map[string]any
+	node *yaml.Node
+}
+
+func loadOpenAPI(t testing.TB) *openAPIDoc {
+	t.Helper()
+	raw, err := os.ReadFile("openapi.yaml")
+	require.NoError(t, err)
+	d := &openAPIDoc{node: &yaml.Node{}}
+	require.NoError(t, yaml.Unmarshal(raw, d.node))
+	var tree any
+	require.NoError(t, d.node.Decode(&tree))
+	b, err := json.Marshal(tree)
+	require.NoError(t, err, "the document must be expressible as JSON")
+	require.NoError(t, json.Unmarshal(b, &d.root))
+	return d
+}
+
+// operation is one method of one path of the document.
+type operation struct {
+	method, path string // method in upper case
+	node, item   map[string]any
+}
+
+func (o operation) key() string { return o.method + " " + o.path }
+
+// onAPI tells the API's operations from the issuer's, which name their
+// own server.
+func (o operation) onAPI() bool { _, own := o.item["servers"]; return !own }
+
+func (o operation) public() bool {
+	sec, ok := o.node["security"].([]any)
+	return ok && len(sec) == 0
+}
+
+func (o operation) groups() []string {
+	var gs []string
+	for _, g := range asList(o.node["x-access-groups"]) {
+		gs = append(gs, g.(string))
+	}
+	return gs
+}
+
+var openAPIMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+func (d *openAPIDoc) operations() []operation {
+	var ops []operation
+	paths := asMap(d.root["paths"])
+	for _, path := range slices.Sorted(maps.Keys(paths)) {
+		item := asMap(paths[path])
+		for _, m := range openAPIMethods {
+			if n := asMap(item[m]); n != nil {
+				ops = append(ops, operation{method: strings.ToUpper(m), path: path, node: n, item: item})
+			}
+		}
+	}
+	return ops
+}
+
+func (d *openAPIDoc) operation(t testing.TB, key string) operation {
+	t.Helper()
+	for _, op := range d.operations() {
+		if op.key() == key {
+			return op
+		}
+	}
+	t.Fatalf("the document has no operation %s", key)
+	return operation{}
+}
+
+// resolve follows $refs within the document; nil when v is not an object
+// or a reference leads nowhere.
+func (d *openAPIDoc) resolve(v any) map[string]any {
+	m := asMap(v)
+	for range 10 {
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		m = asMap(d.pointer(ref))
+	}
+	return nil
+}
+
+func (d *openAPIDoc) pointer(ref string) any {
+	rest, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil
+	}
+	var cur any = d.root
+	for _, tok := range strings.Split(rest, "/") {
+		cur = asMap(cur)[strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")]
+	}
+	return cur
+}
+
+// responses are an operation's documented responses by status ("200",
+// "default"), resolved.
+func (d *openAPIDoc) responses(o operation) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for code, r := range asMap(o.node["responses"]) {
+		out[code] = d.resolve(r)
+	}
+	return out
+}
+
+// parameters are the path item's and the operation's, resolved.
+func (d *openAPIDoc) parameters(o operation) []map[string]any {
+	var out []map[string]any
+	for _, p := range append(asList(o.item["parameters"]), asList(o.node["parameters"])...) {
+		out = append(out, d.resolve(p))
+	}
+	return out
+}
+
+func (d *openAPIDoc) hasQuery(o operation) bool {
+	return slices.ContainsFunc(d.parameters(o), func(p map[string]any) bool { return p["in"] == "query" })
+}
+
+// namedValue is an example: its name and value.
+type namedValue struct {
+	name  string
+	value any
+}
+
+// examples are a media type's examples in the document's order.
+func (d *openAPIDoc) examples(media map[string]any, yamlPath ...string) []namedValue {
+	var out []namedValue
+	exs := asMap(media["examples"])
+	names := d.orderedKeys(yamlPath...)
+	if len(names) != len(exs) {
+		names = slices.Sorted(maps.Keys(exs))
+	}
+	for _, name := range names {
+		out = append(out, namedValue{name, d.resolve(exs[name])["value"]})
+	}
+	if ex, ok := media["example"]; ok {
+		out = append(out, namedValue{"", ex})
+	}
+	return out
+}
+
+// requestExamples are the examples of an operation's request body in mt.
+func (d *openAPIDoc) requestExamples(t testing.TB, o operation, mt string) []namedValue {
+	t.Helper()
+	media := asMap(asMap(d.resolve(o.node["requestBody"])["content"])[mt])
+	require.NotNil(t, media, "%s has no %s request body", o.key(), mt)
+	exs := d.examples(media, "paths", o.path, strings.ToLower(o.method), "requestBody", "content", mt, "examples")
+	require.NotEmpty(t, exs, "%s has no request examples", o.key())
+	return exs
+}
+
+// orderedKeys lists the keys of the mapping at path in the YAML tree.
+func (d *openAPIDoc) orderedKeys(path ...string) []string {
+	n := d.node
+	if n.Kind == yaml.DocumentNode {
+		n = n.Content[0]
+	}
+	for _, key := range path {
+		var next *yaml.Node
+		for i := 0; n != nil && n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		for next != nil && next.Kind == yaml.AliasNode {
+			next = next.Alias
+		}
+		n = next
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var keys []string
+	for i := 0; i < len(n.Content); i += 2 {
+		keys = append(keys, n.Content[i].Value)
+	}
+	return keys
+}
+
+// conform lists how v departs from schema. Objects are checked strictly:
+// a member the schema does not name is an error unless
+// additionalProperties admits it, so an answer's members must be exactly
+// documented ones.
+func (d *openAPIDoc) conform(schema any, v any, at string) []string {
+	s := d.resolve(schema)
+	if s == nil {
+		return []string{at + ": no schema"}
+	}
+	if v == nil {
+		if s["nullable"] == true {
+			return nil
+		}
+		return []string{at + ": null, but the schema is not nullable"}
+	}
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
+	if enum, ok := s["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return reflect.DeepEqual(e, v) }) {
+		fail("%v is not one of %v", v, enum)
+	}
+	num := func(key string) (float64, bool) { f, ok := s[key].(float64); return f, ok }
+	switch s["type"] {
+	case "object":
+		m, ok := v.(map[string]any)
+		if !ok {
+			fail("want an object, got %T", v)
+			break
+		}
+		for _, k := range asList(s["required"]) {
+			if _, ok := m[k.(string)]; !ok {
+				fail("the required member %q is missing", k)
+			}
+		}
+		if max, ok := num("maxProperties"); ok && float64(len(m)) > max {
+			fail("more than %v members", max)
+		}
+		props := asMap(s["properties"])
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if ps, ok := props[k]; ok {
+				errs = append(errs, d.conform(ps, m[k], at+"."+k)...)
+				continue
+			}
+			switch ap := s["additionalProperties"].(type) {
+			case map[string]any:
+				errs = append(errs, d.conform(ap, m[k], at+"."+k)...)
+			case bool:
+				if !ap {
+					fail("the member %q is not allowed", k)
+				}
+			default:
+				fail("the member %q is not documented", k)
+			}
+		}
+	case "array":
+		a, ok := v.([]any)
+		if !ok {
+			fail("want an array, got %T", v)
+			break
+		}
+		if max, ok := num("maxItems"); ok && float64(len(a)) > max {
+			fail("more than %v items", max)
+		}
+		for i, item := range a {
+			errs = append(errs, d.conform(s["items"], item, fmt.Sprintf("%s[%d]", at, i))...)
+		}
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			fail("want a string, got %T", v)
+			break
+		}
+		n := float64(utf8.RuneCountInString(str))
+		if min, ok := num("minLength"); ok && n < min {
+			fail("shorter than %v characters", min)
+		}
+		if max, ok := num("maxLength"); ok && n > max {
+			fail("longer than %v characters", max)
+		}
+		if p, ok := s["pattern"].(string); ok {
+			if re, err := regexp.Compile(p); err != nil {
+				fail("pattern %q: %v", p, err)
+			} else if !re.MatchString(str) {
+				fail("%q does not match %s", str, p)
+			}
+		}
+		if !formatOK(s["format"], str) {
+			fail("%q is not a %v", str, s["format"])
+		}
+	case "integer", "number":
+		f, ok := v.(float64)
+		if !ok || (s["type"] == "integer" && f != math.Trunc(f)) {
+			fail("want an %v, got %v", s["type"], v)
+			break
+		}
+		if min, ok := num("minimum"); ok && f < min {
+			fail("%v is below %v", f, min)
+		}
+		if max, ok := num("maximum"); ok && f > max {
+			fail("%v is above %v", f, max)
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			fail("want a boolean, got %T", v)
+		}
+	case nil: // any value
+	default:
+		fail("unknown type %v", s["type"])
+	}
+	return errs
+}
+
+func formatOK(format any, s string) bool {
+	switch format {
+	case "date-time":
+		_, err := time.Parse(time.RFC3339Nano, s)
+		return err == nil
+	case "date":
+		_, err := time.Parse(time.DateOnly, s)
+		return err == nil
+	case "email":
+		return strings.Count(s, "@") == 1
+	case "uri":
+		u, err := url.Parse(s)
+		return err == nil && u.Scheme != "" && u.Host != ""
+	}
+	return true
+}
+
+// sameShape checks that got has the members of example, no more and no
+// fewer, in every object whose schema names its members (maps such as
+// metadata hold data, not members, and are left alone). An array matches
+// when each example item has the shape of some item of got.
+func (d *openAPIDoc) sameShape(schema any, example, got any, at string) []string {
+	s := d.resolve(schema)
+	switch ex := example.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || s == nil || s["properties"] == nil {
+			return nil // null on one side, or a map
+		}
+		if want, have := slices.Sorted(maps.Keys(ex)), slices.Sorted(maps.Keys(g)); !slices.Equal(want, have) {
+			return []string{fmt.Sprintf("%s: the answer has the members %v, the documented example %v", at, have, want)}
+		}
+		var errs []string
+		props := asMap(s["properties"])
+		for _, k := range slices.Sorted(maps.Keys(ex)) {
+			errs = append(errs, d.sameShape(props[k], ex[k], g[k], at+"."+k)...)
+		}
+		return errs
+	case []any:
+		g, ok := got.([]any)
+		if !ok || s == nil {
+			return nil
+		}
+		var errs []string
+		for i, item := range ex {
+			if !slices.ContainsFunc(g, func(gi any) bool { return len(d.sameShape(s["items"], item, gi, "")) == 0 }) {
+				errs = append(errs, fmt.Sprintf("%s[%d]: no item of the answer has the members of this documented item", at, i))
+			}
+		}
+		return errs
+	}
+	return nil
+}
+
+// checkAnswer checks an answer of operation o against the document: its
+// status is documented, its required headers are there and conform, its
+// content type is documented and a JSON body conforms to the schema. It
+// returns the documented response and the decoded JSON body.
+func (d *openAPIDoc) checkAnswer(t testing.TB, o operation, res response) (map[string]any, any) {
+	t.Helper()
+	at := fmt.Sprintf("%s answered %d", o.key(), res.status)
+	doc, ok := d.responses(o)[strconv.Itoa(res.status)]
+	if !ok {
+		t.Errorf("%s, which the document does not list: %s", at, res.body)
+		return nil, nil
+	}
+	for name, h := range asMap(doc["headers"]) {
+		h := d.resolve(h)
+		v := res.header.Get(name)
+		if v == "" {
+			if h["required"] == true {
+				t.Errorf("%s without its documented header %s", at, name)
+			}
+			continue
+		}
+		var val any = v
+		if d.resolve(h["schema"])["type"] == "integer" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Errorf("%s: header %s %q is not an integer", at, name, v)
+				continue
+			}
+			val = float64(n)
+		}
+		for _, e := range d.conform(h["schema"], val, at+": header "+name) {
+			t.Error(e)
+		}
+	}
+	content := asMap(doc["content"])
+	if len(res.body) == 0 {
+		if len(content) > 0 {
+			t.Errorf("%s with no body; the document shows one", at)
+		}
+		return doc, nil
+	}
+	mt, _, err := mime.ParseMediaType(res.header.Get("Content-Type"))
+	require.NoError(t, err, at)
+	media := asMap(content[mt])
+	if media == nil {
+		t.Errorf("%s with Content-Type %s; documented: %v", at, mt, slices.Sorted(maps.Keys(content)))
+		return doc, nil
+	}
+	if !strings.HasSuffix(mt, "json") {
+		return doc, nil
+	}
+	var body any
+	require.NoError(t, json.Unmarshal(res.body, &body), "%s: %s", at, res.body)
+	for _, e := range d.conform(media["schema"], body, at) {
+		t.Errorf("%s\nbody: %s", e, res.body)
+	}
+	return doc, body
+}
+
+// checkShape checks a success answer against the documented example of
+// the same name, else against any documented example.
+func (d *openAPIDoc) checkShape(t testing.TB, o operation, res response, doc map[string]any, body any, exampleName string) {
+	t.Helper()
+	mt, _, _ := mime.ParseMediaType(res.header.Get("Content-Type"))
+	media := asMap(asMap(doc["content"])[mt])
+	if !strings.HasSuffix(mt, "json") {
+		return
+	}
+	exs := d.examples(media)
+	require.NotEmpty(t, exs, "%s %d: no documented example", o.key(), res.status)
+	if i := slices.IndexFunc(exs, func(ex namedValue) bool { return ex.name == exampleName }); i >= 0 {
+		exs = exs[i : i+1]
+	}
+	var problems []string
+	for _, ex := range exs {
+		errs := d.sameShape(media["schema"], ex.value, body, fmt.Sprintf("%s %d (example %q)", o.key(), res.status, ex.name))
+		if len(errs) == 0 {
+			return
+		}
+		problems = append(problems, errs...)
+	}
+	for _, p := range problems {
+		t.Errorf("%s\nbody: %s", p, res.body)
+	}
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func asList(v any) []any         { l, _ := v.([]any); return l }
+
+// TestOpenAPIDocument checks the document on its own: references resolve,
+// patterns compile, operations are complete, and every example conforms to
+// its schema.
+func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	d := loadOpenAPI(t)
+	require.Regexp(t, `^3\.0\.\d+$`, d.root["openapi"])
+
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok && d.pointer(ref) == nil {
+				t.Errorf("%s: $ref %s leads nowhere", at, ref)
+			}
+			if p, ok := v["pattern"].(string); ok {
+				_, err := regexp.Compile(p)
+				assert.NoError(t, err, "%s: pattern", at)
+			}
+			for k, c := range v {
+				walk(c, at+"/"+k)
+			}
+		case []any:
+			for i, c := range v {
+				walk(c, fmt.Sprintf("%s/%d", at, i))
+			}
+		}
+	}
+	walk(d.root, "#")
+
+	operationIDs := map[string]string{}
+	pathParam := regexp.MustCompile(`\{([^}]+)\}`)
+	for _, o := range d.operations() {
+		id, _ := o.node["operationId"].(string)
+		assert.NotEmpty(t, id, "%s: operationId", o.key())
+		if other, dup := operationIDs[id]; dup {
+			t.Errorf("%s and %s share the operationId %q", o.key(), other, id)
+		}
+		operationIDs[id] = o.key()
+		assert.NotEmpty(t, o.node["summary"], "%s: summary", o.key())
+		assert.NotEmpty(t, o.node["tags"], "%s: tags", o.key())
+
+		var declared []string
+		for _, p := range d.parameters(o) {
+			if p["in"] == "path" {
+				declared = append(declared, p["name"].(string))
+				assert.Equal(t, true, p["required"], "%s: path parameter %s must be required", o.key(), p["name"])
+			}
+			for _, e := range exampleErrors(d, p["schema"], p["example"], fmt.Sprintf("%s parameter %s", o.key(), p["name"])) {
+				t.Error(e)
+			}
+		}
+		var inPath []string
+		for _, m := range pathParam.FindAllStringSubmatch(o.path, -1) {
+			inPath = append(inPath, m[1])
+		}
+		assert.ElementsMatch(t, inPath, declared, "%s: path parameters", o.key())
+
+		if body := d.resolve(o.node["requestBody"]); body != nil {
+			for mt, media := range asMap(body["content"]) {
+				for _, ex := range d.examples(asMap(media)) {
+					for _, e := range d.conform(asMap(media)["schema"], ex.value, fmt.Sprintf("%s request example %q (%s)", o.key(), ex.name, mt)) {
+						t.Error(e)
+					}
+				}
+			}
+		}
+
+		responses := d.responses(o)
+		assert.True(t, slices.ContainsFunc(slices.Collect(maps.Keys(responses)), func(c string) bool { return strings.HasPrefix(c, "2") }),
+			"%s documents no success", o.key())
+		for code, r := range responses {
+			at := fmt.Sprintf("%s %s", o.key(), code)
+			require.NotNil(t, r, "%s: response", at)
+			assert.NotEmpty(t, r["description"], "%s: description", at)
+			for mt, media := range asMap(r["content"]) {
+				assert.NotNil(t, asMap(media)["schema"], "%s %s: schema", at, mt)
+				for _, ex := range d.examples(asMap(media)) {
+					for _, e := range d.conform(asMap(media)["schema"], ex.value, fmt.Sprintf("%s example %q", at, ex.name)) {
+						t.Error(e)
+					}
+				}
+			}
+			if !o.onAPI() {
+				continue
+			}
+			assert.Contains(t, asMap(r["headers"]), "X-Request-Id", "%s: every answer of the API has an X-Request-Id", at)
+			if n, _ := strconv.Atoi(code); (n >= 400 || code == "default") && o.key() != "GET /readyz" {
+				problem := asMap(asMap(r["content"])["application/problem+json"])
+				assert.Equal(t, "#/components/schemas/Problem", asMap(problem["schema"])["$ref"], "%s: errors are problem documents", at)
+			}
+		}
+
+		if !o.onAPI() {
+			continue
+		}
+		desc, _ := o.node["description"].(string)
+		if o.public() {
+			assert.Empty(t, o.groups(), "%s: public, so no access groups", o.key())
+			continue
+		}
+		require.NotEmpty(t, o.groups(), "%s: x-access-groups (or security: [] for a public route)", o.key())
+		quoted := make([]string, len(o.groups()))
+		for i, g := range o.groups() {
+			quoted[i] = "`" + g + "`"
+		}
+		assert.Contains(t, desc, "Access groups: "+strings.Join(quoted, ", ")+".", "%s: the description names the access groups", o.key())
+	}
+
+	for name, s := range asMap(asMap(d.root["components"])["schemas"]) {
+		if ex, ok := asMap(s)["example"]; ok {
+			for _, e := range d.conform(s, ex, "schema "+name+" example") {
+				t.Error(e)
+			}
+		}
+	}
+}
+
+func exampleErrors(d *openAPIDoc, schema, example any, at string) []string {
+	if example == nil {
+		return nil
+	}
+	return d.conform(schema, example, at+" example")
+}
+
+// TestOpenAPIDocumentsEveryRoute fails when routes.go and the document
+// disagree about a path, a method or who may call it, or when the
+// document's issuer paths are not the issuer's.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	t.Parallel()
+	d := loadOpenAPI(t)
+	documented := map[string]operation{}
+	var issuer []string
+	for _, o := range d.operations() {
+		if !o.onAPI() {
+			issuer = append(issuer, o.key())
+			assert.Equal(t, "{auth_url}", asMap(asList(o.item["servers"])[0])["url"], "%s is served by the issuer", o.path)
+			continue
+		}
+		documented[o.key()] = o
+	}
+
+	var routes []string
+	for _, r := range apiserver.Routes() {
+		key := r.Method + " " + r.Path // mux's {id} is OpenAPI's {id}
+		routes = append(routes, key)
+		o, ok := documented[key]
+		if !ok {
+			t.Errorf("routes.go serves %s, which openapi.yaml does not document", key)
+			continue
+		}
+		if r.Groups == nil {
+			assert.True(t, o.public(), "%s is public: document it with security: []", key)
+		} else {
+			assert.Equal(t, r.Groups, o.groups(), "%s: x-access-groups", key)
+		}
+	}
+	for key := range documented {
+		assert.Contains(t, routes, key, "openapi.yaml documents %s, which routes.go does not serve", key)
+	}
+	assert.ElementsMatch(t, []string{
+		http.MethodPost + " " + authserver.TokenPath,
+		http.MethodGet + " " + authserver.DiscoveryPath,
+		http.MethodGet + " " + authserver.JWKSPath,
+	}, issuer, "the issuer's operations")
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	want, err := os.ReadFile("openapi.yaml")
+	require.NoError(t, err)
+
+	r := e.do(t, http.MethodGet, "/openapi.yaml", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "no token needed: %s", r.body)
+	assert.Equal(t, "application/yaml", r.header.Get("Content-Type"))
+	assert.Equal(t, string(want), string(r.body))
+	assert.Equal(t, "public, max-age=3600", r.header.Get("Cache-Control"))
+	etag := r.header.Get("ETag")
+	assert.Regexp(t, `^"[0-9a-f]{16}"$`, etag)
+	assert.NotEmpty(t, r.header.Get("X-Request-Id"))
+	var doc map[string]any
+	require.NoError(t, yaml.Unmarshal(r.body, &doc))
+	assert.Equal(t, "3.0.3", doc["openapi"])
+
+	for _, match := range []string{etag, `"other", ` + etag, "W/" + etag, "*"} {
+		r = e.do(t, http.MethodGet, "/openapi.yaml", "", nil, header{"If-None-Match", match})
+		assert.Equal(t, http.StatusNotModified, r.status, match)
+		assert.Empty(t, r.body)
+		assert.Equal(t, etag, r.header.Get("ETag"))
+	}
+	r = e.do(t, http.MethodGet, "/openapi.yaml", "", nil, header{"If-None-Match", `"stale"`})
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "GET", e.do(t, http.MethodPost, "/openapi.yaml", "", nil).header.Get("Allow"))
+}
+
+// apiCall is a request of the examples test.
+type apiCall struct {
+	path, query, token string
+	body               string // JSON; "" for none
+	contentType        string // instead of application/json
+}
+
+// openAPIRun sends the document's examples to a real API and keeps what
+// the error checks need: a successful call of every operation and the
+// resources the examples made.
+type openAPIRun struct {
+	doc  *openAPIDoc
+	e    *env
+	good map[string]apiCall // by operation key
+
+	eventTypeName string // the event type the event examples name
+	minimalEvent  string // the event example with the fewest members, for e.channel
+}
+
+// send makes c as a request of operation key to e's API and checks the
+// answer against the document.
+func (r *openAPIRun) send(t *testing.T, e *env, key string, c apiCall) (response, map[string]any, any) {
+	t.Helper()
+	o := r.doc.operation(t, key)
+	pattern := "^" + regexp.MustCompile(`\\\{[^}]+\\\}`).ReplaceAllString(regexp.QuoteMeta(o.path), `[^/]+`) + "$"
+	require.Regexp(t, pattern, c.path, "the path of %s", key)
+	var body any
+	var headers []header
+	if c.body != "" {
+		body = c.body
+	}
+	if c.contentType != "" {
+		headers = append(headers, header{"Content-Type", c.contentType})
+	}
+	path := c.path
+	if c.query != "" {
+		path += "?" + c.query
+	}
+	res := e.do(t, o.method, path, c.token, body, headers...)
+	doc, decoded := r.doc.checkAnswer(t, o, res)
+	return res, doc, decoded
+}
+
+// success sends c (with a full token unless the operation is public),
+// requires a success and checks the answer's members against the
+// example named exampleName (else against any example). It returns the
+// JSON answer.
+func (r *openAPIRun) success(t *testing.T, key string, c apiCall, exampleName string) map[string]any {
+	t.Helper()
+	if !r.doc.operation(t, key).public() {
+		c.token = r.e.token
+	}
+	res, doc, body := r.send(t, r.e, key, c)
+	require.True(t, res.status >= 200 && res.status < 300, "%s (example %q) answered %d: %s", key, exampleName, res.status, res.body)
+	r.doc.checkShape(t, r.doc.operation(t, key), res, doc, body, exampleName)
+	r.good[key] = c
+	m, _ := body.(map[string]any)
+	return m
+}
+
+// examples are the JSON request examples of operation key.
+func (r *openAPIRun) examples(t *testing.T, key string) []namedValue {
+	return r.doc.requestExamples(t, r.doc.operation(t, key), "application/json")
+}
+
+func jsonText(t testing.TB, v any) string {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestOpenAPIExamplesAgainstTheHandlers walks through the API with the
+// document's request examples (the examples' channel is the account's
+// Default channel), then produces every error status the document lists.
+func TestOpenAPIExamplesAgainstTheHandlers(t *testing.T) {
+	t.Parallel()
+	r := &openAPIRun{doc: loadOpenAPI(t), e: newEnv(t), good: map[string]apiCall{}}
+	if !t.Run("examples", r.examplesWork) {
+		return
+	}
+	t.Run("errors", r.errorsReachable)
+}
+
+func (r *openAPIRun) examplesWork(t *testing.T) {
+	e := r.e
+	r.success(t, "GET /healthz", apiCall{path: "/healthz"}, "")
+	r.success(t, "GET /readyz", apiCall{path: "/readyz"}, "")
+	r.success(t, "GET /openapi.yaml", apiCall{path: "/openapi.yaml"}, "")
+
+	// Events: their examples name one event type, on the Default channel.
+	var events []namedValue // values: the JSON to send
+	most := -1
+	richestExample := ""
+	for _, ex := range r.examples(t, "POST /events") {
+		ev := asMap(ex.value)
+		require.NotNil(t, asMap(ev["channel"])["id"], "event example %q: channel.id", ex.name)
+		asMap(ev["channel"])["id"] = e.channel
+		if r.eventTypeName == "" {
+			r.eventTypeName, _ = ev["type"].(string)
+		}
+		assert.Equal(t, r.eventTypeName, ev["type"], "the event examples name one event type")
+		if r.minimalEvent == "" || len(ev) < len(jsonObject(t, r.minimalEvent)) {
+			r.minimalEvent = jsonText(t, ev)
+		}
+		if len(ev) > most {
+			most, richestExample = len(ev), ex.name
+		}
+		events = append(events, namedValue{ex.name, jsonText(t, ev)})
+	}
+
+	var checkout, other string // the events' event type, and another
+	for _, ex := range r.examples(t, "POST /event-types") {
+		et := r.success(t, "POST /event-types", apiCall{path: "/event-types", body: jsonText(t, ex.value)}, ex.name)
+		if et["name"] == r.eventTypeName {
+			checkout = et["id"].(string)
+		} else {
+			other = et["id"].(string)
+		}
+	}
+	require.NotEmpty(t, checkout, "the event type examples create the event type %q the event examples name", r.eventTypeName)
+	require.NotEmpty(t, other, "the event type examples create a second event type, to patch")
+	r.success(t, "GET /event-types", apiCall{path: "/event-types"}, "")
+	r.success(t, "GET /event-types/{id}", apiCall{path: "/event-types/" + checkout}, "")
+	for _, ex := range r.examples(t, "PATCH /event-types/{id}") {
+		r.success(t, "PATCH /event-types/{id}", apiCall{path: "/event-types/" + other, body: jsonText(t, ex.value)}, ex.name)
+	}
+
+	for _, ex := range r.examples(t, "POST /channels") {
+		r.success(t, "POST /channels", apiCall{path: "/channels", body: jsonText(t, ex.value)}, ex.name)
+	}
+	r.success(t, "GET /channels", apiCall{path: "/channels"}, "")
+	r.success(t, "GET /channels/{id}", apiCall{path: "/channels/" + e.channel}, "")
+
+	list := r.success(t, "GET /invite-settings", apiCall{path: "/invite-settings", query: "channelId=" + e.channel + "&eventTypeId=" + checkout}, "")
+	require.Len(t, asList(list["items"]), 1)
+	setting := "/invite-settings/" + asMap(asList(list["items"])[0])["id"].(string)
+	r.success(t, "GET /invite-settings/{id}", apiCall{path: setting}, "")
+	for _, ex := range r.examples(t, "PATCH /invite-settings/{id}") {
+		r.success(t, "PATCH /invite-settings/{id}", apiCall{path: setting, body: jsonText(t, ex.value)}, ex.name)
+	}
+
+	// The event examples; the richest is read back, the smallest cancelled.
+	var richest, smallest string
+	for _, ex := range events {
+		ref := r.success(t, "POST /events", apiCall{path: "/events", body: ex.value.(string)}, ex.name)["EventRef"].(string)
+		if ex.name == richestExample {
+			richest = ref
+		}
+		if ex.value == r.minimalEvent {
+			smallest = ref
+		}
+	}
+	r.success(t, "GET /events", apiCall{path: "/events"}, "")
+	r.success(t, "GET /events/{id}", apiCall{path: "/events/" + richest}, "")
+	r.success(t, "POST /events/{id}/cancel", apiCall{path: "/events/" + smallest + "/cancel"}, "")
+	failed := r.acceptMinimal(t)
+	r.setInviteStatus(t, failed, store.InviteFailed)
+	r.success(t, "POST /events/{id}/retry", apiCall{path: "/events/" + failed + "/retry"}, "")
+
+	var api []string
+	for _, o := range r.doc.operations() {
+		if o.onAPI() {
+			api = append(api, o.key())
+		}
+	}
+	assert.ElementsMatch(t, api, slices.Collect(maps.Keys(r.good)), "every documented operation of the API was called with success")
+}
+
+func jsonObject(t testing.TB, s string) map[string]any {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s), &m))
+	return m
+}
+
+// acceptMinimal accepts the smallest event example and returns its id.
+func (r *openAPIRun) acceptMinimal(t *testing.T) string {
+	res := r.e.do(t, http.MethodPost, "/events", r.e.token, r.minimalEvent)
+	require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
+	return res.object(t)["EventRef"].(string)
+}
+
+func (r *openAPIRun) setInviteStatus(t *testing.T, eventID, status string) {
+	_, err := r.e.store.DB().Exec(`UPDATE events SET invite_status = $2 WHERE id = $1`, eventID, status)
+	require.NoError(t, err)
+}
+
+var resourceID = regexp.MustCompile(`/([a-z]{3})-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// unknownID replaces the resource id in path by a well-formed id of the
+// same kind that does not exist.
+func unknownID(path string) string {
+	return resourceID.ReplaceAllString(path, "/$1-00000000-0000-4000-8000-000000000000")
+}
+
+// errorsReachable produces every 4xx and 5xx status the document lists
+// for an operation of the API, starting from the call that succeeded,
+// and checks each answer against its documented response.
+func (r *openAPIRun) errorsReachable(t *testing.T) {
+	e := r.e
+	down := newEnvWith(t, unreachableStore(t)) // PostgreSQL unreachable: 503
+	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
+	// A client that has used up its rate limit for the next 1000 s.
+	limited := newEnv(t, func(o *apiserver.Options) { o.RatePerSecond, o.RateBurst = 0.001, 1 })
+	first := limited.do(t, http.MethodGet, "/channels", limited.token, nil)
+	require.Equal(t, http.StatusOK, first.status, "%s", first.body)
+
+	// Statuses that depend on the operation.
+	specific := map[string]func(c apiCall) apiCall{
+		"409 POST /event-types": func(c apiCall) apiCall {
+			c.body = jsonText(t, map[string]any{"name": r.eventTypeName})
+			return c
+		},
+		"409 POST /channels": func(c apiCall) apiCall { return c }, // the same name again
+		"409 PATCH /event-types/{id}": func(c apiCall) apiCall {
+			c.body = jsonText(t, map[string]any{"name": r.eventTypeName})
+			return c
+		},
+		"409 POST /events/{id}/cancel": func(c apiCall) apiCall {
+			sent := r.acceptMinimal(t)
+			r.setInviteStatus(t, sent, store.InviteSent)
+			c.path = "/events/" + sent + "/cancel"
+			return c
+		},
+		"409 POST /events/{id}/retry": func(c apiCall) apiCall { return c }, // pending again since
+		"422 POST /events": func(c apiCall) apiCall {
+			ev := jsonObject(t, r.minimalEvent)
+			ev["type"] = "no such event type"
+			c.body = jsonText(t, ev)
+			return c
+		},
+	}
+
+	for _, o := range r.doc.operations() {
+		if !o.onAPI() {
+			continue
+		}
+		for code := range r.doc.responses(o) {
+			status, _ := strconv.Atoi(code)
+			if status < 400 {
+				continue
+			}
+			c, target := r.good[o.key()], e
+			hasBody := r.doc.resolve(o.node["requestBody"]) != nil
+			ok := true
+			switch status {
+			case http.StatusBadRequest:
+				switch {
+				case hasBody:
+					c.body = `{"noSuchMember":true}`
+				case r.doc.hasQuery(o):
+					c.query = "limit=0"
+				default:
+					ok = false
+				}
+			case http.StatusUnauthorized:
+				c.token = ""
+			case http.StatusForbidden:
+				c.token = readonly
+			case http.StatusNotFound:
+				c.path = unknownID(c.path)
+				ok = c.path != r.good[o.key()].path
+			case http.StatusRequestEntityTooLarge:
+				c.body = `{"name":"` + strings.Repeat("x", apiserver.DefaultMaxBodyBytes) + `"}`
+				ok = hasBody
+			case http.StatusUnsupportedMediaType:
+				c.contentType = "text/plain"
+				ok = hasBody
+			case http.StatusTooManyRequests:
+				target, c.token = limited, limited.token
+			case http.StatusServiceUnavailable:
+				target = down
+				if c.token != "" {
+					c.token = down.token
+				}
+			default:
+				f, found := specific[code+" "+o.key()]
+				if found {
+					c = f(c)
+				}
+				ok = found
+			}
+			if !ok {
+				t.Errorf("%s documents %d, and this test does not know how to produce it", o.key(), status)
+				continue
+			}
+			res, _, _ := r.send(t, target, o.key(), c)
+			assert.Equal(t, status, res.status, "%s: the documented %d: %s", o.key(), status, res.body)
+		}
+	}
+}
+
+// TestOpenAPITokenEndpoint checks the issuer's documented operations
+// against a real issuer: the token request examples, the exact members
+// of the token answer, every documented error, discovery and the JWKS.
+func TestOpenAPITokenEndpoint(t *testing.T) {
+	t.Parallel()
+	d := loadOpenAPI(t)
+	e := newEnv(t)
+	token := d.operation(t, http.MethodPost+" "+authserver.TokenPath)
+	client, secret := e.newClient(t, e.account, store.GroupFull)
+
+	post := func(issuerURL string, form url.Values, basicID, basicSecret string) response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, issuerURL+authserver.TokenPath, strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if basicID != "" {
+			req.SetBasicAuth(url.QueryEscape(basicID), url.QueryEscape(basicSecret))
+		}
+		return roundTrip(t, req)
+	}
+
+	for _, ex := range d.requestExamples(t, token, "application/x-www-form-urlencoded") {
+		form := url.Values{}
+		for k, v := range asMap(ex.value) {
+			form.Set(k, v.(string))
+		}
+		basic := !form.Has("client_id") // the example sends the credentials with HTTP Basic
+		if !basic {
+			form.Set("client_id", client.ClientID)
+			form.Set("client_secret", secret)
+		}
+		if form.Has("audience") {
+			form.Set("audience", testAudience)
+		}
+		var res response
+		if basic {
+			res = post(e.issuerURL, form, client.ClientID, secret)
+		} else {
+			res = post(e.issuerURL, form, "", "")
+		}
+		require.Equal(t, http.StatusOK, res.status, "example %q: %s", ex.name, res.body)
+		doc, body := d.checkAnswer(t, token, res)
+		d.checkShape(t, token, res, doc, body, ex.name)
+		got := asMap(body)
+		assert.EqualValues(t, 300, got["expires_in"], "example %q", ex.name)
+		assert.Equal(t, "no-cache", res.header.Get("Pragma"))
+		// The token works on the API.
+		assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/channels", got["access_token"].(string), nil).status)
+	}
+
+	good := url.Values{"grant_type": {"client_credentials"}, "client_id": {client.ClientID}, "client_secret": {secret}}
+	with := func(k, v string) url.Values {
+		f := maps.Clone(good)
+		f.Set(k, v)
+		return f
+	}
+	for code := range d.responses(token) {
+		var res response
+		switch status, _ := strconv.Atoi(code); status {
+		case http.StatusOK:
+			continue
+		case http.StatusBadRequest:
+			res = post(e.issuerURL, with("grant_type", "password"), "", "")
+		case http.StatusUnauthorized:
+			res = post(e.issuerURL, with("client_secret", "wrong"), "", "")
+		case http.StatusRequestEntityTooLarge:
+			res = post(e.issuerURL, with("audience", strings.Repeat("a", 9<<10)), "", "")
+		case http.StatusTooManyRequests:
+			// Failed attempts of one client id are limited to 10 a minute.
+			other, _ := e.newClient(t, e.account, store.GroupFull)
+			for range 20 {
+				res = post(e.issuerURL, url.Values{"grant_type": {"client_credentials"}, "client_id": {other.ClientID}, "client_secret": {"wrong"}}, "", "")
+				if res.status != http.StatusUnauthorized {
+					break
+				}
+			}
+		case http.StatusServiceUnavailable:
+			res = post(issuerWithoutDatabase(t), good, "", "")
+		default:
+			t.Errorf("%s documents %s, and this test does not know how to produce it", token.key(), code)
+			continue
+		}
+		assert.Equal(t, code, strconv.Itoa(res.status), "%s: %s", token.key(), res.body)
+		d.checkAnswer(t, token, res)
+	}
+
+	for _, path := range []string{authserver.DiscoveryPath, authserver.JWKSPath} {
+		o := d.operation(t, http.MethodGet+" "+path)
+		req, err := http.NewRequest(http.MethodGet, e.issuerURL+path, nil)
+		require.NoError(t, err)
+		res := roundTrip(t, req)
+		require.Equal(t, http.StatusOK, res.status, "%s: %s", path, res.body)
+		doc, body := d.checkAnswer(t, o, res)
+		d.checkShape(t, o, res, doc, body, "")
+	}
+}
+
+// issuerWithoutDatabase serves an issuer whose database has gone away
+// after its start, and returns its URL.
+func issuerWithoutDatabase(t *testing.T) string {
+	t.Helper()
+	db := testdb.New(t)
+	issuer, err := authserver.New(context.Background(), authserver.Options{Store: store.New(db, "P7D"),
+		Issuer: "http://issuer.touchpoint.test", Audience: testAudience, SecretKey: testSecretKey,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	ts := httptest.NewServer(issuer)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func roundTrip(t testing.TB, req *http.Request) response {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var b strings.Builder
+	_, err = io.Copy(&b, res.Body)
+	require.NoError(t, err)
+	return response{status: res.StatusCode, header: res.Header, body: []byte(b.String())}
+}

@@ -6,8 +6,9 @@ BIN           := bin/touchpoint
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 TEST_TIMEOUT  ?= 30m
+FUZZTIME      ?= 10s
 
-.PHONY: all build build-prod run test lint bench clean
+.PHONY: all build build-prod run test fuzz lint bench clean
 
 all: build
 
@@ -37,7 +38,18 @@ test:
 	status=0; \
 	if [ -n "$$race" ]; then $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $$race || status=1; fi; \
 	if [ -n "$$plain" ]; then $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$plain || status=1; fi; \
+	$(MAKE) --no-print-directory fuzz || status=1; \
 	exit $$status
+
+# A short run of every fuzz target (their seed corpora run in every test
+# run anyway); FUZZTIME=5m for a longer hunt.
+fuzz:
+	@set -e; for target in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for fn in $$(grep -h '^func Fuzz' $$target/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+			echo "fuzz $$target $$fn ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$target; \
+		done; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

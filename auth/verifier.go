@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -57,14 +58,22 @@ type Options struct {
 	Now    func() time.Time // default time.Now; tests inject a clock
 }
 
-// OptionsFromConfig fills Options from the process configuration.
+// OptionsFromConfig fills Options from the process configuration: one
+// Issuer per TOUCHPOINT_OIDC_ISSUER entry, with the audience and discovery
+// URL given after it (config.OIDCIssuerOptions).
 func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) Options {
 	o := Options{Store: st, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
 		IdleTimeout: cfg.TokenIdleTimeout, FlushInterval: cfg.TokenUseFlushInterval, Logger: logger}
 	for _, u := range cfg.OIDCIssuers {
-		is := Issuer{URL: strings.TrimRight(u, "/")}
-		if is.URL == strings.TrimRight(cfg.AuthURL, "/") {
-			is.DiscoveryURL = cfg.OIDCDiscoveryURL // "" when AuthURL is reachable as it is
+		set := cfg.OIDCIssuerOptions[u]
+		// An external issuer is kept exactly as written: iss is compared
+		// byte for byte, and some (Auth0) end it with a slash.
+		is := Issuer{URL: u, Audience: set.Audience, DiscoveryURL: set.DiscoveryURL}
+		if strings.TrimRight(u, "/") == strings.TrimRight(cfg.AuthURL, "/") {
+			is.URL = strings.TrimRight(cfg.AuthURL, "/")
+			if is.DiscoveryURL == "" {
+				is.DiscoveryURL = cfg.OIDCDiscoveryURL // "" when AuthURL is reachable as it is
+			}
 		}
 		o.Issuers = append(o.Issuers, is)
 	}
@@ -225,7 +234,7 @@ func (v *Verifier) discover(ctx context.Context, is *issuer) error {
 	jwks := is.cfg.JWKSURL
 	if jwks == "" {
 		jwks = meta.JWKSURL
-		if rest, ok := strings.CutPrefix(jwks, is.cfg.URL); ok && at != is.cfg.URL {
+		if rest, ok := strings.CutPrefix(jwks, strings.TrimRight(is.cfg.URL, "/")); ok && at != is.cfg.URL {
 			jwks = at + rest
 		}
 	}
@@ -256,15 +265,20 @@ func (is *issuer) ready() (*oidc.IDTokenVerifier, error) {
 	return is.verifier, nil
 }
 
-// claims are the parts of an access token the API reads.
+// claims are the parts of an access token the API reads. Scopes (scope,
+// scp) are not among them: a client's access group is stored with it.
 type claims struct {
-	Issuer   string          `json:"iss"`
-	Audience audience        `json:"aud"`
-	AZP      string          `json:"azp"`
-	ClientID string          `json:"client_id"`
-	JTI      string          `json:"jti"`
-	Typ      string          `json:"typ"`
+	Issuer   string   `json:"iss"`
+	Audience audience `json:"aud"`
+	AZP      string   `json:"azp"`
+	ClientID string   `json:"client_id"`
+	JTI      string   `json:"jti"`
+	Typ      string   `json:"typ"`
+	// Claims of ID tokens (OpenID Connect Core 1.0 §2, §3.3.2.11).
 	Nonce    json.RawMessage `json:"nonce"`
+	AtHash   json.RawMessage `json:"at_hash"`
+	CHash    json.RawMessage `json:"c_hash"`
+	AuthTime json.RawMessage `json:"auth_time"`
 }
 
 type audience []string
@@ -329,11 +343,14 @@ func (v *Verifier) Authenticate(ctx context.Context, raw string) (Principal, err
 		return Principal{}, invalid("token has no iat")
 	}
 
-	clientID, issuerKey := c.AZP, is.cfg.URL
+	// The client is azp (OIDC, Keycloak) or client_id (RFC 9068, Hydra);
+	// a token naming two different ones is refused.
+	clientID, issuerKey := cmp.Or(c.ClientID, c.AZP), is.cfg.URL
+	if c.AZP != "" && c.AZP != clientID {
+		return Principal{}, invalid("azp and client_id name different clients")
+	}
 	if is.builtIn {
 		issuerKey = "" // built-in clients are stored with issuer ''
-	} else if clientID == "" {
-		clientID = c.ClientID
 	}
 	if clientID == "" {
 		return Principal{}, invalid("token names no client")
@@ -365,22 +382,36 @@ func (v *Verifier) Authenticate(ctx context.Context, raw string) (Principal, err
 	return Principal{AccountID: cl.AccountID, ClientID: cl.ID, AccessGroup: cl.AccessGroup, TokenID: c.JTI}, nil
 }
 
-// isAccessToken tells access tokens from ID tokens and others: the JOSE
-// typ at+jwt (RFC 9068), or a Keycloak-style token (typ JWT or none, with
-// the claim typ "Bearer"). A nonce or any other typ claim ("ID",
-// "Refresh") means it is not one.
+// isAccessToken tells an access token from an ID token or any other JWT
+// an issuer signs (refresh, logout). The first rule that applies decides:
+//
+//  1. A typ claim other than "Bearer" (Keycloak's "ID", "Refresh",
+//     "Logout", …), or a nonce, at_hash or c_hash claim (which bind an ID
+//     token to its authentication request): not an access token.
+//  2. JOSE header typ at+jwt or application/at+jwt (RFC 9068): an access
+//     token. A header typ other than that, JWT or none: not one.
+//  3. The claim typ "Bearer" (Keycloak): an access token.
+//  4. A client_id claim and no auth_time (Ory Hydra's JWT access tokens,
+//     typ JWT): an access token. ID tokens name their client in aud and
+//     azp, never in client_id, and carry auth_time when asked for it.
+//  5. Anything else, such as a plain JWT naming its client only in azp,
+//     is taken for an ID token: not one. (Auth0 and others issue RFC 9068
+//     tokens when so configured.)
 func isAccessToken(headerTyp string, c claims) bool {
-	if len(c.Nonce) > 0 || (c.Typ != "" && !strings.EqualFold(c.Typ, "Bearer")) {
+	if (c.Typ != "" && !strings.EqualFold(c.Typ, "Bearer")) || has(c.Nonce) || has(c.AtHash) || has(c.CHash) {
 		return false
 	}
 	switch strings.TrimPrefix(strings.ToLower(headerTyp), "application/") {
 	case "at+jwt":
 		return true
 	case "", "jwt":
-		return c.Typ != ""
+		return c.Typ != "" || (c.ClientID != "" && !has(c.AuthTime))
 	}
 	return false
 }
+
+// has reports whether a claim is present (and not null).
+func has(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 func invalid(reason string) error { return fmt.Errorf("%w: %s", ErrInvalidToken, reason) }
 

@@ -27,8 +27,12 @@ type Config struct {
 
 	BaseURL string // the API's public address and the token audience
 	AuthURL string // the built-in issuer's public address
-	// OIDCIssuers are the issuers whose access tokens the API accepts.
+	// OIDCIssuers are the issuers whose access tokens the API accepts,
+	// each exactly as in its tokens' iss claim.
 	OIDCIssuers []string
+	// OIDCIssuerOptions are the settings given after an issuer's URL in
+	// TOUCHPOINT_OIDC_ISSUER, keyed by that URL; see OIDCIssuerOptions.
+	OIDCIssuerOptions map[string]OIDCIssuerOptions
 	// OIDCDiscoveryURL is where the API fetches the built-in issuer's
 	// discovery document and keys when its public address (AuthURL, the
 	// tokens' iss) is not reachable from the API, as inside a container
@@ -83,6 +87,21 @@ type Config struct {
 	RateBurst     int
 
 	MaxBodyBytes int64
+}
+
+// OIDCIssuerOptions are the settings an entry of TOUCHPOINT_OIDC_ISSUER
+// may carry after its URL, each as |key=value:
+//
+//	https://kc.example.com/realms/shop|audience=touchpoint-api
+//	http://localhost:8180/realms/shop|audience=touchpoint-api|discovery=http://keycloak:8080/realms/shop
+type OIDCIssuerOptions struct {
+	// Audience (audience=) is the aud the issuer's tokens must carry;
+	// empty: BaseURL.
+	Audience string
+	// DiscoveryURL (discovery=) is where the issuer's discovery document
+	// and keys are fetched when its URL is not reachable from the API;
+	// empty: the URL itself (for the built-in issuer, OIDCDiscoveryURL).
+	DiscoveryURL string
 }
 
 // Defaults are the values used when a variable is unset.
@@ -201,9 +220,21 @@ func Load(getenv func(string) string) (Config, error) {
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
 	c.OIDCDiscoveryURL = strings.TrimRight(c.OIDCDiscoveryURL, "/")
 	if v := getenv("TOUCHPOINT_OIDC_ISSUER"); strings.TrimSpace(v) != "" {
-		for _, iss := range strings.Split(v, ",") {
-			if iss = strings.TrimSpace(iss); iss != "" {
-				c.OIDCIssuers = append(c.OIDCIssuers, iss)
+		for _, entry := range strings.Split(v, ",") {
+			if strings.TrimSpace(entry) == "" {
+				continue
+			}
+			iss, opts, err := parseIssuer(entry)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("TOUCHPOINT_OIDC_ISSUER: %q: %w", strings.TrimSpace(entry), err))
+				continue
+			}
+			c.OIDCIssuers = append(c.OIDCIssuers, iss)
+			if opts != (OIDCIssuerOptions{}) {
+				if c.OIDCIssuerOptions == nil {
+					c.OIDCIssuerOptions = map[string]OIDCIssuerOptions{}
+				}
+				c.OIDCIssuerOptions[iss] = opts
 			}
 		}
 	} else {
@@ -216,6 +247,25 @@ func Load(getenv func(string) string) (Config, error) {
 		c.AuthAddr = hostPort(c.AuthURL, "8081")
 	}
 	return c, errors.Join(errs...)
+}
+
+// parseIssuer reads one TOUCHPOINT_OIDC_ISSUER entry:
+// URL[|audience=A][|discovery=D].
+func parseIssuer(entry string) (string, OIDCIssuerOptions, error) {
+	fields := strings.Split(entry, "|")
+	var o OIDCIssuerOptions
+	for _, f := range fields[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		switch k, v = strings.TrimSpace(k), strings.TrimSpace(v); {
+		case k == "audience" && v != "":
+			o.Audience = v
+		case k == "discovery" && v != "":
+			o.DiscoveryURL = strings.TrimRight(v, "/")
+		default:
+			return "", o, fmt.Errorf("%q is not audience=… or discovery=…", strings.TrimSpace(f))
+		}
+	}
+	return strings.TrimSpace(fields[0]), o, nil
 }
 
 // FromEnv loads the process environment.
@@ -243,7 +293,16 @@ func (c Config) Validate(requireSecret bool) error {
 		if !isHTTPURL(iss) {
 			bad("TOUCHPOINT_OIDC_ISSUER", "%q must be an absolute http(s) URL", iss)
 		}
-		builtIn = builtIn || strings.TrimRight(iss, "/") == c.AuthURL
+		opts := c.OIDCIssuerOptions[iss]
+		if opts.DiscoveryURL != "" && !isHTTPURL(opts.DiscoveryURL) {
+			bad("TOUCHPOINT_OIDC_ISSUER", "discovery URL %q of %s must be an absolute http(s) URL", opts.DiscoveryURL, iss)
+		}
+		if strings.TrimRight(iss, "/") == c.AuthURL {
+			builtIn = true
+			if opts.DiscoveryURL != "" && c.OIDCDiscoveryURL != "" && opts.DiscoveryURL != c.OIDCDiscoveryURL {
+				bad("TOUCHPOINT_OIDC_ISSUER", "the built-in issuer's discovery= differs from TOUCHPOINT_OIDC_DISCOVERY_URL; set one")
+			}
+		}
 	}
 	if c.OIDCDiscoveryURL != "" {
 		if !isHTTPURL(c.OIDCDiscoveryURL) {
@@ -299,6 +358,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("base_url", c.BaseURL),
 		slog.String("auth_url", c.AuthURL),
 		slog.Any("oidc_issuers", c.OIDCIssuers),
+		slog.Any("oidc_issuer_options", c.OIDCIssuerOptions),
 		slog.String("oidc_discovery_url", c.OIDCDiscoveryURL),
 		slog.String("api_addr", c.APIAddr),
 		slog.String("auth_addr", c.AuthAddr),

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -155,6 +157,7 @@ func runAccounts(ctx context.Context, env *environment, args []string) error {
 
 const clientsUsage = `usage:
   touchpoint clients create --account acc-… [--group full|events|readonly] [--name N] [--json]
+  touchpoint clients link --account acc-… --issuer URL --client-id ID [--group full|events|readonly] [--name N] [--json]
   touchpoint clients list --account acc-… [--json]
   touchpoint clients delete cli-…
   touchpoint clients revoke-tokens cli-…`
@@ -170,6 +173,11 @@ func runClients(ctx context.Context, env *environment, args []string) error {
 	group := fs.String("group", store.GroupFull, "access group: full, events or readonly")
 	name := fs.String("name", "", "a name to recognise the client by")
 	asJSON := fs.Bool("json", false, "print JSON")
+	var issuer, extID string
+	if sub == "link" {
+		fs.StringVar(&issuer, "issuer", "", "the external issuer, exactly as the iss of its tokens")
+		fs.StringVar(&extID, "client-id", "", "the client's id at that issuer (azp or client_id of its tokens)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -200,6 +208,8 @@ func runClients(ctx context.Context, env *environment, args []string) error {
 		}
 		fmt.Fprintf(env.stdout, "client id:     %s\nclient secret: %s\naccess group:  %s\nThe secret is shown only now; store it safely.\n", c.ClientID, secret, c.AccessGroup)
 		return nil
+	case "link":
+		return linkClient(ctx, env, cfg, st, *account, strings.TrimSpace(issuer), strings.TrimSpace(extID), *name, *group, *asJSON)
 	case "list":
 		if !store.ValidID("acc", *account) {
 			return errors.New("clients list: --account must be an account id (acc-…)")
@@ -210,6 +220,7 @@ func runClients(ctx context.Context, env *environment, args []string) error {
 		}
 		if *asJSON {
 			type row struct {
+				ID          string    `json:"id"`
 				ClientID    string    `json:"clientId"`
 				Name        string    `json:"name"`
 				AccessGroup string    `json:"accessGroup"`
@@ -219,18 +230,18 @@ func runClients(ctx context.Context, env *environment, args []string) error {
 			}
 			rows := make([]row, 0, len(cs))
 			for _, c := range cs {
-				rows = append(rows, row{c.ClientID, c.Name, c.AccessGroup, c.Issuer, c.NotBefore, c.CreatedAt})
+				rows = append(rows, row{c.ID, c.ClientID, c.Name, c.AccessGroup, c.Issuer, c.NotBefore, c.CreatedAt})
 			}
 			return json.NewEncoder(env.stdout).Encode(rows)
 		}
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CLIENT ID\tNAME\tGROUP\tISSUER\tCREATED")
+		fmt.Fprintln(tw, "ID\tCLIENT ID\tNAME\tGROUP\tISSUER\tCREATED")
 		for _, c := range cs {
 			issuer := c.Issuer
 			if issuer == "" {
 				issuer = "(built-in)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ClientID, c.Name, c.AccessGroup, issuer, c.CreatedAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.ClientID, c.Name, c.AccessGroup, issuer, c.CreatedAt.Format(time.RFC3339))
 		}
 		return tw.Flush()
 	case "delete", "revoke-tokens":
@@ -257,6 +268,48 @@ func runClients(ctx context.Context, env *environment, args []string) error {
 	default:
 		return errors.New(clientsUsage)
 	}
+}
+
+// linkClient admits an external issuer's client to an account: its tokens
+// are accepted when the API lists the issuer in TOUCHPOINT_OIDC_ISSUER.
+func linkClient(ctx context.Context, env *environment, cfg config.Config, st *store.Store, account, issuer, extID, name, group string, asJSON bool) error {
+	if !store.ValidID("acc", account) {
+		return errors.New("clients link: --account must be an account id (acc-…)")
+	}
+	if u, err := url.Parse(issuer); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("clients link: --issuer must be an absolute http(s) URL, exactly the iss of the issuer's tokens")
+	}
+	if strings.TrimRight(issuer, "/") == cfg.AuthURL {
+		return fmt.Errorf("clients link: %s is the built-in issuer; use clients create", issuer)
+	}
+	if extID == "" {
+		return errors.New("clients link: --client-id is required")
+	}
+	if !store.ValidGroup(group) {
+		return fmt.Errorf("clients link: unknown group %q (full, events or readonly)", group)
+	}
+	if _, err := st.Account(ctx, account); err != nil {
+		return fmt.Errorf("clients link: account %s: %w", account, err)
+	}
+	// The API's configuration may differ from this shell's: warn only.
+	if !slices.Contains(cfg.OIDCIssuers, issuer) {
+		fmt.Fprintf(env.stderr, "warning: %s is not in TOUCHPOINT_OIDC_ISSUER here (%s); the API accepts its tokens only if it is in the API's, spelt exactly alike\n",
+			issuer, strings.Join(cfg.OIDCIssuers, ", "))
+	}
+	c, err := st.LinkClient(ctx, account, issuer, extID, name, group)
+	if errors.Is(err, store.ErrConflict) {
+		if prev, perr := st.ClientByIssuer(ctx, issuer, extID); perr == nil {
+			return fmt.Errorf("clients link: client %q of %s is already linked, as %s to account %s: %w", extID, issuer, prev.ID, prev.AccountID, store.ErrConflict)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("clients link: %w", err)
+	}
+	if asJSON {
+		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "issuer": c.Issuer, "id": c.ID})
+	}
+	fmt.Fprintf(env.stdout, "client %q of %s linked to account %s as %s (access group %s)\n", c.ClientID, c.Issuer, c.AccountID, c.ID, c.AccessGroup)
+	return nil
 }
 
 // clientByAnyID finds a client by its cli-… id (built-in and linked alike).

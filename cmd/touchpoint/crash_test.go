@@ -133,23 +133,30 @@ type process struct {
 // until it exits, is killed, or the test ends (it is killed then).
 func (s *stack) startProcess(args ...string) *process {
 	s.t.Helper()
-	p := &process{t: s.t, name: strings.Join(args, " "), out: &lockedBuffer{}, done: make(chan struct{})}
+	return startChild(s.t, s.processEnv(), args...)
+}
+
+// startChild runs the test binary as `touchpoint args…` in env; the
+// process is killed when the test ends.
+func startChild(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
+	p := &process{t: t, name: strings.Join(args, " "), out: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], args...)
-	p.cmd.Env = append(s.processEnv(), runMainEnv+"=1")
+	p.cmd.Env = append(env, runMainEnv+"=1")
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	var err error
 	p.stdin, err = p.cmd.StdinPipe()
-	require.NoError(s.t, err)
-	require.NoError(s.t, p.cmd.Start())
+	require.NoError(t, err)
+	require.NoError(t, p.cmd.Start())
 	go func() {
 		err := p.cmd.Wait() // "signal: killed" after kill
-		s.t.Logf("%s (pid %d) exited: %v", p.name, p.cmd.Process.Pid, err)
+		t.Logf("%s (pid %d) exited: %v", p.name, p.cmd.Process.Pid, err)
 		close(p.done)
 	}()
-	s.t.Cleanup(func() {
+	t.Cleanup(func() {
 		p.kill()
-		if s.t.Failed() {
-			s.t.Logf("%s output:\n%s", p.name, p.out)
+		if t.Failed() {
+			t.Logf("%s output:\n%s", p.name, p.out)
 		}
 	})
 	return p
@@ -178,17 +185,11 @@ func (p *process) waitExited() {
 	}
 }
 
-// processEnv is the environment of a child process: the test's own minus
-// every Touchpoint variable, plus the stack's configuration.
+// processEnv is the environment of a child process with the stack's
+// configuration.
 func (s *stack) processEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(config.Variables, k) && k != runMainEnv {
-			env = append(env, kv)
-		}
-	}
 	c := s.cfg
-	for k, v := range map[string]string{
+	return childEnv(map[string]string{
 		"DATABASE_URL":                  c.DatabaseURL,
 		"TEMPORAL_ADDRESS":              c.TemporalAddress,
 		"TEMPORAL_NAMESPACE":            c.TemporalNamespace,
@@ -202,7 +203,19 @@ func (s *stack) processEnv() []string {
 		"TOUCHPOINT_SEND_RETRY_INITIAL": c.SendRetryInitial.String(),
 		"TOUCHPOINT_SEND_RETRY_MAX":     c.SendRetryMax.String(),
 		"TOUCHPOINT_SEND_GIVE_UP_AFTER": c.SendGiveUpAfter.String(),
-	} {
+	})
+}
+
+// childEnv is the environment of a child process: the test's own minus
+// every Touchpoint variable, plus vars.
+func childEnv(vars map[string]string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(config.Variables, k) && k != runMainEnv {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range vars {
 		env = append(env, k+"="+v)
 	}
 	return env

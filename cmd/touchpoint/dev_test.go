@@ -130,6 +130,12 @@ func token(t *testing.T, authURL, audience, clientID, secret string) (string, in
 
 func (c *apiClient) do(method, path string, body any) (int, map[string]any) {
 	c.t.Helper()
+	return c.doWith(method, path, body)
+}
+
+// doWith sends a request with extra headers given as name, value pairs.
+func (c *apiClient) doWith(method, path string, body any, headers ...string) (int, map[string]any) {
+	c.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -141,6 +147,9 @@ func (c *apiClient) do(method, path string, body any) (int, map[string]any) {
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(c.t, err)

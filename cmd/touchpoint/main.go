@@ -38,7 +38,7 @@ var commands = map[string]command{
 	"worker":   {"run the Temporal worker", runWorkerCommand},
 	"migrate":  {"apply the PostgreSQL schema", runMigrate},
 	"accounts": {"manage accounts: accounts create --name N [--json]", runAccounts},
-	"clients":  {"manage API clients: clients create|list|delete|revoke-tokens", runClients},
+	"clients":  {"manage API clients: clients create|link|list|delete|revoke-tokens", runClients},
 }
 
 func main() {

@@ -64,7 +64,7 @@ type env struct {
 	log       *slog.Logger
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{st: store.New(testdb.New(t), "P7D"), clock: &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)},
@@ -97,7 +97,7 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func (e *env) token(t *testing.T) string {
+func (e *env) token(t testing.TB) string {
 	t.Helper()
 	form := url.Values{"client_id": {e.client.ClientID}, "client_secret": {e.secret}, "grant_type": {"client_credentials"}}
 	resp, err := http.PostForm(e.issuerURL+authserver.TokenPath, form)
@@ -113,7 +113,7 @@ func (e *env) token(t *testing.T) string {
 
 // verifier starts a Verifier for the built-in issuer (plus extra issuers)
 // and waits until it has discovered them all, unless wait is false.
-func (e *env) verifier(t *testing.T, wait bool, extra ...auth.Issuer) *auth.Verifier {
+func (e *env) verifier(t testing.TB, wait bool, extra ...auth.Issuer) *auth.Verifier {
 	t.Helper()
 	v, err := auth.New(auth.Options{Store: e.st, Issuers: append([]auth.Issuer{{URL: e.issuerURL}}, extra...),
 		BuiltInIssuer: e.issuerURL, Audience: audience, DiscoveryRetry: 10 * time.Millisecond,

@@ -69,7 +69,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func newEnv(t *testing.T, configure ...func(*apiserver.Options)) *env {
+func newEnv(t testing.TB, configure ...func(*apiserver.Options)) *env {
 	t.Helper()
 	return newEnvWith(t, store.New(testdb.New(t), "P7D"), configure...)
 }
@@ -77,7 +77,7 @@ func newEnv(t *testing.T, configure ...func(*apiserver.Options)) *env {
 // newEnvWith serves the API over st. When st cannot reach PostgreSQL (a
 // test of the API with its database down from the start), the issuer and
 // the verifier get a database of their own, so that tokens still verify.
-func newEnvWith(t *testing.T, st *store.Store, configure ...func(*apiserver.Options)) *env {
+func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Options)) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{store: st, authStore: st, logs: &syncBuffer{}}
@@ -109,7 +109,7 @@ func (e *env) logger() *slog.Logger {
 
 // startIssuer serves the built-in issuer on e.authStore until the test
 // ends. Its own logs go to the test output.
-func (e *env) startIssuer(t *testing.T) {
+func (e *env) startIssuer(t testing.TB) {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	e.issuerURL = "http://" + ts.Listener.Addr().String()
@@ -123,7 +123,7 @@ func (e *env) startIssuer(t *testing.T) {
 
 // startVerifier runs a verifier of is's tokens for audience on
 // e.authStore until the test ends; it does not wait for discovery.
-func (e *env) startVerifier(t *testing.T, is auth.Issuer, audience string) *auth.Verifier {
+func (e *env) startVerifier(t testing.TB, is auth.Issuer, audience string) *auth.Verifier {
 	t.Helper()
 	v, err := auth.New(auth.Options{Store: e.authStore, Issuers: []auth.Issuer{is}, BuiltInIssuer: e.issuerURL,
 		Audience: audience, ClientCacheTTL: clientCacheTTL, DiscoveryRetry: 10 * time.Millisecond,

@@ -19,14 +19,13 @@ func init() {
 	commands["invites"] = command{"ops: invites show evt-… | invites retry evt-… | invites retry --failed --since 24h", runInvites}
 }
 
+// A retry orders a new run of the event's workflow, which sends now (no
+// delay, no send window) after checking the setting and the throttle
+// again; the outbox starter of a running `touchpoint api` starts it.
 const invitesUsage = `usage:
   touchpoint invites show evt-… [--json]
-  touchpoint invites retry evt-…
-  touchpoint invites retry --failed --since 24h [--account acc-…] [--event-type ety-…] [--dry-run]
-
-A retry orders a new run of the event's workflow, which sends now (no delay,
-no send window) after checking the setting and the throttle again; the
-outbox starter of a running "touchpoint api" starts it.`
+  touchpoint invites retry evt-…    (a new run that sends now; started by a running touchpoint api)
+  touchpoint invites retry --failed --since 24h [--account acc-…] [--event-type ety-…] [--dry-run]`
 
 func runInvites(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 {

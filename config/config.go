@@ -364,7 +364,18 @@ func (c Config) LogValue() slog.Value {
 		slog.String("auth_addr", c.AuthAddr),
 		slog.String("metrics_addr", c.MetricsAddr),
 		slog.String("smtp_url", redactURL(c.SMTPURL)),
+		slog.String("mail_from", c.MailFrom),
+		slog.String("feedback_url", c.FeedbackURL),
 		slog.String("data_dir", c.DataDir),
+		slog.String("default_invite_delay", c.DefaultInviteDelay),
+		slog.Duration("send_timeout", c.SendTimeout),
+		slog.Duration("send_retry_initial", c.SendRetryInitial),
+		slog.Duration("send_retry_max", c.SendRetryMax),
+		slog.Duration("send_give_up_after", c.SendGiveUpAfter),
+		slog.Duration("event_retention", c.EventRetention),
+		slog.Float64("rate_per_second", c.RatePerSecond),
+		slog.Int("rate_burst", c.RateBurst),
+		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 	)
 }

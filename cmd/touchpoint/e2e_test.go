@@ -3,10 +3,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,10 +50,21 @@ func TestTemporalDownWhileEventsArrive(t *testing.T) {
 	s.eventType(c, "checkout")
 
 	s.tp.Cut()
-	var refs []string
-	for i := range 20 {
-		refs = append(refs, s.accept(c, s.event("checkout", "user"+string(rune('a'+i))+"@example.com")))
+	// A burst from eight clients at once: not one is turned away.
+	refs := make([]string, 60)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < len(refs); i += 8 {
+				status, res := c.do(http.MethodPost, "/events", s.event("checkout", fmt.Sprintf("user%d@example.com", i)))
+				if assert.Equal(t, http.StatusAccepted, status, "%v", res) {
+					refs[i] = res["EventRef"].(string)
+				}
+			}
+		})
 	}
+	wg.Wait()
+	require.NotContains(t, refs, "")
 	_, ev := c.do(http.MethodGet, "/events/"+refs[0], nil)
 	assert.Equal(t, "pending", ev["invite"].(map[string]any)["status"])
 	status, ready := c.do(http.MethodGet, "/readyz", nil)

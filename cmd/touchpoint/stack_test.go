@@ -88,6 +88,9 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 		"TOUCHPOINT_SEND_RETRY_INITIAL":       "100ms",
 		"TOUCHPOINT_SEND_RETRY_MAX":           "500ms",
 		"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL": "100ms",
+		// The tests poll the API hard; the limit itself is tested in apiserver.
+		"TOUCHPOINT_RATE_LIMIT": "100000",
+		"TOUCHPOINT_RATE_BURST": "100000",
 	}
 	for k, v := range vars {
 		env[k] = v

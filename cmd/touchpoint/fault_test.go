@@ -5,7 +5,9 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,5 +180,30 @@ func TestDevKilledWithPendingInvites(t *testing.T) {
 	assert.Len(t, perEvent, len(refs))
 	for id, n := range perEvent {
 		assert.Equal(t, 1, n, id)
+	}
+}
+
+// SIGTERM stops `touchpoint dev` cleanly: every part shuts down and the
+// process exits 0.
+func TestDevStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{
+		"DATABASE_URL":                testdb.NewURL(t),
+		"TEMPORAL_ADDRESS":            freeAddr(t),
+		"TOUCHPOINT_TEMPORAL_UI_ADDR": freeAddr(t),
+		"TOUCHPOINT_METRICS_ADDR":     freeAddr(t),
+		"TOUCHPOINT_BASE_URL":         "http://" + freeAddr(t),
+		"TOUCHPOINT_AUTH_URL":         "http://" + freeAddr(t),
+		"TOUCHPOINT_DATA_DIR":         t.TempDir(),
+	}
+	dev := startChild(t, childEnv(vars), "dev")
+	require.EventuallyWithT(t, func(col *assert.CollectT) {
+		assert.Contains(col, dev.out.String(), `"msg":"worker started"`)
+	}, 2*time.Minute, 50*time.Millisecond)
+	require.NoError(t, dev.cmd.Process.Signal(syscall.SIGTERM))
+	dev.waitExited()
+	assert.Equal(t, 0, dev.cmd.ProcessState.ExitCode(), "output:\n%s", dev.out)
+	for _, part := range []string{`"server":"api"`, `"server":"auth"`, `"server":"worker"`, `"server":"metrics"`} {
+		assert.Regexp(t, `"msg":"stopped"[^\n]*`+regexp.QuoteMeta(part), dev.out.String(), "%s stopped", part)
 	}
 }

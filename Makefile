@@ -59,7 +59,7 @@ lint:
 	$(GO) run $(WORKFLOWCHECK) ./workflows/...
 
 bench:
-	@echo "touchpoint bench: not yet (see the measure-and-harden issue)"
+	$(MAKE) build && ./$(BIN) bench --baseline
 
 clean:
 	rm -rf bin

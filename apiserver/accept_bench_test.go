@@ -1,0 +1,92 @@
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// BenchmarkAcceptOnly measures the accept path alone — HTTP, token check,
+// strict decoding and validation, the one-statement insert of event,
+// start order and key — with no starter, worker or Temporal on the
+// machine, beside bare single-row inserts into the same PostgreSQL at
+// the same concurrency. It separates our code's ceiling from the CPU the
+// workflow side takes when everything shares two cores (see
+// docs/performance.md).
+//
+//	go test ./apiserver/ -run '^$' -bench AcceptOnly -benchtime 4000x
+func BenchmarkAcceptOnly(b *testing.B) {
+	const concurrency = 32
+	e := newEnv(b, func(o *apiserver.Options) { o.RatePerSecond, o.RateBurst = 1e6, 1e6 })
+	e.create(b, "/event-types", map[string]any{"name": "checkout"})
+	// Pools as in production (store.Open): no connection churn at 32.
+	e.store.DB().SetMaxOpenConns(concurrency)
+	e.store.DB().SetMaxIdleConns(concurrency)
+	e.srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = concurrency
+	_, err := e.store.DB().Exec(`CREATE TABLE bare_inserts (id text PRIMARY KEY, payload jsonb NOT NULL)`)
+	require.NoError(b, err)
+	payload := `{"customer":{"email":"ann@example.com"},"type":"checkout"}`
+
+	run := func(b *testing.B, op func(i int) error) {
+		var next atomic.Int64
+		lat := make([]time.Duration, b.N)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range concurrency {
+			wg.Go(func() {
+				for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
+					t0 := time.Now()
+					if err := op(i); err != nil {
+						b.Error(err)
+						return
+					}
+					lat[i] = time.Since(t0)
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		slices.Sort(lat)
+		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99_ms")
+	}
+
+	b.Run("accept", func(b *testing.B) {
+		run(b, func(i int) error {
+			ev := e.minimalEvent("checkout")
+			ev["customer"] = map[string]any{"email": fmt.Sprintf("c%d@example.com", i)}
+			if r := e.do(b, http.MethodPost, "/events", e.token, ev); r.status != http.StatusAccepted {
+				return fmt.Errorf("status %d: %s", r.status, r.body)
+			}
+			return nil
+		})
+	})
+	b.Run("store only", func(b *testing.B) { // the accept statement without HTTP and token check
+		run(b, func(i int) error {
+			_, err := e.store.AcceptEvent(context.Background(), store.NewEvent{
+				AccountID: e.account, Type: "checkout", ChannelID: e.channel,
+				CustomerEmail: fmt.Sprintf("c%d@example.com", i), TransactionReference: "order-1",
+				TransactionDate: time.Now(), Payload: json.RawMessage(payload)})
+			return err
+		})
+	})
+	b.Run("bare insert", func(b *testing.B) {
+		run(b, func(int) error {
+			_, err := e.store.DB().Exec(`INSERT INTO bare_inserts (id, payload) VALUES ($1, $2)`, uuid.NewString(), payload)
+			return err
+		})
+	})
+}

@@ -15,7 +15,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -38,22 +38,10 @@ const (
 	idle      = 300 * time.Second
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is a built-in issuer in httptest on a fresh database, with one
 // client, a switch that takes the issuer down, and a JWKS hit counter.
 type env struct {
-	clock     *clock
+	clock     *testclock.Clock
 	st        *store.Store
 	issuer    *authserver.Server
 	issuerURL string
@@ -67,7 +55,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{st: store.New(testdb.New(t), "P7D"), clock: &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)},
+	e := &env{st: store.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)),
 		log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	e.st.SetClock(e.clock.Now)
 	acc, _, err := e.st.CreateAccount(ctx, "Acme")

@@ -21,6 +21,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -30,22 +31,9 @@ const (
 	audience  = "http://api.touchpoint.test"
 )
 
-// clock is an injectable clock tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type fixture struct {
 	st       *store.Store
-	clock    *clock
+	clock    *testclock.Clock
 	opts     authserver.Options
 	srv      *authserver.Server
 	url      string
@@ -59,7 +47,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{st: store.New(testdb.New(t), "P7D"), clock: &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC)}}
+	f := &fixture{st: store.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC))}
 	f.st.SetClock(f.clock.Now)
 	acc, _, err := f.st.CreateAccount(ctx, "Acme")
 	require.NoError(t, err)

@@ -57,7 +57,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 	err = s.temporal.GetWorkflow(context.Background(), workflows.WorkflowID(ref), "").Get(context.Background(), nil)
 	assert.ErrorContains(t, err, "invite failed: delivery_uncertain")
 	_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
-	invite := ev["invite"].(map[string]any)
+	invite := inviteOf(ev)
 	assert.Equal(t, store.ReasonDeliveryUncertain, invite["reason"])
 	assert.Contains(t, invite["lastError"], "interrupted after it began; the invite may have been delivered")
 	assert.EqualValues(t, 1, invite["attempts"], "the second attempt did not send")
@@ -112,7 +112,7 @@ func TestCrashBeforeSend(t *testing.T) {
 	assert.Equal(t, "Completed", s.waitClosed(ref))
 	assert.Equal(t, map[string]int{ref: 1}, s.mailsByEvent(), "exactly one mail")
 	_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
-	assert.EqualValues(t, 2, ev["invite"].(map[string]any)["attempts"])
+	assert.EqualValues(t, 2, inviteOf(ev)["attempts"])
 }
 
 // process is a touchpoint command running as a child process of the test

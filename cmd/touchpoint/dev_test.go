@@ -219,7 +219,7 @@ func TestDevQuickStart(t *testing.T) {
 
 	require.EventuallyWithT(t, func(col *assert.CollectT) {
 		_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
-		assert.Equal(col, "sent", ev["invite"].(map[string]any)["status"])
+		assert.Equal(col, "sent", inviteOf(ev)["status"])
 	}, time.Minute, 100*time.Millisecond, "logs:\n%s", dev.logs)
 	mails, err := filepath.Glob(filepath.Join(dataDir, "outbox", "*.eml"))
 	require.NoError(t, err)

@@ -35,7 +35,7 @@ func TestEventToMailOverSMTP(t *testing.T) {
 	assert.Equal(t, "<"+ref+"@touchpoint.localhost>", parsed.Header.Get("Message-Id"), "stable Message-ID from the event id")
 
 	_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
-	invite := ev["invite"].(map[string]any)
+	invite := inviteOf(ev)
 	assert.EqualValues(t, 1, invite["attempts"])
 	assert.NotNil(t, invite["sentAt"])
 	assert.Equal(t, 0, s.count(`SELECT count(*) FROM outbox WHERE done_at IS NULL`), "the start order is done")
@@ -66,7 +66,7 @@ func TestTemporalDownWhileEventsArrive(t *testing.T) {
 	wg.Wait()
 	require.NotContains(t, refs, "")
 	_, ev := c.do(http.MethodGet, "/events/"+refs[0], nil)
-	assert.Equal(t, "pending", ev["invite"].(map[string]any)["status"])
+	assert.Equal(t, "pending", inviteOf(ev)["status"])
 	status, ready := c.do(http.MethodGet, "/readyz", nil)
 	assert.Equal(t, http.StatusOK, status, "a Temporal outage degrades, it does not drain the API")
 	assert.Equal(t, "degraded", ready["status"])
@@ -128,7 +128,7 @@ func TestSMTPDownThenUp(t *testing.T) {
 	require.EventuallyWithT(t, func(col *assert.CollectT) {
 		for _, ref := range refs {
 			_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
-			invite := ev["invite"].(map[string]any)
+			invite := inviteOf(ev)
 			assert.Equal(col, "scheduled", invite["status"])
 			assert.NotNil(col, invite["lastError"], "the failed attempt is recorded")
 		}

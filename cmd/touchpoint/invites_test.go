@@ -48,7 +48,7 @@ func TestInvitesShowAndRetryCLI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "2 failed invites would be retried")
 	_, ev := c.do(http.MethodGet, "/events/"+refs[0], nil)
-	assert.Equal(t, "failed", ev["invite"].(map[string]any)["status"], "a dry run changes nothing")
+	assert.Equal(t, "failed", inviteOf(ev)["status"], "a dry run changes nothing")
 
 	out, err = runCLI(t, vars, "invites", "retry", "--failed", "--since", "1h")
 	require.NoError(t, err)

@@ -89,11 +89,12 @@ func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) 
 // 2s): a revocation, deletion or group change takes effect on every
 // replica within that time.
 type Verifier struct {
-	opts    Options
-	issuers map[string]*issuer
-	clients clientCache
-	uses    *useTracker
-	log     *slog.Logger
+	opts     Options
+	issuers  map[string]*issuer
+	clients  clientCache
+	verified verifiedCache
+	uses     *useTracker
+	log      *slog.Logger
 }
 
 var _ Authenticator = (*Verifier)(nil)
@@ -302,47 +303,76 @@ func (v *Verifier) Authenticate(ctx context.Context, raw string) (Principal, err
 	if raw == "" || len(raw) > maxTokenBytes {
 		return Principal{}, invalid("malformed token")
 	}
+	tok, err := v.verified.get(raw, v.opts.Now())
+	if err == errNotCached {
+		tok, err = v.verify(ctx, raw)
+		if err == nil {
+			v.verified.put(raw, tok, v.opts.Now())
+		}
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	return v.admit(ctx, raw, tok)
+}
+
+// verifiedToken is what verify learnt from a token.
+type verifiedToken struct {
+	is       *issuer
+	c        claims
+	iat, exp time.Time
+}
+
+// verify checks a token's form, signature and claims: everything about
+// it that does not change while it is valid.
+func (v *Verifier) verify(ctx context.Context, raw string) (verifiedToken, error) {
 	// Only the compact form, and only allowed algorithms (no HS*, no none).
 	jws, err := jose.ParseSignedCompact(raw, allowedAlgs)
 	if err != nil || len(jws.Signatures) != 1 {
-		return Principal{}, invalid("malformed token or disallowed algorithm")
+		return verifiedToken{}, invalid("malformed token or disallowed algorithm")
 	}
 	var c claims
 	if err := json.Unmarshal(jws.UnsafePayloadWithoutVerification(), &c); err != nil {
-		return Principal{}, invalid("malformed claims")
+		return verifiedToken{}, invalid("malformed claims")
 	}
 	// The unverified iss only picks the verifier, which checks it again.
 	is := v.issuers[c.Issuer]
 	if is == nil {
-		return Principal{}, invalid("unknown issuer")
+		return verifiedToken{}, invalid("unknown issuer")
 	}
 	verifier, err := is.ready()
 	if err != nil {
-		return Principal{}, err
+		return verifiedToken{}, err
 	}
 	var sigErr error
 	tok, err := verifier.Verify(context.WithValue(ctx, sigErrKey{}, &sigErr), raw)
 	switch {
 	case sigErr != nil:
-		return Principal{}, sigErr
+		return verifiedToken{}, sigErr
 	case errors.As(err, new(*oidc.TokenExpiredError)):
-		return Principal{}, invalid("token expired")
+		return verifiedToken{}, invalid("token expired")
 	case err != nil && !slices.Contains(c.Audience, is.cfg.Audience):
-		return Principal{}, invalid("wrong audience")
+		return verifiedToken{}, invalid("wrong audience")
 	case err != nil:
-		return Principal{}, invalid("token not valid yet or malformed")
+		return verifiedToken{}, invalid("token not valid yet or malformed")
 	}
 	if err := tok.Claims(&c); err != nil { // now from the verified payload
-		return Principal{}, invalid("malformed claims")
+		return verifiedToken{}, invalid("malformed claims")
 	}
 	typ, _ := jws.Signatures[0].Header.ExtraHeaders[jose.HeaderType].(string)
 	if !isAccessToken(typ, c) {
-		return Principal{}, invalid("not an access token")
+		return verifiedToken{}, invalid("not an access token")
 	}
 	if tok.IssuedAt.IsZero() {
-		return Principal{}, invalid("token has no iat")
+		return verifiedToken{}, invalid("token has no iat")
 	}
+	return verifiedToken{is: is, c: c, iat: tok.IssuedAt, exp: tok.Expiry}, nil
+}
 
+// admit maps a verified token to its client and applies what can change
+// while it is valid: the client's existence, revocation and the idle rule.
+func (v *Verifier) admit(ctx context.Context, raw string, tok verifiedToken) (Principal, error) {
+	is, c := tok.is, tok.c
 	// The client is azp (OIDC, Keycloak) or client_id (RFC 9068, Hydra);
 	// a token naming two different ones is refused.
 	clientID, issuerKey := cmp.Or(c.ClientID, c.AZP), is.cfg.URL
@@ -362,7 +392,7 @@ func (v *Verifier) Authenticate(ctx context.Context, raw string) (Principal, err
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	if tok.IssuedAt.Before(cl.NotBefore) {
+	if tok.iat.Before(cl.NotBefore) {
 		return Principal{}, invalid("token revoked")
 	}
 
@@ -376,7 +406,7 @@ func (v *Verifier) Authenticate(ctx context.Context, raw string) (Principal, err
 	if !is.builtIn {
 		useKey = is.cfg.URL + "#" + useKey
 	}
-	if err := v.uses.use(ctx, useKey, tok.IssuedAt, tok.Expiry); err != nil {
+	if err := v.uses.use(ctx, useKey, tok.iat, tok.exp); err != nil {
 		return Principal{}, err
 	}
 	return Principal{AccountID: cl.AccountID, ClientID: cl.ID, AccessGroup: cl.AccessGroup, TokenID: c.JTI}, nil

@@ -108,9 +108,17 @@ SELECT EXISTS (SELECT 1 FROM et) AS type_found,
 // its workflow. With an Idempotency-Key that was seen before it returns
 // the original event (Replayed) or ErrIdempotencyMismatch; a concurrent
 // repeat of a new key waits for the first and gets the same answer.
+// Concurrent events without a key are committed together (acceptbatch.go).
 func (s *Store) AcceptEvent(ctx context.Context, e NewEvent) (Accepted, error) {
-	id := NewID("evt")
-	now := s.Now()
+	id, now := NewID("evt"), s.Now()
+	if e.IdempotencyKey == "" {
+		return s.accepts.accept(s, &acceptCall{ctx: ctx, event: e, id: id, now: now})
+	}
+	return s.acceptOne(ctx, e, id, now)
+}
+
+// acceptOne runs acceptSQL: one event, with or without an Idempotency-Key.
+func (s *Store) acceptOne(ctx context.Context, e NewEvent, id string, now time.Time) (Accepted, error) {
 	var delivery any
 	if e.EstimatedDeliveryDate != nil {
 		delivery = e.EstimatedDeliveryDate.Format(time.DateOnly)
@@ -130,20 +138,33 @@ func (s *Store) AcceptEvent(ctx context.Context, e NewEvent) (Accepted, error) {
 	if err != nil {
 		return Accepted{}, fmt.Errorf("accept event: %w", translate(err))
 	}
-	switch {
-	case !r.TypeFound:
-		return Accepted{}, ErrUnknownEventType
-	case !r.SettingFound:
-		return Accepted{}, ErrUnknownChannel
-	case r.Inserted:
-		return Accepted{EventID: id}, nil
+	if r.SettingFound && !r.Inserted {
+		return s.replay(ctx, e, hash)
 	}
-	// The key is taken and still live: answer as the first request did.
+	return acceptOutcome(id, r.TypeFound, r.SettingFound)
+}
+
+// acceptOutcome is the answer to an accept statement that found the
+// event type and invite setting or not; when it found both, it stored
+// the event.
+func acceptOutcome(id string, typeFound, settingFound bool) (Accepted, error) {
+	switch {
+	case !typeFound:
+		return Accepted{}, ErrUnknownEventType
+	case !settingFound:
+		return Accepted{}, ErrUnknownChannel
+	}
+	return Accepted{EventID: id}, nil
+}
+
+// replay answers a repeat of an Idempotency-Key that is taken and still
+// live as the first request was answered.
+func (s *Store) replay(ctx context.Context, e NewEvent, hash []byte) (Accepted, error) {
 	var prior struct {
 		Hash    []byte `db:"request_hash"`
 		EventID string `db:"event_id"`
 	}
-	err = s.db.GetContext(ctx, &prior, `SELECT request_hash, event_id FROM idempotency_keys WHERE account_id = $1 AND key = $2`,
+	err := s.db.GetContext(ctx, &prior, `SELECT request_hash, event_id FROM idempotency_keys WHERE account_id = $1 AND key = $2`,
 		e.AccountID, e.IdempotencyKey)
 	if err != nil {
 		return Accepted{}, fmt.Errorf("read idempotency key: %w", translate(err))

@@ -33,6 +33,8 @@ type Store struct {
 	DefaultInviteDelay string
 	// now is the clock; tests replace it.
 	now func() time.Time
+	// accepts groups concurrent AcceptEvent calls into one commit.
+	accepts acceptQueue
 }
 
 // New wraps an open pool.

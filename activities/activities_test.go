@@ -302,7 +302,7 @@ func TestSentButNotRecorded(t *testing.T) {
 	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
 
 	// A second pool, so the test's own goes on working.
-	db, err := sqlx.Open("postgres", testdbURL(t, h.db))
+	db, err := sqlx.Open("postgres", testdb.URL(t, h.db))
 	require.NoError(t, err)
 	broken := *h.acts
 	broken.Store = store.New(db, "P7D")
@@ -385,15 +385,4 @@ func parts(t *testing.T, contentType string, body io.Reader) (text, html string)
 			text = b.String()
 		}
 	}
-}
-
-// testdbURL is the URL of db's database, for a second pool.
-func testdbURL(t *testing.T, db *sqlx.DB) string {
-	t.Helper()
-	var name string
-	require.NoError(t, db.Get(&name, `SELECT current_database()`))
-	u, err := url.Parse(testdb.ServerURL())
-	require.NoError(t, err)
-	u.Path = "/" + name
-	return u.String()
 }

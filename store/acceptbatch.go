@@ -20,7 +20,11 @@ import (
 // batches were being written. Every request still gets its 202 only
 // after its own rows have committed.
 const (
-	acceptFlushers = 4  // statements in flight at once
+	// Statements in flight at once. Measured at concurrency 32 (see
+	// docs/performance.md): 1 or 2 beat 4 and 8, where batches stay small
+	// and PostgreSQL again pays per commit; 2 lets one batch fill while
+	// the other commits.
+	acceptFlushers = 2
 	acceptBatchMax = 64 // events per statement
 	// acceptBatchTimeout bounds one batch statement, which no single
 	// request's cancellation may abort.
@@ -175,9 +179,12 @@ func (s *Store) acceptMany(calls []*acceptCall) error {
 		TypeFound    bool `db:"type_found"`
 		SettingFound bool `db:"setting_found"`
 	}
-	err := s.db.SelectContext(ctx, &rows, acceptBatchSQL, pq.Array(ids), pq.Array(accounts), pq.Array(types),
-		pq.Array(channels), pq.Array(emails), pq.Array(received), pq.Array(customerRefs), pq.Array(txRefs),
-		pq.Array(txDates), pq.Array(deliveries), pq.Array(payloads))
+	stmt, err := s.acceptBatchStmt.get(ctx, s.db)
+	if err == nil {
+		err = stmt.SelectContext(ctx, &rows, pq.Array(ids), pq.Array(accounts), pq.Array(types),
+			pq.Array(channels), pq.Array(emails), pq.Array(received), pq.Array(customerRefs), pq.Array(txRefs),
+			pq.Array(txDates), pq.Array(deliveries), pq.Array(payloads))
+	}
 	if err != nil {
 		return fmt.Errorf("accept %d events: %w", n, translate(err))
 	}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 )
 
@@ -25,8 +28,13 @@ type batchFixture struct {
 
 func newBatchFixture(t *testing.T) batchFixture {
 	t.Helper()
+	return newBatchFixtureOn(t, testdb.New(t))
+}
+
+func newBatchFixtureOn(t *testing.T, db *sqlx.DB) batchFixture {
+	t.Helper()
 	ctx := context.Background()
-	st := New(testdb.New(t), "PT10S")
+	st := New(db, "PT10S")
 	acc, ch, err := st.CreateAccount(ctx, "batch")
 	require.NoError(t, err)
 	_, err = st.CreateEventType(ctx, acc.ID, "checkout", true)
@@ -185,4 +193,47 @@ func TestConcurrentAcceptsAreEachStoredOnce(t *testing.T) {
 	assert.Equal(t, n-n/10, count)
 	require.NoError(t, f.st.db.Get(&count, `SELECT count(DISTINCT event_id) FROM outbox`))
 	assert.Equal(t, n-n/10, count)
+}
+
+// The accept statements are prepared on the connections they run on. A
+// lost connection is every request's ErrUnavailable, and once PostgreSQL
+// is back both statements run again on new connections.
+func TestAcceptsRecoverFromALostConnection(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(testdb.URL(t, testdb.New(t)))
+	require.NoError(t, err)
+	proxy := tcpproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
+	q := u.Query()
+	q.Set("connect_timeout", "2")
+	u.RawQuery = q.Encode()
+	db, err := sqlx.Open("postgres", u.String())
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	f := newBatchFixtureOn(t, db)
+	ctx := context.Background()
+
+	accept := func() []error {
+		batch := []*acceptCall{f.call(ctx, "a@example.com"), f.call(ctx, "b@example.com")}
+		f.st.acceptBatch(batch)
+		one := f.call(ctx, "c@example.com")
+		_, err := f.st.acceptOne(ctx, one.event, one.id, one.now)
+		return []error{batch[0].err, batch[1].err, err}
+	}
+	for _, err := range accept() { // prepares both statements
+		require.NoError(t, err)
+	}
+
+	proxy.Cut()
+	for _, err := range accept() {
+		assert.ErrorIs(t, err, ErrUnavailable)
+	}
+
+	require.NoError(t, proxy.Restore())
+	for _, err := range accept() {
+		require.NoError(t, err)
+	}
+	var n int
+	require.NoError(t, db.Get(&n, `SELECT count(*) FROM events`))
+	assert.Equal(t, 6, n, "the accepts before the cut and after it, none during")
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,11 +36,41 @@ type Store struct {
 	now func() time.Time
 	// accepts groups concurrent AcceptEvent calls into one commit.
 	accepts acceptQueue
+	// The accept statements are prepared once (see preparedStmt).
+	acceptStmt, acceptBatchStmt preparedStmt
 }
 
 // New wraps an open pool.
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
-	return &Store{db: db, DefaultInviteDelay: defaultInviteDelay, now: time.Now}
+	return &Store{db: db, DefaultInviteDelay: defaultInviteDelay, now: time.Now,
+		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL}}
+}
+
+// preparedStmt is a statement prepared on first use and kept: running it
+// is one round trip (bind, execute) where an unprepared query with
+// arguments is two (parse and describe, then bind and execute), and
+// PostgreSQL can reuse its plan. database/sql prepares it again on each
+// connection it runs on, including replacements for lost ones.
+type preparedStmt struct {
+	query string
+	stmt  atomic.Pointer[sqlx.Stmt]
+}
+
+// get returns the statement, preparing it if no call has yet. Nobody
+// waits on a lock while another caller talks to PostgreSQL: callers that
+// race to prepare it each do, and all but the first close theirs.
+func (p *preparedStmt) get(ctx context.Context, db *sqlx.DB) (*sqlx.Stmt, error) {
+	if stmt := p.stmt.Load(); stmt != nil {
+		return stmt, nil
+	}
+	stmt, err := db.PreparexContext(ctx, p.query)
+	if err != nil {
+		return nil, err
+	}
+	if !p.stmt.CompareAndSwap(nil, stmt) {
+		stmt.Close()
+	}
+	return p.stmt.Load(), nil
 }
 
 // DB exposes the pool to the few callers that need a raw handle

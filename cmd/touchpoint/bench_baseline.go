@@ -6,11 +6,13 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -21,8 +23,12 @@ import (
 
 // benchBaseline is the "baseline" object of bench's JSON line.
 type benchBaseline struct {
-	InsertsPerS             float64 `json:"inserts_per_s"`
-	InsertP99MS             float64 `json:"insert_p99_ms"`
+	InsertsPerS float64 `json:"inserts_per_s"`
+	InsertP99MS float64 `json:"insert_p99_ms"`
+	// The same inserts right after the accepts, while the starter, the
+	// worker and Temporal are busy with the run's invites.
+	InsertsUnderLoadPerS    float64 `json:"inserts_under_load_per_s"`
+	InsertUnderLoadP99MS    float64 `json:"insert_under_load_p99_ms"`
 	WorkflowStartsPerS      float64 `json:"workflow_starts_per_s"`
 	WorkflowCompletionsPerS float64 `json:"workflow_completions_per_s"`
 }
@@ -31,51 +37,91 @@ type benchBaseline struct {
 // runs on task queues of its own, never on Touchpoint's.
 const benchBaselineWorkflowName = "TouchpointBenchBaseline"
 
-func runBaselines(ctx context.Context, env *environment, t benchTarget, n, c int, runID string, prog *progress) (*benchBaseline, error) {
-	var b benchBaseline
-	if err := baselineInserts(ctx, t.databaseURL, n, c, runID, prog, &b); err != nil {
-		return nil, err
+// runBaselines measures the quiet stack's ceilings: bare inserts with
+// ins, then Temporal's bare starts and one-activity completions.
+func runBaselines(ctx context.Context, env *environment, t benchTarget, ins *insertBaseline, n, c int, runID string,
+	prog *progress, b *benchBaseline) error {
+	var err error
+	if b.InsertsPerS, b.InsertP99MS, err = ins.time(ctx, "pg inserts", n, c, prog); err != nil {
+		return err
 	}
 	tc, err := client.Dial(client.Options{HostPort: t.temporalAddress, Namespace: t.space,
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
 	if err != nil {
-		return nil, fmt.Errorf("temporal: %w", err)
+		return fmt.Errorf("temporal: %w", err)
 	}
 	defer tc.Close()
-	if err := baselineCompletions(ctx, tc, n, c, runID, prog, &b); err != nil {
-		return nil, err
-	}
-	if err := baselineStarts(ctx, tc, n, c, runID, prog, &b); err != nil {
-		return nil, err
-	}
-	return &b, nil
-}
-
-// baselineInserts times n single-row inserts (sqlx + lib/pq, the store's
-// pool settings) into a scratch table, c at once, and drops the table.
-func baselineInserts(ctx context.Context, databaseURL string, n, c int, runID string, prog *progress, b *benchBaseline) error {
-	db, err := store.Open(ctx, databaseURL)
-	if err != nil {
+	if err := baselineCompletions(ctx, tc, n, c, runID, prog, b); err != nil {
 		return err
 	}
-	defer db.Close()
-	table := "bench_insert_" + runID
-	if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (
-		id text PRIMARY KEY, received_at timestamptz NOT NULL, payload jsonb NOT NULL)`); err != nil {
-		return fmt.Errorf("scratch table: %w", err)
+	return baselineStarts(ctx, tc, n, c, runID, prog, b)
+}
+
+// insertBaseline times bare single-row inserts (sqlx + lib/pq, the
+// store's pool settings) into a scratch table of its own.
+type insertBaseline struct {
+	db      *sqlx.DB
+	table   string
+	payload []byte
+}
+
+func openInsertBaseline(ctx context.Context, databaseURL string, c int, runID string) (*insertBaseline, error) {
+	db, err := store.Open(ctx, databaseURL)
+	if err != nil {
+		return nil, err
 	}
-	defer db.ExecContext(context.WithoutCancel(ctx), `DROP TABLE `+table)
-	payload := benchBodies("bench-insert", store.NewID("chn"), runID, 1)[0]
-	lat, elapsed, err := timeEach(ctx, "pg inserts", n, c, prog, func(int) error {
-		_, err := db.ExecContext(ctx, `INSERT INTO `+table+` (id, received_at, payload) VALUES ($1, $2, $3)`,
-			store.NewID("evt"), time.Now(), payload)
+	ins := &insertBaseline{db: db, table: "bench_insert_" + runID,
+		payload: benchBodies("bench-insert", store.NewID("chn"), runID, 1)[0]}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE `+ins.table+` (
+		id text PRIMARY KEY, received_at timestamptz NOT NULL, payload jsonb NOT NULL)`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("scratch table: %w", err)
+	}
+	if err := warmPool(ctx, db, c); err != nil {
+		ins.close()
+		return nil, err
+	}
+	return ins, nil
+}
+
+// time inserts n rows, c at once, and returns the rate and the p99 in ms.
+func (ins *insertBaseline) time(ctx context.Context, label string, n, c int, prog *progress) (perS, p99MS float64, err error) {
+	lat, elapsed, err := timeEach(ctx, label, n, c, prog, func(int) error {
+		_, err := ins.db.ExecContext(ctx, `INSERT INTO `+ins.table+` (id, received_at, payload) VALUES ($1, $2, $3)`,
+			store.NewID("evt"), time.Now(), ins.payload)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("insert: %w", err)
+		return 0, 0, fmt.Errorf("insert: %w", err)
 	}
-	b.InsertsPerS = round(float64(n)/elapsed.Seconds(), 1)
-	b.InsertP99MS = percentileMS(lat, 99)
+	return round(float64(n)/elapsed.Seconds(), 1), percentileMS(lat, 99), nil
+}
+
+func (ins *insertBaseline) close() {
+	ins.db.ExecContext(context.Background(), `DROP TABLE IF EXISTS `+ins.table)
+	ins.db.Close()
+}
+
+// warmPool opens c connections before the clock starts, as a running
+// API has them: a baseline that paid for connection set-up would be a
+// lower bar than the ceiling it stands for.
+func warmPool(ctx context.Context, db *sqlx.DB, c int) error {
+	conns := make([]*sql.Conn, 0, c)
+	defer func() {
+		for _, conn := range conns {
+			conn.Close() // back to the idle pool
+		}
+	}()
+	for range c {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("warm up the pool: %w", err)
+		}
+		conns = append(conns, conn)
+		if err := conn.PingContext(ctx); err != nil {
+			return fmt.Errorf("warm up the pool: %w", err)
+		}
+	}
 	return nil
 }
 

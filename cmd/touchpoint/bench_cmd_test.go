@@ -39,10 +39,11 @@ func TestBenchCommand(t *testing.T) {
 	assert.Equal(t, map[string]any{"503": 0.0}, res["errors"])
 	assert.Positive(t, res["peak_rss_mb"])
 	baseline, _ := res["baseline"].(map[string]any)
-	for _, k := range []string{"inserts_per_s", "insert_p99_ms", "workflow_starts_per_s", "workflow_completions_per_s"} {
+	for _, k := range []string{"inserts_per_s", "insert_p99_ms", "inserts_under_load_per_s", "insert_under_load_p99_ms", "workflow_starts_per_s", "workflow_completions_per_s"} {
 		assert.Positive(t, baseline[k], k)
 	}
 	ratios, _ := res["ratios"].(map[string]any)
 	assert.Positive(t, ratios["accepted_vs_inserts"])
+	assert.Positive(t, ratios["accepted_vs_inserts_under_load"])
 	assert.Positive(t, ratios["invites_vs_completions"])
 }

@@ -90,3 +90,19 @@ func New(tb testing.TB) *sqlx.DB {
 	}
 	return db
 }
+
+// URL is the URL of db's database on the test server, for a second pool
+// or one through a proxy.
+func URL(tb testing.TB, db *sqlx.DB) string {
+	tb.Helper()
+	var name string
+	if err := db.Get(&name, `SELECT current_database()`); err != nil {
+		tb.Fatalf("testdb: current database: %v", err)
+	}
+	u, err := url.Parse(ServerURL())
+	if err != nil {
+		tb.Fatalf("testdb: parse server URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}

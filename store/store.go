@@ -6,8 +6,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync/atomic"
 	"time"
@@ -138,8 +140,11 @@ func translate(err error) error {
 		}
 		return err
 	}
+	// A connection lost mid-conversation reaches us as a network error,
+	// or as the end of its stream when the server side went first.
 	var netErr net.Error
-	if errors.As(err, &netErr) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, pq.ErrSSLNotSupported) {
+	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, pq.ErrSSLNotSupported) {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

@@ -104,9 +104,6 @@ type issuer struct {
 	cfg     Issuer
 	builtIn bool
 
-	tried     chan struct{} // closed when the first discovery attempt ends
-	triedOnce sync.Once
-
 	mu       sync.RWMutex
 	verifier *oidc.IDTokenVerifier // nil until discovery succeeded
 	err      error                 // last discovery error
@@ -153,7 +150,7 @@ func New(opts Options) (*Verifier, error) {
 			is.Audience = opts.Audience
 		}
 		v.issuers[is.URL] = &issuer{cfg: is, builtIn: is.URL == opts.BuiltInIssuer,
-			tried: make(chan struct{}), err: errors.New("discovery not done yet")}
+			err: errors.New("discovery not done yet")}
 	}
 	return v, nil
 }
@@ -189,7 +186,6 @@ func (v *Verifier) Ready() error {
 
 func (v *Verifier) discoverLoop(ctx context.Context, is *issuer) {
 	delay := v.opts.DiscoveryRetry
-	defer is.endFirstTry()
 	for {
 		err := v.discover(ctx, is)
 		if err == nil {
@@ -202,7 +198,6 @@ func (v *Verifier) discoverLoop(ctx context.Context, is *issuer) {
 		is.mu.Lock()
 		is.err = err
 		is.mu.Unlock()
-		is.endFirstTry()
 		v.log.Warn("OIDC discovery failed; retrying", "issuer", is.cfg.URL, "retry_in", delay, "err", err)
 		select {
 		case <-ctx.Done():
@@ -260,30 +255,6 @@ func (v *Verifier) discover(ctx context.Context, is *issuer) error {
 	is.verifier, is.err = verifier, nil
 	is.mu.Unlock()
 	return nil
-}
-
-func (is *issuer) endFirstTry() { is.triedOnce.Do(func() { close(is.tried) }) }
-
-// firstTryWait bounds how long a request waits for the first discovery.
-const firstTryWait = 10 * time.Second
-
-// await is ready after the first discovery attempt has ended: a request
-// that arrives while the process is still starting (its issuer beside it,
-// as in `touchpoint dev`) is answered instead of turned away with a 503.
-// Later requests never wait.
-func (is *issuer) await(ctx context.Context) (*oidc.IDTokenVerifier, error) {
-	select {
-	case <-is.tried:
-	default:
-		t := time.NewTimer(firstTryWait)
-		select {
-		case <-is.tried:
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-	}
-	return is.ready()
 }
 
 func (is *issuer) ready() (*oidc.IDTokenVerifier, error) {
@@ -369,7 +340,7 @@ func (v *Verifier) verify(ctx context.Context, raw string) (verifiedToken, error
 	if is == nil {
 		return verifiedToken{}, invalid("unknown issuer")
 	}
-	verifier, err := is.await(ctx)
+	verifier, err := is.ready()
 	if err != nil {
 		return verifiedToken{}, err
 	}

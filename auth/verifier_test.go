@@ -15,7 +15,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,7 +46,6 @@ type env struct {
 	issuer    *authserver.Server
 	issuerURL string
 	down      atomic.Bool
-	held      atomic.Pointer[chan struct{}] // when set, the issuer answers once it is closed
 	jwksHits  atomic.Int32
 	client    store.Client
 	secret    string
@@ -73,9 +71,6 @@ func newEnv(t testing.TB) *env {
 		SecretKey: secretKey, Now: e.clock.Now, Logger: e.log})
 	require.NoError(t, err)
 	ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if held := e.held.Load(); held != nil {
-			<-*held
-		}
 		if e.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
@@ -401,32 +396,6 @@ func TestIssuerDownAtStart(t *testing.T) {
 	e.down.Store(false)
 	require.Eventually(t, func() bool { return v.Ready() == nil }, 10*time.Second, 5*time.Millisecond)
 	accept(t, v, tok)
-}
-
-// A request that arrives while the first discovery is still under way (as
-// right after `touchpoint dev` prints its banner) waits for it instead of
-// getting a 503.
-func TestRequestDuringFirstDiscoveryWaitsForIt(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	tok := e.token(t)
-	gate := make(chan struct{})
-	release := sync.OnceFunc(func() { close(gate) })
-	t.Cleanup(release) // before the server's Close, which waits for its handlers
-	e.held.Store(&gate)
-	v := e.verifier(t, false)
-	answered := make(chan error, 1)
-	go func() {
-		_, err := v.Authenticate(context.Background(), tok)
-		answered <- err
-	}()
-	select {
-	case err := <-answered:
-		t.Fatalf("answered before the first discovery ended: %v", err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	release()
-	require.NoError(t, <-answered)
 }
 
 func TestUnknownKidRefetchIsRateLimited(t *testing.T) {

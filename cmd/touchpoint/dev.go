@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/devtemporal"
@@ -118,7 +119,7 @@ func runDev(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	apiRun, err := apiPart(cfg, st, tc, log, apiLn, m)
+	apiRun, tokensReady, err := apiPart(cfg, st, tc, log, apiLn, m)
 	if err != nil {
 		return err
 	}
@@ -126,17 +127,38 @@ func runDev(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	printDevBanner(env, cfg, temporal.UIURL(), mailbox, creds)
 	metricsRun, err := metricsPart(cfg, log, m)
 	if err != nil {
 		return err
 	}
-	err = runParts(ctx, authRun, apiRun, workerRun, metricsRun)
+	// The banner invites the reader to call the API at once, so it waits
+	// until the API can verify what the issuer beside it hands out.
+	banner := func(ctx context.Context) error {
+		if awaitNil(ctx, tokensReady) == nil {
+			printDevBanner(env, cfg, temporal.UIURL(), mailbox, creds)
+		}
+		return nil
+	}
+	err = runParts(ctx, authRun, apiRun, workerRun, metricsRun, banner)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	log.Info("stopped", "process", "dev")
 	return err
+}
+
+// awaitNil polls check until it returns nil or ctx ends.
+func awaitNil(ctx context.Context, check func() error) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for check() != nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 func printDevBanner(env *environment, cfg config.Config, uiURL, mailbox string, c devCredentials) {

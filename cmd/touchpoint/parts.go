@@ -89,12 +89,13 @@ func metricsPart(cfg config.Config, logger *slog.Logger, m *metrics.Set) (part, 
 }
 
 // apiPart builds the API listening on ln with its token verifier, the
-// outbox starter and the NOTIFY sender.
-func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, ln net.Listener, m *metrics.Set) (part, error) {
+// outbox starter and the NOTIFY sender. tokensReady is nil once the API
+// can verify tokens (every issuer discovered; until then it answers 503).
+func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, ln net.Listener, m *metrics.Set) (run part, tokensReady func() error, err error) {
 	logger = logger.With("component", "api")
 	verifier, err := auth.New(auth.OptionsFromConfig(cfg, st, logger))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	notifier := starter.NewNotifier(st, logger)
 	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m}
@@ -119,7 +120,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		return runParts(ctx, verifier.Run, notifier.Run, start.Run,
 			func(ctx context.Context) error { return housekeeping(ctx, st, cfg.EventRetention, logger) },
 			func(ctx context.Context) error { return serveHTTP(ctx, logger, "api", ln, handler) })
-	}, nil
+	}, verifier.Ready, nil
 }
 
 // housekeeping deletes what has expired (idempotency keys, token uses,
@@ -192,7 +193,7 @@ func runAPICommand(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := apiPart(cfg, st, tc, env.logger, ln, m)
+	p, _, err := apiPart(cfg, st, tc, env.logger, ln, m)
 	if err != nil {
 		ln.Close()
 		return err

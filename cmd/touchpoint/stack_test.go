@@ -121,7 +121,7 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 
 	authRun, err := authPart(ctx, s.cfg, st, logger, authLn, s.metrics)
 	require.NoError(t, err)
-	apiRun, err := apiPart(s.cfg, st, tc, logger, apiLn, s.metrics)
+	apiRun, _, err := apiPart(s.cfg, st, tc, logger, apiLn, s.metrics)
 	require.NoError(t, err)
 	s.start("auth", authRun)
 	s.start("api", apiRun)

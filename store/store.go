@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -140,18 +141,18 @@ func translate(err error) error {
 		}
 		return err
 	}
-	// A connection lost mid-conversation reaches us as a network error,
-	// or as the end of its stream when the server side went first.
 	var netErr net.Error
-	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, pq.ErrSSLNotSupported) {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.As(err, &netErr) || slices.ContainsFunc(unreachable, func(e error) bool { return errors.Is(err, e) }) {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return err
 }
+
+// unreachable are the errors, besides a net.Error, that mean PostgreSQL
+// could not be reached or stopped answering. A connection lost
+// mid-conversation ends its stream (EOF) when the server side went first.
+var unreachable = []error{io.EOF, io.ErrUnexpectedEOF, driver.ErrBadConn, sql.ErrConnDone,
+	pq.ErrSSLNotSupported, context.DeadlineExceeded}
 
 // inTx runs fn in a transaction and commits it, translating errors.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {

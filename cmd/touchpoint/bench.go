@@ -196,7 +196,7 @@ func benchMeasure(ctx context.Context, env *environment, o benchOptions) (*bench
 		// Temporal, which are still busy with their invites: bare inserts
 		// timed now show what that costs PostgreSQL's own ceiling. This
 		// delays the invites by the second or so it takes.
-		if b.InsertsUnderLoadPerS, b.InsertUnderLoadP99MS, err = ins.time(ctx, "pg inserts (load)", o.events, o.concurrency, prog); err != nil {
+		if b.InsertsUnderLoadPerS, b.InsertUnderLoadP99MS, err = ins.measure(ctx, "pg inserts (load)", o.events, o.concurrency, prog); err != nil {
 			return res, fmt.Errorf("baseline: %w", err)
 		}
 	}

@@ -42,7 +42,7 @@ const benchBaselineWorkflowName = "TouchpointBenchBaseline"
 func runBaselines(ctx context.Context, env *environment, t benchTarget, ins *insertBaseline, n, c int, runID string,
 	prog *progress, b *benchBaseline) error {
 	var err error
-	if b.InsertsPerS, b.InsertP99MS, err = ins.time(ctx, "pg inserts", n, c, prog); err != nil {
+	if b.InsertsPerS, b.InsertP99MS, err = ins.measure(ctx, "pg inserts", n, c, prog); err != nil {
 		return err
 	}
 	tc, err := client.Dial(client.Options{HostPort: t.temporalAddress, Namespace: t.space,
@@ -84,8 +84,8 @@ func openInsertBaseline(ctx context.Context, databaseURL string, c int, runID st
 	return ins, nil
 }
 
-// time inserts n rows, c at once, and returns the rate and the p99 in ms.
-func (ins *insertBaseline) time(ctx context.Context, label string, n, c int, prog *progress) (perS, p99MS float64, err error) {
+// measure inserts n rows, c at once, and returns the rate and the p99 in ms.
+func (ins *insertBaseline) measure(ctx context.Context, label string, n, c int, prog *progress) (perS, p99MS float64, err error) {
 	lat, elapsed, err := timeEach(ctx, label, n, c, prog, func(int) error {
 		_, err := ins.db.ExecContext(ctx, `INSERT INTO `+ins.table+` (id, received_at, payload) VALUES ($1, $2, $3)`,
 			store.NewID("evt"), time.Now(), ins.payload)

@@ -217,6 +217,7 @@ func (a *Activities) SendInvite(ctx context.Context, in EventInput) (store.Invit
 		out.Retry = true
 	case mail.Permanent:
 		out.Reason = store.ReasonRejected
+		out.SuppressAddress = claim.State.Medium == store.MediumEmail && mail.RecipientRefused(err)
 	case mail.Uncertain:
 		out.Reason = store.ReasonDeliveryUncertain
 	}

@@ -208,6 +208,45 @@ func TestPermanentFailureIsNotRetried(t *testing.T) {
 	assert.Contains(t, st.LastError, "j***@example.com", "the echoed address is masked")
 }
 
+// An address the mail server refused for good is not tried again by the
+// account's later invites (skipped, suppressed), whatever its case; a
+// refused message, another account or another address is not affected;
+// retrying the refused invite lifts the suppression.
+func TestRefusedAddressIsSuppressed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	send := func(a *eventfixture.Account, to string) (string, store.InviteState) {
+		id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: to})
+		h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+		return id, h.state(t, id)
+	}
+
+	h.smtp.FailRCPT(1, 550)
+	refused, st := send(a, email)
+	require.Equal(t, store.InviteFailed, st.Status)
+	require.Equal(t, store.ReasonRejected, st.Reason)
+
+	_, st = send(a, strings.ToUpper(email))
+	assert.Equal(t, store.InviteSkipped, st.Status)
+	assert.Equal(t, store.ReasonSuppressed, st.Reason)
+	assert.Empty(t, h.smtp.Messages(), "nothing sent to a refused address")
+
+	_, st = send(eventfixture.NewAccount(t, h.db, eventfixture.Setting{}), email)
+	assert.Equal(t, store.InviteSent, st.Status, "another account's invites go out")
+
+	h.smtp.FailDATA(1, 554)
+	_, st = send(a, "other@example.com")
+	require.Equal(t, store.ReasonRejected, st.Reason)
+	_, st = send(a, "other@example.com")
+	assert.Equal(t, store.InviteSent, st.Status, "a refused message does not suppress its address")
+
+	_, err := h.st.RetryInvite(t.Context(), a.AccountID, refused)
+	require.NoError(t, err)
+	_, st = send(a, email)
+	assert.Equal(t, store.InviteSent, st.Status, "retrying the refused invite lifts the suppression")
+}
+
 func TestLostReplyIsUncertain(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -60,8 +60,12 @@ func (k Kind) String() string {
 type Error struct {
 	Kind Kind
 	Code int // the SMTP reply code, 0 if none
-	msg  string
-	err  error
+	// RecipientRefused: a Permanent refusal of the address itself (a 5xx
+	// reply to RCPT TO, or an address that cannot be written), not of
+	// this message; sending to it again would meet the same refusal.
+	RecipientRefused bool
+	msg              string
+	err              error
 }
 
 func (e *Error) Error() string { return e.msg }
@@ -74,6 +78,13 @@ func KindOf(err error) Kind {
 		return e.Kind
 	}
 	return Transient
+}
+
+// RecipientRefused reports whether err is a refusal of the address itself
+// (see Error.RecipientRefused).
+func RecipientRefused(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.RecipientRefused
 }
 
 // New returns the SMTP sender for smtpURL, or, when it is "", the
@@ -134,7 +145,7 @@ func (s sender) build(m Message) (*gomail.Msg, error) {
 		return nil, &Error{Kind: Permanent, msg: "invalid from address", err: err}
 	}
 	if err := msg.AddToFormat(oneLine(m.ToName), m.To); err != nil {
-		return nil, &Error{Kind: Permanent, msg: "invalid recipient address " + MaskEmail(m.To)}
+		return nil, &Error{Kind: Permanent, RecipientRefused: true, msg: "invalid recipient address " + MaskEmail(m.To)}
 	}
 	msg.Subject(oneLine(m.Subject))
 	msg.SetMessageIDWithValue(m.EventID + "@" + s.domain)

@@ -84,16 +84,17 @@ func TestSMTPErrorKinds(t *testing.T) {
 	require.NoError(t, err)
 
 	tests := []struct {
-		name   string
-		script func()
-		kind   mail.Kind
-		code   int
+		name    string
+		script  func()
+		kind    mail.Kind
+		code    int
+		refused bool // the address itself
 	}{
-		{"recipient refused for good", func() { srv.FailRCPT(1, 550) }, mail.Permanent, 550},
-		{"recipient refused for now", func() { srv.FailRCPT(1, 451) }, mail.Transient, 451},
-		{"message refused for good", func() { srv.FailDATA(1, 554) }, mail.Permanent, 554},
-		{"message refused for now", func() { srv.FailDATA(1, 452) }, mail.Transient, 452},
-		{"hung up after the message", func() { srv.HangUpAfterDATA(1) }, mail.Uncertain, 0},
+		{"recipient refused for good", func() { srv.FailRCPT(1, 550) }, mail.Permanent, 550, true},
+		{"recipient refused for now", func() { srv.FailRCPT(1, 451) }, mail.Transient, 451, false},
+		{"message refused for good", func() { srv.FailDATA(1, 554) }, mail.Permanent, 554, false},
+		{"message refused for now", func() { srv.FailDATA(1, 452) }, mail.Transient, 452, false},
+		{"hung up after the message", func() { srv.HangUpAfterDATA(1) }, mail.Uncertain, 0, false},
 	}
 	for _, tc := range tests { // sequential: they share the server's script
 		tc.script()
@@ -103,6 +104,7 @@ func TestSMTPErrorKinds(t *testing.T) {
 		var me *mail.Error
 		require.ErrorAs(t, err, &me, tc.name)
 		assert.Equal(t, tc.code, me.Code, tc.name)
+		assert.Equal(t, tc.refused, mail.RecipientRefused(err), tc.name)
 		assert.NotContains(t, strings.ToLower(err.Error()), "jane.doe@example.com", "%s: the address never leaks into an error", tc.name)
 	}
 	// The 550 reply echoes the address; the error shows it masked.
@@ -202,6 +204,7 @@ func TestInvalidRecipientIsPermanent(t *testing.T) {
 	m.To = "not-an-address"
 	err = s.Send(t.Context(), m)
 	assert.Equal(t, mail.Permanent, mail.KindOf(err))
+	assert.True(t, mail.RecipientRefused(err), "no server can take it")
 	assert.Empty(t, srv.Messages())
 }
 

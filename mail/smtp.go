@@ -118,6 +118,7 @@ func classify(err error, rcpt string) *Error {
 		case gomail.ErrSMTPRcptTo, gomail.ErrSMTPData, gomail.ErrSMTPDataClose:
 			if e.Code >= 500 {
 				e.Kind = Permanent
+				e.RecipientRefused = se.Reason == gomail.ErrSMTPRcptTo
 			}
 		}
 		if se.Reason == gomail.ErrSMTPDataClose && e.Code == 0 {

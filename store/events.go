@@ -297,7 +297,8 @@ func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, 
 
 // RetryInvite turns a failed invite back to pending (its last error goes:
 // the failed run's history stays in Temporal) and orders a new workflow
-// run in the same transaction; other states are ErrInviteState.
+// run in the same transaction; other states are ErrInviteState. Retrying
+// the invite whose refusal suppressed its address lifts the suppression.
 func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, error) {
 	var e Event
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -314,6 +315,9 @@ func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, e
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, 'retry', $2, $2)`, id, now); err != nil {
+			return err
+		}
+		if err := liftSuppression(ctx, tx, id); err != nil {
 			return err
 		}
 		return tx.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id)

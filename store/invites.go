@@ -18,8 +18,10 @@ const (
 	ReasonEventTypeInactive = "event_type_inactive"
 	ReasonSettingInactive   = "setting_inactive"
 	ReasonRecentlyInvited   = "recently_invited"
-	ReasonSuppressed        = "suppressed"
-	ReasonNoAddress         = "no_address"
+	// Skipped: the mail server refused the address for good on an
+	// earlier invite of the account (table suppressed_addresses).
+	ReasonSuppressed = "suppressed"
+	ReasonNoAddress  = "no_address"
 	// Failed: an attempt found the mark of an interrupted send; the
 	// invite may or may not have arrived, so it is not sent again.
 	ReasonDeliveryUncertain = "delivery_uncertain"
@@ -117,6 +119,11 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 			out = cur
 			return err
 		}
+		if cur.Status == InviteFailed && n.Status != InviteFailed {
+			if err := liftSuppression(ctx, tx, eventID); err != nil { // a new run (reset, retry) tries the address again
+				return err
+			}
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE events SET invite_status = $2, invite_reason = NULLIF($3, ''),
 			invite_medium = NULLIF($4, ''), scheduled_for = $5, sent_at = $6, attempts = $7,
 			last_error = NULLIF($8, ''), updated_at = $9 WHERE id = $1`,
@@ -128,6 +135,14 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 		return InviteState{}, fmt.Errorf("invite %s: %w", eventID, err)
 	}
 	return out, nil
+}
+
+// liftSuppression ends the suppression of the address whose refusal
+// failed the invite eventID, if there is one: the invite is being tried
+// again (ops retried it), so its address is no longer held back.
+func liftSuppression(ctx context.Context, tx *sqlx.Tx, eventID string) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM suppressed_addresses WHERE event_id = $1`, eventID)
+	return err
 }
 
 // MarkInviteScheduled records the send time: pending, failed (a retry run
@@ -235,10 +250,13 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 			SettingActive   bool   `db:"setting_active"`
 			Medium          string `db:"medium"`
 			MinDays         int    `db:"min_days_between_invites"`
+			Suppressed      bool   `db:"suppressed"`
 		}
 		err := tx.GetContext(ctx, &r, `
 			SELECT e.account_id, e.customer_email, COALESCE(e.payload #>> '{customer,mobile}', '') AS mobile,
-			       et.active AS event_type_active, s.active AS setting_active, s.medium, s.min_days_between_invites
+			       et.active AS event_type_active, s.active AS setting_active, s.medium, s.min_days_between_invites,
+			       EXISTS (SELECT 1 FROM suppressed_addresses sa
+			               WHERE sa.account_id = e.account_id AND sa.email = lower(e.customer_email)) AS suppressed
 			FROM events e
 			JOIN event_types et ON et.id = e.event_type_id
 			JOIN invite_settings s ON s.id = e.invite_setting_id
@@ -263,6 +281,8 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 			return cur, true, nil
 		case r.Medium == MediumEmail && strings.TrimSpace(r.Email) == "":
 			return skip(ReasonNoAddress)
+		case r.Medium == MediumEmail && r.Suppressed:
+			return skip(ReasonSuppressed)
 		}
 		if r.Medium == MediumEmail && r.MinDays > 0 {
 			recent, err := recentlyInvited(ctx, tx, eventID, r.AccountID, r.Email, s.Now().Add(-time.Duration(r.MinDays)*24*time.Hour))
@@ -309,6 +329,9 @@ type SendOutcome struct {
 	Retry  bool      // a transient failure: back to scheduled, to be tried again
 	Reason string    // otherwise: failed with this reason …
 	Error  string    // … and this error (also kept as last_error on a retry)
+	// SuppressAddress: the mail server refused the address itself for
+	// good; the account's later invites to it are skipped as suppressed.
+	SuppressAddress bool
 }
 
 // FinishInviteSend records the outcome of a claimed send. Only an invite
@@ -316,7 +339,7 @@ type SendOutcome struct {
 // earlier verdict of delivery_uncertain, as the record of a sent invite
 // must not be lost.
 func (s *Store) FinishInviteSend(ctx context.Context, eventID string, o SendOutcome) (InviteState, error) {
-	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+	return s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
 		uncertainFail := cur.Status == InviteFailed && cur.Reason == ReasonDeliveryUncertain
 		switch {
 		case !o.SentAt.IsZero() && (cur.Status == InviteSending || uncertainFail):
@@ -328,6 +351,14 @@ func (s *Store) FinishInviteSend(ctx context.Context, eventID string, o SendOutc
 			cur.Status, cur.LastError = InviteScheduled, o.Error
 		default:
 			cur.Status, cur.Reason, cur.LastError = InviteFailed, o.Reason, o.Error
+			if o.SuppressAddress {
+				if _, err := tx.ExecContext(ctx, `
+					INSERT INTO suppressed_addresses (account_id, email, event_id, created_at)
+					SELECT account_id, lower(customer_email), id, $2 FROM events WHERE id = $1
+					ON CONFLICT DO NOTHING`, eventID, s.Now()); err != nil {
+					return cur, false, fmt.Errorf("suppress address: %w", err)
+				}
+			}
 		}
 		return cur, true, nil
 	})

@@ -189,7 +189,7 @@ func benchMeasure(ctx context.Context, env *environment, o benchOptions) (*bench
 		}
 		defer ins.close()
 	}
-	if err := api.warmUp(ctx, typ, o.concurrency); err != nil {
+	if err := api.warmUp(ctx, typ, o.concurrency, prog); err != nil {
 		return nil, err
 	}
 	posts := api.fire(ctx, benchBodies(typ, o.target.channelID, runID, o.events), o.concurrency, prog)
@@ -377,17 +377,14 @@ type postRun struct {
 // few reads on each: the bare-insert baseline gets a warm pool too
 // (warmPool), and a client that has been posting for a while has them.
 // The reads also bring up the API's own database pool.
-func (a *benchAPI) warmUp(ctx context.Context, typ string, c int) error {
-	var failed atomic.Pointer[error]
-	fanOut(ctx, 4*c, c, func(int) {
-		if err := a.call(ctx, http.MethodGet, "/event-types?name="+url.QueryEscape(typ), nil, http.StatusOK, nil); err != nil {
-			failed.CompareAndSwap(nil, &err)
-		}
+func (a *benchAPI) warmUp(ctx context.Context, typ string, c int, prog *progress) error {
+	_, _, err := timeEach(ctx, "warm up", 4*c, c, prog, func(int) error {
+		return a.call(ctx, http.MethodGet, "/event-types?name="+url.QueryEscape(typ), nil, http.StatusOK, nil)
 	})
-	if p := failed.Load(); p != nil {
-		return fmt.Errorf("warm up: %w", *p)
+	if err != nil {
+		return fmt.Errorf("warm up: %w", err)
 	}
-	return ctx.Err()
+	return nil
 }
 
 // fire posts every body from concurrency clients at once.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -47,7 +48,7 @@ func TestBenchWarmUp(t *testing.T) {
 	api := &benchAPI{t: benchTarget{baseURL: srv.URL}, http: &http.Client{Transport: tr, Timeout: 10 * time.Second}, token: "tok"}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, api.warmUp(ctx, "bench-x", c))
+	require.NoError(t, api.warmUp(ctx, "bench-x", c, newProgress(io.Discard)))
 	assert.GreaterOrEqual(t, conns.Load(), int64(c), "a connection per client")
 	assert.EqualValues(t, 4*c, requests.Load())
 
@@ -56,7 +57,7 @@ func TestBenchWarmUp(t *testing.T) {
 	}))
 	defer failing.Close()
 	api.t.baseURL = failing.URL
-	err := api.warmUp(ctx, "bench-x", c)
+	err := api.warmUp(ctx, "bench-x", c, newProgress(io.Discard))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "warm up")
 }

@@ -179,12 +179,9 @@ func (s *Store) acceptMany(calls []*acceptCall) error {
 		TypeFound    bool `db:"type_found"`
 		SettingFound bool `db:"setting_found"`
 	}
-	stmt, err := s.acceptBatchStmt.get(ctx, s.db)
-	if err == nil {
-		err = stmt.SelectContext(ctx, &rows, pq.Array(ids), pq.Array(accounts), pq.Array(types),
-			pq.Array(channels), pq.Array(emails), pq.Array(received), pq.Array(customerRefs), pq.Array(txRefs),
-			pq.Array(txDates), pq.Array(deliveries), pq.Array(payloads))
-	}
+	err := s.selectPrepared(ctx, nil, &s.acceptBatchStmt, &rows, pq.Array(ids), pq.Array(accounts), pq.Array(types),
+		pq.Array(channels), pq.Array(emails), pq.Array(received), pq.Array(customerRefs), pq.Array(txRefs),
+		pq.Array(txDates), pq.Array(deliveries), pq.Array(payloads))
 	if err != nil {
 		return fmt.Errorf("accept %d events: %w", n, translate(err))
 	}

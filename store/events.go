@@ -132,12 +132,9 @@ func (s *Store) acceptOne(ctx context.Context, e NewEvent, id string, now time.T
 		SettingFound bool `db:"setting_found"`
 		Inserted     bool `db:"inserted"`
 	}
-	stmt, err := s.acceptStmt.get(ctx, s.db)
-	if err == nil {
-		err = stmt.GetContext(ctx, &r, id, e.AccountID, e.Type, e.ChannelID, e.CustomerEmail,
-			now, e.CustomerReference, e.TransactionReference, e.TransactionDate.UTC(), delivery,
-			e.IdempotencyKey, hash, now.Add(IdempotencyTTL), []byte(e.Payload))
-	}
+	err := s.getPrepared(ctx, nil, &s.acceptStmt, &r, id, e.AccountID, e.Type, e.ChannelID, e.CustomerEmail,
+		now, e.CustomerReference, e.TransactionReference, e.TransactionDate.UTC(), delivery,
+		e.IdempotencyKey, hash, now.Add(IdempotencyTTL), []byte(e.Payload))
 	if err != nil {
 		return Accepted{}, fmt.Errorf("accept event: %w", translate(err))
 	}

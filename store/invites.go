@@ -49,6 +49,27 @@ const inviteStateColumns = `invite_status, COALESCE(invite_reason, '') AS invite
 	COALESCE(invite_medium, '') AS invite_medium, scheduled_for, sent_at, attempts,
 	COALESCE(last_error, '') AS last_error`
 
+// inviteStatements are the statements every invite runs: its plan, the
+// row lock and write of each transition, the claim's reads and throttle,
+// its content. Prepared once like the accept statements, each is one
+// round trip without planning (an unprepared query with arguments is two,
+// planned each time).
+type inviteStatements struct {
+	plan, lockState, writeState, claimRead, throttleLock, recentlyInvited, content preparedStmt
+}
+
+func newInviteStatements() *inviteStatements {
+	return &inviteStatements{
+		plan:            preparedStmt{query: planSQL},
+		lockState:       preparedStmt{query: `SELECT ` + inviteStateColumns + ` FROM events WHERE id = $1 FOR UPDATE`},
+		writeState:      preparedStmt{query: writeStateSQL},
+		claimRead:       preparedStmt{query: claimReadSQL},
+		throttleLock:    preparedStmt{query: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`},
+		recentlyInvited: preparedStmt{query: recentlyInvitedSQL},
+		content:         preparedStmt{query: `SELECT account_id, customer_email, payload FROM events WHERE id = $1`},
+	}
+}
+
 // LoadInviteState returns an event's invite state.
 func (s *Store) LoadInviteState(ctx context.Context, eventID string) (InviteState, error) {
 	var st InviteState
@@ -64,6 +85,16 @@ type InvitePlan struct {
 	Plan            schedule.Plan `json:"plan"`
 }
 
+const planSQL = `
+	SELECT e.invite_status, et.active AS event_type_active, s.active AS setting_active,
+	       e.received_at, e.transaction_date,
+	       COALESCE(to_char(e.estimated_delivery_date, 'YYYY-MM-DD'), '') AS delivery_date,
+	       e.delay, e.delay_from, e.send_window
+	FROM events e
+	JOIN event_types et ON et.id = e.event_type_id
+	JOIN invite_settings s ON s.id = e.invite_setting_id
+	WHERE e.id = $1`
+
 // LoadInvitePlan returns the event's schedule copy (SPEC §10) and whether
 // its event type and invite setting are active now.
 func (s *Store) LoadInvitePlan(ctx context.Context, eventID string) (InvitePlan, error) {
@@ -78,16 +109,7 @@ func (s *Store) LoadInvitePlan(ctx context.Context, eventID string) (InvitePlan,
 		DelayFrom       string    `db:"delay_from"`
 		SendWindow      []byte    `db:"send_window"`
 	}
-	err := s.db.GetContext(ctx, &r, `
-		SELECT e.invite_status, et.active AS event_type_active, s.active AS setting_active,
-		       e.received_at, e.transaction_date,
-		       COALESCE(to_char(e.estimated_delivery_date, 'YYYY-MM-DD'), '') AS delivery_date,
-		       e.delay, e.delay_from, e.send_window
-		FROM events e
-		JOIN event_types et ON et.id = e.event_type_id
-		JOIN invite_settings s ON s.id = e.invite_setting_id
-		WHERE e.id = $1`, eventID)
-	if err != nil {
+	if err := s.getPrepared(ctx, nil, &s.invite.plan, &r, eventID); err != nil {
 		return InvitePlan{}, fmt.Errorf("load invite plan: %w", translate(err))
 	}
 	p := InvitePlan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive,
@@ -111,7 +133,7 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 	var out InviteState
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var cur InviteState
-		if err := tx.GetContext(ctx, &cur, `SELECT `+inviteStateColumns+` FROM events WHERE id = $1 FOR UPDATE`, eventID); err != nil {
+		if err := s.getPrepared(ctx, tx, &s.invite.lockState, &cur, eventID); err != nil {
 			return err
 		}
 		n, changed, err := next(tx, cur)
@@ -124,18 +146,21 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE events SET invite_status = $2, invite_reason = NULLIF($3, ''),
-			invite_medium = NULLIF($4, ''), scheduled_for = $5, sent_at = $6, attempts = $7,
-			last_error = NULLIF($8, ''), updated_at = $9 WHERE id = $1`,
-			eventID, n.Status, n.Reason, n.Medium, n.ScheduledFor, n.SentAt, n.Attempts, n.LastError, s.Now())
 		out = n
-		return err
+		return s.execPrepared(ctx, tx, &s.invite.writeState,
+			eventID, n.Status, n.Reason, n.Medium, n.ScheduledFor, n.SentAt, n.Attempts, n.LastError, s.Now())
 	})
 	if err != nil {
 		return InviteState{}, fmt.Errorf("invite %s: %w", eventID, err)
 	}
 	return out, nil
 }
+
+const writeStateSQL = `
+	UPDATE events SET invite_status = $2, invite_reason = NULLIF($3, ''),
+	       invite_medium = NULLIF($4, ''), scheduled_for = $5, sent_at = $6, attempts = $7,
+	       last_error = NULLIF($8, ''), updated_at = $9
+	WHERE id = $1`
 
 // liftSuppression ends the suppression of the address whose refusal
 // failed the invite eventID, if there is one: the invite is being tried
@@ -252,16 +277,7 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 			MinDays         int    `db:"min_days_between_invites"`
 			Suppressed      bool   `db:"suppressed"`
 		}
-		err := tx.GetContext(ctx, &r, `
-			SELECT e.account_id, e.customer_email, COALESCE(e.payload #>> '{customer,mobile}', '') AS mobile,
-			       et.active AS event_type_active, s.active AS setting_active, s.medium, s.min_days_between_invites,
-			       EXISTS (SELECT 1 FROM suppressed_addresses sa
-			               WHERE sa.account_id = e.account_id AND sa.email = lower(e.customer_email)) AS suppressed
-			FROM events e
-			JOIN event_types et ON et.id = e.event_type_id
-			JOIN invite_settings s ON s.id = e.invite_setting_id
-			WHERE e.id = $1`, eventID)
-		if err != nil {
+		if err := s.getPrepared(ctx, tx, &s.invite.claimRead, &r, eventID); err != nil {
 			return cur, false, fmt.Errorf("read setting: %w", err)
 		}
 		skip := func(reason string) (InviteState, bool, error) {
@@ -285,7 +301,7 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 			return skip(ReasonSuppressed)
 		}
 		if r.Medium == MediumEmail && r.MinDays > 0 {
-			recent, err := recentlyInvited(ctx, tx, eventID, r.AccountID, r.Email, s.Now().Add(-time.Duration(r.MinDays)*24*time.Hour))
+			recent, err := s.recentlyInvited(ctx, tx, eventID, r.AccountID, r.Email, s.Now().Add(-time.Duration(r.MinDays)*24*time.Hour))
 			if err != nil {
 				return cur, false, err
 			}
@@ -300,28 +316,38 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 	return Claim{State: st, Send: send}, err
 }
 
+const claimReadSQL = `
+	SELECT e.account_id, e.customer_email, COALESCE(e.payload #>> '{customer,mobile}', '') AS mobile,
+	       et.active AS event_type_active, s.active AS setting_active, s.medium, s.min_days_between_invites,
+	       EXISTS (SELECT 1 FROM suppressed_addresses sa
+	               WHERE sa.account_id = e.account_id AND sa.email = lower(e.customer_email)) AS suppressed
+	FROM events e
+	JOIN event_types et ON et.id = e.event_type_id
+	JOIN invite_settings s ON s.id = e.invite_setting_id
+	WHERE e.id = $1`
+
 // recentlyInvited takes the (account, address) advisory lock for the rest
 // of the transaction — so concurrent sends to one address are serialised —
 // and reports whether another of the account's invites to the address was
 // sent after since, or is being sent (it counts as sent until it is not:
 // the lock is released before that send ends).
-func recentlyInvited(ctx context.Context, tx *sqlx.Tx, eventID, accountID, email string, since time.Time) (bool, error) {
+func (s *Store) recentlyInvited(ctx context.Context, tx *sqlx.Tx, eventID, accountID, email string, since time.Time) (bool, error) {
 	lockKey := "touchpoint:invite-throttle:" + accountID + ":" + strings.ToLower(email)
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, lockKey); err != nil {
+	if err := s.execPrepared(ctx, tx, &s.invite.throttleLock, lockKey); err != nil {
 		return false, fmt.Errorf("throttle lock: %w", err)
 	}
 	var recent bool
-	err := tx.GetContext(ctx, &recent, `
-		SELECT EXISTS (
-			SELECT 1 FROM events
-			WHERE account_id = $1 AND lower(customer_email) = lower($2) AND id <> $3
-			  AND ((invite_status = 'sent' AND sent_at > $4) OR (invite_status = 'sending' AND updated_at > $4)))`,
-		accountID, email, eventID, since)
-	if err != nil {
+	if err := s.getPrepared(ctx, tx, &s.invite.recentlyInvited, &recent, accountID, email, eventID, since); err != nil {
 		return false, fmt.Errorf("throttle: %w", err)
 	}
 	return recent, nil
 }
+
+const recentlyInvitedSQL = `
+	SELECT EXISTS (
+		SELECT 1 FROM events
+		WHERE account_id = $1 AND lower(customer_email) = lower($2) AND id <> $3
+		  AND ((invite_status = 'sent' AND sent_at > $4) OR (invite_status = 'sending' AND updated_at > $4)))`
 
 // SendOutcome is how a claimed send ended.
 type SendOutcome struct {
@@ -391,8 +417,7 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 		Email     string `db:"customer_email"`
 		Payload   []byte `db:"payload"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT account_id, customer_email, payload FROM events WHERE id = $1`, eventID)
-	if err != nil {
+	if err := s.getPrepared(ctx, nil, &s.invite.content, &r, eventID); err != nil {
 		return InviteContent{}, fmt.Errorf("load invite content: %w", translate(err))
 	}
 	var p struct {

@@ -39,14 +39,17 @@ type Store struct {
 	now func() time.Time
 	// accepts groups concurrent AcceptEvent calls into one commit.
 	accepts acceptQueue
-	// The accept statements are prepared once (see preparedStmt).
+	// The statements every event or invite runs are prepared once (see
+	// preparedStmt).
 	acceptStmt, acceptBatchStmt preparedStmt
+	invite                      *inviteStatements
 }
 
 // New wraps an open pool.
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	return &Store{db: db, DefaultInviteDelay: defaultInviteDelay, now: time.Now,
-		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL}}
+		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
+		invite: newInviteStatements()}
 }
 
 // preparedStmt is a statement prepared on first use and kept: running it
@@ -74,6 +77,46 @@ func (p *preparedStmt) get(ctx context.Context, db *sqlx.DB) (*sqlx.Stmt, error)
 		stmt.Close()
 	}
 	return p.stmt.Load(), nil
+}
+
+// on returns the statement ready to run in tx, or on the pool when tx is
+// nil. In a transaction database/sql reuses the statement prepared on the
+// transaction's connection, preparing it there first if it must.
+func (p *preparedStmt) on(ctx context.Context, db *sqlx.DB, tx *sqlx.Tx) (*sqlx.Stmt, error) {
+	stmt, err := p.get(ctx, db)
+	if err != nil || tx == nil {
+		return stmt, err
+	}
+	return tx.StmtxContext(ctx, stmt), nil
+}
+
+// getPrepared runs p for one row into dest, in tx or, when tx is nil, on
+// the pool.
+func (s *Store) getPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, dest any, args ...any) error {
+	stmt, err := p.on(ctx, s.db, tx)
+	if err != nil {
+		return err
+	}
+	return stmt.GetContext(ctx, dest, args...)
+}
+
+// selectPrepared runs p for all rows into dest, as getPrepared.
+func (s *Store) selectPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, dest any, args ...any) error {
+	stmt, err := p.on(ctx, s.db, tx)
+	if err != nil {
+		return err
+	}
+	return stmt.SelectContext(ctx, dest, args...)
+}
+
+// execPrepared runs p for no rows, as getPrepared.
+func (s *Store) execPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, args ...any) error {
+	stmt, err := p.on(ctx, s.db, tx)
+	if err != nil {
+		return err
+	}
+	_, err = stmt.ExecContext(ctx, args...)
+	return err
 }
 
 // DB exposes the pool to the few callers that need a raw handle

@@ -70,6 +70,17 @@ func newInviteStatements() *inviteStatements {
 	}
 }
 
+// prepareForTx makes the statements that run inside transactions ready
+// before one begins (see preparedStmt.on).
+func (st *inviteStatements) prepareForTx(ctx context.Context, db *sqlx.DB) error {
+	for _, p := range []*preparedStmt{&st.lockState, &st.writeState, &st.claimRead, &st.throttleLock, &st.recentlyInvited} {
+		if _, err := p.get(ctx, db); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // LoadInviteState returns an event's invite state.
 func (s *Store) LoadInviteState(ctx context.Context, eventID string) (InviteState, error) {
 	var st InviteState
@@ -130,6 +141,9 @@ func (s *Store) LoadInvitePlan(ctx context.Context, eventID string) (InvitePlan,
 // against the API's cancel (which locks the same row).
 func (s *Store) changeInvite(ctx context.Context, eventID string,
 	next func(tx *sqlx.Tx, cur InviteState) (InviteState, bool, error)) (InviteState, error) {
+	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
+		return InviteState{}, fmt.Errorf("invite %s: %w", eventID, translate(err))
+	}
 	var out InviteState
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var cur InviteState

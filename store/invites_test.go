@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -329,4 +330,39 @@ func TestLoadInviteContent(t *testing.T) {
 
 	_, err = st.LoadInviteContent(context.Background(), store.NewID("evt"))
 	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// TestInviteStepsOnATightPool runs the transitions of many invites at once
+// on a fresh store whose pool has two connections. Preparing the steps'
+// statements takes a pool connection; a transaction that did so while
+// holding its own would leave the others waiting on each other until they
+// time out.
+func TestInviteStepsOnATightPool(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	db.SetMaxOpenConns(2)
+	st := store.New(db, "P7D")
+	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
+	ids := make([]string, 16)
+	for i := range ids {
+		ids[i] = a.Event(t, eventfixture.Event{Email: fmt.Sprintf("customer%d@example.com", i)})
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	claims := make([]store.Claim, len(ids))
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		wg.Go(func() {
+			if _, errs[i] = st.MarkInviteScheduled(ctx, id, time.Now()); errs[i] == nil {
+				claims[i], errs[i] = st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+			}
+		})
+	}
+	wg.Wait()
+	for i := range ids {
+		require.NoError(t, errs[i], "invite %d", i)
+		assert.True(t, claims[i].Send, "invite %d: %+v", i, claims[i].State)
+	}
 }

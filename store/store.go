@@ -82,12 +82,21 @@ func (p *preparedStmt) get(ctx context.Context, db *sqlx.DB) (*sqlx.Stmt, error)
 // on returns the statement ready to run in tx, or on the pool when tx is
 // nil. In a transaction database/sql reuses the statement prepared on the
 // transaction's connection, preparing it there first if it must.
+//
+// Preparing a statement for the pool takes a pool connection, so a
+// transaction never does it: holding one connection while waiting for
+// another, enough concurrent transactions would empty the pool and wait
+// on each other until they time out. Callers get their statements before
+// they begin; one that is not ready yet is prepared for this transaction
+// alone.
 func (p *preparedStmt) on(ctx context.Context, db *sqlx.DB, tx *sqlx.Tx) (*sqlx.Stmt, error) {
-	stmt, err := p.get(ctx, db)
-	if err != nil || tx == nil {
-		return stmt, err
+	if tx == nil {
+		return p.get(ctx, db)
 	}
-	return tx.StmtxContext(ctx, stmt), nil
+	if stmt := p.stmt.Load(); stmt != nil {
+		return tx.StmtxContext(ctx, stmt), nil
+	}
+	return tx.PreparexContext(ctx, p.query)
 }
 
 // getPrepared runs p for one row into dest, in tx or, when tx is nil, on

@@ -1,7 +1,6 @@
 package apiserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,6 +40,12 @@ func BenchmarkAcceptOnly(b *testing.B) {
 	e.srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = concurrency
 	_, err := e.store.DB().Exec(`CREATE TABLE bare_inserts (id text PRIMARY KEY, payload jsonb NOT NULL)`)
 	require.NoError(b, err)
+	const bareInsert = `INSERT INTO bare_inserts (id, payload) VALUES ($1, $2)`
+	event := func(i int) map[string]any {
+		ev := e.minimalEvent("checkout")
+		ev["customer"] = map[string]any{"email": fmt.Sprintf("c%d@example.com", i)}
+		return ev
+	}
 	payload := `{"customer":{"email":"ann@example.com"},"type":"checkout"}`
 
 	run := func(b *testing.B, op func(i int) error) {
@@ -70,9 +75,7 @@ func BenchmarkAcceptOnly(b *testing.B) {
 
 	b.Run("accept", func(b *testing.B) {
 		run(b, func(i int) error {
-			ev := e.minimalEvent("checkout")
-			ev["customer"] = map[string]any{"email": fmt.Sprintf("c%d@example.com", i)}
-			if r := e.do(b, http.MethodPost, "/events", e.token, ev); r.status != http.StatusAccepted {
+			if r := e.do(b, http.MethodPost, "/events", e.token, event(i)); r.status != http.StatusAccepted {
 				return fmt.Errorf("status %d: %s", r.status, r.body)
 			}
 			return nil
@@ -86,7 +89,7 @@ func BenchmarkAcceptOnly(b *testing.B) {
 	floor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
 		if err == nil {
-			_, err = e.store.DB().ExecContext(r.Context(), `INSERT INTO bare_inserts (id, payload) VALUES ($1, $2)`, uuid.NewString(), body)
+			_, err = e.store.DB().ExecContext(r.Context(), bareInsert, uuid.NewString(), body)
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -97,31 +100,12 @@ func BenchmarkAcceptOnly(b *testing.B) {
 		io.WriteString(w, `{"Message":"accepted"}`)
 	}))
 	b.Cleanup(floor.Close)
-	floor.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = concurrency
 	b.Run("http and bare insert", func(b *testing.B) {
 		run(b, func(i int) error {
-			ev := e.minimalEvent("checkout")
-			ev["customer"] = map[string]any{"email": fmt.Sprintf("c%d@example.com", i)}
-			body, err := json.Marshal(ev)
-			if err != nil {
-				return err
+			if r := e.doOn(b, floor.URL, http.MethodPost, "/events", e.token, event(i)); r.status != http.StatusAccepted {
+				return fmt.Errorf("status %d: %s", r.status, r.body)
 			}
-			req, err := http.NewRequest(http.MethodPost, floor.URL+"/events", bytes.NewReader(body))
-			if err != nil {
-				return err
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+e.token)
-			res, err := floor.Client().Do(req)
-			if err != nil {
-				return err
-			}
-			defer res.Body.Close()
-			answer, err := io.ReadAll(res.Body)
-			if err == nil && res.StatusCode != http.StatusAccepted {
-				err = fmt.Errorf("status %d: %s", res.StatusCode, answer)
-			}
-			return err
+			return nil
 		})
 	})
 	b.Run("store only", func(b *testing.B) { // the accept statement without HTTP and token check
@@ -135,7 +119,7 @@ func BenchmarkAcceptOnly(b *testing.B) {
 	})
 	b.Run("bare insert", func(b *testing.B) {
 		run(b, func(int) error {
-			_, err := e.store.DB().Exec(`INSERT INTO bare_inserts (id, payload) VALUES ($1, $2)`, uuid.NewString(), payload)
+			_, err := e.store.DB().Exec(bareInsert, uuid.NewString(), payload)
 			return err
 		})
 	})

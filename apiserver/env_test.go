@@ -232,6 +232,12 @@ type header struct{ name, value string }
 // a header option overrides it.
 func (e *env) do(t testing.TB, method, path, token string, body any, headers ...header) response {
 	t.Helper()
+	return e.doOn(t, e.srv.URL, method, path, token, body, headers...)
+}
+
+// doOn is do against another server at base, with the same client.
+func (e *env) doOn(t testing.TB, base, method, path, token string, body any, headers ...header) response {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		if s, ok := body.(string); ok {
@@ -242,7 +248,7 @@ func (e *env) do(t testing.TB, method, path, token string, body any, headers ...
 			rd = bytes.NewReader(b)
 		}
 	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	require.NoError(t, err)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

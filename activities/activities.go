@@ -17,30 +17,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
-)
-
-// Application error types, for the workflow to branch on.
-const (
-	// ErrTypeNotFound: the event does not exist (non-retryable).
-	ErrTypeNotFound = "EventNotFound"
-	// ErrTypeTransient: the send failed for now; the invite is scheduled
-	// again with last_error and the activity is retried.
-	ErrTypeTransient = "DeliveryTransient"
-	// ErrTypeRejected: the server refused the recipient or message for
-	// good; the invite is failed (non-retryable).
-	ErrTypeRejected = "DeliveryRejected"
-	// ErrTypeUncertain: the invite may or may not have been delivered; it
-	// is failed as delivery_uncertain and not sent again (non-retryable).
-	ErrTypeUncertain = "DeliveryUncertain"
-	// ErrTypeNoProvider: no provider for the medium; failed (non-retryable).
-	ErrTypeNoProvider = "NoProvider"
-	// ErrTypeSentUnrecorded: the invite was delivered but recording it
-	// failed; the details hold SentUnrecorded for the workflow to record
-	// it with RecordSent (non-retryable: sending again would duplicate).
-	ErrTypeSentUnrecorded = "SentUnrecorded"
+	"github.com/touchpoint/touchpoint/workflows"
 )
 
 // SMSSender delivers an invite as a text message. None is built in yet:
@@ -72,56 +53,21 @@ type Activities struct {
 	Logger    *slog.Logger     // nil: discard
 }
 
-// EventInput names the event an activity works on.
-type EventInput struct {
-	EventID string
-}
-
-// MarkScheduledInput is the resolved send time of an invite.
-type MarkScheduledInput struct {
-	EventID      string
-	ScheduledFor time.Time
-}
-
-// MarkSkippedInput is why an invite is not sent.
-type MarkSkippedInput struct {
-	EventID string
-	Reason  string // a store.Reason… value
-}
-
-// MarkFailedInput is why the workflow gave up on an invite.
-type MarkFailedInput struct {
-	EventID   string
-	Reason    string
-	LastError string
-}
-
-// RecordSentInput is a delivery that SendInvite could not record.
-type RecordSentInput struct {
-	EventID string
-	SentAt  time.Time
-}
-
-// SentUnrecorded is the detail of an ErrTypeSentUnrecorded error.
-type SentUnrecorded struct {
-	SentAt time.Time
-}
-
 // LoadPlan loads the event's schedule copy and whether its event type and
 // setting are active (a local activity: one read).
-func (a *Activities) LoadPlan(ctx context.Context, in EventInput) (store.InvitePlan, error) {
+func (a *Activities) LoadPlan(ctx context.Context, in workflows.EventInput) (invite.Plan, error) {
 	p, err := a.Store.LoadInvitePlan(ctx, in.EventID)
 	return p, storeError(err)
 }
 
 // MarkScheduled records the send time (pending, failed or scheduled only).
-func (a *Activities) MarkScheduled(ctx context.Context, in MarkScheduledInput) (store.InviteState, error) {
+func (a *Activities) MarkScheduled(ctx context.Context, in workflows.MarkScheduledInput) (invite.State, error) {
 	st, err := a.Store.MarkInviteScheduled(ctx, in.EventID, in.ScheduledFor)
 	return st, storeError(err)
 }
 
 // MarkSkipped records that no invite is sent (pending, scheduled or failed only).
-func (a *Activities) MarkSkipped(ctx context.Context, in MarkSkippedInput) (store.InviteState, error) {
+func (a *Activities) MarkSkipped(ctx context.Context, in workflows.MarkSkippedInput) (invite.State, error) {
 	st, err := a.Store.MarkInviteSkipped(ctx, in.EventID, in.Reason)
 	if err == nil {
 		a.logger().InfoContext(ctx, "invite skipped", "event_id", in.EventID, "reason", st.Reason, "status", st.Status)
@@ -131,7 +77,7 @@ func (a *Activities) MarkSkipped(ctx context.Context, in MarkSkippedInput) (stor
 
 // MarkCancelled cancels a pending or scheduled invite (a cancel signal from
 // the Temporal UI; the API has cancelled already and this is a no-op).
-func (a *Activities) MarkCancelled(ctx context.Context, in EventInput) (store.InviteState, error) {
+func (a *Activities) MarkCancelled(ctx context.Context, in workflows.EventInput) (invite.State, error) {
 	st, err := a.Store.MarkInviteCancelled(ctx, in.EventID)
 	return st, storeError(err)
 }
@@ -139,7 +85,7 @@ func (a *Activities) MarkCancelled(ctx context.Context, in EventInput) (store.In
 // MarkFailed gives up on an invite: scheduled → failed with the reason;
 // left sending → failed as delivery_uncertain; otherwise unchanged, so it
 // also just reads back a failure SendInvite has recorded itself.
-func (a *Activities) MarkFailed(ctx context.Context, in MarkFailedInput) (store.InviteState, error) {
+func (a *Activities) MarkFailed(ctx context.Context, in workflows.MarkFailedInput) (invite.State, error) {
 	st, err := a.Store.MarkInviteFailed(ctx, in.EventID, in.Reason, in.LastError)
 	if err == nil {
 		a.logger().WarnContext(ctx, "invite failed", "event_id", in.EventID, "reason", st.Reason, "last_error", st.LastError)
@@ -148,7 +94,7 @@ func (a *Activities) MarkFailed(ctx context.Context, in MarkFailedInput) (store.
 }
 
 // RecordSent records a delivery that SendInvite could not record.
-func (a *Activities) RecordSent(ctx context.Context, in RecordSentInput) (store.InviteState, error) {
+func (a *Activities) RecordSent(ctx context.Context, in workflows.RecordSentInput) (invite.State, error) {
 	st, err := a.Store.FinishInviteSend(ctx, in.EventID, store.SendOutcome{SentAt: in.SentAt})
 	return st, storeError(err)
 }
@@ -160,33 +106,33 @@ func (a *Activities) RecordSent(ctx context.Context, in RecordSentInput) (store.
 // state found (sent, skipped, cancelled) or, for a failure, a
 // non-retryable error; a transient delivery failure sets the invite back
 // to scheduled and returns a retryable error.
-func (a *Activities) SendInvite(ctx context.Context, in EventInput) (store.InviteState, error) {
+func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (invite.State, error) {
 	content, err := a.Store.LoadInviteContent(ctx, in.EventID)
 	if err != nil {
-		return store.InviteState{}, storeError(err)
+		return invite.State{}, storeError(err)
 	}
 	// Rendered before the claim, so a template error never leaves the
 	// invite marked sending. It is retried: a fixed deployment recovers.
 	msg, err := a.Templates.Render(content.Locale, a.templateData(content))
 	if err != nil {
-		return store.InviteState{}, err
+		return invite.State{}, err
 	}
 	claim, err := a.Store.ClaimInviteSend(ctx, in.EventID, store.ClaimOptions{SMSEnabled: a.SMS != nil})
 	if err != nil {
-		return store.InviteState{}, storeError(err)
+		return invite.State{}, storeError(err)
 	}
 	log := a.logger().With("event_id", in.EventID)
 	if !claim.Send {
 		st := claim.State
 		log.InfoContext(ctx, "invite not sent", "status", st.Status, "reason", st.Reason)
-		if st.Status == store.InviteFailed {
+		if st.Status == invite.Failed {
 			return st, failedError(st)
 		}
 		return st, nil
 	}
 
 	var to string
-	if claim.State.Medium == store.MediumSMS {
+	if claim.State.Medium == invite.SMS {
 		to = content.Mobile
 		err = a.SMS.SendSMS(ctx, SMS{EventID: in.EventID, To: to, Text: msg.Subject + "\n" + a.Feedback.URL(in.EventID)})
 	} else {
@@ -200,8 +146,8 @@ func (a *Activities) SendInvite(ctx context.Context, in EventInput) (store.Invit
 		st, ferr := a.Store.FinishInviteSend(ctx, in.EventID, store.SendOutcome{SentAt: sentAt})
 		if ferr != nil {
 			log.ErrorContext(ctx, "invite sent but not recorded; the workflow records it", "error", ferr)
-			return store.InviteState{}, temporal.NewNonRetryableApplicationError("invite sent but not recorded: "+ferr.Error(),
-				ErrTypeSentUnrecorded, nil, SentUnrecorded{SentAt: sentAt})
+			return invite.State{}, temporal.NewNonRetryableApplicationError("invite sent but not recorded: "+ferr.Error(),
+				workflows.ErrTypeSentUnrecorded, nil, workflows.SentUnrecorded{SentAt: sentAt})
 		}
 		log.InfoContext(ctx, "invite sent", "medium", st.Medium, "attempt", st.Attempts)
 		return st, nil
@@ -216,34 +162,34 @@ func (a *Activities) SendInvite(ctx context.Context, in EventInput) (store.Invit
 	case mail.Transient:
 		out.Retry = true
 	case mail.Permanent:
-		out.Reason = store.ReasonRejected
-		out.SuppressAddress = claim.State.Medium == store.MediumEmail && mail.RecipientRefused(err)
+		out.Reason = invite.Rejected
+		out.SuppressAddress = claim.State.Medium == invite.Email && mail.RecipientRefused(err)
 	case mail.Uncertain:
-		out.Reason = store.ReasonDeliveryUncertain
+		out.Reason = invite.DeliveryUncertain
 	}
 	st, ferr := a.Store.FinishInviteSend(ctx, in.EventID, out)
 	if ferr != nil {
 		// The invite stays sending; the next attempt fails it as
 		// delivery_uncertain rather than risk a second send.
-		return store.InviteState{}, storeError(ferr)
+		return invite.State{}, storeError(ferr)
 	}
 	log.WarnContext(ctx, "invite delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, to), "error", err.Error(), "attempt", st.Attempts)
 	if kind == mail.Transient {
-		return st, temporal.NewApplicationError(err.Error(), ErrTypeTransient)
+		return st, temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
 	}
 	return st, failedError(st)
 }
 
 // failedError is the non-retryable error for an invite recorded failed.
-func failedError(st store.InviteState) error {
-	typ := ErrTypeRejected
+func failedError(st invite.State) error {
+	typ := workflows.ErrTypeRejected
 	switch st.Reason {
-	case store.ReasonDeliveryUncertain:
-		typ = ErrTypeUncertain
-	case store.ReasonNoProvider:
-		typ = ErrTypeNoProvider
+	case invite.DeliveryUncertain:
+		typ = workflows.ErrTypeUncertain
+	case invite.NoProvider:
+		typ = workflows.ErrTypeNoProvider
 	}
-	msg := "invite failed: " + st.Reason
+	msg := "invite failed: " + string(st.Reason)
 	if st.LastError != "" {
 		msg += ": " + st.LastError
 	}
@@ -254,7 +200,7 @@ func failedError(st store.InviteState) error {
 // (PostgreSQL down) are retried.
 func storeError(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return temporal.NewNonRetryableApplicationError("event not found", ErrTypeNotFound, nil)
+		return temporal.NewNonRetryableApplicationError("event not found", workflows.ErrTypeNotFound, nil)
 	}
 	return err
 }
@@ -277,8 +223,8 @@ func joinName(first, last string) string {
 	return first + " " + last
 }
 
-func maskFor(medium, to string) string {
-	if medium == store.MediumSMS && len(to) > 4 {
+func maskFor(medium invite.Medium, to string) string {
+	if medium == invite.SMS && len(to) > 4 {
 		return "***" + to[len(to)-4:]
 	}
 	return to // an email is masked already

@@ -24,9 +24,11 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/workflows"
 )
 
 const email = "jane.doe@example.com"
@@ -54,7 +56,7 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-func (h *harness) state(t *testing.T, id string) store.InviteState {
+func (h *harness) state(t *testing.T, id string) invite.State {
 	t.Helper()
 	st, err := h.st.LoadInviteState(context.Background(), id)
 	require.NoError(t, err)
@@ -75,12 +77,12 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email, FirstName: "Jane", LastName: "Doe", Locale: "de_DE",
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email, FirstName: "Jane", LastName: "Doe", Locale: "de_DE",
 		Products: []eventfixture.Product{{Name: "Wanderschuh <Trail>", ImageURL: "https://cdn.example/shoe.png"}}})
 
-	st, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Equal(t, invite.Sent, st.Status)
 	assert.Equal(t, 1, st.Attempts)
 	require.NotNil(t, st.SentAt)
 	assert.Equal(t, st, h.state(t, id))
@@ -105,9 +107,9 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 	assert.Equal(t, id, got)
 
 	// Temporal runs the activity again (a lost completion): nothing is sent.
-	again, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	again, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, again.Status)
+	assert.Equal(t, invite.Sent, again.Status)
 	assert.Len(t, h.smtp.Messages(), 1)
 }
 
@@ -116,13 +118,13 @@ func TestSendInviteAfterACrashMidSend(t *testing.T) {
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
 	// An earlier attempt marked the invite sending and died.
-	id := a.Event(t, eventfixture.Event{Status: store.InviteSending, Email: email})
+	id := a.Event(t, eventfixture.Event{Status: invite.Sending, Email: email})
 
-	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
-	appError(t, err, activities.ErrTypeUncertain, false)
+	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	appError(t, err, workflows.ErrTypeUncertain, false)
 	st := h.state(t, id)
-	assert.Equal(t, store.InviteFailed, st.Status)
-	assert.Equal(t, store.ReasonDeliveryUncertain, st.Reason)
+	assert.Equal(t, invite.Failed, st.Status)
+	assert.Equal(t, invite.DeliveryUncertain, st.Reason)
 	assert.Empty(t, h.smtp.Messages(), "not sent a second time")
 }
 
@@ -131,14 +133,14 @@ func TestConcurrentSendsToOneAddressSendOne(t *testing.T) {
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{MinDays: 30})
 	ids := []string{
-		a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email}),
-		a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: strings.ToUpper(email)}),
+		a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email}),
+		a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: strings.ToUpper(email)}),
 	}
-	states := make([]store.InviteState, len(ids))
+	states := make([]invite.State, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			st, err := h.acts.SendInvite(context.Background(), activities.EventInput{EventID: id})
+			st, err := h.acts.SendInvite(context.Background(), workflows.EventInput{EventID: id})
 			assert.NoError(t, err)
 			states[i] = st
 		})
@@ -147,7 +149,7 @@ func TestConcurrentSendsToOneAddressSendOne(t *testing.T) {
 	assert.Len(t, h.smtp.Messages(), 1)
 	var statuses []string
 	for _, st := range states {
-		statuses = append(statuses, st.Status+"/"+st.Reason)
+		statuses = append(statuses, string(st.Status)+"/"+string(st.Reason))
 	}
 	assert.ElementsMatch(t, []string{"sent/", "skipped/recently_invited"}, statuses)
 }
@@ -156,20 +158,20 @@ func TestTransientFailureIsRetried(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	h.smtp.FailRCPT(1, 451)
-	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
-	appError(t, err, activities.ErrTypeTransient, true)
+	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	appError(t, err, workflows.ErrTypeTransient, true)
 	st := h.state(t, id)
-	assert.Equal(t, store.InviteScheduled, st.Status)
+	assert.Equal(t, invite.Scheduled, st.Status)
 	assert.Contains(t, st.LastError, "451")
 	assert.NotContains(t, strings.ToLower(st.LastError), email)
 	assert.Equal(t, 1, st.Attempts)
 
-	st, err = h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	st, err = h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Equal(t, invite.Sent, st.Status)
 	assert.Equal(t, 2, st.Attempts)
 	assert.Len(t, h.smtp.Messages(), 1)
 }
@@ -178,17 +180,17 @@ func TestSMTPOutageIsTransient(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	h.smtp.Stop()
-	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
-	appError(t, err, activities.ErrTypeTransient, true)
-	assert.Equal(t, store.InviteScheduled, h.state(t, id).Status)
+	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	appError(t, err, workflows.ErrTypeTransient, true)
+	assert.Equal(t, invite.Scheduled, h.state(t, id).Status)
 
 	require.NoError(t, h.smtp.Restart())
-	st, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Equal(t, invite.Sent, st.Status)
 	assert.Len(t, h.smtp.Messages(), 1)
 }
 
@@ -196,14 +198,14 @@ func TestPermanentFailureIsNotRetried(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	h.smtp.FailRCPT(1, 550)
-	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
-	appError(t, err, activities.ErrTypeRejected, false)
+	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	appError(t, err, workflows.ErrTypeRejected, false)
 	st := h.state(t, id)
-	assert.Equal(t, store.InviteFailed, st.Status)
-	assert.Equal(t, store.ReasonRejected, st.Reason)
+	assert.Equal(t, invite.Failed, st.Status)
+	assert.Equal(t, invite.Rejected, st.Reason)
 	assert.Contains(t, st.LastError, "550")
 	assert.Contains(t, st.LastError, "j***@example.com", "the echoed address is masked")
 }
@@ -216,67 +218,67 @@ func TestRefusedAddressIsSuppressed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	send := func(a *eventfixture.Account, to string) (string, store.InviteState) {
-		id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: to})
-		h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	send := func(a *eventfixture.Account, to string) (string, invite.State) {
+		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: to})
+		h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
 		return id, h.state(t, id)
 	}
 
 	h.smtp.FailRCPT(1, 550)
 	refused, st := send(a, email)
-	require.Equal(t, store.InviteFailed, st.Status)
-	require.Equal(t, store.ReasonRejected, st.Reason)
+	require.Equal(t, invite.Failed, st.Status)
+	require.Equal(t, invite.Rejected, st.Reason)
 
 	_, st = send(a, strings.ToUpper(email))
-	assert.Equal(t, store.InviteSkipped, st.Status)
-	assert.Equal(t, store.ReasonSuppressed, st.Reason)
+	assert.Equal(t, invite.Skipped, st.Status)
+	assert.Equal(t, invite.Suppressed, st.Reason)
 	assert.Empty(t, h.smtp.Messages(), "nothing sent to a refused address")
 
 	_, st = send(eventfixture.NewAccount(t, h.db, eventfixture.Setting{}), email)
-	assert.Equal(t, store.InviteSent, st.Status, "another account's invites go out")
+	assert.Equal(t, invite.Sent, st.Status, "another account's invites go out")
 
 	h.smtp.FailDATA(1, 554)
 	_, st = send(a, "other@example.com")
-	require.Equal(t, store.ReasonRejected, st.Reason)
+	require.Equal(t, invite.Rejected, st.Reason)
 	_, st = send(a, "other@example.com")
-	assert.Equal(t, store.InviteSent, st.Status, "a refused message does not suppress its address")
+	assert.Equal(t, invite.Sent, st.Status, "a refused message does not suppress its address")
 
 	_, err := h.st.RetryInvite(t.Context(), a.AccountID, refused)
 	require.NoError(t, err)
 	_, st = send(a, email)
-	assert.Equal(t, store.InviteSent, st.Status, "retrying the refused invite lifts the suppression")
+	assert.Equal(t, invite.Sent, st.Status, "retrying the refused invite lifts the suppression")
 }
 
 func TestLostReplyIsUncertain(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	h.smtp.HangUpAfterDATA(1)
-	_, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
-	appError(t, err, activities.ErrTypeUncertain, false)
+	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	appError(t, err, workflows.ErrTypeUncertain, false)
 	st := h.state(t, id)
-	assert.Equal(t, store.InviteFailed, st.Status)
-	assert.Equal(t, store.ReasonDeliveryUncertain, st.Reason)
+	assert.Equal(t, invite.Failed, st.Status)
+	assert.Equal(t, invite.DeliveryUncertain, st.Reason)
 }
 
 func TestDecidedAtSendTime(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	inactive := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	deactivated := inactive.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+	deactivated := inactive.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	inactive.Set(t, "active", false)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
 
 	for id, want := range map[string]string{
 		deactivated: "skipped/setting_inactive",
-		a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: eventfixture.NoEmail}): "skipped/no_address",
-		a.Event(t, eventfixture.Event{Status: store.InviteCancelled}):                              "cancelled/",
+		a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: eventfixture.NoEmail}): "skipped/no_address",
+		a.Event(t, eventfixture.Event{Status: invite.Cancelled}):                              "cancelled/",
 	} {
-		st, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+		st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
 		require.NoError(t, err)
-		assert.Equal(t, want, st.Status+"/"+st.Reason)
+		assert.Equal(t, want, string(st.Status)+"/"+string(st.Reason))
 	}
 	assert.Empty(t, h.smtp.Messages())
 }
@@ -296,25 +298,25 @@ func (f *fakeSMS) SendSMS(_ context.Context, m activities.SMS) error {
 func TestSMS(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: store.MediumSMS})
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: invite.SMS})
 
-	st, err := h.acts.SendInvite(t.Context(), activities.EventInput{EventID: a.Event(t, eventfixture.Event{Status: store.InviteScheduled})})
+	st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: a.Event(t, eventfixture.Event{Status: invite.Scheduled})})
 	require.NoError(t, err)
-	assert.Equal(t, "skipped/no_address", st.Status+"/"+st.Reason, "no mobile")
+	assert.Equal(t, "skipped/no_address", string(st.Status)+"/"+string(st.Reason), "no mobile")
 
-	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Mobile: "+4915112345678"})
-	_, err = h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
-	appError(t, err, activities.ErrTypeNoProvider, false)
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"})
+	_, err = h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	appError(t, err, workflows.ErrTypeNoProvider, false)
 	st = h.state(t, id)
-	assert.Equal(t, "failed/no_provider", st.Status+"/"+st.Reason)
+	assert.Equal(t, "failed/no_provider", string(st.Status)+"/"+string(st.Reason))
 	assert.Equal(t, "no SMS provider configured", st.LastError)
 
 	sms := &fakeSMS{}
 	h.acts.SMS = sms
-	id = a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Mobile: "+4915112345678"})
-	st, err = h.acts.SendInvite(t.Context(), activities.EventInput{EventID: id})
+	id = a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"})
+	st, err = h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Equal(t, invite.Sent, st.Status)
 	require.Len(t, sms.sent, 1)
 	assert.Equal(t, "+4915112345678", sms.sent[0].To)
 	assert.Contains(t, sms.sent[0].Text, h.links.URL(id))
@@ -338,7 +340,7 @@ func TestSentButNotRecorded(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: email})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	// A second pool, so the test's own goes on working.
 	db, err := sqlx.Open("postgres", testdb.URL(t, h.db))
@@ -347,19 +349,19 @@ func TestSentButNotRecorded(t *testing.T) {
 	broken.Store = store.New(db, "P7D")
 	broken.Mailer = breakingMailer{Sender: h.acts.Mailer, db: db}
 
-	_, err = broken.SendInvite(t.Context(), activities.EventInput{EventID: id})
-	appError(t, err, activities.ErrTypeSentUnrecorded, false)
+	_, err = broken.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	appError(t, err, workflows.ErrTypeSentUnrecorded, false)
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, err, &appErr)
-	var d activities.SentUnrecorded
+	var d workflows.SentUnrecorded
 	require.NoError(t, appErr.Details(&d))
 	assert.False(t, d.SentAt.IsZero())
-	assert.Equal(t, store.InviteSending, h.state(t, id).Status)
+	assert.Equal(t, invite.Sending, h.state(t, id).Status)
 
 	// The workflow records it.
-	st, err := h.acts.RecordSent(t.Context(), activities.RecordSentInput{EventID: id, SentAt: d.SentAt})
+	st, err := h.acts.RecordSent(t.Context(), workflows.RecordSentInput{EventID: id, SentAt: d.SentAt})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Equal(t, invite.Sent, st.Status)
 	assert.Len(t, h.smtp.Messages(), 1)
 }
 
@@ -370,37 +372,37 @@ func TestDatabaseSteps(t *testing.T) {
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Delay: "P2D"})
 	id := a.Event(t, eventfixture.Event{})
 
-	plan, err := h.acts.LoadPlan(ctx, activities.EventInput{EventID: id})
+	plan, err := h.acts.LoadPlan(ctx, workflows.EventInput{EventID: id})
 	require.NoError(t, err)
 	assert.Equal(t, "P2D", plan.Plan.Delay)
 	assert.True(t, plan.SettingActive)
 
 	at := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Millisecond)
-	st, err := h.acts.MarkScheduled(ctx, activities.MarkScheduledInput{EventID: id, ScheduledFor: at})
+	st, err := h.acts.MarkScheduled(ctx, workflows.MarkScheduledInput{EventID: id, ScheduledFor: at})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteScheduled, st.Status)
+	assert.Equal(t, invite.Scheduled, st.Status)
 	assert.True(t, at.Equal(*st.ScheduledFor))
 
-	st, err = h.acts.MarkCancelled(ctx, activities.EventInput{EventID: id})
+	st, err = h.acts.MarkCancelled(ctx, workflows.EventInput{EventID: id})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteCancelled, st.Status)
-	st, err = h.acts.MarkCancelled(ctx, activities.EventInput{EventID: id})
+	assert.Equal(t, invite.Cancelled, st.Status)
+	st, err = h.acts.MarkCancelled(ctx, workflows.EventInput{EventID: id})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteCancelled, st.Status, "idempotent")
+	assert.Equal(t, invite.Cancelled, st.Status, "idempotent")
 
-	other := a.Event(t, eventfixture.Event{Status: store.InviteScheduled})
-	st, err = h.acts.MarkFailed(ctx, activities.MarkFailedInput{EventID: other, Reason: store.ReasonRetriesExhausted, LastError: "451"})
+	other := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
+	st, err = h.acts.MarkFailed(ctx, workflows.MarkFailedInput{EventID: other, Reason: invite.RetriesExhausted, LastError: "451"})
 	require.NoError(t, err)
-	assert.Equal(t, "failed/retries_exhausted", st.Status+"/"+st.Reason)
+	assert.Equal(t, "failed/retries_exhausted", string(st.Status)+"/"+string(st.Reason))
 
-	st, err = h.acts.MarkSkipped(ctx, activities.MarkSkippedInput{EventID: a.Event(t, eventfixture.Event{}), Reason: store.ReasonEventTypeInactive})
+	st, err = h.acts.MarkSkipped(ctx, workflows.MarkSkippedInput{EventID: a.Event(t, eventfixture.Event{}), Reason: invite.EventTypeInactive})
 	require.NoError(t, err)
-	assert.Equal(t, "skipped/event_type_inactive", st.Status+"/"+st.Reason)
+	assert.Equal(t, "skipped/event_type_inactive", string(st.Status)+"/"+string(st.Reason))
 
-	_, err = h.acts.LoadPlan(ctx, activities.EventInput{EventID: store.NewID("evt")})
-	appError(t, err, activities.ErrTypeNotFound, false)
-	_, err = h.acts.SendInvite(ctx, activities.EventInput{EventID: store.NewID("evt")})
-	appError(t, err, activities.ErrTypeNotFound, false)
+	_, err = h.acts.LoadPlan(ctx, workflows.EventInput{EventID: store.NewID("evt")})
+	appError(t, err, workflows.ErrTypeNotFound, false)
+	_, err = h.acts.SendInvite(ctx, workflows.EventInput{EventID: store.NewID("evt")})
+	appError(t, err, workflows.ErrTypeNotFound, false)
 }
 
 // parts returns the decoded text and HTML parts of a multipart/alternative body.

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -270,24 +271,20 @@ type eventOut struct {
 }
 
 type inviteOut struct {
-	Status       string     `json:"status"`
-	Reason       *string    `json:"reason"`
-	Medium       *string    `json:"medium"`
-	ScheduledFor *timestamp `json:"scheduledFor"`
-	SentAt       *timestamp `json:"sentAt"`
-	Attempts     int        `json:"attempts"`
-	LastError    *string    `json:"lastError"`
+	Status       invite.Status `json:"status"`
+	Reason       *string       `json:"reason"`
+	Medium       *string       `json:"medium"`
+	ScheduledFor *timestamp    `json:"scheduledFor"`
+	SentAt       *timestamp    `json:"sentAt"`
+	Attempts     int           `json:"attempts"`
+	LastError    *string       `json:"lastError"`
 }
 
 func eventOutOf(e store.Event) eventOut {
 	out := eventOut{ID: e.ID, ReceivedAt: timestamp(e.ReceivedAt), EventTypeID: e.EventTypeID}
 	// The payload was written by createEvent from this very type.
 	json.Unmarshal(e.Payload, &out.eventIn)
-	status := e.InviteStatus
-	if status == store.InviteSending {
-		status = store.InviteScheduled // a send in progress is still planned, not yet done
-	}
-	out.Invite = inviteOut{Status: status, Attempts: e.Attempts}
+	out.Invite = inviteOut{Status: e.InviteStatus.API(), Attempts: e.Attempts}
 	if e.InviteReason.Valid {
 		out.Invite.Reason = &e.InviteReason.String
 	}
@@ -308,22 +305,21 @@ func eventOutOf(e store.Event) eventOut {
 	return out
 }
 
-// apiStatuses are the invite statuses clients see and filter by.
-var apiStatuses = []string{store.InvitePending, store.InviteScheduled, store.InviteSent, store.InviteSkipped, store.InviteFailed, store.InviteCancelled}
-
 func (s *server) listEvents(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "type", "channelId", "status", "customerEmail", "transactionReference", "receivedFrom", "receivedTo")
 	f := store.EventFilter{
 		Type:                 q.get("type"),
 		ChannelID:            q.id("channelId", "chl"),
-		Status:               q.get("status"),
+		Status:               invite.Status(q.get("status")),
 		CustomerEmail:        q.get("customerEmail"),
 		TransactionReference: q.get("transactionReference"),
 		ReceivedFrom:         q.timestamp("receivedFrom"),
 		ReceivedTo:           q.timestamp("receivedTo"),
 	}
-	if f.Status != "" && !slices.Contains(apiStatuses, f.Status) {
-		q.fail("status", "must be one of: "+strings.Join(apiStatuses, ", "))
+	if f.Status != "" {
+		if msg := oneOf(f.Status, invite.APIStatuses()...); msg != "" {
+			q.fail("status", msg)
+		}
 	}
 	for name, v := range map[string]string{"type": f.Type, "customerEmail": f.CustomerEmail, "transactionReference": f.TransactionReference} {
 		if len(v) > maxText {
@@ -404,7 +400,7 @@ func (s *server) stateConflict(ctx context.Context, id, verb string) error {
 	if err != nil {
 		return newError(http.StatusConflict, "the invite's state does not allow it to be %s", verb)
 	}
-	if e.InviteStatus == store.InviteSending {
+	if e.InviteStatus == invite.Sending {
 		return newError(http.StatusConflict, "the invite is being sent; it can no longer be %s", verb)
 	}
 	return newError(http.StatusConflict, "the invite is %s; it cannot be %s", e.InviteStatus, verb)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schedule"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -14,7 +15,7 @@ type inviteSettingJSON struct {
 	ChannelID             string               `json:"channelId"`
 	EventTypeID           string               `json:"eventTypeId"`
 	Active                bool                 `json:"active"`
-	Medium                string               `json:"medium"`
+	Medium                invite.Medium        `json:"medium"`
 	Delay                 string               `json:"delay"`
 	DelayFrom             string               `json:"delayFrom"`
 	SendWindow            *schedule.SendWindow `json:"sendWindow"`
@@ -34,12 +35,12 @@ func inviteSettingOut(is store.InviteSetting) inviteSettingJSON {
 // (only sendWindow may be removed; the decoder rejects other nulls), and
 // an object merges into the current sendWindow member by member.
 type inviteSettingPatch struct {
-	Active                optional[bool]        `json:"active"`
-	Medium                optional[string]      `json:"medium"`
-	Delay                 optional[string]      `json:"delay"`
-	DelayFrom             optional[string]      `json:"delayFrom"`
-	SendWindow            optional[windowPatch] `json:"sendWindow" nullable:"true"`
-	MinDaysBetweenInvites optional[int]         `json:"minDaysBetweenInvites"`
+	Active                optional[bool]          `json:"active"`
+	Medium                optional[invite.Medium] `json:"medium"`
+	Delay                 optional[string]        `json:"delay"`
+	DelayFrom             optional[string]        `json:"delayFrom"`
+	SendWindow            optional[windowPatch]   `json:"sendWindow" nullable:"true"`
+	MinDaysBetweenInvites optional[int]           `json:"minDaysBetweenInvites"`
 
 	ID          readOnly `json:"id"`
 	ChannelID   readOnly `json:"channelId"`
@@ -66,7 +67,7 @@ func (p inviteSettingPatch) apply(is *store.InviteSetting) error {
 	}
 	if p.Medium.Set {
 		is.Medium = p.Medium.Value
-		errs.check("medium", oneOf(is.Medium, store.MediumEmail, store.MediumSMS))
+		errs.check("medium", oneOf(is.Medium, invite.Email, invite.SMS))
 	}
 	if p.Delay.Set {
 		is.Delay = p.Delay.Value

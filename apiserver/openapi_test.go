@@ -29,6 +29,7 @@ import (
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -828,7 +829,7 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	r.success(t, "GET /events/{id}", apiCall{path: "/events/" + richest}, "")
 	r.success(t, "POST /events/{id}/cancel", apiCall{path: "/events/" + smallest + "/cancel"}, "")
 	failed := r.acceptMinimal(t)
-	r.setInviteStatus(t, failed, store.InviteFailed)
+	r.setInviteStatus(t, failed, invite.Failed)
 	r.success(t, "POST /events/{id}/retry", apiCall{path: "/events/" + failed + "/retry"}, "")
 
 	var api []string
@@ -853,7 +854,7 @@ func (r *openAPIRun) acceptMinimal(t *testing.T) string {
 	return res.object(t)["EventRef"].(string)
 }
 
-func (r *openAPIRun) setInviteStatus(t *testing.T, eventID, status string) {
+func (r *openAPIRun) setInviteStatus(t *testing.T, eventID string, status invite.Status) {
 	_, err := r.e.store.DB().Exec(`UPDATE events SET invite_status = $2 WHERE id = $1`, eventID, status)
 	require.NoError(t, err)
 }
@@ -891,7 +892,7 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 		},
 		"409 POST /events/{id}/cancel": func(c apiCall) apiCall {
 			sent := r.acceptMinimal(t)
-			r.setInviteStatus(t, sent, store.InviteSent)
+			r.setInviteStatus(t, sent, invite.Sent)
 			c.path = "/events/" + sent + "/cancel"
 			return c
 		},

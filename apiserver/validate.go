@@ -57,9 +57,13 @@ func (fe fieldErrors) err() error {
 	return nil
 }
 
-func oneOf(v string, allowed ...string) string {
+func oneOf[S ~string](v S, allowed ...S) string {
 	if slices.Contains(allowed, v) {
 		return ""
 	}
-	return "must be one of: " + strings.Join(allowed, ", ")
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return "must be one of: " + strings.Join(names, ", ")
 }

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -177,9 +178,9 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result string, err error) {
 	retry := o.Kind == "retry"
 	switch {
-	case o.InviteStatus == store.InviteCancelled:
+	case o.InviteStatus == invite.Cancelled:
 		return "skipped", nil // cancelled before its run began (SPEC §10): nothing to run
-	case retry && o.InviteStatus != store.InvitePending:
+	case retry && o.InviteStatus != invite.Pending:
 		return "skipped", nil // the retry's run was started and has taken the invite over
 	}
 	policy := enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE

@@ -27,6 +27,7 @@ import (
 	"github.com/touchpoint/touchpoint/devtemporal"
 	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
@@ -98,7 +99,7 @@ func TestStartsAcceptedEventsWhenNotified(t *testing.T) {
 			workflows.AccountIDKey.GetName():         e.accountID,
 			workflows.EventTypeIDKey.GetName():       e.eventTypeID,
 			workflows.ChannelIDKey.GetName():         e.channelID,
-			workflows.InviteStatusKey.GetName():      store.InvitePending,
+			workflows.InviteStatusKey.GetName():      string(invite.Pending),
 			workflows.CustomerReferenceKey.GetName(): e.customerRef(t, id),
 		}, searchAttributes(t, d))
 		assert.Equal(t, fmt.Sprintf("Invite for %q event %s", e.typeName, id), summary(t, d))
@@ -253,7 +254,7 @@ func TestRetryWaitsForEarlierRunToClose(t *testing.T) {
 
 	// The invite failed, as its run records before it ends — but the run
 	// has not closed yet.
-	e.setStatus(t, id, store.InviteFailed)
+	e.setStatus(t, id, invite.Failed)
 	_, err := e.st.RetryInvite(ctx, e.accountID, id)
 	require.NoError(t, err)
 	notifier.Poke()
@@ -283,7 +284,7 @@ func TestRetryWaitsForEarlierRunToClose(t *testing.T) {
 	assert.Equal(t, id, in.EventID)
 	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED,
 		e.describe(t, id, earlier).GetWorkflowExecutionInfo().GetStatus())
-	assert.Equal(t, store.InvitePending, searchAttributes(t, d)[workflows.InviteStatusKey.GetName()])
+	assert.Equal(t, invite.Pending, searchAttributes(t, d)[workflows.InviteStatusKey.GetName()])
 }
 
 // TestShutdownHandsBatchBack: a starter stopped in the middle of a batch
@@ -348,7 +349,7 @@ func TestOrderWhoseRunExists(t *testing.T) {
 		}},
 		{"start order, run failed", func(t *testing.T, e *env, id string) string {
 			runID := e.startRun(t, id, false)
-			e.setStatus(t, id, store.InviteFailed)
+			e.setStatus(t, id, invite.Failed)
 			require.NoError(t, e.temporal.TerminateWorkflow(context.Background(), id, runID, "test: the run failed"))
 			return runID
 		}},
@@ -357,7 +358,7 @@ func TestOrderWhoseRunExists(t *testing.T) {
 			_, err := e.st.RetryInvite(context.Background(), e.accountID, id)
 			require.NoError(t, err)
 			runID := e.startRun(t, id, true)
-			e.setStatus(t, id, store.InviteScheduled) // the run's first step
+			e.setStatus(t, id, invite.Scheduled) // the run's first step
 			return runID
 		}},
 		{"retry order, run failed", func(t *testing.T, e *env, id string) string {
@@ -365,7 +366,7 @@ func TestOrderWhoseRunExists(t *testing.T) {
 			_, err := e.st.RetryInvite(context.Background(), e.accountID, id)
 			require.NoError(t, err)
 			runID := e.startRun(t, id, true)
-			e.setStatus(t, id, store.InviteFailed)
+			e.setStatus(t, id, invite.Failed)
 			require.NoError(t, e.temporal.TerminateWorkflow(context.Background(), id, runID, "test: the retry failed"))
 			return runID
 		}},
@@ -465,7 +466,7 @@ func (e *env) customerRef(t *testing.T, id string) string {
 }
 
 // setStatus sets an invite's status as a workflow step would.
-func (e *env) setStatus(t *testing.T, id, status string) {
+func (e *env) setStatus(t *testing.T, id string, status invite.Status) {
 	t.Helper()
 	_, err := e.st.DB().Exec(`UPDATE events SET invite_status = $2 WHERE id = $1`, id, status)
 	require.NoError(t, err)
@@ -494,7 +495,7 @@ func (e *env) failedRun(t *testing.T, id string) (runID string) {
 	runID = e.startRun(t, id, false)
 	_, err := e.st.DB().Exec(`UPDATE outbox SET done_at = now(), attempts = 1 WHERE event_id = $1 AND kind = 'start'`, id)
 	require.NoError(t, err)
-	e.setStatus(t, id, store.InviteFailed)
+	e.setStatus(t, id, invite.Failed)
 	require.NoError(t, e.temporal.TerminateWorkflow(context.Background(), id, runID, "test: the invite failed"))
 	return runID
 }

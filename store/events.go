@@ -12,18 +12,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-)
 
-// Invite statuses as stored. "sending" is the record-before mark of a
-// send in progress; the API shows it as "scheduled".
-const (
-	InvitePending   = "pending"
-	InviteScheduled = "scheduled"
-	InviteSending   = "sending"
-	InviteSent      = "sent"
-	InviteSkipped   = "skipped"
-	InviteFailed    = "failed"
-	InviteCancelled = "cancelled"
+	"github.com/touchpoint/touchpoint/invite"
 )
 
 var (
@@ -185,7 +175,7 @@ type Event struct {
 	Type              string          `db:"type"`
 	CustomerReference sql.NullString  `db:"customer_reference"`
 	Payload           json.RawMessage `db:"payload"`
-	InviteStatus      string          `db:"invite_status"`
+	InviteStatus      invite.Status   `db:"invite_status"`
 	InviteReason      sql.NullString  `db:"invite_reason"`
 	InviteMedium      sql.NullString  `db:"invite_medium"`
 	ScheduledFor      sql.NullTime    `db:"scheduled_for"`
@@ -209,8 +199,8 @@ func (s *Store) Event(ctx context.Context, accountID, id string) (Event, error) 
 type EventFilter struct {
 	Type                 string
 	ChannelID            string
-	Status               string // an API status; "scheduled" includes "sending"
-	CustomerEmail        string // compared case-insensitively
+	Status               invite.Status // an API status; Scheduled includes Sending
+	CustomerEmail        string        // compared case-insensitively
 	TransactionReference string
 	ReceivedFrom         time.Time // inclusive
 	ReceivedTo           time.Time // exclusive
@@ -232,7 +222,7 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter,
 	}
 	switch f.Status {
 	case "":
-	case InviteScheduled:
+	case invite.Scheduled:
 		// Planned as a row-value IN so the status index serves both.
 		where = append(where, "invite_status IN ('scheduled', 'sending')")
 	default:
@@ -272,18 +262,18 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter,
 func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, error) {
 	var e Event
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var status string
+		var status invite.Status
 		err := tx.GetContext(ctx, &status, `SELECT invite_status FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
 		if err != nil {
 			return err
 		}
 		switch status {
-		case InvitePending, InviteScheduled:
+		case invite.Pending, invite.Scheduled:
 			if _, err := tx.ExecContext(ctx, `UPDATE events SET invite_status = 'cancelled', invite_reason = NULL, updated_at = $2 WHERE id = $1`,
 				id, s.Now()); err != nil {
 				return err
 			}
-		case InviteCancelled:
+		case invite.Cancelled:
 		default:
 			return ErrInviteState
 		}
@@ -299,12 +289,12 @@ func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, 
 func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, error) {
 	var e Event
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var status string
+		var status invite.Status
 		err := tx.GetContext(ctx, &status, `SELECT invite_status FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
 		if err != nil {
 			return err
 		}
-		if status != InviteFailed {
+		if status != invite.Failed {
 			return ErrInviteState
 		}
 		now := s.Now()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -55,7 +56,7 @@ func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
 
 	e, err := st.Event(ctx, tn.accountID, acc.EventID)
 	require.NoError(t, err)
-	assert.Equal(t, store.InvitePending, e.InviteStatus)
+	assert.Equal(t, invite.Pending, e.InviteStatus)
 	assert.Equal(t, "checkout", e.Type)
 	assert.Equal(t, "email", e.InviteMedium.String, "the medium is copied from the setting at acceptance")
 	assert.JSONEq(t, `{"customer":{"email":"Ann@Example.com"}}`, string(e.Payload))
@@ -229,7 +230,7 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 	tn := newTenant(t, st)
 	ctx := context.Background()
 
-	setStatus := func(id, status string) {
+	setStatus := func(id string, status invite.Status) {
 		_, err := st.DB().Exec(`UPDATE events SET invite_status = $2 WHERE id = $1`, id, status)
 		require.NoError(t, err)
 	}
@@ -239,14 +240,14 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 		return acc.EventID
 	}
 
-	for status, wantErr := range map[string]error{
-		store.InvitePending:   nil,
-		store.InviteScheduled: nil,
-		store.InviteCancelled: nil,
-		store.InviteSending:   store.ErrInviteState,
-		store.InviteSent:      store.ErrInviteState,
-		store.InviteSkipped:   store.ErrInviteState,
-		store.InviteFailed:    store.ErrInviteState,
+	for status, wantErr := range map[invite.Status]error{
+		invite.Pending:   nil,
+		invite.Scheduled: nil,
+		invite.Cancelled: nil,
+		invite.Sending:   store.ErrInviteState,
+		invite.Sent:      store.ErrInviteState,
+		invite.Skipped:   store.ErrInviteState,
+		invite.Failed:    store.ErrInviteState,
 	} {
 		id := accept()
 		setStatus(id, status)
@@ -256,7 +257,7 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err, status)
-		assert.Equal(t, store.InviteCancelled, e.InviteStatus, status)
+		assert.Equal(t, invite.Cancelled, e.InviteStatus, status)
 	}
 
 	_, err := st.CancelInvite(ctx, "acc-00000000-0000-0000-0000-000000000000", accept())
@@ -265,10 +266,10 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 	id := accept()
 	_, err = st.RetryInvite(ctx, tn.accountID, id)
 	assert.ErrorIs(t, err, store.ErrInviteState, "only failed invites are retried")
-	setStatus(id, store.InviteFailed)
+	setStatus(id, invite.Failed)
 	e, err := st.RetryInvite(ctx, tn.accountID, id)
 	require.NoError(t, err)
-	assert.Equal(t, store.InvitePending, e.InviteStatus)
+	assert.Equal(t, invite.Pending, e.InviteStatus)
 	var kinds []string
 	require.NoError(t, st.DB().Select(&kinds, `SELECT kind FROM outbox WHERE event_id = $1 ORDER BY id`, id))
 	assert.Equal(t, []string{"start", "retry"}, kinds)

@@ -10,40 +10,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schedule"
 )
-
-// Invite reasons: why an invite was skipped or failed.
-const (
-	ReasonEventTypeInactive = "event_type_inactive"
-	ReasonSettingInactive   = "setting_inactive"
-	ReasonRecentlyInvited   = "recently_invited"
-	// Skipped: the mail server refused the address for good on an
-	// earlier invite of the account (table suppressed_addresses).
-	ReasonSuppressed = "suppressed"
-	ReasonNoAddress  = "no_address"
-	// Failed: an attempt found the mark of an interrupted send; the
-	// invite may or may not have arrived, so it is not sent again.
-	ReasonDeliveryUncertain = "delivery_uncertain"
-	// Failed: the mail server refused the recipient or message for good.
-	ReasonRejected = "rejected"
-	// Failed: transient errors until the send gave up.
-	ReasonRetriesExhausted = "retries_exhausted"
-	// Failed: the medium has no provider (SMS, for now).
-	ReasonNoProvider = "no_provider"
-)
-
-// InviteState is the invite part of an event row. It travels through
-// Temporal as activity results, so it holds no customer data.
-type InviteState struct {
-	Status       string     `db:"invite_status" json:"status"`
-	Reason       string     `db:"invite_reason" json:"reason,omitempty"`
-	Medium       string     `db:"invite_medium" json:"medium,omitempty"`
-	ScheduledFor *time.Time `db:"scheduled_for" json:"scheduledFor,omitempty"`
-	SentAt       *time.Time `db:"sent_at" json:"sentAt,omitempty"`
-	Attempts     int        `db:"attempts" json:"attempts"`
-	LastError    string     `db:"last_error" json:"lastError,omitempty"`
-}
 
 const inviteStateColumns = `invite_status, COALESCE(invite_reason, '') AS invite_reason,
 	COALESCE(invite_medium, '') AS invite_medium, scheduled_for, sent_at, attempts,
@@ -82,18 +51,10 @@ func (st *inviteStatements) prepareForTx(ctx context.Context, db *sqlx.DB) error
 }
 
 // LoadInviteState returns an event's invite state.
-func (s *Store) LoadInviteState(ctx context.Context, eventID string) (InviteState, error) {
-	var st InviteState
+func (s *Store) LoadInviteState(ctx context.Context, eventID string) (invite.State, error) {
+	var st invite.State
 	err := s.db.GetContext(ctx, &st, `SELECT `+inviteStateColumns+` FROM events WHERE id = $1`, eventID)
 	return st, translate(err)
-}
-
-// InvitePlan is what scheduling an event's invite starts from.
-type InvitePlan struct {
-	Status          string        `json:"status"`
-	EventTypeActive bool          `json:"eventTypeActive"`
-	SettingActive   bool          `json:"settingActive"`
-	Plan            schedule.Plan `json:"plan"`
 }
 
 const planSQL = `
@@ -108,28 +69,28 @@ const planSQL = `
 
 // LoadInvitePlan returns the event's schedule copy (SPEC §10) and whether
 // its event type and invite setting are active now.
-func (s *Store) LoadInvitePlan(ctx context.Context, eventID string) (InvitePlan, error) {
+func (s *Store) LoadInvitePlan(ctx context.Context, eventID string) (invite.Plan, error) {
 	var r struct {
-		Status          string    `db:"invite_status"`
-		EventTypeActive bool      `db:"event_type_active"`
-		SettingActive   bool      `db:"setting_active"`
-		ReceivedAt      time.Time `db:"received_at"`
-		TransactionDate time.Time `db:"transaction_date"`
-		DeliveryDate    string    `db:"delivery_date"`
-		Delay           string    `db:"delay"`
-		DelayFrom       string    `db:"delay_from"`
-		SendWindow      []byte    `db:"send_window"`
+		Status          invite.Status `db:"invite_status"`
+		EventTypeActive bool          `db:"event_type_active"`
+		SettingActive   bool          `db:"setting_active"`
+		ReceivedAt      time.Time     `db:"received_at"`
+		TransactionDate time.Time     `db:"transaction_date"`
+		DeliveryDate    string        `db:"delivery_date"`
+		Delay           string        `db:"delay"`
+		DelayFrom       string        `db:"delay_from"`
+		SendWindow      []byte        `db:"send_window"`
 	}
 	if err := s.getPrepared(ctx, nil, &s.invite.plan, &r, eventID); err != nil {
-		return InvitePlan{}, fmt.Errorf("load invite plan: %w", translate(err))
+		return invite.Plan{}, fmt.Errorf("load invite plan: %w", translate(err))
 	}
-	p := InvitePlan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive,
+	p := invite.Plan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive,
 		Plan: schedule.Plan{ReceivedAt: r.ReceivedAt.UTC(), TransactionDate: r.TransactionDate.UTC(),
 			DeliveryDate: r.DeliveryDate, Delay: r.Delay, DelayFrom: r.DelayFrom}}
 	if r.SendWindow != nil {
 		p.Plan.SendWindow = new(schedule.SendWindow)
 		if err := json.Unmarshal(r.SendWindow, p.Plan.SendWindow); err != nil {
-			return InvitePlan{}, fmt.Errorf("event %s: decode send_window: %w", eventID, err)
+			return invite.Plan{}, fmt.Errorf("event %s: decode send_window: %w", eventID, err)
 		}
 	}
 	return p, nil
@@ -140,13 +101,13 @@ func (s *Store) LoadInvitePlan(ctx context.Context, eventID string) (InvitePlan,
 // the invite state machine goes through here, so each one is ordered
 // against the API's cancel (which locks the same row).
 func (s *Store) changeInvite(ctx context.Context, eventID string,
-	next func(tx *sqlx.Tx, cur InviteState) (InviteState, bool, error)) (InviteState, error) {
+	next func(tx *sqlx.Tx, cur invite.State) (invite.State, bool, error)) (invite.State, error) {
 	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
-		return InviteState{}, fmt.Errorf("invite %s: %w", eventID, translate(err))
+		return invite.State{}, fmt.Errorf("invite %s: %w", eventID, translate(err))
 	}
-	var out InviteState
+	var out invite.State
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var cur InviteState
+		var cur invite.State
 		if err := s.getPrepared(ctx, tx, &s.invite.lockState, &cur, eventID); err != nil {
 			return err
 		}
@@ -155,7 +116,7 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 			out = cur
 			return err
 		}
-		if cur.Status == InviteFailed && n.Status != InviteFailed {
+		if cur.Status == invite.Failed && n.Status != invite.Failed {
 			if err := liftSuppression(ctx, tx, eventID); err != nil { // a new run (reset, retry) tries the address again
 				return err
 			}
@@ -165,7 +126,7 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 			eventID, n.Status, n.Reason, n.Medium, n.ScheduledFor, n.SentAt, n.Attempts, n.LastError, s.Now())
 	})
 	if err != nil {
-		return InviteState{}, fmt.Errorf("invite %s: %w", eventID, err)
+		return invite.State{}, fmt.Errorf("invite %s: %w", eventID, err)
 	}
 	return out, nil
 }
@@ -187,25 +148,25 @@ func liftSuppression(ctx context.Context, tx *sqlx.Tx, eventID string) error {
 // MarkInviteScheduled records the send time: pending, failed (a retry run
 // or a reset) and scheduled invites become scheduled; any other state is
 // returned unchanged (a cancelled invite stays cancelled).
-func (s *Store) MarkInviteScheduled(ctx context.Context, eventID string, at time.Time) (InviteState, error) {
+func (s *Store) MarkInviteScheduled(ctx context.Context, eventID string, at time.Time) (invite.State, error) {
 	at = at.UTC().Truncate(time.Millisecond)
-	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
-		if !slices.Contains([]string{InvitePending, InviteFailed, InviteScheduled}, cur.Status) {
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
+		if !slices.Contains([]invite.Status{invite.Pending, invite.Failed, invite.Scheduled}, cur.Status) {
 			return cur, false, nil
 		}
-		cur.Status, cur.Reason, cur.ScheduledFor = InviteScheduled, "", &at
+		cur.Status, cur.Reason, cur.ScheduledFor = invite.Scheduled, "", &at
 		return cur, true, nil
 	})
 }
 
 // MarkInviteSkipped records that no invite is sent and why; only a
 // pending, scheduled or failed invite changes.
-func (s *Store) MarkInviteSkipped(ctx context.Context, eventID, reason string) (InviteState, error) {
-	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
-		if !slices.Contains([]string{InvitePending, InviteScheduled, InviteFailed}, cur.Status) {
+func (s *Store) MarkInviteSkipped(ctx context.Context, eventID string, reason invite.Reason) (invite.State, error) {
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
+		if !slices.Contains([]invite.Status{invite.Pending, invite.Scheduled, invite.Failed}, cur.Status) {
 			return cur, false, nil
 		}
-		cur.Status, cur.Reason = InviteSkipped, reason
+		cur.Status, cur.Reason = invite.Skipped, reason
 		return cur, true, nil
 	})
 }
@@ -214,12 +175,12 @@ func (s *Store) MarkInviteSkipped(ctx context.Context, eventID, reason string) (
 // signal sent from the Temporal UI (the API cancels with CancelInvite
 // before it signals). Any other state is returned unchanged: a send that
 // began is not cancelled.
-func (s *Store) MarkInviteCancelled(ctx context.Context, eventID string) (InviteState, error) {
-	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
-		if !slices.Contains([]string{InvitePending, InviteScheduled}, cur.Status) {
+func (s *Store) MarkInviteCancelled(ctx context.Context, eventID string) (invite.State, error) {
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
+		if !slices.Contains([]invite.Status{invite.Pending, invite.Scheduled}, cur.Status) {
 			return cur, false, nil
 		}
-		cur.Status, cur.Reason = InviteCancelled, ""
+		cur.Status, cur.Reason = invite.Cancelled, ""
 		return cur, true, nil
 	})
 }
@@ -227,13 +188,13 @@ func (s *Store) MarkInviteCancelled(ctx context.Context, eventID string) (Invite
 // MarkInviteFailed gives up on an invite: a pending or scheduled one fails
 // with reason and lastError; one left sending fails as delivery_uncertain
 // (the send may have happened). Any other state is returned unchanged.
-func (s *Store) MarkInviteFailed(ctx context.Context, eventID, reason, lastError string) (InviteState, error) {
-	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+func (s *Store) MarkInviteFailed(ctx context.Context, eventID string, reason invite.Reason, lastError string) (invite.State, error) {
+	return s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
 		switch cur.Status {
-		case InvitePending, InviteScheduled:
-			cur.Status, cur.Reason, cur.LastError = InviteFailed, reason, lastError
-		case InviteSending:
-			cur.Status, cur.Reason, cur.LastError = InviteFailed, ReasonDeliveryUncertain, uncertain(lastError)
+		case invite.Pending, invite.Scheduled:
+			cur.Status, cur.Reason, cur.LastError = invite.Failed, reason, lastError
+		case invite.Sending:
+			cur.Status, cur.Reason, cur.LastError = invite.Failed, invite.DeliveryUncertain, uncertain(lastError)
 		default:
 			return cur, false, nil
 		}
@@ -256,7 +217,7 @@ type ClaimOptions struct {
 
 // Claim is the outcome of ClaimInviteSend.
 type Claim struct {
-	State InviteState
+	State invite.State
 	// Send: the invite is now marked sending; deliver it, then record the
 	// outcome with FinishInviteSend. Otherwise State is final for this
 	// attempt (sent, skipped, cancelled, failed …) and nothing is sent.
@@ -272,58 +233,58 @@ type Claim struct {
 // an attempt that crashed mid-send: it fails as delivery_uncertain.
 func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimOptions) (Claim, error) {
 	send := false
-	st, err := s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
+	st, err := s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
 		switch cur.Status {
-		case InviteScheduled:
-		case InviteSending:
-			cur.Status, cur.Reason, cur.LastError = InviteFailed, ReasonDeliveryUncertain, uncertain("")
+		case invite.Scheduled:
+		case invite.Sending:
+			cur.Status, cur.Reason, cur.LastError = invite.Failed, invite.DeliveryUncertain, uncertain("")
 			return cur, true, nil
 		default:
 			return cur, false, nil
 		}
 		var r struct {
-			AccountID       string `db:"account_id"`
-			Email           string `db:"customer_email"`
-			Mobile          string `db:"mobile"`
-			EventTypeActive bool   `db:"event_type_active"`
-			SettingActive   bool   `db:"setting_active"`
-			Medium          string `db:"medium"`
-			MinDays         int    `db:"min_days_between_invites"`
-			Suppressed      bool   `db:"suppressed"`
+			AccountID       string        `db:"account_id"`
+			Email           string        `db:"customer_email"`
+			Mobile          string        `db:"mobile"`
+			EventTypeActive bool          `db:"event_type_active"`
+			SettingActive   bool          `db:"setting_active"`
+			Medium          invite.Medium `db:"medium"`
+			MinDays         int           `db:"min_days_between_invites"`
+			Suppressed      bool          `db:"suppressed"`
 		}
 		if err := s.getPrepared(ctx, tx, &s.invite.claimRead, &r, eventID); err != nil {
 			return cur, false, fmt.Errorf("read setting: %w", err)
 		}
-		skip := func(reason string) (InviteState, bool, error) {
-			cur.Status, cur.Reason = InviteSkipped, reason
+		skip := func(reason invite.Reason) (invite.State, bool, error) {
+			cur.Status, cur.Reason = invite.Skipped, reason
 			return cur, true, nil
 		}
 		cur.Medium = r.Medium
 		switch {
 		case !r.EventTypeActive:
-			return skip(ReasonEventTypeInactive)
+			return skip(invite.EventTypeInactive)
 		case !r.SettingActive:
-			return skip(ReasonSettingInactive)
-		case r.Medium == MediumSMS && strings.TrimSpace(r.Mobile) == "":
-			return skip(ReasonNoAddress)
-		case r.Medium == MediumSMS && !opts.SMSEnabled:
-			cur.Status, cur.Reason, cur.LastError = InviteFailed, ReasonNoProvider, "no SMS provider configured"
+			return skip(invite.SettingInactive)
+		case r.Medium == invite.SMS && strings.TrimSpace(r.Mobile) == "":
+			return skip(invite.NoAddress)
+		case r.Medium == invite.SMS && !opts.SMSEnabled:
+			cur.Status, cur.Reason, cur.LastError = invite.Failed, invite.NoProvider, "no SMS provider configured"
 			return cur, true, nil
-		case r.Medium == MediumEmail && strings.TrimSpace(r.Email) == "":
-			return skip(ReasonNoAddress)
-		case r.Medium == MediumEmail && r.Suppressed:
-			return skip(ReasonSuppressed)
+		case r.Medium == invite.Email && strings.TrimSpace(r.Email) == "":
+			return skip(invite.NoAddress)
+		case r.Medium == invite.Email && r.Suppressed:
+			return skip(invite.Suppressed)
 		}
-		if r.Medium == MediumEmail && r.MinDays > 0 {
+		if r.Medium == invite.Email && r.MinDays > 0 {
 			recent, err := s.recentlyInvited(ctx, tx, eventID, r.AccountID, r.Email, s.Now().Add(-time.Duration(r.MinDays)*24*time.Hour))
 			if err != nil {
 				return cur, false, err
 			}
 			if recent {
-				return skip(ReasonRecentlyInvited)
+				return skip(invite.RecentlyInvited)
 			}
 		}
-		cur.Status, cur.Reason, cur.Attempts = InviteSending, "", cur.Attempts+1
+		cur.Status, cur.Reason, cur.Attempts = invite.Sending, "", cur.Attempts+1
 		send = true
 		return cur, true, nil
 	})
@@ -365,10 +326,10 @@ const recentlyInvitedSQL = `
 
 // SendOutcome is how a claimed send ended.
 type SendOutcome struct {
-	SentAt time.Time // non-zero: delivered at this time
-	Retry  bool      // a transient failure: back to scheduled, to be tried again
-	Reason string    // otherwise: failed with this reason …
-	Error  string    // … and this error (also kept as last_error on a retry)
+	SentAt time.Time     // non-zero: delivered at this time
+	Retry  bool          // a transient failure: back to scheduled, to be tried again
+	Reason invite.Reason // otherwise: failed with this reason …
+	Error  string        // … and this error (also kept as last_error on a retry)
 	// SuppressAddress: the mail server refused the address itself for
 	// good; the account's later invites to it are skipped as suppressed.
 	SuppressAddress bool
@@ -378,19 +339,19 @@ type SendOutcome struct {
 // still sending changes — except that a delivery always wins over an
 // earlier verdict of delivery_uncertain, as the record of a sent invite
 // must not be lost.
-func (s *Store) FinishInviteSend(ctx context.Context, eventID string, o SendOutcome) (InviteState, error) {
-	return s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur InviteState) (InviteState, bool, error) {
-		uncertainFail := cur.Status == InviteFailed && cur.Reason == ReasonDeliveryUncertain
+func (s *Store) FinishInviteSend(ctx context.Context, eventID string, o SendOutcome) (invite.State, error) {
+	return s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
+		uncertainFail := cur.Status == invite.Failed && cur.Reason == invite.DeliveryUncertain
 		switch {
-		case !o.SentAt.IsZero() && (cur.Status == InviteSending || uncertainFail):
+		case !o.SentAt.IsZero() && (cur.Status == invite.Sending || uncertainFail):
 			at := o.SentAt.UTC().Truncate(time.Millisecond)
-			cur.Status, cur.Reason, cur.SentAt = InviteSent, "", &at
-		case cur.Status != InviteSending || !o.SentAt.IsZero():
+			cur.Status, cur.Reason, cur.SentAt = invite.Sent, "", &at
+		case cur.Status != invite.Sending || !o.SentAt.IsZero():
 			return cur, false, nil
 		case o.Retry:
-			cur.Status, cur.LastError = InviteScheduled, o.Error
+			cur.Status, cur.LastError = invite.Scheduled, o.Error
 		default:
-			cur.Status, cur.Reason, cur.LastError = InviteFailed, o.Reason, o.Error
+			cur.Status, cur.Reason, cur.LastError = invite.Failed, o.Reason, o.Error
 			if o.SuppressAddress {
 				if _, err := tx.ExecContext(ctx, `
 					INSERT INTO suppressed_addresses (account_id, email, event_id, created_at)

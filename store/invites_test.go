@@ -12,6 +12,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schedule"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -36,8 +37,8 @@ func TestLoadInvitePlan(t *testing.T) {
 
 	p, err := st.LoadInvitePlan(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, store.InvitePlan{
-		Status: store.InvitePending, EventTypeActive: true, SettingActive: true,
+	assert.Equal(t, invite.Plan{
+		Status: invite.Pending, EventTypeActive: true, SettingActive: true,
 		Plan: schedule.Plan{
 			ReceivedAt: received, TransactionDate: received.Add(-time.Hour), DeliveryDate: "2026-05-04",
 			Delay: "P3D", DelayFrom: "delivery",
@@ -68,39 +69,39 @@ func TestInviteTransitions(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	at := time.Date(2026, 5, 8, 10, 0, 0, 123456789, time.UTC)
 
-	type step func(id string) (store.InviteState, error)
-	schedule := func(id string) (store.InviteState, error) { return st.MarkInviteScheduled(ctx, id, at) }
-	skip := func(id string) (store.InviteState, error) {
-		return st.MarkInviteSkipped(ctx, id, store.ReasonEventTypeInactive)
+	type step func(id string) (invite.State, error)
+	schedule := func(id string) (invite.State, error) { return st.MarkInviteScheduled(ctx, id, at) }
+	skip := func(id string) (invite.State, error) {
+		return st.MarkInviteSkipped(ctx, id, invite.EventTypeInactive)
 	}
-	cancel := func(id string) (store.InviteState, error) { return st.MarkInviteCancelled(ctx, id) }
-	fail := func(id string) (store.InviteState, error) {
-		return st.MarkInviteFailed(ctx, id, store.ReasonRetriesExhausted, "451 try again later")
+	cancel := func(id string) (invite.State, error) { return st.MarkInviteCancelled(ctx, id) }
+	fail := func(id string) (invite.State, error) {
+		return st.MarkInviteFailed(ctx, id, invite.RetriesExhausted, "451 try again later")
 	}
 	tests := []struct {
 		name       string
-		from       string
+		from       invite.Status
 		do         step
-		want       string
-		wantReason string
+		want       invite.Status
+		wantReason invite.Reason
 	}{
-		{"schedule pending", store.InvitePending, schedule, store.InviteScheduled, ""},
-		{"schedule failed (retry run)", store.InviteFailed, schedule, store.InviteScheduled, ""},
-		{"schedule scheduled (idempotent)", store.InviteScheduled, schedule, store.InviteScheduled, ""},
-		{"schedule cancelled: stays", store.InviteCancelled, schedule, store.InviteCancelled, ""},
-		{"schedule sent: stays", store.InviteSent, schedule, store.InviteSent, ""},
-		{"schedule sending: stays", store.InviteSending, schedule, store.InviteSending, ""},
-		{"skip pending", store.InvitePending, skip, store.InviteSkipped, store.ReasonEventTypeInactive},
-		{"skip cancelled: stays", store.InviteCancelled, skip, store.InviteCancelled, ""},
-		{"skip sent: stays", store.InviteSent, skip, store.InviteSent, ""},
-		{"cancel pending", store.InvitePending, cancel, store.InviteCancelled, ""},
-		{"cancel scheduled", store.InviteScheduled, cancel, store.InviteCancelled, ""},
-		{"cancel sending: too late", store.InviteSending, cancel, store.InviteSending, ""},
-		{"cancel sent: too late", store.InviteSent, cancel, store.InviteSent, ""},
-		{"fail scheduled", store.InviteScheduled, fail, store.InviteFailed, store.ReasonRetriesExhausted},
-		{"fail sending: uncertain", store.InviteSending, fail, store.InviteFailed, store.ReasonDeliveryUncertain},
-		{"fail sent: stays", store.InviteSent, fail, store.InviteSent, ""},
-		{"fail skipped: stays", store.InviteSkipped, fail, store.InviteSkipped, ""},
+		{"schedule pending", invite.Pending, schedule, invite.Scheduled, ""},
+		{"schedule failed (retry run)", invite.Failed, schedule, invite.Scheduled, ""},
+		{"schedule scheduled (idempotent)", invite.Scheduled, schedule, invite.Scheduled, ""},
+		{"schedule cancelled: stays", invite.Cancelled, schedule, invite.Cancelled, ""},
+		{"schedule sent: stays", invite.Sent, schedule, invite.Sent, ""},
+		{"schedule sending: stays", invite.Sending, schedule, invite.Sending, ""},
+		{"skip pending", invite.Pending, skip, invite.Skipped, invite.EventTypeInactive},
+		{"skip cancelled: stays", invite.Cancelled, skip, invite.Cancelled, ""},
+		{"skip sent: stays", invite.Sent, skip, invite.Sent, ""},
+		{"cancel pending", invite.Pending, cancel, invite.Cancelled, ""},
+		{"cancel scheduled", invite.Scheduled, cancel, invite.Cancelled, ""},
+		{"cancel sending: too late", invite.Sending, cancel, invite.Sending, ""},
+		{"cancel sent: too late", invite.Sent, cancel, invite.Sent, ""},
+		{"fail scheduled", invite.Scheduled, fail, invite.Failed, invite.RetriesExhausted},
+		{"fail sending: uncertain", invite.Sending, fail, invite.Failed, invite.DeliveryUncertain},
+		{"fail sent: stays", invite.Sent, fail, invite.Sent, ""},
+		{"fail skipped: stays", invite.Skipped, fail, invite.Skipped, ""},
 	}
 	for _, tc := range tests {
 		id := a.Event(t, eventfixture.Event{Status: tc.from})
@@ -136,62 +137,62 @@ func TestClaimInviteSend(t *testing.T) {
 	a := account(eventfixture.Setting{})
 
 	t.Run("a scheduled invite is marked sending, once", func(t *testing.T) {
-		id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 		c := claim(id, false)
 		assert.True(t, c.Send)
-		assert.Equal(t, store.InviteSending, c.State.Status)
+		assert.Equal(t, invite.Sending, c.State.Status)
 		assert.Equal(t, 1, c.State.Attempts)
-		assert.Equal(t, store.MediumEmail, c.State.Medium)
+		assert.Equal(t, invite.Email, c.State.Medium)
 
 		// The attempt crashed mid-send; the next one finds its mark.
 		c = claim(id, false)
 		assert.False(t, c.Send)
-		assert.Equal(t, store.InviteFailed, c.State.Status)
-		assert.Equal(t, store.ReasonDeliveryUncertain, c.State.Reason)
+		assert.Equal(t, invite.Failed, c.State.Status)
+		assert.Equal(t, invite.DeliveryUncertain, c.State.Reason)
 		assert.NotEmpty(t, c.State.LastError)
 	})
 	t.Run("other states are left alone", func(t *testing.T) {
-		for _, status := range []string{store.InvitePending, store.InviteCancelled, store.InviteSent, store.InviteSkipped, store.InviteFailed} {
+		for _, status := range []invite.Status{invite.Pending, invite.Cancelled, invite.Sent, invite.Skipped, invite.Failed} {
 			c := claim(a.Event(t, eventfixture.Event{Status: status}), false)
 			assert.False(t, c.Send, status)
 			assert.Equal(t, status, c.State.Status)
 		}
 	})
 	t.Run("no address", func(t *testing.T) {
-		c := claim(a.Event(t, eventfixture.Event{Status: store.InviteScheduled, Email: eventfixture.NoEmail}), false)
+		c := claim(a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: eventfixture.NoEmail}), false)
 		assert.False(t, c.Send)
-		assert.Equal(t, store.InviteSkipped, c.State.Status)
-		assert.Equal(t, store.ReasonNoAddress, c.State.Reason)
+		assert.Equal(t, invite.Skipped, c.State.Status)
+		assert.Equal(t, invite.NoAddress, c.State.Reason)
 	})
 	t.Run("setting deactivated while waiting", func(t *testing.T) {
 		b := account(eventfixture.Setting{})
-		id := b.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+		id := b.Event(t, eventfixture.Event{Status: invite.Scheduled})
 		b.Set(t, "active", false)
 		c := claim(id, false)
-		assert.Equal(t, store.InviteSkipped, c.State.Status)
-		assert.Equal(t, store.ReasonSettingInactive, c.State.Reason)
+		assert.Equal(t, invite.Skipped, c.State.Status)
+		assert.Equal(t, invite.SettingInactive, c.State.Reason)
 	})
 	t.Run("event type inactive", func(t *testing.T) {
 		b := account(eventfixture.Setting{EventTypeInactive: true})
-		c := claim(b.Event(t, eventfixture.Event{Status: store.InviteScheduled}), false)
-		assert.Equal(t, store.InviteSkipped, c.State.Status)
-		assert.Equal(t, store.ReasonEventTypeInactive, c.State.Reason)
+		c := claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled}), false)
+		assert.Equal(t, invite.Skipped, c.State.Status)
+		assert.Equal(t, invite.EventTypeInactive, c.State.Reason)
 	})
 	t.Run("sms", func(t *testing.T) {
-		b := account(eventfixture.Setting{Medium: store.MediumSMS})
-		c := claim(b.Event(t, eventfixture.Event{Status: store.InviteScheduled}), false)
-		assert.Equal(t, store.InviteSkipped, c.State.Status, "no mobile")
-		assert.Equal(t, store.ReasonNoAddress, c.State.Reason)
+		b := account(eventfixture.Setting{Medium: invite.SMS})
+		c := claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled}), false)
+		assert.Equal(t, invite.Skipped, c.State.Status, "no mobile")
+		assert.Equal(t, invite.NoAddress, c.State.Reason)
 
-		c = claim(b.Event(t, eventfixture.Event{Status: store.InviteScheduled, Mobile: "+4915112345678"}), false)
+		c = claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"}), false)
 		assert.False(t, c.Send)
-		assert.Equal(t, store.InviteFailed, c.State.Status, "no provider")
-		assert.Equal(t, store.ReasonNoProvider, c.State.Reason)
+		assert.Equal(t, invite.Failed, c.State.Status, "no provider")
+		assert.Equal(t, invite.NoProvider, c.State.Reason)
 		assert.Equal(t, "no SMS provider configured", c.State.LastError)
 
-		c = claim(b.Event(t, eventfixture.Event{Status: store.InviteScheduled, Mobile: "+4915112345678"}), true)
+		c = claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"}), true)
 		assert.True(t, c.Send)
-		assert.Equal(t, store.MediumSMS, c.State.Medium)
+		assert.Equal(t, invite.SMS, c.State.Medium)
 	})
 }
 
@@ -204,33 +205,33 @@ func TestClaimThrottle(t *testing.T) {
 	a := account(eventfixture.Setting{MinDays: 30})
 
 	// Sent 29 days ago to the same address, written differently.
-	a.Event(t, eventfixture.Event{Email: "JANE.DOE@example.com", Status: store.InviteSent, SentAt: now.Add(-29 * 24 * time.Hour)})
-	c, err := st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Status: store.InviteScheduled}), store.ClaimOptions{})
+	a.Event(t, eventfixture.Event{Email: "JANE.DOE@example.com", Status: invite.Sent, SentAt: now.Add(-29 * 24 * time.Hour)})
+	c, err := st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.False(t, c.Send)
-	assert.Equal(t, store.InviteSkipped, c.State.Status)
-	assert.Equal(t, store.ReasonRecentlyInvited, c.State.Reason)
+	assert.Equal(t, invite.Skipped, c.State.Status)
+	assert.Equal(t, invite.RecentlyInvited, c.State.Reason)
 
 	// Another address, or the same one in another account, is not throttled.
-	c, err = st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Email: "john@example.com", Status: store.InviteScheduled}), store.ClaimOptions{})
+	c, err = st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Email: "john@example.com", Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 	b := account(eventfixture.Setting{MinDays: 30})
-	c, err = st.ClaimInviteSend(ctx, b.Event(t, eventfixture.Event{Status: store.InviteScheduled}), store.ClaimOptions{})
+	c, err = st.ClaimInviteSend(ctx, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 
 	// After N × 24 h it may be invited again.
 	old := account(eventfixture.Setting{MinDays: 30})
-	old.Event(t, eventfixture.Event{Status: store.InviteSent, SentAt: now.Add(-30 * 24 * time.Hour)})
-	c, err = st.ClaimInviteSend(ctx, old.Event(t, eventfixture.Event{Status: store.InviteScheduled}), store.ClaimOptions{})
+	old.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: now.Add(-30 * 24 * time.Hour)})
+	c, err = st.ClaimInviteSend(ctx, old.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 
 	// 0 means no limit.
 	unlimited := account(eventfixture.Setting{MinDays: 0})
-	unlimited.Event(t, eventfixture.Event{Status: store.InviteSent, SentAt: now.Add(-time.Minute)})
-	c, err = st.ClaimInviteSend(ctx, unlimited.Event(t, eventfixture.Event{Status: store.InviteScheduled}), store.ClaimOptions{})
+	unlimited.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: now.Add(-time.Minute)})
+	c, err = st.ClaimInviteSend(ctx, unlimited.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 }
@@ -242,7 +243,7 @@ func TestClaimSerialisesSendsToOneAddress(t *testing.T) {
 	emails := []string{"jane@example.com", "Jane@Example.com", "JANE@EXAMPLE.COM", "jane@example.COM", "jAne@example.com", "jane@EXAMPLE.com"}
 	var ids []string
 	for _, e := range emails {
-		ids = append(ids, a.Event(t, eventfixture.Event{Email: e, Status: store.InviteScheduled}))
+		ids = append(ids, a.Event(t, eventfixture.Event{Email: e, Status: invite.Scheduled}))
 	}
 	claims := make([]store.Claim, len(ids))
 	var wg sync.WaitGroup
@@ -260,7 +261,7 @@ func TestClaimSerialisesSendsToOneAddress(t *testing.T) {
 			sends++
 			continue
 		}
-		assert.Equal(t, store.ReasonRecentlyInvited, c.State.Reason)
+		assert.Equal(t, invite.RecentlyInvited, c.State.Reason)
 	}
 	assert.Equal(t, 1, sends, "one of the concurrent sends to an address goes out")
 }
@@ -272,7 +273,7 @@ func TestFinishInviteSend(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	sentAt := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	claimed := func() string {
-		id := a.Event(t, eventfixture.Event{Status: store.InviteScheduled})
+		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
 		require.NoError(t, err)
 		require.True(t, c.Send)
@@ -281,13 +282,13 @@ func TestFinishInviteSend(t *testing.T) {
 
 	got, err := st.FinishInviteSend(ctx, claimed(), store.SendOutcome{SentAt: sentAt})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, got.Status)
+	assert.Equal(t, invite.Sent, got.Status)
 	assert.Equal(t, sentAt, *got.SentAt)
 
 	id := claimed()
 	got, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Retry: true, Error: "451 4.3.0 try again later"})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteScheduled, got.Status)
+	assert.Equal(t, invite.Scheduled, got.Status)
 	assert.Equal(t, "451 4.3.0 try again later", got.LastError)
 	assert.Equal(t, 1, got.Attempts)
 	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
@@ -295,23 +296,23 @@ func TestFinishInviteSend(t *testing.T) {
 	assert.True(t, c.Send, "a transient failure may be tried again")
 	assert.Equal(t, 2, c.State.Attempts)
 
-	got, err = st.FinishInviteSend(ctx, claimed(), store.SendOutcome{Reason: store.ReasonRejected, Error: "550 5.1.1 unknown"})
+	got, err = st.FinishInviteSend(ctx, claimed(), store.SendOutcome{Reason: invite.Rejected, Error: "550 5.1.1 unknown"})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteFailed, got.Status)
-	assert.Equal(t, store.ReasonRejected, got.Reason)
+	assert.Equal(t, invite.Failed, got.Status)
+	assert.Equal(t, invite.Rejected, got.Reason)
 
 	// Only a send in progress changes …
-	cancelled := a.Event(t, eventfixture.Event{Status: store.InviteCancelled})
+	cancelled := a.Event(t, eventfixture.Event{Status: invite.Cancelled})
 	got, err = st.FinishInviteSend(ctx, cancelled, store.SendOutcome{Retry: true, Error: "x"})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteCancelled, got.Status)
+	assert.Equal(t, invite.Cancelled, got.Status)
 	// … except that a delivery overrides a verdict of delivery_uncertain.
 	id = claimed()
-	_, err = st.MarkInviteFailed(ctx, id, store.ReasonRetriesExhausted, "timeout")
+	_, err = st.MarkInviteFailed(ctx, id, invite.RetriesExhausted, "timeout")
 	require.NoError(t, err)
 	got, err = st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: sentAt})
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, got.Status)
+	assert.Equal(t, invite.Sent, got.Status)
 }
 
 func TestLoadInviteContent(t *testing.T) {

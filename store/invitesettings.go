@@ -8,14 +8,12 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schedule"
 )
 
 // Invite setting values.
 const (
-	MediumEmail = "email"
-	MediumSMS   = "sms"
-
 	DelayFromEvent       = "event"
 	DelayFromTransaction = "transaction"
 	DelayFromDelivery    = "delivery"
@@ -28,7 +26,7 @@ type InviteSetting struct {
 	ChannelID             string
 	EventTypeID           string
 	Active                bool
-	Medium                string               // MediumEmail or MediumSMS
+	Medium                invite.Medium
 	Delay                 string               // ISO 8601 duration, as sent
 	DelayFrom             string               // DelayFrom…
 	SendWindow            *schedule.SendWindow // nil: any time
@@ -45,18 +43,18 @@ type InviteSettingFilter struct {
 
 // inviteSettingRow is the table's shape; send_window is jsonb.
 type inviteSettingRow struct {
-	ID                    string    `db:"id"`
-	AccountID             string    `db:"account_id"`
-	ChannelID             string    `db:"channel_id"`
-	EventTypeID           string    `db:"event_type_id"`
-	Active                bool      `db:"active"`
-	Medium                string    `db:"medium"`
-	Delay                 string    `db:"delay"`
-	DelayFrom             string    `db:"delay_from"`
-	SendWindow            []byte    `db:"send_window"`
-	MinDaysBetweenInvites int       `db:"min_days_between_invites"`
-	CreatedAt             time.Time `db:"created_at"`
-	UpdatedAt             time.Time `db:"updated_at"`
+	ID                    string        `db:"id"`
+	AccountID             string        `db:"account_id"`
+	ChannelID             string        `db:"channel_id"`
+	EventTypeID           string        `db:"event_type_id"`
+	Active                bool          `db:"active"`
+	Medium                invite.Medium `db:"medium"`
+	Delay                 string        `db:"delay"`
+	DelayFrom             string        `db:"delay_from"`
+	SendWindow            []byte        `db:"send_window"`
+	MinDaysBetweenInvites int           `db:"min_days_between_invites"`
+	CreatedAt             time.Time     `db:"created_at"`
+	UpdatedAt             time.Time     `db:"updated_at"`
 }
 
 const inviteSettingColumns = `id, account_id, channel_id, event_type_id, active, medium, delay, delay_from,

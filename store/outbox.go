@@ -9,6 +9,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/invite"
 )
 
 // OutboxChannel is the LISTEN/NOTIFY channel that wakes workflow starters.
@@ -26,7 +28,7 @@ type StartOrder struct {
 	EventType         string         `db:"type"`
 	ChannelID         string         `db:"channel_id"`
 	CustomerReference sql.NullString `db:"customer_reference"`
-	InviteStatus      string         `db:"invite_status"`
+	InviteStatus      invite.Status  `db:"invite_status"`
 }
 
 // OutboxBatch is a set of claimed start orders. Its rows stay locked (so

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schedule"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -184,7 +185,7 @@ func TestUpdateInviteSetting(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, got, reread)
 	assert.Equal(t, window, reread.SendWindow)
-	assert.Equal(t, "sms", reread.Medium)
+	assert.Equal(t, invite.SMS, reread.Medium)
 	assert.True(t, reread.UpdatedAt.After(is.UpdatedAt) || reread.UpdatedAt.Equal(is.UpdatedAt))
 
 	// Clearing the window writes NULL; an unchanged row is not written.

@@ -3,20 +3,22 @@ package worker_test
 import (
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -24,12 +26,34 @@ import (
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
-func TestNew(t *testing.T) {
+// recorder is a Registry that notes what is registered, by the names the
+// SDK gives them: a workflow by its option's name, an activity struct by
+// each of its exported methods.
+type recorder struct{ workflows, activities []string }
+
+func (r *recorder) RegisterWorkflowWithOptions(_ any, o workflow.RegisterOptions) {
+	r.workflows = append(r.workflows, o.Name)
+}
+
+func (r *recorder) RegisterActivity(a any) {
+	t := reflect.TypeOf(a)
+	for i := range t.NumMethod() {
+		r.activities = append(r.activities, t.Method(i).Name)
+	}
+}
+
+// TestRegisterCoversTheContract: the workflow calls its steps by name, so a
+// renamed activity method would only show when an invite runs. Every name
+// of the contract must be registered.
+func TestRegisterCoversTheContract(t *testing.T) {
 	t.Parallel()
-	c, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
-	require.NoError(t, err)
-	defer c.Close()
-	assert.NotNil(t, worker.New(c, &activities.Activities{}, worker.Options{}))
+	var r recorder
+	worker.Register(&r, &activities.Activities{}, workflows.Options{})
+	assert.Equal(t, []string{workflows.WorkflowType}, r.workflows)
+	for _, name := range []string{workflows.LoadPlanActivity, workflows.MarkScheduledActivity, workflows.MarkSkippedActivity,
+		workflows.MarkCancelledActivity, workflows.MarkFailedActivity, workflows.RecordSentActivity, workflows.SendInviteActivity} {
+		assert.Contains(t, r.activities, name)
+	}
 }
 
 // TestInviteEndToEnd runs the registered workflow with the real activities
@@ -67,20 +91,20 @@ func TestInviteEndToEnd(t *testing.T) {
 		EventTypeID: a.EventTypeID, ChannelID: a.ChannelID}
 	env, res, err := run(in)
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, invite.Sent, res.Status)
 	assert.Equal(t, 1, res.Attempts)
 	assert.WithinDuration(t, res.ScheduledFor, env.Now(), time.Second, "sent when the timer fired")
 	require.Len(t, srv.Messages(), 1)
 	st, err := acts.Store.LoadInviteState(t.Context(), in.EventID)
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, st.Status)
+	assert.Equal(t, invite.Sent, st.Status)
 
 	// A second event to the same address within 30 days is throttled.
 	in.EventID = a.Event(t, eventfixture.Event{})
 	_, res, err = run(in)
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSkipped, res.Status)
-	assert.Equal(t, store.ReasonRecentlyInvited, res.Reason)
+	assert.Equal(t, invite.Skipped, res.Status)
+	assert.Equal(t, invite.RecentlyInvited, res.Reason)
 
 	// A refused address fails the invite and the run; ops retry it with a
 	// new run (Retry: true) once the address works.
@@ -93,12 +117,12 @@ func TestInviteEndToEnd(t *testing.T) {
 	assert.Contains(t, err.Error(), "rejected")
 	st, err = acts.Store.LoadInviteState(t.Context(), in.EventID)
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteFailed, st.Status)
+	assert.Equal(t, invite.Failed, st.Status)
 
 	in.Retry = true
 	_, res, err = run(in)
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, invite.Sent, res.Status)
 	assert.Equal(t, 2, res.Attempts)
 	assert.Len(t, srv.Messages(), 2)
 }

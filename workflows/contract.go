@@ -6,7 +6,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/invite"
 )
 
 // TaskQueue is the task queue of invite workflows and their activities.
@@ -37,12 +37,12 @@ type InviteInput struct {
 // InviteResult is how an invite ended; the status query answers with the
 // same shape for the state so far.
 type InviteResult struct {
-	Status       string    `json:"status"`           // a store.Invite… status
-	Reason       string    `json:"reason,omitempty"` // a store.Reason… value
-	ScheduledFor time.Time `json:"scheduledFor,omitzero"`
-	SentAt       time.Time `json:"sentAt,omitzero"`
-	Attempts     int       `json:"attempts"`
-	LastError    string    `json:"lastError,omitempty"`
+	Status       invite.Status `json:"status"`
+	Reason       invite.Reason `json:"reason,omitempty"`
+	ScheduledFor time.Time     `json:"scheduledFor,omitzero"`
+	SentAt       time.Time     `json:"sentAt,omitzero"`
+	Attempts     int           `json:"attempts"`
+	LastError    string        `json:"lastError,omitempty"`
 }
 
 // CancelSignal is the signal that cancels a waiting invite. The API sends
@@ -97,15 +97,15 @@ func SearchAttributes() map[string]enumspb.IndexedValueType {
 // StartSearchAttributes are the search attributes an invite workflow is
 // started with; the workflow keeps the status up to date.
 func StartSearchAttributes(in InviteInput) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(identity(in, store.InvitePending)...)
+	return temporal.NewSearchAttributes(identity(in, invite.Pending)...)
 }
 
-func identity(in InviteInput, status string) []temporal.SearchAttributeUpdate {
+func identity(in InviteInput, status invite.Status) []temporal.SearchAttributeUpdate {
 	u := []temporal.SearchAttributeUpdate{
 		AccountIDKey.ValueSet(in.AccountID),
 		EventTypeIDKey.ValueSet(in.EventTypeID),
 		ChannelIDKey.ValueSet(in.ChannelID),
-		InviteStatusKey.ValueSet(status),
+		InviteStatusKey.ValueSet(string(status)),
 	}
 	if in.CustomerReference != "" {
 		u = append(u, CustomerReferenceKey.ValueSet(in.CustomerReference))

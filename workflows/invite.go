@@ -8,9 +8,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schedule"
-	"github.com/touchpoint/touchpoint/store"
 )
 
 // Options are the worker-side timeouts and retries of the invite workflow.
@@ -68,7 +67,7 @@ func Invite(ctx workflow.Context, in InviteInput) (InviteResult, error) {
 func InviteWith(opts Options) func(workflow.Context, InviteInput) (InviteResult, error) {
 	opts = opts.withDefaults()
 	return func(ctx workflow.Context, in InviteInput) (InviteResult, error) {
-		w := &invite{in: in, opts: opts}
+		w := &inviteRun{in: in, opts: opts}
 		if err := w.setup(ctx); err != nil {
 			return InviteResult{}, err
 		}
@@ -85,16 +84,16 @@ func InviteWith(opts Options) func(workflow.Context, InviteInput) (InviteResult,
 	}
 }
 
-// invite is the state of one run.
-type invite struct {
+// inviteRun is the state of one run.
+type inviteRun struct {
 	in     InviteInput
 	opts   Options
 	state  InviteResult // what the status query answers
 	cancel workflow.ReceiveChannel
 }
 
-func (w *invite) setup(ctx workflow.Context) error {
-	w.state = InviteResult{Status: store.InvitePending}
+func (w *inviteRun) setup(ctx workflow.Context) error {
+	w.state = InviteResult{Status: invite.Pending}
 	w.cancel = workflow.GetSignalChannel(ctx, CancelSignal)
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (InviteResult, error) { return w.state, nil }); err != nil {
 		return err
@@ -102,24 +101,23 @@ func (w *invite) setup(ctx workflow.Context) error {
 	// A run started without the search attributes (by hand, from the CLI)
 	// gets them here, so it can be found like any other.
 	if !workflow.GetTypedSearchAttributes(ctx).ContainsKey(AccountIDKey) {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, identity(w.in, store.InvitePending)...); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, identity(w.in, invite.Pending)...); err != nil {
 			workflow.GetLogger(ctx).Warn("upsert search attributes", "error", err)
 		}
 	}
 	return nil
 }
 
-func (w *invite) run(ctx workflow.Context) (InviteResult, error) {
-	var a *activities.Activities // a typed nil pointer: the worker runs its registered instance
-	var plan store.InvitePlan
-	if err := workflow.ExecuteLocalActivity(w.local(ctx), a.LoadPlan, activities.EventInput{EventID: w.in.EventID}).Get(ctx, &plan); err != nil {
+func (w *inviteRun) run(ctx workflow.Context) (InviteResult, error) {
+	var plan invite.Plan
+	if err := workflow.ExecuteLocalActivity(w.local(ctx), LoadPlanActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &plan); err != nil {
 		return w.stopped(ctx, err)
 	}
 	switch {
 	case !plan.EventTypeActive:
-		return w.skip(ctx, store.ReasonEventTypeInactive)
+		return w.skip(ctx, invite.EventTypeInactive)
 	case !plan.SettingActive:
-		return w.skip(ctx, store.ReasonSettingInactive)
+		return w.skip(ctx, invite.SettingInactive)
 	}
 
 	at := workflow.Now(ctx)
@@ -132,11 +130,11 @@ func (w *invite) run(ctx workflow.Context) (InviteResult, error) {
 			return InviteResult{}, err
 		}
 	}
-	st, err := w.step(ctx, a.MarkScheduled, activities.MarkScheduledInput{EventID: w.in.EventID, ScheduledFor: at})
+	st, err := w.step(ctx, MarkScheduledActivity, MarkScheduledInput{EventID: w.in.EventID, ScheduledFor: at})
 	if err != nil {
 		return w.stopped(ctx, err)
 	}
-	if st.Status != store.InviteScheduled {
+	if st.Status != invite.Scheduled {
 		return w.finish(ctx, st) // decided meanwhile: cancelled by the API before the run began
 	}
 	w.update(ctx, st)
@@ -152,7 +150,7 @@ func (w *invite) run(ctx workflow.Context) (InviteResult, error) {
 }
 
 // wait sleeps until at on a durable timer; a cancel signal ends it early.
-func (w *invite) wait(ctx workflow.Context, at time.Time) (cancelled bool, err error) {
+func (w *inviteRun) wait(ctx workflow.Context, at time.Time) (cancelled bool, err error) {
 	if d := at.Sub(workflow.Now(ctx)); d > 0 {
 		timerCtx, stopTimer := workflow.WithCancel(ctx)
 		defer stopTimer()
@@ -175,10 +173,9 @@ func (w *invite) wait(ctx workflow.Context, at time.Time) (cancelled bool, err e
 // send runs the send activity and records its outcome. From here on the
 // invite is recorded whatever happens to the run, so a cancel request no
 // longer cuts it short.
-func (w *invite) send(ctx workflow.Context) (InviteResult, error) {
-	var a *activities.Activities
+func (w *inviteRun) send(ctx workflow.Context) (InviteResult, error) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	w.update(ctx, store.InviteState{Status: store.InviteSending, ScheduledFor: timePtr(w.state.ScheduledFor),
+	w.update(ctx, invite.State{Status: invite.Sending, ScheduledFor: timePtr(w.state.ScheduledFor),
 		Attempts: w.state.Attempts, LastError: w.state.LastError})
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    w.opts.SendTimeout,
@@ -191,17 +188,17 @@ func (w *invite) send(ctx workflow.Context) (InviteResult, error) {
 		},
 		Summary: "send the invite",
 	})
-	var st store.InviteState
-	err := workflow.ExecuteActivity(actx, a.SendInvite, activities.EventInput{EventID: w.in.EventID}).Get(ctx, &st)
+	var st invite.State
+	err := workflow.ExecuteActivity(actx, SendInviteActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &st)
 	if err == nil {
 		return w.finish(ctx, st)
 	}
 
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeSentUnrecorded {
-		var d activities.SentUnrecorded
+	if errors.As(err, &appErr) && appErr.Type() == ErrTypeSentUnrecorded {
+		var d SentUnrecorded
 		if derr := appErr.Details(&d); derr == nil {
-			st, err := w.step(ctx, a.RecordSent, activities.RecordSentInput{EventID: w.in.EventID, SentAt: d.SentAt})
+			st, err := w.step(ctx, RecordSentActivity, RecordSentInput{EventID: w.in.EventID, SentAt: d.SentAt})
 			if err != nil {
 				return InviteResult{}, err
 			}
@@ -210,8 +207,8 @@ func (w *invite) send(ctx workflow.Context) (InviteResult, error) {
 	}
 	// Retries exhausted or a non-retryable failure: record it (a failure
 	// the activity recorded itself is only read back).
-	st, ferr := w.step(ctx, a.MarkFailed, activities.MarkFailedInput{
-		EventID: w.in.EventID, Reason: store.ReasonRetriesExhausted, LastError: lastError(err)})
+	st, ferr := w.step(ctx, MarkFailedActivity, MarkFailedInput{
+		EventID: w.in.EventID, Reason: invite.RetriesExhausted, LastError: lastError(err)})
 	if ferr != nil {
 		return InviteResult{}, ferr
 	}
@@ -219,9 +216,8 @@ func (w *invite) send(ctx workflow.Context) (InviteResult, error) {
 }
 
 // skip records a skipped invite.
-func (w *invite) skip(ctx workflow.Context, reason string) (InviteResult, error) {
-	var a *activities.Activities
-	st, err := w.step(ctx, a.MarkSkipped, activities.MarkSkippedInput{EventID: w.in.EventID, Reason: reason})
+func (w *inviteRun) skip(ctx workflow.Context, reason invite.Reason) (InviteResult, error) {
+	st, err := w.step(ctx, MarkSkippedActivity, MarkSkippedInput{EventID: w.in.EventID, Reason: reason})
 	if err != nil {
 		return w.stopped(ctx, err)
 	}
@@ -230,10 +226,9 @@ func (w *invite) skip(ctx workflow.Context, reason string) (InviteResult, error)
 
 // cancelled records a cancel that came by signal or, with requested, as a
 // cancel request of the run, which then ends Cancelled.
-func (w *invite) cancelled(ctx workflow.Context, requested bool) (InviteResult, error) {
-	var a *activities.Activities
+func (w *inviteRun) cancelled(ctx workflow.Context, requested bool) (InviteResult, error) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	st, err := w.step(ctx, a.MarkCancelled, activities.EventInput{EventID: w.in.EventID})
+	st, err := w.step(ctx, MarkCancelledActivity, EventInput{EventID: w.in.EventID})
 	if err != nil {
 		return InviteResult{}, err
 	}
@@ -245,7 +240,7 @@ func (w *invite) cancelled(ctx workflow.Context, requested bool) (InviteResult, 
 }
 
 // stopped handles an error before the send: a cancel request is a cancel.
-func (w *invite) stopped(ctx workflow.Context, err error) (InviteResult, error) {
+func (w *inviteRun) stopped(ctx workflow.Context, err error) (InviteResult, error) {
 	if temporal.IsCanceledError(err) {
 		return w.cancelled(ctx, true)
 	}
@@ -253,13 +248,13 @@ func (w *invite) stopped(ctx workflow.Context, err error) (InviteResult, error) 
 }
 
 // finish publishes the final state; a failed invite fails the run.
-func (w *invite) finish(ctx workflow.Context, st store.InviteState) (InviteResult, error) {
+func (w *inviteRun) finish(ctx workflow.Context, st invite.State) (InviteResult, error) {
 	w.update(ctx, st)
 	// Counted here, once per run: the SDK's handler skips replays.
-	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"status": st.Status, "reason": st.Reason}).
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"status": string(st.Status), "reason": string(st.Reason)}).
 		Counter(InvitesMetric).Inc(1)
-	if st.Status == store.InviteFailed {
-		msg := "invite failed: " + st.Reason
+	if st.Status == invite.Failed {
+		msg := "invite failed: " + string(st.Reason)
 		if st.LastError != "" {
 			msg += ": " + st.LastError
 		}
@@ -270,7 +265,7 @@ func (w *invite) finish(ctx workflow.Context, st store.InviteState) (InviteResul
 
 // update publishes a state to the status query, the status search
 // attribute and the current details.
-func (w *invite) update(ctx workflow.Context, st store.InviteState) {
+func (w *inviteRun) update(ctx workflow.Context, st invite.State) {
 	prev := w.state.Status
 	w.state = InviteResult{Status: st.Status, Reason: st.Reason, Attempts: st.Attempts, LastError: st.LastError}
 	if st.ScheduledFor != nil {
@@ -280,7 +275,7 @@ func (w *invite) update(ctx workflow.Context, st store.InviteState) {
 		w.state.SentAt = st.SentAt.UTC()
 	}
 	if st.Status != prev {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, InviteStatusKey.ValueSet(st.Status)); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, InviteStatusKey.ValueSet(string(st.Status))); err != nil {
 			workflow.GetLogger(ctx).Warn("upsert invite status", "error", err)
 		}
 	}
@@ -292,40 +287,40 @@ func details(r InviteResult) string {
 	const layout = "2006-01-02 15:04:05 MST"
 	var s string
 	switch r.Status {
-	case store.InviteScheduled:
+	case invite.Scheduled:
 		s = "Scheduled for " + r.ScheduledFor.Format(layout)
-	case store.InviteSending:
+	case invite.Sending:
 		s = "Sending"
-	case store.InviteSent:
+	case invite.Sent:
 		s = "Sent at " + r.SentAt.Format(layout)
-	case store.InviteSkipped:
-		s = "Skipped: " + r.Reason
-	case store.InviteCancelled:
+	case invite.Skipped:
+		s = "Skipped: " + string(r.Reason)
+	case invite.Cancelled:
 		s = "Cancelled"
-	case store.InviteFailed:
-		s = "Failed: " + r.Reason
+	case invite.Failed:
+		s = "Failed: " + string(r.Reason)
 	default:
-		s = r.Status
+		s = string(r.Status)
 	}
 	if r.Attempts > 0 {
 		s += fmt.Sprintf(" (attempts: %d)", r.Attempts)
 	}
-	if r.LastError != "" && r.Status != store.InviteSent {
+	if r.LastError != "" && r.Status != invite.Sent {
 		s += "\n\nLast error: " + r.LastError
 	}
 	return s
 }
 
 // step runs a database step as a local activity and returns the invite state.
-func (w *invite) step(ctx workflow.Context, activity, in any) (store.InviteState, error) {
-	var st store.InviteState
+func (w *inviteRun) step(ctx workflow.Context, activity, in any) (invite.State, error) {
+	var st invite.State
 	err := workflow.ExecuteLocalActivity(w.local(ctx), activity, in).Get(ctx, &st)
 	return st, err
 }
 
 // local sets the options of the database steps: short attempts, retried
 // until PostgreSQL answers; only a missing event is final.
-func (w *invite) local(ctx workflow.Context) workflow.Context {
+func (w *inviteRun) local(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: w.opts.LocalTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -338,7 +333,7 @@ func (w *invite) local(ctx workflow.Context) workflow.Context {
 
 // dropLateCancels reads cancels that came after the send began: they have
 // no effect, and reading them keeps them from being reported as lost.
-func (w *invite) dropLateCancels(ctx workflow.Context) {
+func (w *inviteRun) dropLateCancels(ctx workflow.Context) {
 	for w.cancel.ReceiveAsync(nil) {
 		workflow.GetLogger(ctx).Info("cancel signal after the send began: ignored", "status", w.state.Status)
 	}

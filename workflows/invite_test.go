@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schedule"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -54,8 +54,8 @@ func at(s string) time.Time {
 	return t
 }
 
-func activePlan(p schedule.Plan) store.InvitePlan {
-	return store.InvitePlan{Status: store.InvitePending, EventTypeActive: true, SettingActive: true, Plan: p}
+func activePlan(p schedule.Plan) invite.Plan {
+	return invite.Plan{Status: invite.Pending, EventTypeActive: true, SettingActive: true, Plan: p}
 }
 
 // recorder mocks the database steps the way the store would answer them
@@ -66,23 +66,23 @@ type recorder struct {
 	sendCalls    []time.Time // env clock at each send attempt
 }
 
-func (r *recorder) loadPlan(p store.InvitePlan) {
-	r.env.OnActivity(a.LoadPlan, mock.Anything, activities.EventInput{EventID: eventID}).Return(p, nil).Once()
+func (r *recorder) loadPlan(p invite.Plan) {
+	r.env.OnActivity(a.LoadPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(p, nil).Once()
 }
 
 func (r *recorder) markScheduled() {
 	r.env.OnActivity(a.MarkScheduled, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.MarkScheduledInput) (store.InviteState, error) {
+		func(_ context.Context, in workflows.MarkScheduledInput) (invite.State, error) {
 			r.scheduledFor = in.ScheduledFor
-			return store.InviteState{Status: store.InviteScheduled, ScheduledFor: &in.ScheduledFor}, nil
+			return invite.State{Status: invite.Scheduled, ScheduledFor: &in.ScheduledFor}, nil
 		}).Once()
 }
 
 // send makes each attempt answer with the next of results.
-func (r *recorder) send(results ...func(now time.Time) (store.InviteState, error)) {
+func (r *recorder) send(results ...func(now time.Time) (invite.State, error)) {
 	for _, res := range results {
-		r.env.OnActivity(a.SendInvite, mock.Anything, activities.EventInput{EventID: eventID}).Return(
-			func(context.Context, activities.EventInput) (store.InviteState, error) {
+		r.env.OnActivity(a.SendInvite, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
+			func(context.Context, workflows.EventInput) (invite.State, error) {
 				now := r.env.Now()
 				r.sendCalls = append(r.sendCalls, now)
 				return res(now)
@@ -90,22 +90,22 @@ func (r *recorder) send(results ...func(now time.Time) (store.InviteState, error
 	}
 }
 
-func sent(now time.Time) (store.InviteState, error) {
-	return store.InviteState{Status: store.InviteSent, SentAt: &now, Attempts: 1, Medium: "email"}, nil
+func sent(now time.Time) (invite.State, error) {
+	return invite.State{Status: invite.Sent, SentAt: &now, Attempts: 1, Medium: "email"}, nil
 }
 
-func final(status, reason string) func(time.Time) (store.InviteState, error) {
-	return func(time.Time) (store.InviteState, error) {
-		return store.InviteState{Status: status, Reason: reason, Attempts: 1}, nil
+func final(status invite.Status, reason invite.Reason) func(time.Time) (invite.State, error) {
+	return func(time.Time) (invite.State, error) {
+		return invite.State{Status: status, Reason: reason, Attempts: 1}, nil
 	}
 }
 
-func failWith(err error) func(time.Time) (store.InviteState, error) {
-	return func(time.Time) (store.InviteState, error) { return store.InviteState{}, err }
+func failWith(err error) func(time.Time) (invite.State, error) {
+	return func(time.Time) (invite.State, error) { return invite.State{}, err }
 }
 
 func transient() error {
-	return temporal.NewApplicationError("smtp: 451 4.3.0 try again later", activities.ErrTypeTransient)
+	return temporal.NewApplicationError("smtp: 451 4.3.0 try again later", workflows.ErrTypeTransient)
 }
 
 func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.InviteResult {
@@ -162,7 +162,7 @@ func TestSendTimes(t *testing.T) {
 			env.ExecuteWorkflow(workflows.WorkflowType, in)
 
 			res := result(t, env)
-			assert.Equal(t, store.InviteSent, res.Status)
+			assert.Equal(t, invite.Sent, res.Status)
 			assert.True(t, at(tc.want).Equal(r.scheduledFor), "scheduled for %s", r.scheduledFor)
 			require.Len(t, r.sendCalls, 1)
 			assert.True(t, at(tc.want).Equal(r.sendCalls[0]), "sent at %s: the timer waits until the send time", r.sendCalls[0])
@@ -175,23 +175,23 @@ func TestInactiveAtAcceptance(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
-		plan   store.InvitePlan
-		reason string
+		plan   invite.Plan
+		reason invite.Reason
 	}{
-		{"event type inactive", store.InvitePlan{Status: store.InvitePending, EventTypeActive: false, SettingActive: true}, store.ReasonEventTypeInactive},
-		{"setting inactive", store.InvitePlan{Status: store.InvitePending, EventTypeActive: true, SettingActive: false}, store.ReasonSettingInactive},
+		{"event type inactive", invite.Plan{Status: invite.Pending, EventTypeActive: false, SettingActive: true}, invite.EventTypeInactive},
+		{"setting inactive", invite.Plan{Status: invite.Pending, EventTypeActive: true, SettingActive: false}, invite.SettingInactive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			env := newEnv(t)
 			r := &recorder{env: env}
 			r.loadPlan(tc.plan)
-			env.OnActivity(a.MarkSkipped, mock.Anything, activities.MarkSkippedInput{EventID: eventID, Reason: tc.reason}).
-				Return(store.InviteState{Status: store.InviteSkipped, Reason: tc.reason}, nil).Once()
+			env.OnActivity(a.MarkSkipped, mock.Anything, workflows.MarkSkippedInput{EventID: eventID, Reason: tc.reason}).
+				Return(invite.State{Status: invite.Skipped, Reason: tc.reason}, nil).Once()
 			env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 			res := result(t, env)
-			assert.Equal(t, workflows.InviteResult{Status: store.InviteSkipped, Reason: tc.reason}, res)
+			assert.Equal(t, workflows.InviteResult{Status: invite.Skipped, Reason: tc.reason}, res)
 			env.AssertActivityNotCalled(t, "MarkScheduled", mock.Anything, mock.Anything)
 			env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
 		})
@@ -202,15 +202,18 @@ func TestDecidedAtSendTime(t *testing.T) {
 	t.Parallel()
 	// The send activity re-reads the setting and the throttle: whatever it
 	// finds ends the run.
-	for _, tc := range []struct{ status, reason string }{
-		{store.InviteSkipped, store.ReasonSettingInactive},
-		{store.InviteSkipped, store.ReasonEventTypeInactive},
-		{store.InviteSkipped, store.ReasonRecentlyInvited},
-		{store.InviteSkipped, store.ReasonNoAddress},
-		{store.InviteCancelled, ""}, // the API cancelled; the signal is still on its way
-		{store.InviteSent, ""},      // a repeated attempt finds the invite sent
+	for _, tc := range []struct {
+		status invite.Status
+		reason invite.Reason
+	}{
+		{invite.Skipped, invite.SettingInactive},
+		{invite.Skipped, invite.EventTypeInactive},
+		{invite.Skipped, invite.RecentlyInvited},
+		{invite.Skipped, invite.NoAddress},
+		{invite.Cancelled, ""}, // the API cancelled; the signal is still on its way
+		{invite.Sent, ""},      // a repeated attempt finds the invite sent
 	} {
-		t.Run(tc.status+" "+tc.reason, func(t *testing.T) {
+		t.Run(string(tc.status)+" "+string(tc.reason), func(t *testing.T) {
 			t.Parallel()
 			env := newEnv(t)
 			r := &recorder{env: env}
@@ -232,11 +235,11 @@ func TestCancelledBeforeTheRunBegan(t *testing.T) {
 	env := newEnv(t)
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "P1D"}))
-	env.OnActivity(a.MarkScheduled, mock.Anything, mock.Anything).Return(store.InviteState{Status: store.InviteCancelled}, nil).Once()
+	env.OnActivity(a.MarkScheduled, mock.Anything, mock.Anything).Return(invite.State{Status: invite.Cancelled}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, env)
-	assert.Equal(t, store.InviteCancelled, res.Status)
+	assert.Equal(t, invite.Cancelled, res.Status)
 	env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
 }
 
@@ -251,8 +254,8 @@ func TestCancelSignalBeforeTheSend(t *testing.T) {
 			r := &recorder{env: env}
 			r.loadPlan(activePlan(schedule.Plan{ReceivedAt: start, Delay: "P7D"}))
 			r.markScheduled()
-			env.OnActivity(a.MarkCancelled, mock.Anything, activities.EventInput{EventID: eventID}).
-				Return(store.InviteState{Status: store.InviteCancelled}, nil).Once()
+			env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID}).
+				Return(invite.State{Status: invite.Cancelled}, nil).Once()
 
 			var during workflows.InviteResult
 			env.RegisterDelayedCallback(func() {
@@ -264,8 +267,8 @@ func TestCancelSignalBeforeTheSend(t *testing.T) {
 			env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 			res := result(t, env)
-			assert.Equal(t, store.InviteCancelled, res.Status)
-			assert.Equal(t, store.InviteScheduled, during.Status, "the status query while waiting")
+			assert.Equal(t, invite.Cancelled, res.Status)
+			assert.Equal(t, invite.Scheduled, during.Status, "the status query while waiting")
 			assert.True(t, start.Add(7*24*time.Hour).Equal(during.ScheduledFor))
 			assert.True(t, start.Add(24*time.Hour).Equal(env.Now()), "the run ends at the cancel, not at the send time")
 			env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
@@ -279,8 +282,8 @@ func TestTemporalCancelBeforeTheSend(t *testing.T) {
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "P7D"}))
 	r.markScheduled()
-	env.OnActivity(a.MarkCancelled, mock.Anything, activities.EventInput{EventID: eventID}).
-		Return(store.InviteState{Status: store.InviteCancelled}, nil).Once()
+	env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID}).
+		Return(invite.State{Status: invite.Cancelled}, nil).Once()
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
@@ -299,12 +302,12 @@ func TestCancelAfterTheSendBeganHasNoEffect(t *testing.T) {
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
 	r.markScheduled()
 	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).After(time.Minute).Return(
-		func(context.Context, activities.EventInput) (store.InviteState, error) { return sent(env.Now()) }).Once()
+		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(env.Now()) }).Once()
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.CancelSignal, workflows.CancelRequest{Source: "api"}) }, time.Hour+30*time.Second)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, env)
-	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, invite.Sent, res.Status)
 	env.AssertActivityNotCalled(t, "MarkCancelled", mock.Anything, mock.Anything)
 }
 
@@ -315,12 +318,12 @@ func TestTemporalCancelWhileSendingLetsTheSendFinish(t *testing.T) {
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
 	r.markScheduled()
 	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).After(time.Minute).Return(
-		func(context.Context, activities.EventInput) (store.InviteState, error) { return sent(env.Now()) }).Once()
+		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(env.Now()) }).Once()
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour+30*time.Second)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, env)
-	assert.Equal(t, store.InviteSent, res.Status, "the invite went out and is recorded so")
+	assert.Equal(t, invite.Sent, res.Status, "the invite went out and is recorded so")
 	env.AssertActivityNotCalled(t, "MarkCancelled", mock.Anything, mock.Anything)
 }
 
@@ -331,13 +334,13 @@ func TestPermanentFailure(t *testing.T) {
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: rejected: smtp: 550 5.1.1 j***@example.com: mailbox unavailable",
-		activities.ErrTypeRejected, nil)))
+		workflows.ErrTypeRejected, nil)))
 	// The activity recorded the failure; MarkFailed reads it back.
-	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(store.InviteState{Status: store.InviteFailed,
-		Reason: store.ReasonRejected, LastError: "smtp: 550 5.1.1 j***@example.com: mailbox unavailable", Attempts: 1}, nil).Once()
+	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(invite.State{Status: invite.Failed,
+		Reason: invite.Rejected, LastError: "smtp: 550 5.1.1 j***@example.com: mailbox unavailable", Attempts: 1}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
-	requireFailed(t, env, store.ReasonRejected)
+	requireFailed(t, env, invite.Rejected)
 	assert.Len(t, r.sendCalls, 1, "a permanent failure is not retried")
 }
 
@@ -347,13 +350,13 @@ func TestTransientFailureThenSuccess(t *testing.T) {
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
-	r.send(failWith(transient()), failWith(transient()), func(now time.Time) (store.InviteState, error) {
-		return store.InviteState{Status: store.InviteSent, SentAt: &now, Attempts: 3, LastError: "smtp: 451 4.3.0 try again later"}, nil
+	r.send(failWith(transient()), failWith(transient()), func(now time.Time) (invite.State, error) {
+		return invite.State{Status: invite.Sent, SentAt: &now, Attempts: 3, LastError: "smtp: 451 4.3.0 try again later"}, nil
 	})
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, env)
-	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, invite.Sent, res.Status)
 	assert.Equal(t, 3, res.Attempts)
 	require.Len(t, r.sendCalls, 3)
 	assert.Equal(t, 10*time.Second, r.sendCalls[1].Sub(r.sendCalls[0]), "back-off starts at 10 s")
@@ -370,16 +373,16 @@ func TestRetriesExhausted(t *testing.T) {
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: start, Delay: "PT0S"}))
 	r.markScheduled()
 	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.EventInput) (store.InviteState, error) {
+		func(context.Context, workflows.EventInput) (invite.State, error) {
 			r.sendCalls = append(r.sendCalls, env.Now())
-			return store.InviteState{}, transient()
+			return invite.State{}, transient()
 		})
-	env.OnActivity(a.MarkFailed, mock.Anything, activities.MarkFailedInput{EventID: eventID,
-		Reason: store.ReasonRetriesExhausted, LastError: "smtp: 451 4.3.0 try again later"}).
-		Return(store.InviteState{Status: store.InviteFailed, Reason: store.ReasonRetriesExhausted, LastError: "smtp: 451 4.3.0 try again later"}, nil).Once()
+	env.OnActivity(a.MarkFailed, mock.Anything, workflows.MarkFailedInput{EventID: eventID,
+		Reason: invite.RetriesExhausted, LastError: "smtp: 451 4.3.0 try again later"}).
+		Return(invite.State{Status: invite.Failed, Reason: invite.RetriesExhausted, LastError: "smtp: 451 4.3.0 try again later"}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
-	requireFailed(t, env, store.ReasonRetriesExhausted)
+	requireFailed(t, env, invite.RetriesExhausted)
 	require.Greater(t, len(r.sendCalls), 20)
 	last := r.sendCalls[len(r.sendCalls)-1]
 	assert.Less(t, last.Sub(start), 24*time.Hour, "it gives up after 24 h")
@@ -393,12 +396,12 @@ func TestDeliveryUncertain(t *testing.T) {
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
-	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: delivery_uncertain", activities.ErrTypeUncertain, nil)))
-	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(store.InviteState{Status: store.InviteFailed,
-		Reason: store.ReasonDeliveryUncertain, LastError: "a send attempt was interrupted", Attempts: 1}, nil).Once()
+	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: delivery_uncertain", workflows.ErrTypeUncertain, nil)))
+	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(invite.State{Status: invite.Failed,
+		Reason: invite.DeliveryUncertain, LastError: "a send attempt was interrupted", Attempts: 1}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
-	requireFailed(t, env, store.ReasonDeliveryUncertain)
+	requireFailed(t, env, invite.DeliveryUncertain)
 	assert.Len(t, r.sendCalls, 1, "never sent again")
 }
 
@@ -409,14 +412,14 @@ func TestSentButNotRecorded(t *testing.T) {
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	sentAt := at("2026-05-01T10:00:00Z")
-	r.send(failWith(temporal.NewNonRetryableApplicationError("invite sent but not recorded", activities.ErrTypeSentUnrecorded, nil,
-		activities.SentUnrecorded{SentAt: sentAt})))
-	env.OnActivity(a.RecordSent, mock.Anything, activities.RecordSentInput{EventID: eventID, SentAt: sentAt}).
-		Return(store.InviteState{Status: store.InviteSent, SentAt: &sentAt, Attempts: 1}, nil).Once()
+	r.send(failWith(temporal.NewNonRetryableApplicationError("invite sent but not recorded", workflows.ErrTypeSentUnrecorded, nil,
+		workflows.SentUnrecorded{SentAt: sentAt})))
+	env.OnActivity(a.RecordSent, mock.Anything, workflows.RecordSentInput{EventID: eventID, SentAt: sentAt}).
+		Return(invite.State{Status: invite.Sent, SentAt: &sentAt, Attempts: 1}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, env)
-	assert.Equal(t, store.InviteSent, res.Status)
+	assert.Equal(t, invite.Sent, res.Status)
 	assert.Equal(t, sentAt, res.SentAt)
 	assert.Len(t, r.sendCalls, 1)
 	env.AssertActivityNotCalled(t, "MarkFailed", mock.Anything, mock.Anything)
@@ -426,13 +429,13 @@ func TestEventNotFound(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	env.OnActivity(a.LoadPlan, mock.Anything, mock.Anything).
-		Return(store.InvitePlan{}, temporal.NewNonRetryableApplicationError("event not found", activities.ErrTypeNotFound, nil)).Once()
+		Return(invite.Plan{}, temporal.NewNonRetryableApplicationError("event not found", workflows.ErrTypeNotFound, nil)).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	require.True(t, env.IsWorkflowCompleted())
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, env.GetWorkflowError(), &appErr)
-	assert.Equal(t, activities.ErrTypeNotFound, appErr.Type())
+	assert.Equal(t, workflows.ErrTypeNotFound, appErr.Type())
 	env.AssertExpectations(t)
 }
 
@@ -440,18 +443,18 @@ func TestDatabaseStepsAreRetried(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	env.OnActivity(a.LoadPlan, mock.Anything, mock.Anything).Return(store.InvitePlan{}, errors.New("database unavailable")).Twice()
+	env.OnActivity(a.LoadPlan, mock.Anything, mock.Anything).Return(invite.Plan{}, errors.New("database unavailable")).Twice()
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(sent)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
-	assert.Equal(t, store.InviteSent, result(t, env).Status)
+	assert.Equal(t, invite.Sent, result(t, env).Status)
 }
 
 // requireFailed checks a run that ends with a failed invite: Failed in the
 // Temporal UI, with the reason in the error.
-func requireFailed(t *testing.T, env *testsuite.TestWorkflowEnvironment, reason string) {
+func requireFailed(t *testing.T, env *testsuite.TestWorkflowEnvironment, reason invite.Reason) {
 	t.Helper()
 	require.True(t, env.IsWorkflowCompleted())
 	err := env.GetWorkflowError()
@@ -464,7 +467,7 @@ func requireFailed(t *testing.T, env *testsuite.TestWorkflowEnvironment, reason 
 	require.NoError(t, qerr)
 	var st workflows.InviteResult
 	require.NoError(t, v.Get(&st))
-	assert.Equal(t, store.InviteFailed, st.Status)
+	assert.Equal(t, invite.Failed, st.Status)
 	assert.Equal(t, reason, st.Reason)
 }
 
@@ -510,7 +513,7 @@ func TestSearchAttributesFollowTheStatus(t *testing.T) {
 	r.send(sent)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
-	assert.Equal(t, store.InviteSent, result(t, env).Status)
+	assert.Equal(t, invite.Sent, result(t, env).Status)
 	assert.Equal(t, []string{"scheduled", "sending", "sent"}, statuses)
 }
 
@@ -529,7 +532,7 @@ func TestSearchAttributesAddedWhenStartedWithout(t *testing.T) {
 	r.send(sent)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
-	assert.Equal(t, store.InviteSent, result(t, env).Status)
+	assert.Equal(t, invite.Sent, result(t, env).Status)
 	for key, want := range map[temporal.SearchAttributeKeyKeyword]string{
 		workflows.AccountIDKey: "acc-1", workflows.EventTypeIDKey: "ety-1", workflows.ChannelIDKey: "chl-1",
 		workflows.CustomerReferenceKey: "C-42", workflows.InviteStatusKey: "pending",

@@ -19,7 +19,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -48,7 +48,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 	require.Len(t, s.smtp.Messages(), 1, "the mail was delivered before the kill")
 	st, err := s.direct.LoadInviteState(context.Background(), ref)
 	require.NoError(t, err)
-	require.Equal(t, store.InviteSending, st.Status, "the worker died before it could record the send")
+	require.Equal(t, invite.Sending, st.Status, "the worker died before it could record the send")
 	require.Equal(t, 1, st.Attempts)
 
 	s.startWorker()
@@ -57,10 +57,10 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 	err = s.temporal.GetWorkflow(context.Background(), workflows.WorkflowID(ref), "").Get(context.Background(), nil)
 	assert.ErrorContains(t, err, "invite failed: delivery_uncertain")
 	_, ev := c.do(http.MethodGet, "/events/"+ref, nil)
-	invite := inviteOf(ev)
-	assert.Equal(t, store.ReasonDeliveryUncertain, invite["reason"])
-	assert.Contains(t, invite["lastError"], "interrupted after it began; the invite may have been delivered")
-	assert.EqualValues(t, 1, invite["attempts"], "the second attempt did not send")
+	inv := inviteOf(ev)
+	assert.Equal(t, string(invite.DeliveryUncertain), inv["reason"])
+	assert.Contains(t, inv["lastError"], "interrupted after it began; the invite may have been delivered")
+	assert.EqualValues(t, 1, inv["attempts"], "the second attempt did not send")
 	assert.Equal(t, map[string]int{ref: 1}, s.mailsByEvent(), "exactly one mail")
 
 	// Sending it again is an explicit decision of ops.
@@ -96,7 +96,7 @@ func TestCrashBeforeSend(t *testing.T) {
 	require.EventuallyWithT(t, func(col *assert.CollectT) {
 		st, err := s.direct.LoadInviteState(context.Background(), ref)
 		if assert.NoError(col, err) {
-			assert.Equal(col, store.InviteScheduled, st.Status)
+			assert.Equal(col, invite.Scheduled, st.Status)
 			assert.Equal(col, 1, st.Attempts)
 			assert.NotEmpty(col, st.LastError, "the first attempt has failed and recorded so")
 		}
@@ -104,7 +104,7 @@ func TestCrashBeforeSend(t *testing.T) {
 	w.kill()
 	st, err := s.direct.LoadInviteState(context.Background(), ref)
 	require.NoError(t, err)
-	require.Equal(t, store.InviteScheduled, st.Status, "killed between attempts, not in one")
+	require.Equal(t, invite.Scheduled, st.Status, "killed between attempts, not in one")
 
 	require.NoError(t, s.smtp.Restart())
 	s.startWorker()

@@ -209,9 +209,9 @@ func (w workflowInfo) summary() string {
 	}
 	s := w.Status + " (run " + w.RunID + ")"
 	if w.Query != nil {
-		s += "; status query: " + w.Query.Status
+		s += "; status query: " + string(w.Query.Status)
 		if w.Query.Reason != "" {
-			s += " (" + w.Query.Reason + ")"
+			s += " (" + string(w.Query.Reason) + ")"
 		}
 	}
 	if w.Error != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -18,11 +19,11 @@ import (
 type Setting struct {
 	Inactive          bool
 	EventTypeInactive bool
-	Medium            string // default "email"
-	MinDays           int    // minDaysBetweenInvites; 0: no throttle
-	Delay             string // default "PT0S"
-	DelayFrom         string // default "event"
-	SendWindow        string // JSON, e.g. {"start":"09:00","end":"17:00","timeZone":"UTC"}; "": none
+	Medium            invite.Medium // default Email
+	MinDays           int           // minDaysBetweenInvites; 0: no throttle
+	Delay             string        // default "PT0S"
+	DelayFrom         string        // default "event"
+	SendWindow        string        // JSON, e.g. {"start":"09:00","end":"17:00","timeZone":"UTC"}; "": none
 }
 
 // Account is an account with one event type, channel and setting.
@@ -48,11 +49,11 @@ type Event struct {
 	Locale            string
 	CustomerReference string
 	Products          []Product
-	Status            string    // invite status, default "pending"
-	SentAt            time.Time // with Status "sent"
-	ReceivedAt        time.Time // default now
-	TransactionDate   time.Time // default ReceivedAt
-	DeliveryDate      string    // YYYY-MM-DD
+	Status            invite.Status // default Pending
+	SentAt            time.Time     // with Status "sent"
+	ReceivedAt        time.Time     // default now
+	TransactionDate   time.Time     // default ReceivedAt
+	DeliveryDate      string        // YYYY-MM-DD
 }
 
 // NoEmail asks for an event whose customer email is empty.
@@ -62,7 +63,7 @@ const NoEmail = "-"
 func NewAccount(tb testing.TB, db *sqlx.DB, s Setting) *Account {
 	tb.Helper()
 	if s.Medium == "" {
-		s.Medium = "email"
+		s.Medium = invite.Email
 	}
 	if s.Delay == "" {
 		s.Delay = "PT0S"
@@ -99,7 +100,7 @@ func (a *Account) Event(tb testing.TB, e Event) string {
 		e.Email = ""
 	}
 	if e.Status == "" {
-		e.Status = store.InvitePending
+		e.Status = invite.Pending
 	}
 	if e.ReceivedAt.IsZero() {
 		e.ReceivedAt = time.Now().UTC()

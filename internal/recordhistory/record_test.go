@@ -25,6 +25,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -73,7 +74,7 @@ func TestRecordHistories(t *testing.T) {
 		t.Helper()
 		var res workflows.InviteResult
 		err := run.Get(ctx, &res)
-		if wantStatus == store.InviteFailed {
+		if wantStatus == invite.Failed {
 			require.Error(t, err)
 		} else {
 			require.NoError(t, err)
@@ -87,8 +88,8 @@ func TestRecordHistories(t *testing.T) {
 			ChannelID: a.ChannelID, CustomerReference: "C-42"}
 	}
 
-	finish("sent", start(event(eventfixture.Setting{Delay: "PT2S"}, eventfixture.Event{FirstName: "Jane"})), store.InviteSent)
-	finish("skipped_event_type_inactive", start(event(eventfixture.Setting{EventTypeInactive: true}, eventfixture.Event{})), store.InviteSkipped)
+	finish("sent", start(event(eventfixture.Setting{Delay: "PT2S"}, eventfixture.Event{FirstName: "Jane"})), invite.Sent)
+	finish("skipped_event_type_inactive", start(event(eventfixture.Setting{EventTypeInactive: true}, eventfixture.Event{})), invite.Skipped)
 
 	in := event(eventfixture.Setting{Delay: "P1D"}, eventfixture.Event{})
 	run := start(in)
@@ -97,19 +98,19 @@ func TestRecordHistories(t *testing.T) {
 		require.NoError(c2, err)
 		var st workflows.InviteResult
 		require.NoError(c2, v.Get(&st))
-		assert.Equal(c2, store.InviteScheduled, st.Status)
+		assert.Equal(c2, invite.Scheduled, st.Status)
 	}, 10*time.Second, 50*time.Millisecond)
 	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.CancelSignal, workflows.CancelRequest{Source: "api"}))
-	finish("cancelled_by_signal", run, store.InviteCancelled)
+	finish("cancelled_by_signal", run, invite.Cancelled)
 
 	smtp.FailRCPT(1, 451)
-	finish("retried_then_sent", start(event(eventfixture.Setting{}, eventfixture.Event{})), store.InviteSent)
+	finish("retried_then_sent", start(event(eventfixture.Setting{}, eventfixture.Event{})), invite.Sent)
 
 	in = event(eventfixture.Setting{}, eventfixture.Event{})
 	smtp.FailRCPT(1, 550)
-	finish("failed_rejected", start(in), store.InviteFailed)
+	finish("failed_rejected", start(in), invite.Failed)
 	in.Retry = true
-	finish("retry_run_sent", start(in), store.InviteSent)
+	finish("retry_run_sent", start(in), invite.Sent)
 }
 
 func save(ctx context.Context, t *testing.T, c client.Client, name string, run client.WorkflowRun) {

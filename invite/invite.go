@@ -1,0 +1,117 @@
+// Package invite is the vocabulary every part of Touchpoint uses to speak
+// about an invite: its status, why it was skipped or failed, the medium it
+// travels by, and the state an invite workflow records step by step.
+//
+// It is a leaf: it imports nothing of ours but the pure schedule package,
+// so the store, the workflows, the activities and the API can all share
+// one spelling of each value — the spelling of the API and the database.
+package invite
+
+import (
+	"slices"
+	"time"
+
+	"github.com/touchpoint/touchpoint/schedule"
+)
+
+// Status is where an invite stands.
+type Status string
+
+// Statuses. Sending is the record-before mark of a send in progress (SPEC
+// §10); the API shows it as Scheduled.
+const (
+	Pending   Status = "pending"
+	Scheduled Status = "scheduled"
+	Sending   Status = "sending"
+	Sent      Status = "sent"
+	Skipped   Status = "skipped"
+	Failed    Status = "failed"
+	Cancelled Status = "cancelled"
+)
+
+var apiStatuses = []Status{Pending, Scheduled, Sent, Skipped, Failed, Cancelled}
+
+// APIStatuses returns the statuses the API shows and filters by, in their
+// documented order; Sending is shown as Scheduled.
+func APIStatuses() []Status { return slices.Clone(apiStatuses) }
+
+// Valid reports whether s is a status an invite can have.
+func (s Status) Valid() bool { return s == Sending || slices.Contains(apiStatuses, s) }
+
+// API is the status as the API shows it: a send in progress is still
+// planned, not yet done.
+func (s Status) API() Status {
+	if s == Sending {
+		return Scheduled
+	}
+	return s
+}
+
+// Reason says why an invite was skipped or failed.
+type Reason string
+
+// Reasons of skipped invites.
+const (
+	EventTypeInactive Reason = "event_type_inactive"
+	SettingInactive   Reason = "setting_inactive"
+	RecentlyInvited   Reason = "recently_invited"
+	// Suppressed: the address is on the account's suppression list.
+	Suppressed Reason = "suppressed"
+	NoAddress  Reason = "no_address"
+)
+
+// Reasons of failed invites.
+const (
+	// DeliveryUncertain: an attempt found the mark of an interrupted send;
+	// the invite may or may not have arrived, so it is not sent again.
+	DeliveryUncertain Reason = "delivery_uncertain"
+	// Rejected: the provider refused the recipient or message for good.
+	Rejected Reason = "rejected"
+	// RetriesExhausted: transient errors until the send gave up.
+	RetriesExhausted Reason = "retries_exhausted"
+	// NoProvider: the medium has no provider configured.
+	NoProvider Reason = "no_provider"
+)
+
+var reasons = []Reason{EventTypeInactive, SettingInactive, RecentlyInvited, Suppressed, NoAddress,
+	DeliveryUncertain, Rejected, RetriesExhausted, NoProvider}
+
+// Reasons lists every reason.
+func Reasons() []Reason { return slices.Clone(reasons) }
+
+// Valid reports whether r is a known reason.
+func (r Reason) Valid() bool { return slices.Contains(reasons, r) }
+
+// Medium is how an invite travels.
+type Medium string
+
+// Media.
+const (
+	Email Medium = "email"
+	SMS   Medium = "sms"
+)
+
+// Valid reports whether m is a known medium.
+func (m Medium) Valid() bool { return m == Email || m == SMS }
+
+// State is the invite part of an event row. It travels through Temporal
+// as activity results, so it holds no customer data.
+type State struct {
+	Status       Status     `db:"invite_status" json:"status"`
+	Reason       Reason     `db:"invite_reason" json:"reason,omitempty"`
+	Medium       Medium     `db:"invite_medium" json:"medium,omitempty"`
+	ScheduledFor *time.Time `db:"scheduled_for" json:"scheduledFor,omitempty"`
+	SentAt       *time.Time `db:"sent_at" json:"sentAt,omitempty"`
+	Attempts     int        `db:"attempts" json:"attempts"`
+	LastError    string     `db:"last_error" json:"lastError,omitempty"`
+}
+
+// Plan is what scheduling an event's invite starts from: the schedule
+// copied into the event at acceptance (SPEC §10) and whether its event
+// type and invite setting are active now.
+type Plan struct {
+	Status          Status        `json:"status"`
+	EventTypeActive bool          `json:"eventTypeActive"`
+	SettingActive   bool          `json:"settingActive"`
+	Plan            schedule.Plan `json:"plan"`
+}

@@ -280,10 +280,14 @@ type inviteOut struct {
 	LastError    *string       `json:"lastError"`
 }
 
-func eventOutOf(e store.Event) eventOut {
+// eventOutOf is the stored event as the API shows it. Its payload was
+// written by createEvent from this very type, so a decoding error means a
+// damaged row: the request fails (500) rather than show it half.
+func eventOutOf(e store.Event) (eventOut, error) {
 	out := eventOut{ID: e.ID, ReceivedAt: timestamp(e.ReceivedAt), EventTypeID: e.EventTypeID}
-	// The payload was written by createEvent from this very type.
-	json.Unmarshal(e.Payload, &out.eventIn)
+	if err := json.Unmarshal(e.Payload, &out.eventIn); err != nil {
+		return out, fmt.Errorf("event %s: decode stored payload: %w", e.ID, err)
+	}
 	out.Invite = inviteOut{Status: e.InviteStatus.API(), Attempts: e.Attempts}
 	if e.InviteReason.Valid {
 		out.Invite.Reason = &e.InviteReason.String
@@ -302,7 +306,17 @@ func eventOutOf(e store.Event) eventOut {
 		t := timestamp(e.SentAt.Time)
 		out.Invite.SentAt = &t
 	}
-	return out
+	return out, nil
+}
+
+// writeEvent answers with the event.
+func (s *server) writeEvent(w http.ResponseWriter, r *http.Request, status int, e store.Event) {
+	out, err := eventOutOf(e)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, status, out)
 }
 
 func (s *server) listEvents(w http.ResponseWriter, r *http.Request) {
@@ -336,7 +350,14 @@ func (s *server) listEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(events, next, eventOutOf))
+	items := make([]eventOut, len(events))
+	for i, e := range events {
+		if items[i], err = eventOutOf(e); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, newList(items, next, func(o eventOut) eventOut { return o }))
 }
 
 func (s *server) getEvent(w http.ResponseWriter, r *http.Request) {
@@ -350,7 +371,7 @@ func (s *server) getEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, about("event", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, eventOutOf(e))
+	s.writeEvent(w, r, http.StatusOK, e)
 }
 
 // cancelEvent decides the cancel in PostgreSQL (SPEC §10), so it answers
@@ -370,7 +391,7 @@ func (s *server) cancelEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.signalCancel(id)
-	writeJSON(w, http.StatusOK, eventOutOf(e))
+	s.writeEvent(w, r, http.StatusOK, e)
 }
 
 // retryEvent re-sends a failed invite now: a new workflow run, started by
@@ -390,7 +411,7 @@ func (s *server) retryEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.notify()
-	writeJSON(w, http.StatusAccepted, eventOutOf(e))
+	s.writeEvent(w, r, http.StatusAccepted, e)
 }
 
 // stateConflict words the 409 of a cancel or retry the invite's state
@@ -406,19 +427,36 @@ func (s *server) stateConflict(ctx context.Context, id, verb string) error {
 	return newError(http.StatusConflict, "the invite is %s; it cannot be %s", e.InviteStatus, verb)
 }
 
-// signalCancel tells the event's workflow, in the background: the cancel
-// is already decided, and a workflow that misses the signal still finds
-// the invite cancelled before it sends.
+// signalCancel queues the cancel signal for the event's workflow; Run
+// delivers it. The cancel is already decided in PostgreSQL, so the answer
+// never waits on Temporal, and a workflow that misses the signal (queue
+// full, Temporal down) still finds the invite cancelled before it sends.
 func (s *server) signalCancel(eventID string) {
 	if s.workflows == nil {
 		return
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err := s.workflows.SignalWorkflow(ctx, workflows.WorkflowID(eventID), "", workflows.CancelSignal, workflows.CancelRequest{Source: "api"})
-		if err != nil {
-			s.log.Info("cancel signal not delivered; the workflow will find the invite cancelled", "event_id", eventID, "error", err)
+	select {
+	case s.cancels <- eventID:
+	default:
+		s.log.Warn("cancel signal queue full; the workflow will find the invite cancelled", "event_id", eventID)
+	}
+}
+
+// Run delivers the queued cancel signals until ctx ends; those still
+// queued then are dropped (see signalCancel). Each delivery is bounded.
+func (a *Server) Run(ctx context.Context) error {
+	s := a.s
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case eventID := <-s.cancels:
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := s.workflows.SignalWorkflow(sctx, workflows.WorkflowID(eventID), "", workflows.CancelSignal, workflows.CancelRequest{Source: "api"})
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				s.log.Info("cancel signal not delivered; the workflow will find the invite cancelled", "event_id", eventID, "error", err)
+			}
 		}
-	}()
+	}
 }

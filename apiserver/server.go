@@ -67,17 +67,28 @@ type server struct {
 	notify    func()
 	metrics   *metrics.Set
 	limits    *limiter
+	cancels   chan string // cancel signals for Run to deliver
 }
 
-// New builds the API handler. It panics without a Store or an
-// Authenticator, which is a wiring mistake.
-func New(opts Options) http.Handler {
+// Server is the API: its HTTP handler, and Run, which delivers in the
+// background what requests decided without waiting on Temporal.
+type Server struct {
+	http.Handler
+	s *server
+}
+
+// cancelQueue bounds the cancel signals waiting for delivery.
+const cancelQueue = 1024
+
+// New builds the API. It panics without a Store or an Authenticator,
+// which is a wiring mistake.
+func New(opts Options) *Server {
 	if opts.Store == nil || opts.Auth == nil {
 		panic("apiserver.New: Store and Auth are required")
 	}
 	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
-		limits: newLimiter(opts.RatePerSecond, opts.RateBurst)}
+		limits: newLimiter(opts.RatePerSecond, opts.RateBurst), cancels: make(chan string, cancelQueue)}
 	if s.notify == nil {
 		s.notify = func() {}
 	}
@@ -107,7 +118,7 @@ func New(opts Options) http.Handler {
 			s.fail(w, r, e)
 		}))
 	}
-	return requestID(s.logRequests(s.recoverPanics(r)))
+	return &Server{Handler: requestID(s.logRequests(s.recoverPanics(r))), s: s}
 }
 
 // guard runs a route's handler after authentication and the access-group

@@ -155,12 +155,12 @@ func (u *useTracker) run(ctx context.Context) {
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if err := u.flushOnce(fctx); err != nil {
-				u.log.Error("final flush of token uses failed", "err", err)
+				u.log.Error("final flush of token uses failed", "error", err)
 			}
 			return
 		case <-t.C:
 			if err := u.flushOnce(ctx); err != nil && ctx.Err() == nil {
-				u.log.Warn("flush token uses failed; will retry", "err", err)
+				u.log.Warn("flush token uses failed; will retry", "error", err)
 			}
 		}
 	}

@@ -198,7 +198,7 @@ func (v *Verifier) discoverLoop(ctx context.Context, is *issuer) {
 		is.mu.Lock()
 		is.err = err
 		is.mu.Unlock()
-		v.log.Warn("OIDC discovery failed; retrying", "issuer", is.cfg.URL, "retry_in", delay, "err", err)
+		v.log.Warn("OIDC discovery failed; retrying", "issuer", is.cfg.URL, "retry_in", delay, "error", err)
 		select {
 		case <-ctx.Done():
 			return

@@ -142,10 +142,10 @@ func (s *Server) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 		if err := s.keys.ensure(ctx, false); err != nil && ctx.Err() == nil {
-			s.log.Warn("signing key rotation check failed", "err", err)
+			s.log.Warn("signing key rotation check failed", "error", err)
 		}
 		if err := s.keys.load(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("reload signing keys failed", "err", err)
+			s.log.Warn("reload signing keys failed", "error", err)
 		}
 	}
 }
@@ -188,7 +188,7 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
 // the cached keys.
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 	if err := s.keys.load(r.Context()); err != nil {
-		s.log.Warn("reload signing keys for JWKS failed; serving cached keys", "err", err)
+		s.log.Warn("reload signing keys for JWKS failed; serving cached keys", "error", err)
 	}
 	writeJSON(w, http.StatusOK, "public, max-age=60", jose.JSONWebKeySet{Keys: s.keys.snapshot().published})
 }

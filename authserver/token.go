@@ -82,7 +82,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var oe *oauthError
 		if !errors.As(err, &oe) {
-			s.log.Error("token request failed", "err", err)
+			s.log.Error("token request failed", "error", err)
 			oe = &oauthError{status: http.StatusServiceUnavailable, code: "temporarily_unavailable",
 				description: "try again shortly", retryAfter: "1"}
 		}

@@ -98,26 +98,37 @@ func (s *Set) TokenVerification(result string) {
 }
 
 // WatchOutbox exports the outbox backlog (pending start orders and the age
-// of the oldest), read from the database at each scrape.
+// of the oldest), read from the database once per scrape.
 func (s *Set) WatchOutbox(backlog func(ctx context.Context) (int, time.Duration, error)) {
 	if s == nil {
 		return
 	}
-	read := func() (float64, float64) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		n, age, err := backlog(ctx)
-		if err != nil {
-			return -1, -1 // the database is unreachable: the gauge says so
-		}
-		return float64(n), age.Seconds()
+	s.reg.MustRegister(&outboxCollector{
+		backlog: backlog,
+		pending: prometheus.NewDesc("touchpoint_outbox_pending",
+			"Accepted events whose workflow has not been started yet (-1: database unreachable).", nil, nil),
+		oldest: prometheus.NewDesc("touchpoint_outbox_oldest_pending_seconds",
+			"Age of the oldest pending start order (-1: database unreachable).", nil, nil),
+	})
+}
+
+// outboxCollector reads the backlog with one query for both of its gauges.
+type outboxCollector struct {
+	backlog         func(ctx context.Context) (int, time.Duration, error)
+	pending, oldest *prometheus.Desc
+}
+
+func (c *outboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.pending; ch <- c.oldest }
+
+func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	pending, oldest := -1.0, -1.0 // the database is unreachable: the gauges say so
+	if n, age, err := c.backlog(ctx); err == nil {
+		pending, oldest = float64(n), age.Seconds()
 	}
-	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "touchpoint_outbox_pending", Help: "Accepted events whose workflow has not been started yet (-1: database unreachable).",
-	}, func() float64 { n, _ := read(); return n }))
-	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "touchpoint_outbox_oldest_pending_seconds", Help: "Age of the oldest pending start order (-1: database unreachable).",
-	}, func() float64 { _, age := read(); return age }))
+	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, pending)
+	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, oldest)
 }
 
 // Instrument records the requests of a server that has no route templates

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lib/pq"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -70,17 +69,8 @@ func (s *Starter) defaults() {
 // stops are handed back untouched.
 func (s *Starter) Run(ctx context.Context) error {
 	s.defaults()
-	listener := pq.NewListener(s.DatabaseURL, time.Second, 30*time.Second, func(ev pq.ListenerEventType, err error) {
-		if err != nil {
-			s.Logger.Warn("outbox listener", "event", ev, "error", err)
-		}
-	})
+	listener := store.ListenOutbox(s.DatabaseURL, s.Logger)
 	defer listener.Close()
-	if err := listener.Listen(store.OutboxChannel); err != nil {
-		// Not fatal: the sweep still finds every row, and the listener
-		// reconnects and re-listens by itself.
-		s.Logger.Warn("outbox listen failed; relying on the sweep until it reconnects", "error", err)
-	}
 	sweep := time.NewTicker(s.Sweep)
 	defer sweep.Stop()
 	for {
@@ -88,7 +78,7 @@ func (s *Starter) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-listener.Notify: // nil after a reconnect: sweep anyway
+		case <-listener.Wake():
 		case <-sweep.C:
 		}
 	}

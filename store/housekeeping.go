@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -52,4 +53,34 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 		return nil
 	})
 	return c, ran, err
+}
+
+// Housekeeping intervals: how often a round runs, and how long finished
+// outbox rows are kept (for support to see what was started when).
+const (
+	HousekeepingEvery = 5 * time.Minute
+	OutboxKeep        = time.Hour
+)
+
+// RunHousekeeping runs a Housekeep round every HousekeepingEvery until ctx
+// ends; with several API replicas one of them does each round. Failures
+// are logged and the next round tries again.
+func (s *Store) RunHousekeeping(ctx context.Context, retention time.Duration, logger *slog.Logger) error {
+	t := time.NewTicker(HousekeepingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		c, ran, err := s.Housekeep(ctx, OutboxKeep, retention)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("housekeeping failed; will try again", "error", err)
+		case ran && c != Cleanup{}:
+			logger.Info("housekeeping", "idempotency_keys", c.IdempotencyKeys, "token_uses", c.TokenUses,
+				"outbox_rows", c.OutboxRows, "events", c.Events)
+		}
+	}
 }

@@ -4,6 +4,9 @@
 package worker
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -51,4 +54,31 @@ type Registry interface {
 func Register(r Registry, acts *activities.Activities, opts workflows.Options) {
 	r.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
 	r.RegisterActivity(acts)
+}
+
+// Run starts w once Temporal answers and stops it when ctx ends. Temporal
+// may still be starting (a fresh cluster): Run waits for it rather than
+// fail, since a worker's Start cannot be retried. Stop lets running
+// activities finish, up to the worker's stop timeout.
+func Run(ctx context.Context, c client.Client, w sdkworker.Worker, logger *slog.Logger) error {
+	for {
+		_, err := c.CheckHealth(ctx, &client.CheckHealthRequest{})
+		if err == nil {
+			break
+		}
+		logger.Warn("worker cannot reach Temporal yet; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(3 * time.Second):
+		}
+	}
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	logger.Info("worker started", "task_queue", workflows.TaskQueue)
+	<-ctx.Done()
+	w.Stop()
+	logger.Info("stopped", "server", "worker")
+	return nil
 }

@@ -84,8 +84,8 @@ var (
 	CustomerReferenceKey = temporal.NewSearchAttributeKeyKeyword("TouchpointCustomerReference")
 )
 
-// SearchAttributeTypes is what `touchpoint migrate` and `touchpoint dev`
-// register on the namespace.
+// SearchAttributes are the custom search attributes (name → type) that
+// `touchpoint migrate` and `touchpoint dev` register on the namespace.
 func SearchAttributes() map[string]enumspb.IndexedValueType {
 	m := map[string]enumspb.IndexedValueType{}
 	for _, k := range []temporal.SearchAttributeKeyKeyword{AccountIDKey, EventTypeIDKey, ChannelIDKey, InviteStatusKey, CustomerReferenceKey} {

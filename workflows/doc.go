@@ -1,7 +1,9 @@
 // Package workflows holds the invite workflow and its public contract
 // (contract.go): task queue, workflow ID, input and result, the cancel
 // signal, the status query and the search attributes. The API and the
-// outbox starter use only the contract.
+// outbox starter use only the contract. The workflow's steps are
+// activities called by name (steps.go): this package does no I/O and
+// imports none of the packages that do.
 //
 // One workflow runs per accepted event (SPEC §6, §10):
 //

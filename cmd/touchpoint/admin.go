@@ -67,7 +67,7 @@ func adminStore(ctx context.Context, env *environment, withSecret bool) (config.
 	return cfg, st, err
 }
 
-func runMigrate(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runMigrate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	schemaOnly := fs.Bool("schema-only", false, "apply the PostgreSQL schema only; skip the Temporal search attributes")
@@ -125,7 +125,7 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 	}
 }
 
-func runAccounts(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runAccounts(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "create" {
 		return errors.New("usage: touchpoint accounts create --name N [--json]")
 	}
@@ -162,23 +162,30 @@ const clientsUsage = `usage:
   touchpoint clients delete cli-…
   touchpoint clients revoke-tokens cli-…`
 
-func runClients(ctx context.Context, env *environment, args []string) error {
+// clientsFlags are the flags of every `clients` subcommand.
+type clientsFlags struct {
+	fs                   *flag.FlagSet
+	account, group, name string
+	asJSON               bool
+	issuer, extID        string // link only
+}
+
+func (env *environment) runClients(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(clientsUsage)
 	}
 	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("clients "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	account := fs.String("account", "", "account id (acc-…)")
-	group := fs.String("group", store.GroupFull, "access group: full, events or readonly")
-	name := fs.String("name", "", "a name to recognise the client by")
-	asJSON := fs.Bool("json", false, "print JSON")
-	var issuer, extID string
+	f := clientsFlags{fs: flag.NewFlagSet("clients "+sub, flag.ContinueOnError)}
+	f.fs.SetOutput(env.stderr)
+	f.fs.StringVar(&f.account, "account", "", "account id (acc-…)")
+	f.fs.StringVar(&f.group, "group", store.GroupFull, "access group: full, events or readonly")
+	f.fs.StringVar(&f.name, "name", "", "a name to recognise the client by")
+	f.fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	if sub == "link" {
-		fs.StringVar(&issuer, "issuer", "", "the external issuer, exactly as the iss of its tokens")
-		fs.StringVar(&extID, "client-id", "", "the client's id at that issuer (azp or client_id of its tokens)")
+		f.fs.StringVar(&f.issuer, "issuer", "", "the external issuer, exactly as the iss of its tokens")
+		f.fs.StringVar(&f.extID, "client-id", "", "the client's id at that issuer (azp or client_id of its tokens)")
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
 	cfg, st, err := adminStore(ctx, env, true)
@@ -189,66 +196,16 @@ func runClients(ctx context.Context, env *environment, args []string) error {
 
 	switch sub {
 	case "create":
-		if !store.ValidID("acc", *account) {
-			return errors.New("clients create: --account must be an account id (acc-…)")
-		}
-		if !store.ValidGroup(*group) {
-			return fmt.Errorf("clients create: unknown group %q (full, events or readonly)", *group)
-		}
-		if _, err := st.Account(ctx, *account); err != nil {
-			return fmt.Errorf("clients create: account %s: %w", *account, err)
-		}
-		secret, hash := authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
-		c, err := st.CreateClient(ctx, *account, *name, *group, hash)
-		if err != nil {
-			return fmt.Errorf("create client: %w", err)
-		}
-		if *asJSON {
-			return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "clientSecret": secret})
-		}
-		fmt.Fprintf(env.stdout, "client id:     %s\nclient secret: %s\naccess group:  %s\nThe secret is shown only now; store it safely.\n", c.ClientID, secret, c.AccessGroup)
-		return nil
+		return env.createClient(ctx, cfg, st, f)
 	case "link":
-		return linkClient(ctx, env, cfg, st, *account, strings.TrimSpace(issuer), strings.TrimSpace(extID), *name, *group, *asJSON)
+		return linkClient(ctx, env, cfg, st, f.account, strings.TrimSpace(f.issuer), strings.TrimSpace(f.extID), f.name, f.group, f.asJSON)
 	case "list":
-		if !store.ValidID("acc", *account) {
-			return errors.New("clients list: --account must be an account id (acc-…)")
-		}
-		cs, err := st.ListClients(ctx, *account)
-		if err != nil {
-			return fmt.Errorf("list clients: %w", err)
-		}
-		if *asJSON {
-			type row struct {
-				ID          string    `json:"id"`
-				ClientID    string    `json:"clientId"`
-				Name        string    `json:"name"`
-				AccessGroup string    `json:"accessGroup"`
-				Issuer      string    `json:"issuer,omitempty"`
-				NotBefore   time.Time `json:"notBefore"`
-				CreatedAt   time.Time `json:"createdAt"`
-			}
-			rows := make([]row, 0, len(cs))
-			for _, c := range cs {
-				rows = append(rows, row{c.ID, c.ClientID, c.Name, c.AccessGroup, c.Issuer, c.NotBefore, c.CreatedAt})
-			}
-			return json.NewEncoder(env.stdout).Encode(rows)
-		}
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tCLIENT ID\tNAME\tGROUP\tISSUER\tCREATED")
-		for _, c := range cs {
-			issuer := c.Issuer
-			if issuer == "" {
-				issuer = "(built-in)"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.ClientID, c.Name, c.AccessGroup, issuer, c.CreatedAt.Format(time.RFC3339))
-		}
-		return tw.Flush()
+		return env.listClients(ctx, st, f)
 	case "delete", "revoke-tokens":
-		if fs.NArg() != 1 {
+		if f.fs.NArg() != 1 {
 			return fmt.Errorf("usage: touchpoint clients %s cli-…", sub)
 		}
-		c, err := clientByAnyID(ctx, st, fs.Arg(0))
+		c, err := clientByAnyID(ctx, st, f.fs.Arg(0))
 		if err != nil {
 			return err
 		}
@@ -256,18 +213,79 @@ func runClients(ctx context.Context, env *environment, args []string) error {
 			if err := st.DeleteClient(ctx, c.ID); err != nil {
 				return fmt.Errorf("delete client: %w", err)
 			}
-			fmt.Fprintf(env.stdout, "client %s deleted\n", fs.Arg(0))
+			fmt.Fprintf(env.stdout, "client %s deleted\n", f.fs.Arg(0))
 			return nil
 		}
 		nb, err := st.RevokeTokens(ctx, c.ID)
 		if err != nil {
 			return fmt.Errorf("revoke tokens: %w", err)
 		}
-		fmt.Fprintf(env.stdout, "tokens of client %s issued before %s are revoked (not-before-policy %d)\n", fs.Arg(0), nb.Format(time.RFC3339), nb.Unix())
+		fmt.Fprintf(env.stdout, "tokens of client %s issued before %s are revoked (not-before-policy %d)\n", f.fs.Arg(0), nb.Format(time.RFC3339), nb.Unix())
 		return nil
 	default:
 		return errors.New(clientsUsage)
 	}
+}
+
+// createClient is `clients create`: a built-in client with a new secret,
+// printed once.
+func (env *environment) createClient(ctx context.Context, cfg config.Config, st *store.Store, f clientsFlags) error {
+	if !store.ValidID("acc", f.account) {
+		return errors.New("clients create: --account must be an account id (acc-…)")
+	}
+	if !store.ValidGroup(f.group) {
+		return fmt.Errorf("clients create: unknown group %q (full, events or readonly)", f.group)
+	}
+	if _, err := st.Account(ctx, f.account); err != nil {
+		return fmt.Errorf("clients create: account %s: %w", f.account, err)
+	}
+	secret, hash := authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
+	c, err := st.CreateClient(ctx, f.account, f.name, f.group, hash)
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	if f.asJSON {
+		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "clientSecret": secret})
+	}
+	fmt.Fprintf(env.stdout, "client id:     %s\nclient secret: %s\naccess group:  %s\nThe secret is shown only now; store it safely.\n", c.ClientID, secret, c.AccessGroup)
+	return nil
+}
+
+// listClients is `clients list`.
+func (env *environment) listClients(ctx context.Context, st *store.Store, f clientsFlags) error {
+	if !store.ValidID("acc", f.account) {
+		return errors.New("clients list: --account must be an account id (acc-…)")
+	}
+	cs, err := st.ListClients(ctx, f.account)
+	if err != nil {
+		return fmt.Errorf("list clients: %w", err)
+	}
+	if f.asJSON {
+		type row struct {
+			ID          string    `json:"id"`
+			ClientID    string    `json:"clientId"`
+			Name        string    `json:"name"`
+			AccessGroup string    `json:"accessGroup"`
+			Issuer      string    `json:"issuer,omitempty"`
+			NotBefore   time.Time `json:"notBefore"`
+			CreatedAt   time.Time `json:"createdAt"`
+		}
+		rows := make([]row, 0, len(cs))
+		for _, c := range cs {
+			rows = append(rows, row{c.ID, c.ClientID, c.Name, c.AccessGroup, c.Issuer, c.NotBefore, c.CreatedAt})
+		}
+		return json.NewEncoder(env.stdout).Encode(rows)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCLIENT ID\tNAME\tGROUP\tISSUER\tCREATED")
+	for _, c := range cs {
+		issuer := c.Issuer
+		if issuer == "" {
+			issuer = "(built-in)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.ClientID, c.Name, c.AccessGroup, issuer, c.CreatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
 }
 
 // linkClient admits an external issuer's client to an account: its tokens

@@ -39,10 +39,6 @@ import (
 	"github.com/touchpoint/touchpoint/config"
 )
 
-func init() {
-	commands["bench"] = command{"measure accepted events/s and invites sent/s: bench [--events N] [--concurrency C] [--baseline]", runBench}
-}
-
 // benchOptions are the flags of `touchpoint bench`.
 type benchOptions struct {
 	events, concurrency int
@@ -134,7 +130,7 @@ type benchRatios struct {
 	InvitesVsCompletions       float64 `json:"invites_vs_completions"`
 }
 
-func runBench(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runBench(ctx context.Context, args []string) error {
 	o, err := parseBenchFlags(env, args)
 	if err != nil {
 		return err

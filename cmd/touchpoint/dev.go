@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,12 +20,12 @@ import (
 	"github.com/touchpoint/touchpoint/devtemporal"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
+	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
-func init() {
-	commands["dev"] = command{"run everything in one process: embedded Temporal + UI, auth, API, worker", runDev}
-}
+// devSummary is what the usage says of `dev`.
+const devSummary = "run everything in one process: embedded Temporal + UI, auth, API, worker"
 
 // devDefaults are the settings `dev` uses where the environment is silent.
 var devDefaults = map[string]string{
@@ -32,32 +33,15 @@ var devDefaults = map[string]string{
 	"TOUCHPOINT_METRICS_ADDR":         "127.0.0.1:9464",
 }
 
-func runDev(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runDev(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	getenv := env.getenv
-	cfg, err := config.Load(func(k string) string {
-		if v := getenv(k); v != "" {
-			return v
-		}
-		return devDefaults[k]
-	})
+	cfg, err := devConfig(env.getenv)
 	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	if cfg.SecretKey == "" {
-		if cfg.SecretKey, err = devSecretKey(devSecretKeyPath(cfg)); err != nil {
-			return fmt.Errorf("dev secret key: %w", err)
-		}
-	}
-	if err := cfg.Validate(true); err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return err
 	}
 	log := env.logger
 	log.Info("starting", "process", "dev", "config", cfg)
@@ -74,18 +58,11 @@ func runDev(ctx context.Context, env *environment, args []string) error {
 	}
 	defer authLn.Close()
 
-	if err := ensureDatabase(ctx, cfg.DatabaseURL); err != nil {
-		return err
-	}
-	st, err := openStore(ctx, cfg)
+	st, err := devStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.DB().Close()
-	if _, err := schema.Migrate(ctx, st.DB()); err != nil {
-		return err
-	}
-
 	temporal, err := devtemporal.Start(ctx, devtemporal.Config{
 		DBFile:           filepath.Join(cfg.DataDir, "temporal.db"),
 		FrontendAddr:     cfg.TemporalAddress,
@@ -108,7 +85,62 @@ func runDev(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	err = env.runDevParts(ctx, cfg, st, apiLn, authLn, func(mailbox string) {
+		printDevBanner(env, cfg, temporal.UIURL(), mailbox, creds)
+	})
+	log.Info("stopped", "process", "dev")
+	return err
+}
 
+// devConfig is the configuration of `dev`: the environment over
+// devDefaults, with the secret key kept in the data dir when none is set.
+func devConfig(getenv func(string) string) (config.Config, error) {
+	cfg, err := config.Load(func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return devDefaults[k]
+	})
+	if err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return cfg, fmt.Errorf("data dir: %w", err)
+	}
+	if cfg.SecretKey == "" {
+		if cfg.SecretKey, err = devSecretKey(devSecretKeyPath(cfg)); err != nil {
+			return cfg, fmt.Errorf("dev secret key: %w", err)
+		}
+	}
+	if err := cfg.Validate(true); err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// devStore creates the database when it is missing, connects and applies
+// the schema.
+func devStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
+	if err := ensureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := schema.Migrate(ctx, st.DB()); err != nil {
+		st.DB().Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// runDevParts runs the issuer, the API, the worker and the metrics server
+// against the embedded Temporal at cfg.TemporalAddress until ctx ends.
+// banner is called, with where mail goes, once the API accepts tokens:
+// it invites the reader to call the API at once.
+func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *store.Store, apiLn, authLn net.Listener, banner func(mailbox string)) error {
+	log := env.logger
 	m := metrics.New() // one set for every part of the process
 	tc, err := dialTemporal(cfg, log, m)
 	if err != nil {
@@ -131,19 +163,16 @@ func runDev(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The banner invites the reader to call the API at once, so it waits
-	// until the API can verify what the issuer beside it hands out.
-	banner := func(ctx context.Context) error {
+	announce := func(ctx context.Context) error {
 		if awaitNil(ctx, tokensReady) == nil {
-			printDevBanner(env, cfg, temporal.UIURL(), mailbox, creds)
+			banner(mailbox)
 		}
 		return nil
 	}
-	err = runParts(ctx, authRun, apiRun, workerRun, metricsRun, banner)
+	err = runParts(ctx, authRun, apiRun, workerRun, metricsRun, announce)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
-	log.Info("stopped", "process", "dev")
 	return err
 }
 

@@ -16,13 +16,9 @@ import (
 // binary checks itself, e.g. in docker-compose.yml:
 //
 //	test: ["CMD", "/touchpoint", "healthcheck", "http://127.0.0.1:8080/readyz"]
-func init() {
-	commands["healthcheck"] = command{"GET a URL; exit 0 on a 2xx answer (container health checks)", runHealthcheck}
-}
-
 const healthcheckUsage = "usage: touchpoint healthcheck [--timeout 5s] http://127.0.0.1:8080/healthz"
 
-func runHealthcheck(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runHealthcheck(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")

@@ -15,10 +15,6 @@ import (
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
-func init() {
-	commands["invites"] = command{"ops: invites show evt-… | invites retry evt-… | invites retry --failed --since 24h", runInvites}
-}
-
 // A retry orders a new run of the event's workflow, which sends now (no
 // delay, no send window) after checking the setting and the throttle
 // again; the outbox starter of a running `touchpoint api` starts it.
@@ -27,7 +23,7 @@ const invitesUsage = `usage:
   touchpoint invites retry evt-…    (a new run that sends now; started by a running touchpoint api)
   touchpoint invites retry --failed --since 24h [--account acc-…] [--event-type ety-…] [--dry-run]`
 
-func runInvites(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runInvites(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(invitesUsage)
 	}

@@ -12,15 +12,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 )
 
 // command is one subcommand. run gets the arguments after its name.
 type command struct {
-	summary string
-	run     func(ctx context.Context, env *environment, args []string) error
+	name, summary string
+	run           func(ctx context.Context, args []string) error
 }
 
 // environment is what every subcommand shares: its output streams and the
@@ -31,14 +31,21 @@ type environment struct {
 	logger         *slog.Logger
 }
 
-// commands lists every subcommand; dev.go adds "dev" in the default build.
-var commands = map[string]command{
-	"api":      {"run the HTTP API", runAPICommand},
-	"auth":     {"run the built-in OAuth 2.0 / OIDC issuer", runAuthCommand},
-	"worker":   {"run the Temporal worker", runWorkerCommand},
-	"migrate":  {"apply the PostgreSQL schema", runMigrate},
-	"accounts": {"manage accounts: accounts create --name N [--json]", runAccounts},
-	"clients":  {"manage API clients: clients create|link|list|delete|revoke-tokens", runClients},
+// commands lists every subcommand, in the order the usage shows them.
+// `dev` exists in the default build only (dev.go; nodev.go stands in).
+func (env *environment) commands() []command {
+	return []command{
+		{"dev", devSummary, env.runDev},
+		{"api", "run the HTTP API", env.runAPICommand},
+		{"auth", "run the built-in OAuth 2.0 / OIDC issuer", env.runAuthCommand},
+		{"worker", "run the Temporal worker", env.runWorkerCommand},
+		{"migrate", "apply the PostgreSQL schema", env.runMigrate},
+		{"accounts", "manage accounts: accounts create --name N [--json]", env.runAccounts},
+		{"clients", "manage API clients: clients create|link|list|delete|revoke-tokens", env.runClients},
+		{"invites", "ops: invites show evt-… | invites retry evt-… | invites retry --failed --since 24h", env.runInvites},
+		{"bench", "measure accepted events/s and invites sent/s: bench [--events N] [--concurrency C] [--baseline]", env.runBench},
+		{"healthcheck", "GET a URL; exit 0 on a 2xx answer (container health checks)", env.runHealthcheck},
+	}
 }
 
 func main() {
@@ -55,30 +62,26 @@ func main() {
 }
 
 func run(ctx context.Context, env *environment, args []string) error {
+	cmds := env.commands()
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(env.stderr)
+		usage(env.stderr, cmds)
 		if len(args) == 0 {
 			return errors.New("no command given")
 		}
 		return nil
 	}
-	cmd, ok := commands[args[0]]
-	if !ok {
-		usage(env.stderr)
+	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == args[0] })
+	if i < 0 {
+		usage(env.stderr, cmds)
 		return fmt.Errorf("unknown command %q", args[0])
 	}
-	return cmd.run(ctx, env, args[1:])
+	return cmds[i].run(ctx, args[1:])
 }
 
-func usage(w io.Writer) {
+func usage(w io.Writer, cmds []command) {
 	fmt.Fprintln(w, "usage: touchpoint <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for name := range commands {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nConfiguration comes from the environment; see README.md.")
 }

@@ -7,8 +7,9 @@ import (
 	"errors"
 )
 
-func init() {
-	commands["dev"] = command{"not in this build (built with -tags nodev)", func(context.Context, *environment, []string) error {
-		return errors.New("this is the production build, without the embedded Temporal server; build with `make build` for `touchpoint dev`")
-	}}
+// devSummary is what the usage says of `dev` in this build.
+const devSummary = "not in this build (built with -tags nodev)"
+
+func (env *environment) runDev(context.Context, []string) error {
+	return errors.New("this is the production build, without the embedded Temporal server; build with `make build` for `touchpoint dev`")
 }

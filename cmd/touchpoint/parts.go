@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -117,38 +116,14 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		},
 	})
 	return func(ctx context.Context) error {
-		return runParts(ctx, verifier.Run, notifier.Run, start.Run,
-			func(ctx context.Context) error { return housekeeping(ctx, st, cfg.EventRetention, logger) },
+		return runParts(ctx, verifier.Run, notifier.Run, start.Run, handler.Run,
+			func(ctx context.Context) error { return st.RunHousekeeping(ctx, cfg.EventRetention, logger) },
 			func(ctx context.Context) error { return serveHTTP(ctx, logger, "api", ln, handler) })
 	}, verifier.Ready, nil
 }
 
-// housekeeping deletes what has expired (idempotency keys, token uses,
-// finished outbox rows, events past their retention) every few minutes;
-// with several API replicas one of them does each round.
-func housekeeping(ctx context.Context, st *store.Store, retention time.Duration, logger *slog.Logger) error {
-	const every, outboxKeep = 5 * time.Minute, time.Hour
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		c, ran, err := st.Housekeep(ctx, outboxKeep, retention)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			logger.Warn("housekeeping failed; will try again", "error", err)
-		case ran && c != store.Cleanup{}:
-			logger.Info("housekeeping", "idempotency_keys", c.IdempotencyKeys, "token_uses", c.TokenUses,
-				"outbox_rows", c.OutboxRows, "events", c.Events)
-		}
-	}
-}
-
 // runAuthCommand is `touchpoint auth`.
-func runAuthCommand(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runAuthCommand(ctx context.Context, args []string) error {
 	cfg, st, err := startProcess(ctx, env, "auth", args)
 	if err != nil {
 		return err
@@ -177,7 +152,7 @@ func withMetrics(ctx context.Context, cfg config.Config, env *environment, m *me
 }
 
 // runAPICommand is `touchpoint api`.
-func runAPICommand(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runAPICommand(ctx context.Context, args []string) error {
 	cfg, st, err := startProcess(ctx, env, "api", args)
 	if err != nil {
 		return err
@@ -247,34 +222,11 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 		SendMaxInterval:     cfg.SendRetryMax,
 		SendGiveUpAfter:     cfg.SendGiveUpAfter,
 	}})
-	return func(ctx context.Context) error {
-		// Temporal may still be starting (a fresh cluster): wait for it
-		// rather than exit, since a worker's Start cannot be retried.
-		for {
-			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
-			if err == nil {
-				break
-			}
-			logger.Warn("worker cannot reach Temporal yet; retrying", "error", err)
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(3 * time.Second):
-			}
-		}
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("start worker: %w", err)
-		}
-		logger.Info("worker started", "task_queue", workflows.TaskQueue)
-		<-ctx.Done()
-		w.Stop() // waits for running activities, up to the worker's stop timeout
-		logger.Info("stopped", "server", "worker")
-		return nil
-	}, mailbox, nil
+	return func(ctx context.Context) error { return worker.Run(ctx, tc, w, logger) }, mailbox, nil
 }
 
 // runWorkerCommand is `touchpoint worker`.
-func runWorkerCommand(ctx context.Context, env *environment, args []string) error {
+func (env *environment) runWorkerCommand(ctx context.Context, args []string) error {
 	cfg, st, err := startProcess(ctx, env, "worker", args)
 	if err != nil {
 		return err

@@ -307,7 +307,7 @@ func TestSendSlowAnswerIsUncertain(t *testing.T) {
 		}
 	}))
 	t.Cleanup(func() { close(release); srv.Close() })
-	tw := newTwilio(t, sms.Config{BaseURL: srv.URL, Timeout: 200 * time.Millisecond})
+	tw := newTwilio(t, sms.Config{BaseURL: srv.URL, Timeout: 500 * time.Millisecond})
 
 	_, err := tw.Send(t.Context(), sms.Message{To: recipient, Body: "hi"})
 	require.Error(t, err)
@@ -315,6 +315,28 @@ func TestSendSlowAnswerIsUncertain(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "request sent, no answer")
 	assertSafe(t, err)
+}
+
+func TestSendCallerCancelledAfterSendingIsUncertain(t *testing.T) {
+	t.Parallel()
+	arrived := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		close(arrived)
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	tw := newTwilio(t, sms.Config{BaseURL: srv.URL})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+
+	_, err := tw.Send(ctx, sms.Message{To: recipient, Body: "hi"})
+	require.Error(t, err)
+	assert.Equal(t, mail.Uncertain, mail.KindOf(err), err.Error())
+	assert.ErrorIs(t, err, context.Canceled)
 }
 
 func TestSendConnectionDroppedAfterRequestIsUncertain(t *testing.T) {

@@ -87,6 +87,13 @@ func RecipientRefused(err error) bool {
 	return errors.As(err, &e) && e.RecipientRefused
 }
 
+// NewError makes an *Error for a sender outside this package (the SMS
+// adapter), so its failures are classified like an email's. msg follows
+// the same rule as this package's texts: no full address in it.
+func NewError(kind Kind, msg string, recipientRefused bool) *Error {
+	return &Error{Kind: kind, RecipientRefused: recipientRefused, msg: msg}
+}
+
 // New returns the SMTP sender for smtpURL, or, when it is "", the
 // directory sender writing into dir.
 func New(smtpURL, from, dir string, logger *slog.Logger) (Sender, error) {

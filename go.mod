@@ -8,6 +8,7 @@ require (
 	github.com/gorilla/mux v1.8.1
 	github.com/jmoiron/sqlx v1.4.0
 	github.com/lib/pq v1.12.3
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/temporalio/ui-server/v2 v2.54.1
 	github.com/wneessen/go-mail v0.8.1
 	go.temporal.io/sdk v1.50.0

@@ -147,8 +147,7 @@ type Result struct {
 // answer. It never retries and never follows a redirect. The answer's body
 // is read up to a few KiB and discarded.
 func (c *Client) Deliver(ctx context.Context, d Delivery) Result {
-	u, err := checkURLForm(d.URL, c.allowPrivate)
-	if err != nil {
+	if _, err := checkURLForm(d.URL, c.allowPrivate); err != nil {
 		return Result{Outcome: Failed, Err: "endpoint URL " + err.Error()}
 	}
 	ts := d.Timestamp
@@ -159,7 +158,7 @@ func (c *Client) Deliver(ctx context.Context, d Delivery) Result {
 	if err != nil {
 		return Result{Outcome: Failed, Err: "cannot sign: " + err.Error()}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(d.Body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Body))
 	if err != nil {
 		return Result{Outcome: Failed, Err: "cannot build the request"}
 	}
@@ -277,6 +276,8 @@ func (c *Client) describe(ctx context.Context, err error) string {
 		return "the endpoint's host is not a public address (" + refused.kind + "); deliveries to it are refused"
 	case errors.Is(ctx.Err(), context.Canceled):
 		return "cancelled"
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "timed out"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return "no answer within " + c.timeout.String()
 	case errors.As(err, &dnsErr):

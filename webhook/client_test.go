@@ -439,6 +439,9 @@ func TestDeliverRefusesNonPublicAddresses(t *testing.T) {
 	secret := mustSecret(t)
 	v4 := newReceiver(t, true, secret, nil)
 	v6 := newReceiver6(t, secret)
+	roots := x509.NewCertPool()
+	roots.AddCert(v4.Certificate())
+	roots.AddCert(v6.Certificate())
 
 	tests := []struct {
 		name        string
@@ -475,7 +478,7 @@ func TestDeliverRefusesNonPublicAddresses(t *testing.T) {
 		},
 		{
 			name:        "a name that resolves to a loopback receiver",
-			url:         "https://hooks.example.com:" + v4.port(t) + "/touchpoint",
+			url:         "https://example.com:" + v4.port(t) + "/touchpoint", // a name in the test certificate
 			lookup:      resolveTo("127.0.0.1"),
 			wantRefused: "127.0.0.1:" + v4.port(t), wantKind: "loopback",
 		},
@@ -486,19 +489,25 @@ func TestDeliverRefusesNonPublicAddresses(t *testing.T) {
 			wantRefused: "169.254.169.254:443", wantKind: "link-local",
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			c, log := newTestClient(t, Options{LookupIP: tt.lookup, Timeout: 5 * time.Second})
-			r := deliverWithin(t, c, Delivery{URL: tt.url, MsgID: "msg-1", Body: []byte(`{}`), Secrets: []string{secret}}, 20*time.Second)
-			assert.Equal(t, Failed, r.Outcome)
-			assert.Zero(t, r.StatusCode)
-			assert.Equal(t, "the endpoint's host is not a public address ("+tt.wantKind+"); deliveries to it are refused", r.Err)
-			seen, refused := log.snapshot()
-			assert.Equal(t, []string{tt.wantRefused}, refused)
-			assert.Equal(t, refused, seen, "every address dialled was refused")
-		})
-	}
+	// The group returns when its parallel cases are done.
+	t.Run("cases", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				c, log := newTestClient(t, Options{LookupIP: tt.lookup, Timeout: 5 * time.Second})
+				// Trusting the receivers' certificate means that only the
+				// address check stands between the client and them.
+				c.transport.TLSClientConfig.RootCAs = roots
+				r := deliverWithin(t, c, Delivery{URL: tt.url, MsgID: "msg-1", Body: []byte(`{}`), Secrets: []string{secret}}, 20*time.Second)
+				assert.Equal(t, Failed, r.Outcome)
+				assert.Zero(t, r.StatusCode)
+				assert.Equal(t, "the endpoint's host is not a public address ("+tt.wantKind+"); deliveries to it are refused", r.Err)
+				seen, refused := log.snapshot()
+				assert.Equal(t, []string{tt.wantRefused}, refused)
+				assert.Equal(t, refused, seen, "every address dialled was refused")
+			})
+		}
+	})
 	assert.Empty(t, v4.requests(), "a refused delivery arrived")
 	assert.Empty(t, v6.requests(), "a refused delivery arrived")
 }
@@ -511,8 +520,8 @@ func newReceiver6(t *testing.T, secret string) *receiver {
 	return startReceiver(t, ln, true, secret, nil)
 }
 
-// When a name resolves to several addresses, refused ones are skipped and
-// a public (here: allowed) one is used; the order of the answer is kept.
+// When a name resolves to several addresses and one cannot be reached, the
+// next is tried, in the resolver's order; the URL's host stays the Host.
 func TestDeliverTriesEachResolvedAddress(t *testing.T) {
 	t.Parallel()
 	secret := mustSecret(t)
@@ -570,6 +579,8 @@ func TestDeliverFailuresWithoutAnswer(t *testing.T) {
 
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
+	expired, cancelExpired := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	t.Cleanup(cancelExpired)
 
 	tests := []struct {
 		name    string
@@ -596,31 +607,35 @@ func TestDeliverFailuresWithoutAnswer(t *testing.T) {
 			url: "https://nowhere.example.com/", want: "the endpoint's host name could not be resolved",
 		},
 		{name: "cancelled by the caller", ctx: cancelled, url: plainReceiver.URL, want: "cancelled"},
+		{name: "the caller's deadline passed", ctx: expired, url: plainReceiver.URL, want: "timed out"},
 		{name: "not a URL", url: "::", want: "endpoint URL must be an absolute URL such as https://example.com/webhooks"},
 		{name: "bad secret", url: plainReceiver.URL, secrets: []string{"whsec_short"}, want: "cannot sign: sign webhook: secret 1: invalid webhook secret: not standard base64"},
 		{name: "no secret", url: plainReceiver.URL, secrets: []string{}, want: "cannot sign: sign webhook: no secret"},
 		{name: "bad message id", url: plainReceiver.URL, msgID: "msg.1", want: `cannot sign: sign webhook: message id "msg.1" must be printable ASCII without '.'`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			opts := tt.opts
-			opts.AllowPrivate = true
-			c, _ := newTestClient(t, opts)
-			ctx := tt.ctx
-			if ctx == nil {
-				ctx = t.Context()
-			}
-			d := Delivery{URL: tt.url, MsgID: "msg-1", Body: []byte(`{}`), Secrets: []string{secret}}
-			if tt.secrets != nil {
-				d.Secrets = tt.secrets
-			}
-			if tt.msgID != "" {
-				d.MsgID = tt.msgID
-			}
-			assert.Equal(t, Result{Outcome: Failed, Err: tt.want}, c.Deliver(ctx, d))
-		})
-	}
+	// The group returns when its parallel cases are done.
+	t.Run("cases", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				opts := tt.opts
+				opts.AllowPrivate = true
+				c, _ := newTestClient(t, opts)
+				ctx := tt.ctx
+				if ctx == nil {
+					ctx = t.Context()
+				}
+				d := Delivery{URL: tt.url, MsgID: "msg-1", Body: []byte(`{}`), Secrets: []string{secret}}
+				if tt.secrets != nil {
+					d.Secrets = tt.secrets
+				}
+				if tt.msgID != "" {
+					d.MsgID = tt.msgID
+				}
+				assert.Equal(t, Result{Outcome: Failed, Err: tt.want}, c.Deliver(ctx, d))
+			})
+		}
+	})
 	assert.Empty(t, plainReceiver.requests())
 	assert.Empty(t, tlsReceiver.requests())
 }

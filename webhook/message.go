@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -66,7 +67,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	switch {
 	case !ValidEventType(m.Type):
 		return nil, fmt.Errorf("webhook message: unknown type %q", m.Type)
-	case m.Data == nil:
+	case m.Data == nil || isNilPointer(m.Data):
 		return nil, fmt.Errorf("webhook message %s: no data", m.Type)
 	case !m.Data.fits(m.Type):
 		return nil, fmt.Errorf("webhook message %s: data of type %T does not fit", m.Type, m.Data)
@@ -204,6 +205,11 @@ func (d SuppressionData) MarshalJSON() ([]byte, error) {
 		EventID           *string `json:"eventId"`
 		CustomerReference *string `json:"customerReference"`
 	}{d.Medium, d.Reason, optString(d.EventID), optString(d.CustomerReference)})
+}
+
+func isNilPointer(p Payload) bool {
+	v := reflect.ValueOf(p)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // stamp is a time written in TimeLayout.

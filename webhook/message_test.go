@@ -141,6 +141,7 @@ func TestMessageJSONRejects(t *testing.T) {
 		{"unknown type", webhook.Message{Type: "invite.opened", Timestamp: at, Data: invite}, "unknown type"},
 		{"empty type", webhook.Message{Timestamp: at, Data: invite}, "unknown type"},
 		{"no data", webhook.Message{Type: webhook.InviteSent, Timestamp: at}, "no data"},
+		{"nil data pointer", webhook.Message{Type: webhook.InviteSent, Timestamp: at, Data: (*webhook.InviteData)(nil)}, "no data"},
 		{"invite data for a review", webhook.Message{Type: webhook.ReviewCreated, Timestamp: at, Data: invite}, "does not fit"},
 		{"review data for an invite", webhook.Message{Type: webhook.InviteSent, Timestamp: at, Data: webhook.ReviewData{}}, "does not fit"},
 		{"suppression data for a reminder", webhook.Message{Type: webhook.ReminderSent, Timestamp: at, Data: webhook.SuppressionData{}}, "does not fit"},

@@ -4,7 +4,7 @@
 //
 //   - secrets (NewSecret, ParseSecret): "whsec_" + base64 of random bytes;
 //   - the signature (Sign): the value of the webhook-signature header;
-//   - the message format (Message and the Data payloads): the JSON body,
+//   - the message format (Message and its Payload types): the JSON body,
 //     whose payload types carry IDs, statuses and the shop's own customer
 //     reference but have no field that could hold the customer's email,
 //     name, address or mobile;

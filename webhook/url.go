@@ -1,0 +1,77 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// MaxURLLength bounds an endpoint URL.
+const MaxURLLength = 2048
+
+// ValidateURL checks an endpoint URL given to the API (create or patch).
+// The messages read after the field name ("url must use https").
+//
+// It refuses what can be judged from the text: not absolute, a scheme other
+// than https (http is allowed too with allowPrivate, for development), no
+// host, a user name or password, a fragment, a bad port, a literal IP
+// address that is not public, and "localhost". A host name is not resolved
+// here: what it resolves to can change, so Client checks the address it
+// actually connects to.
+func ValidateURL(raw string, allowPrivate bool) error {
+	u, err := checkURLForm(raw, allowPrivate)
+	if err != nil || allowPrivate {
+		return err
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if kind := nonPublic(ip); kind != "" {
+			return fmt.Errorf("must point to a public address; %s is a %s address", host, kind)
+		}
+		return nil
+	}
+	if h := strings.TrimSuffix(strings.ToLower(host), "."); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return fmt.Errorf("must point to a public address; %s is this machine", host)
+	}
+	return nil
+}
+
+// checkURLForm is the part of ValidateURL that Client repeats before each
+// delivery, leaving addresses to the dial-time check.
+func checkURLForm(raw string, allowPrivate bool) (*url.URL, error) {
+	if len(raw) > MaxURLLength {
+		return nil, fmt.Errorf("must be at most %d characters", MaxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Opaque != "" {
+		return nil, errors.New("must be an absolute URL such as https://example.com/webhooks")
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && allowPrivate:
+	case u.Scheme == "http":
+		return nil, errors.New("must use https")
+	default:
+		return nil, fmt.Errorf("must use https, not %s", u.Scheme)
+	}
+	if u.User != nil {
+		return nil, errors.New("must not contain a user name or password; authenticate requests by their signature")
+	}
+	if u.Hostname() == "" {
+		return nil, errors.New("must have a host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, errors.New("must have a port between 1 and 65535")
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return nil, errors.New("must have a port after the colon")
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return nil, errors.New("must not have a fragment (#…); it is never sent")
+	}
+	return u, nil
+}

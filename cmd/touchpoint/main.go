@@ -39,6 +39,7 @@ var commands = map[string]command{
 	"migrate":  {"apply the PostgreSQL schema", runMigrate},
 	"accounts": {"manage accounts: accounts create --name N [--json]", runAccounts},
 	"clients":  {"manage API clients: clients create|link|list|delete|revoke-tokens", runClients},
+	"bench":    {"measure accepted events/s and invites sent/s: bench [--events N] [--concurrency C] [--baseline]", runBench},
 }
 
 func main() {

@@ -129,6 +129,26 @@ func (a *benchAPI) immediateEventType(ctx context.Context, name string) (string,
 	return et.ID, nil
 }
 
+// inactiveEventType creates the event type and deactivates its settings:
+// its events get workflows that record "skipped" at once and send
+// nothing. It returns the event type's id.
+func (a *benchAPI) inactiveEventType(ctx context.Context, name string) (string, error) {
+	var et struct{ ID string }
+	if err := a.call(ctx, http.MethodPost, "/event-types", map[string]any{"name": name}, http.StatusCreated, &et); err != nil {
+		return "", err
+	}
+	var settings struct{ Items []struct{ ID string } }
+	if err := a.call(ctx, http.MethodGet, "/invite-settings?eventTypeId="+et.ID, nil, http.StatusOK, &settings); err != nil {
+		return "", err
+	}
+	for _, s := range settings.Items {
+		if err := a.call(ctx, http.MethodPatch, "/invite-settings/"+s.ID, map[string]any{"active": false}, http.StatusOK, nil); err != nil {
+			return "", err
+		}
+	}
+	return et.ID, nil
+}
+
 // postOutcome is the answer to one POST /events: its status (0 when the
 // request failed) and how long it took.
 type postOutcome struct {

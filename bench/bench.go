@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,6 +35,14 @@ type Options struct {
 	// Stderr gets the progress bar (when it is a terminal) and the
 	// Temporal SDK's warnings; nil discards them.
 	Stderr io.Writer
+
+	// BatchEvents events are posted through POST /events/batch at each of
+	// BatchSizes, BatchConcurrency requests at once (0: no batch runs).
+	BatchEvents, BatchConcurrency int
+	BatchSizes                    []int
+	// Backfill events are posted in batches of 500 to measure the drain of
+	// their start orders and the peak memory meanwhile (0: none).
+	Backfill int
 }
 
 // Target is the stack under measurement. DatabaseURL and
@@ -49,12 +58,20 @@ type Target struct {
 const Usage = `usage: touchpoint bench [--events N] [--concurrency C] [--baseline]
        [--base-url U --auth-url A --client-id … --client-secret … --channel-id …]
        [--database-url …] [--temporal-address …]
+       [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8] [--backfill N]
 
 Without --base-url, bench starts "touchpoint dev" itself (temporary data dir,
 fresh PostgreSQL database on the server of --database-url, free ports, rate
 limit raised) and stops it at the end. Before the clock starts it sends C
 events of an event type of their own end to end and waits for their invites.
-Against --base-url the client's rate limit must allow the run.`
+Against --base-url the client's rate limit must allow the run.
+
+Then it posts --batch-events events through POST /events/batch at each batch
+size (with --baseline beside a bare COPY of the same rows), and with --backfill
+N it posts N events in batches of 500 and measures how fast the starter drains
+their start orders (with --baseline beside bare StartWorkflow calls) and the
+peak RSS of the dev it started meanwhile. These events are of an event type
+whose settings are inactive: their workflows record "skipped" and send nothing.`
 
 // ParseFlags reads the flags of `touchpoint bench`; getenv supplies the
 // defaults named in their help, stderr gets the usage and flag errors.
@@ -77,8 +94,19 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	fs.StringVar(&t.DatabaseURL, "database-url", getenv("DATABASE_URL"), "PostgreSQL of the stack; without --base-url, the server for the temporary database (default $DATABASE_URL)")
 	fs.StringVar(&t.TemporalAddress, "temporal-address", getenv("TEMPORAL_ADDRESS"), "Temporal of a running stack, for --baseline (default $TEMPORAL_ADDRESS)")
 	fs.StringVar(&t.Namespace, "temporal-namespace", "default", "its namespace")
+	fs.IntVar(&o.BatchEvents, "batch-events", 5000, "events posted through POST /events/batch at each batch size (0: none)")
+	sizes := fs.String("batch-sizes", "1,50,500", "events per batch request, comma-separated")
+	fs.IntVar(&o.BatchConcurrency, "batch-concurrency", 8, "batch requests in flight at once")
+	fs.IntVar(&o.Backfill, "backfill", 0, "events of a backfill whose drain and peak memory are measured (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 500 {
+			return o, fmt.Errorf("bench: --batch-sizes: %q is not a size from 1 to 500", f)
+		}
+		o.BatchSizes = append(o.BatchSizes, n)
 	}
 	return o, o.validate()
 }
@@ -88,6 +116,8 @@ func (o Options) validate() error {
 	switch {
 	case o.Events < 1 || o.Concurrency < 1:
 		return errors.New("bench: --events and --concurrency must be at least 1")
+	case o.BatchEvents < 0 || o.Backfill < 0 || (o.BatchEvents+o.Backfill > 0 && o.BatchConcurrency < 1):
+		return errors.New("bench: --batch-events and --backfill must not be negative, --batch-concurrency at least 1")
 	case t.BaseURL == "":
 		return nil
 	case t.AuthURL == "" || t.ClientID == "" || t.ClientSecret == "" || t.ChannelID == "":
@@ -115,6 +145,7 @@ type Result struct {
 	PeakRSSMB          *float64       `json:"peak_rss_mb"`
 	Baseline           *Baseline      `json:"baseline,omitempty"`
 	Ratios             *Ratios        `json:"ratios,omitempty"`
+	Batch              *BatchResult   `json:"batch,omitempty"`
 }
 
 // Ratios compare the stack with the same run's baselines.
@@ -141,7 +172,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		defer cancel()
 	}
 	if o.Target.BaseURL != "" {
-		return measure(ctx, o)
+		return measure(ctx, o, nil)
 	}
 	if o.Executable == "" {
 		return nil, errors.New("bench: no touchpoint executable to start dev with")
@@ -151,15 +182,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	o.Target = dev.target
-	res, err := measure(ctx, o)
-	if res != nil {
-		res.PeakRSSMB = dev.peakRSSMB()
-	}
+	res, err := measure(ctx, o, dev)
 	return res, errors.Join(err, dev.stop())
 }
 
-// measure runs the measurement against o.Target.
-func measure(ctx context.Context, o Options) (*Result, error) {
+// measure runs the measurement against o.Target, which is dev when bench
+// started it.
+func measure(ctx context.Context, o Options, dev *devChild) (*Result, error) {
 	prog := newProgress(o.Stderr)
 	runID := benchRunID()
 	api, err := newBenchAPI(ctx, o.Target, o.Concurrency)
@@ -204,19 +233,31 @@ func measure(ctx context.Context, o Options) (*Result, error) {
 		return nil, errors.Join(waitErr, err)
 	}
 	summarizeInvites(res, events)
-	if waitErr != nil || !o.Baseline {
+	if dev != nil {
+		res.PeakRSSMB = dev.peakRSSMB() // before the batch runs reset it
+	}
+	if waitErr != nil {
 		return res, waitErr
 	}
-	if err := runBaselines(ctx, o.Stderr, o.Target, ins, o.Events, o.Concurrency, runID, prog, &b); err != nil {
-		return res, fmt.Errorf("baseline: %w", err)
+	if o.Baseline {
+		if err := runBaselines(ctx, o.Stderr, o.Target, ins, o.Events, o.Concurrency, runID, prog, &b); err != nil {
+			return res, fmt.Errorf("baseline: %w", err)
+		}
+		res.Baseline = &b
+		res.Ratios = &Ratios{
+			AcceptedVsInserts:          round(ratio(res.AcceptedPerS, b.InsertsPerS), 3),
+			AcceptedVsInsertsUnderLoad: round(ratio(res.AcceptedPerS, b.InsertsUnderLoadPerS), 3),
+			InvitesVsCompletions:       round(ratio(res.InvitesPerS, b.WorkflowCompletionsPerS), 3),
+		}
 	}
-	res.Baseline = &b
-	res.Ratios = &Ratios{
-		AcceptedVsInserts:          round(ratio(res.AcceptedPerS, b.InsertsPerS), 3),
-		AcceptedVsInsertsUnderLoad: round(ratio(res.AcceptedPerS, b.InsertsUnderLoadPerS), 3),
-		InvitesVsCompletions:       round(ratio(res.InvitesPerS, b.WorkflowCompletionsPerS), 3),
+	if o.BatchEvents == 0 && o.Backfill == 0 {
+		return res, nil
 	}
-	return res, nil
+	if o.BatchEvents == 0 {
+		o.BatchSizes = nil
+	}
+	res.Batch, err = measureBatches(ctx, o, api, dev, runID, prog)
+	return res, err
 }
 
 // benchRunID keeps the names of one run (event type, addresses, workflow

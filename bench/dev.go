@@ -166,6 +166,13 @@ func (d *devChild) peakRSSMB() *float64 {
 	return nil
 }
 
+// resetPeakRSS starts the child's peak resident set (VmHWM) afresh, so
+// that peakRSSMB tells the peak of what follows; where /proc cannot, the
+// peak stays the child's lifetime peak.
+func (d *devChild) resetPeakRSS() {
+	os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", d.cmd.Process.Pid), []byte("5"), 0) // best effort
+}
+
 // stop ends the child with SIGTERM (SIGKILL after 30 s) and removes its
 // data dir and database.
 func (d *devChild) stop() error {

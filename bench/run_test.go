@@ -19,7 +19,8 @@ import (
 // and checks its JSON line.
 func TestRun(t *testing.T) {
 	t.Parallel()
-	o, err := ParseFlags([]string{"--events", "20", "--concurrency", "4", "--baseline"},
+	o, err := ParseFlags([]string{"--events", "20", "--concurrency", "4", "--baseline",
+		"--batch-events", "100", "--batch-sizes", "1,50", "--batch-concurrency", "2", "--backfill", "1200"},
 		func(k string) string { return map[string]string{"DATABASE_URL": testdb.ServerURL()}[k] }, &bytes.Buffer{})
 	require.NoError(t, err)
 	o.Executable = testbin.Touchpoint(t)
@@ -51,6 +52,30 @@ func TestRun(t *testing.T) {
 	assert.Positive(t, ratios["accepted_vs_inserts"])
 	assert.Positive(t, ratios["accepted_vs_inserts_under_load"])
 	assert.Positive(t, ratios["invites_vs_completions"])
+
+	batch, _ := res["batch"].(map[string]any)
+	assert.EqualValues(t, 2, batch["concurrency"])
+	sizes, _ := batch["sizes"].([]any)
+	require.Len(t, sizes, 2)
+	for i, size := range []float64{1, 50} {
+		s, _ := sizes[i].(map[string]any)
+		assert.Equal(t, size, s["size"])
+		assert.EqualValues(t, 100, s["accepted"], "every batch event accepted")
+		assert.Equal(t, map[string]any{"503": 0.0}, s["errors"])
+		for _, k := range []string{"accepted_per_s", "p50_ms", "p99_ms", "copy_per_s", "copy_p99_ms", "accepted_vs_copy"} {
+			assert.Positive(t, s[k], "size %v: %s", size, k)
+		}
+	}
+	backfill, _ := batch["backfill"].(map[string]any)
+	assert.EqualValues(t, 1200, backfill["events"])
+	assert.EqualValues(t, 1200, backfill["accepted"])
+	for _, k := range []string{"accepted_per_s", "drain_per_s", "peak_rss_mb"} {
+		assert.Positive(t, backfill[k], k)
+	}
+	if backfill["backlog"].(float64) > 0 {
+		assert.Positive(t, backfill["bare_starts_per_s"])
+		assert.Positive(t, backfill["drain_vs_starts"])
+	}
 }
 
 func TestParseFlags(t *testing.T) {
@@ -67,6 +92,8 @@ func TestParseFlags(t *testing.T) {
 			assert.Equal(t, 32, o.Concurrency)
 			assert.False(t, o.Baseline)
 			assert.Equal(t, 10*time.Minute, o.Timeout)
+			assert.Equal(t, []int{1, 50, 500}, o.BatchSizes)
+			assert.Equal(t, 0, o.Backfill)
 			assert.Equal(t, Target{ClientID: "cid", ClientSecret: "sec", ChannelID: "chl-1", DatabaseURL: "postgres://db",
 				TemporalAddress: "t:7233", Namespace: "default"}, o.Target)
 		}},
@@ -75,6 +102,13 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, "http://api", o.Target.BaseURL)
 				assert.True(t, o.Baseline)
 			}},
+		{name: "batch sizes", args: []string{"--batch-sizes", "500, 7", "--backfill", "10"}, check: func(t *testing.T, o Options) {
+			assert.Equal(t, []int{500, 7}, o.BatchSizes)
+			assert.Equal(t, 5000, o.BatchEvents)
+			assert.Equal(t, 8, o.BatchConcurrency)
+			assert.Equal(t, 10, o.Backfill)
+		}},
+		{name: "a batch too large", args: []string{"--batch-sizes", "501"}, wantErr: "not a size from 1 to 500"},
 		{name: "no events", args: []string{"--events", "0"}, wantErr: "--events and --concurrency must be at least 1"},
 		{name: "base URL alone", args: []string{"--base-url", "http://api"}, wantErr: "--base-url needs --auth-url"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined"},

@@ -18,7 +18,7 @@ const (
 	public access = 1 << 7
 
 	fullOnly  = allowFull                               // writes of event types, channels, settings; cancel, retry
-	senders   = allowFull | allowEvents                 // POST /events
+	senders   = allowFull | allowEvents                 // POST /events, POST /events/batch
 	anyClient = allowFull | allowEvents | allowReadonly // every read
 )
 
@@ -62,6 +62,7 @@ func (s *server) routes() []route {
 		{http.MethodPatch, "/invite-settings/{id}", fullOnly, s.updateInviteSetting},
 
 		{http.MethodPost, "/events", senders, s.createEvent},
+		{http.MethodPost, "/events/batch", senders, s.createEvents},
 		{http.MethodGet, "/events", anyClient, s.listEvents},
 		{http.MethodGet, "/events/{id}", anyClient, s.getEvent},
 		{http.MethodPost, "/events/{id}/cancel", fullOnly, s.cancelEvent},

@@ -10,9 +10,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -145,6 +147,7 @@ func TestMutualTLS(t *testing.T) {
 		Namespace: "touchpoint-mtls",
 		LogLevel:  "error",
 		TLS:       &testtemporal.TLS{CertFile: pki.serverCert, KeyFile: pki.serverKey, ClientCAFile: pki.ca},
+		UI:        true, // the UI is one more client of the mTLS frontend
 	})
 	plain := testtemporal.Start(t, testtemporal.Options{LogLevel: "error"})
 
@@ -228,6 +231,16 @@ server_ca_cert_path = %q
 				"TEMPORAL_TLS_CLIENT_CERT_PATH", pki.clientCert, "TEMPORAL_TLS_CLIENT_KEY_PATH", pki.clientKey)
 		}, want: "Temporal at " + plain.Address() + " does not speak TLS"},
 	}
+	t.Run("the Web UI reaches the frontend", func(t *testing.T) {
+		t.Parallel()
+		resp, err := http.Get(srv.UIURL() + "/api/v1/namespaces")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+		assert.Contains(t, string(body), `"touchpoint-mtls"`)
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -135,6 +135,33 @@ func TestPostgresPersistence(t *testing.T) {
 	assert.False(t, exists, "the database is dropped")
 }
 
+// TestPostgresRestartKeepsWorkflows: a server started on a database that
+// already holds Temporal's state (a named one, which Stop leaves in place)
+// continues with it.
+func TestPostgresRestartKeepsWorkflows(t *testing.T) {
+	t.Parallel()
+	name := "testtemporal_restart_" + randomHex()
+	t.Cleanup(func() { assert.NoError(t, dropDatabase(postgresAdminURL, name)) })
+	opts := Options{PostgresURL: postgresAdminURL, PostgresDatabase: name, Namespace: "touchpoint-restart"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	first := Start(t, opts)
+	run, err := dial(t, first, "touchpoint-restart").ExecuteWorkflow(ctx,
+		client.StartWorkflowOptions{ID: "evt-" + randomHex(), TaskQueue: "nobody-polls"}, "Invite")
+	require.NoError(t, err)
+	var conns int
+	require.NoError(t, queryIn(t, "postgres", "SELECT count(*) FROM pg_stat_activity WHERE datname = $1", name).Scan(&conns))
+	t.Logf("PostgreSQL connections of one server: %d", conns)
+	require.NoError(t, first.Stop())
+
+	second := Start(t, opts)
+	assert.Equal(t, name, second.Database())
+	desc, err := dial(t, second, "touchpoint-restart").DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus())
+}
+
 // queryIn runs one query in database name of the test PostgreSQL server.
 func queryIn(t *testing.T, name, query string, args ...any) *sql.Row {
 	t.Helper()

@@ -1,6 +1,9 @@
 // Package devtemporal runs an in-process Temporal dev server (SQLite, all
 // services in one process) plus the Temporal Web UI. It backs `touchpoint dev`
-// and tests that need a real Temporal server.
+// and, through the testtemporal-server helper of internal/testtemporal,
+// tests that need a real Temporal server. For tests of production settings
+// its frontend can serve TLS (optionally mutual TLS) and it can keep its
+// state in PostgreSQL.
 package devtemporal
 
 import (

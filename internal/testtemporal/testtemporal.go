@@ -131,7 +131,15 @@ func New(ctx context.Context, opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	defer func() {
-		if err != nil {
+		if err == nil {
+			return
+		}
+		select {
+		case <-s.exited: // nothing to stop; Stop would only repeat the error
+			if s.dropDB {
+				err = errors.Join(err, dropDatabase(s.pgURL, s.database))
+			}
+		default:
 			err = errors.Join(err, s.Stop())
 		}
 	}()
@@ -161,13 +169,22 @@ func (s *Server) UIURL() string { return s.uiURL }
 func (s *Server) Database() string { return s.database }
 
 // Stop stops the server (SIGTERM to its process group, SIGKILL if it does
-// not exit in time) and drops the database it created. It is idempotent.
+// not exit in time) and drops the database it created. It is idempotent,
+// and reports a server that had died before it or did not stop cleanly.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
+		select {
+		case <-s.exited:
+			s.stopErr = fmt.Errorf("testtemporal-server exited before Stop (%v); its log is above", s.waitErr)
+		default:
+		}
 		_ = s.stdin.Close()
 		_ = signalGroup(s.cmd.Process.Pid, sigTerm)
 		select {
 		case <-s.exited:
+			if s.stopErr == nil && s.waitErr != nil {
+				s.stopErr = fmt.Errorf("testtemporal-server did not stop cleanly (%v); its log is above", s.waitErr)
+			}
 		case <-time.After(stopGrace):
 			_ = signalGroup(s.cmd.Process.Pid, sigKill)
 			<-s.exited

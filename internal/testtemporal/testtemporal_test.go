@@ -171,6 +171,22 @@ func queryIn(t *testing.T, name, query string, args ...any) *sql.Row {
 	return db.QueryRow(query, args...)
 }
 
+// TestStopReportsADeadServer: a server that died during the test (here:
+// killed) makes Stop fail, so the test that used it learns why its calls
+// failed.
+func TestStopReportsADeadServer(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	s, err := New(ctx, Options{LogLevel: "error"})
+	require.NoError(t, err)
+	require.NoError(t, s.cmd.Process.Kill())
+	<-s.exited
+	err = s.Stop()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "exited before Stop")
+}
+
 // childEnv makes the test binary, run again, act as a test process that
 // starts a server, reports the helper's pid and waits to be killed.
 const childEnv = "TESTTEMPORAL_CHILD"

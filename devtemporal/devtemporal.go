@@ -1,6 +1,9 @@
 // Package devtemporal runs an in-process Temporal dev server (SQLite, all
 // services in one process) plus the Temporal Web UI. It backs `touchpoint dev`
-// and tests that need a real Temporal server.
+// and, through the testtemporal-server helper of internal/testtemporal,
+// tests that need a real Temporal server. For tests of production settings
+// its frontend can serve TLS (optionally mutual TLS) and it can keep its
+// state in PostgreSQL.
 package devtemporal
 
 import (
@@ -28,6 +31,7 @@ import (
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/membership/static"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/primitives"
@@ -59,6 +63,12 @@ type Config struct {
 	// SearchAttributes to register on Namespace: name -> type. Already
 	// registered ones are left alone, so this is safe across restarts.
 	SearchAttributes map[string]enumspb.IndexedValueType
+	// TLS, when set, serves the frontend over TLS (with mutual TLS when it
+	// names client CAs), as production clusters and Temporal Cloud do.
+	TLS *TLS
+	// Postgres, when set, keeps Temporal's state in PostgreSQL instead of
+	// SQLite; DBFile is then ignored.
+	Postgres *Postgres
 }
 
 // Server is a running dev server. Stop it with Stop.
@@ -69,6 +79,7 @@ type Server struct {
 	frontend string
 	uiURL    string
 	logLevel *quietLevel
+	tls      *frontendTLS // nil: plain text
 
 	stopOnce sync.Once
 	stopErr  error
@@ -121,7 +132,12 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 	}
 
-	sqlCfg, err := prepareDB(cfg)
+	if cfg.TLS != nil {
+		if s.tls, err = newFrontendTLS(cfg.TLS, dialHost(feHost)); err != nil {
+			return nil, err
+		}
+	}
+	sqlCfg, err := prepareDB(cfg, serverLogger{logger})
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +150,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		staticHosts[primitives.ServiceName(name)] = static.SingleLocalHost(
 			net.JoinHostPort(dialHost(svc.RPC.BindOnIP), strconv.Itoa(svc.RPC.GRPCPort)))
 	}
-	s.temporal, err = newTemporal(
+	opts := []temporal.ServerOption{
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
 		// Static membership: no ringpop, no membership ports, no gossip
@@ -152,7 +168,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			dynamicconfig.TaskQueueScannerEnabled.Key(): false,
 			dynamicconfig.HistoryScannerEnabled.Key():   false,
 		}),
-	)
+	}
+	if s.tls != nil {
+		opts = append(opts, temporal.WithTLSConfigFactory(s.tls.provider(dialHost(feHost))))
+	}
+	s.temporal, err = newTemporal(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -199,11 +219,17 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
-// prepareDB builds the SQLite persistence config, creates the schema for a new
-// file and pre-registers the namespace, so it exists before any service starts.
-func prepareDB(cfg Config) (*config.SQL, error) {
+// prepareDB builds the persistence config (SQLite, or PostgreSQL when
+// configured), creates the schema for a new database and pre-registers the
+// namespace, so it exists before any service starts.
+func prepareDB(cfg Config, logger log.Logger) (*config.SQL, error) {
 	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName}
-	if cfg.DBFile == "" {
+	if cfg.Postgres != nil {
+		var err error
+		if sqlCfg, err = preparePostgres(*cfg.Postgres, logger); err != nil {
+			return nil, err
+		}
+	} else if cfg.DBFile == "" {
 		// Named shared-cache memory DB: all services' connections see the same
 		// data, and a unique name keeps servers in one process apart. The
 		// plugin creates the schema itself in memory mode.
@@ -238,7 +264,9 @@ func prepareDB(cfg Config) (*config.SQL, error) {
 		}
 	}
 	// A no-op when the namespace exists (restart); new search attributes are
-	// then added through the API in waitReady.
+	// then added through the API in waitReady. Despite their package, both
+	// functions work through the generic SQL persistence layer, so they
+	// serve PostgreSQL as well.
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, cfg.Namespace, false, cfg.SearchAttributes)
 	if err != nil {
 		return nil, err
@@ -269,10 +297,10 @@ func serverConfig(sqlCfg *config.SQL, feHost string, fePort int) (*config.Config
 			"worker":   svc(ports[2]),
 		},
 		Persistence: config.Persistence{
-			DefaultStore:     "sqlite",
-			VisibilityStore:  "sqlite",
+			DefaultStore:     sqlCfg.PluginName,
+			VisibilityStore:  sqlCfg.PluginName,
 			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{"sqlite": {SQL: sqlCfg}},
+			DataStores:       map[string]config.DataStore{sqlCfg.PluginName: {SQL: sqlCfg}},
 		},
 		ClusterMetadata: &cluster.Config{
 			FailoverVersionIncrement: 10,
@@ -301,11 +329,15 @@ func serverConfig(sqlCfg *config.SQL, feHost string, fePort int) (*config.Config
 // waitReady polls the frontend until it serves the namespace, then makes sure
 // the configured search attributes exist.
 func (s *Server) waitReady(ctx context.Context, cfg Config, logger *slog.Logger) error {
-	c, err := client.NewLazyClient(client.Options{
+	opts := client.Options{
 		HostPort:  s.frontend,
 		Namespace: cfg.Namespace,
 		Logger:    sdklog.NewStructuredLogger(logger),
-	})
+	}
+	if s.tls != nil {
+		opts.ConnectionOptions.TLS = s.tls.client
+	}
+	c, err := client.NewLazyClient(opts)
 	if err != nil {
 		return err
 	}
@@ -354,6 +386,7 @@ func (s *Server) startUI(ctx context.Context, cfg Config, host string, port int)
 		EnableUI:            true,
 		DefaultNamespace:    cfg.Namespace,
 		HideLogs:            true, // no echo banner or per-request logs
+		TLS:                 s.uiTLS(),
 		CORS: uiconfig.CORS{
 			// Plain http on loopback: a Secure CSRF cookie would be dropped.
 			CookieInsecure: true,
@@ -383,6 +416,14 @@ func (s *Server) startUI(ctx context.Context, cfg Config, host string, port int)
 		}
 		return nil
 	})
+}
+
+// uiTLS is how the Web UI reaches the frontend.
+func (s *Server) uiTLS() uiconfig.TLS {
+	if s.tls == nil {
+		return uiconfig.TLS{}
+	}
+	return s.tls.ui
 }
 
 // poll retries f until it succeeds or ctx ends, returning f's last error.

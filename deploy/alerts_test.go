@@ -1,0 +1,154 @@
+package deploy_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// announcedMetrics are exported by parts of §11 that land beside these
+// rules: the overdue-invite gauge, the webhook backlog gauge, the webhook
+// delivery counter and the review counter. When they are in metrics.Set,
+// exportedMetrics finds them there too and this list may shrink.
+var announcedMetrics = []string{
+	"touchpoint_invites_overdue",
+	"touchpoint_webhook_oldest_pending_seconds",
+	"touchpoint_webhook_deliveries_total",
+	"touchpoint_reviews_total",
+}
+
+// exportedMetrics are the series names a Touchpoint process serves: what
+// a metrics.Set actually exposes (with the outbox gauges registered, as the
+// API does), the invite workflow's counter (exported by the worker through
+// the Temporal SDK, without a _total suffix), the announced ones, and
+// Prometheus' own per-target `up`.
+func exportedMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	m := metrics.New()
+	m.WatchOutbox(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
+	m.Request("api", "/events", http.MethodPost, http.StatusAccepted, time.Millisecond)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+
+	names := map[string]bool{"up": true, workflows.InvitesMetric: true}
+	for _, n := range announcedMetrics {
+		names[n] = true
+	}
+	sc := bufio.NewScanner(rec.Body)
+	for sc.Scan() {
+		// "# TYPE name kind": histograms and summaries also serve name_bucket,
+		// name_sum and name_count.
+		f := strings.Fields(sc.Text())
+		if len(f) != 4 || f[0] != "#" || f[1] != "TYPE" {
+			continue
+		}
+		names[f[2]] = true
+		if f[3] == "histogram" || f[3] == "summary" {
+			for _, s := range []string{"_bucket", "_sum", "_count"} {
+				names[f[2]+s] = true
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.True(t, names["touchpoint_outbox_oldest_pending_seconds"], "sanity: the scrape lists the outbox gauges")
+	return names
+}
+
+// TestAlertRules: deploy/alerts.yml is a valid Prometheus rule file (parsed
+// and validated by Prometheus' own rule parser, as promtool does), has the
+// alerts ops rely on, tells on-call what to do, and watches only metrics
+// Touchpoint serves.
+func TestAlertRules(t *testing.T) {
+	t.Parallel()
+	groups, errs := rulefmt.ParseFile(filepath.Join(repoRoot, "deploy", "alerts.yml"), false)
+	require.Empty(t, errs, "alerts.yml must load as Prometheus loads it")
+
+	exported := exportedMetrics(t)
+	alerts := map[string]rulefmt.Rule{}
+	for _, g := range groups.Groups {
+		for _, node := range g.Rules {
+			require.NotEmpty(t, node.Alert.Value, "group %s holds alerts only", g.Name)
+			name := node.Alert.Value
+			_, dup := alerts[name]
+			require.False(t, dup, "alert %s is defined twice", name)
+			alerts[name] = rulefmt.Rule{Alert: name, Expr: node.Expr.Value, For: node.For, Labels: node.Labels, Annotations: node.Annotations}
+
+			expr, err := parser.ParseExpr(node.Expr.Value)
+			require.NoError(t, err, name)
+			for _, metric := range metricNames(expr) {
+				assert.True(t, exported[metric], "alert %s uses %s, which Touchpoint does not export", name, metric)
+			}
+			for _, key := range []string{"summary", "description", "runbook"} {
+				assert.NotEmpty(t, strings.TrimSpace(node.Annotations[key]), "alert %s needs annotation %q", name, key)
+			}
+			assert.Contains(t, []string{"page", "ticket"}, node.Labels["severity"], "alert %s: severity", name)
+		}
+	}
+
+	// The alerts the product promises, with their thresholds.
+	want := []struct {
+		alert  string
+		metric string
+		expr   string // a fragment of the expression
+		for_   time.Duration
+	}{
+		{"TouchpointInvitesOverdue", "touchpoint_invites_overdue", "> 0", 10 * time.Minute},
+		{"TouchpointOutboxBacklogOld", "touchpoint_outbox_oldest_pending_seconds", "> 300", 5 * time.Minute},
+		{"TouchpointInviteFailureRate", workflows.InvitesMetric, `status="failed"`, 5 * time.Minute},
+		{"TouchpointWebhookBacklogOld", "touchpoint_webhook_oldest_pending_seconds", "> 900", 10 * time.Minute},
+		{"TouchpointDatabaseUnreachable", "touchpoint_outbox_pending", "< 0", 2 * time.Minute},
+	}
+	for _, w := range want {
+		r, ok := alerts[w.alert]
+		if !assert.True(t, ok, "missing alert %s", w.alert) {
+			continue
+		}
+		expr, err := parser.ParseExpr(r.Expr)
+		require.NoError(t, err)
+		assert.Contains(t, metricNames(expr), w.metric, w.alert)
+		assert.Contains(t, r.Expr, w.expr, w.alert)
+		assert.Equal(t, w.for_, time.Duration(r.For), w.alert)
+	}
+	// The failure rate is failed over all ended invites over 15 minutes.
+	rate := alerts["TouchpointInviteFailureRate"].Expr
+	assert.Contains(t, rate, `rate(touchpoint_invites{status="failed"}[15m])`)
+	assert.Contains(t, rate, `rate(touchpoint_invites[15m])`)
+	assert.Contains(t, rate, `> 0.05`)
+}
+
+// metricNames lists the metric names an expression selects.
+func metricNames(expr parser.Expr) []string {
+	var names []string
+	parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
+		vs, ok := node.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		name := vs.Name
+		for _, m := range vs.LabelMatchers {
+			if m.Name == "__name__" {
+				name = m.Value
+			}
+		}
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return nil
+	})
+	return names
+}

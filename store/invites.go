@@ -36,7 +36,7 @@ func newInviteStatements() *inviteStatements {
 		addressLock:     preparedStmt{query: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`},
 		suppressed:      preparedStmt{query: `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND address = $2)`},
 		recentlyInvited: preparedStmt{query: recentlyInvitedSQL},
-		content:         preparedStmt{query: `SELECT account_id, customer_email, payload FROM events WHERE id = $1`},
+		content:         preparedStmt{query: contentSQL},
 	}
 }
 
@@ -405,7 +405,15 @@ type InviteContent struct {
 	Mobile    string
 	Locale    string // defaultLocale as sent, e.g. "de_AT"; may be ""
 	Products  []InviteProduct
+	Account   Account // the shop: its name and branding
 }
+
+const contentSQL = `
+	SELECT e.account_id, e.customer_email, e.payload,
+	       a.name, COALESCE(a.display_name, '') AS display_name, COALESCE(a.logo_url, '') AS logo_url,
+	       COALESCE(a.brand_color, '') AS brand_color, COALESCE(a.reply_to, '') AS reply_to, a.created_at
+	FROM events e JOIN accounts a ON a.id = e.account_id
+	WHERE e.id = $1`
 
 // InviteProduct is a product as an invite shows it.
 type InviteProduct struct {
@@ -420,6 +428,7 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 		AccountID string `db:"account_id"`
 		Email     string `db:"customer_email"`
 		Payload   []byte `db:"payload"`
+		Account
 	}
 	if err := s.getPrepared(ctx, nil, &s.invite.content, &r, eventID); err != nil {
 		return InviteContent{}, fmt.Errorf("load invite content: %w", translate(err))
@@ -436,7 +445,8 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 	if err := json.Unmarshal(r.Payload, &p); err != nil {
 		return InviteContent{}, fmt.Errorf("event %s: decode payload: %w", eventID, err)
 	}
+	r.Account.ID = r.AccountID
 	return InviteContent{EventID: eventID, AccountID: r.AccountID, Email: r.Email,
 		FirstName: p.Customer.FirstName, LastName: p.Customer.LastName, Mobile: p.Customer.Mobile,
-		Locale: p.DefaultLocale, Products: p.Products}, nil
+		Locale: p.DefaultLocale, Products: p.Products, Account: r.Account}, nil
 }

@@ -204,16 +204,18 @@ func (s *Store) ClaimReminderSend(ctx context.Context, eventID string, opts Clai
 // FinishReminderSend records how a claimed reminder send ended: sent at
 // o.SentAt, back to scheduled for another try (o.Retry), or skipped with
 // o.Reason (a permanent refusal; o.Suppress suppresses the address as for
-// an invite). Only a reminder still sending changes.
+// an invite). Only a reminder still sending changes — except that a
+// delivery wins over an earlier verdict of delivery_uncertain.
 func (s *Store) FinishReminderSend(ctx context.Context, eventID string, o SendOutcome) (invite.Reminder, error) {
 	return s.changeReminder(ctx, eventID, func(tx *sqlx.Tx, _ invite.Status, cur invite.Reminder) (invite.Reminder, bool, error) {
-		if cur.Status != invite.Sending {
-			return cur, false, nil
-		}
+		uncertain := cur.Status == invite.Skipped && cur.Reason == invite.DeliveryUncertain
 		switch {
-		case !o.SentAt.IsZero():
+		case !o.SentAt.IsZero() && (cur.Status == invite.Sending || uncertain):
+			// A delivery always wins over a verdict of delivery_uncertain.
 			at := o.SentAt.UTC().Truncate(time.Millisecond)
 			cur.Status, cur.Reason, cur.SentAt = invite.Sent, "", &at
+		case cur.Status != invite.Sending || !o.SentAt.IsZero():
+			return cur, false, nil
 		case o.Retry:
 			cur.Status = invite.Scheduled
 		default:

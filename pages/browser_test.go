@@ -342,6 +342,7 @@ func TestBrowserKeyboard(t *testing.T) {
 
 			press(t, ctx, kb.Tab)
 			assert.Equal(t, "button", focus(t, ctx).Tag, "then the submit button")
+			browsertest.Capture(t, ctx, fmt.Sprintf("feedback-answered-%d", width))
 			assert.Empty(t, violations(t, ctx), "with a choice made and focus on the button")
 
 			resp, err := chromedp.RunResponse(ctx, enterKey())

@@ -212,6 +212,23 @@ func (b *Browser) ScreenshotTo(t testing.TB, url string, width int, scale float6
 	t.Logf("screenshot %s at %dpx: %s", url, width, path)
 }
 
+// Capture saves a PNG of what a tab shows now (its viewport, at its
+// current size) in Dir as name.png, and returns the file's path: a
+// picture of a state reached by keyboard or clicks.
+func Capture(t testing.TB, tab context.Context, name string) string {
+	t.Helper()
+	png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("capture %s: %v", name, err)
+	}
+	path := filepath.Join(Dir(t), unsafeName.ReplaceAllString(name, "-")+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatalf("save capture: %v", err)
+	}
+	t.Logf("capture: %s", path)
+	return path
+}
+
 // syncBuffer collects the browser's output for an error message.
 type syncBuffer struct {
 	mu  sync.Mutex

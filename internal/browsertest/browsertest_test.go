@@ -94,3 +94,15 @@ func TestNamesDoNotResolve(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ERR_NAME_NOT_RESOLVED", "no name reaches a resolver")
 }
+
+func TestCapture(t *testing.T) {
+	b := browsertest.Start(t)
+	srv := server(t)
+	ctx := b.Tab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(400, 300), chromedp.Navigate(srv.URL)))
+	f, err := os.ReadFile(browsertest.Capture(t, ctx, "viewport"))
+	require.NoError(t, err)
+	cfg, err := png.DecodeConfig(bytes.NewReader(f))
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{400, 300}, [2]int{cfg.Width, cfg.Height}, "the viewport, as it is")
+}

@@ -105,6 +105,7 @@ const (
 	pageBadRequest   = "badrequest"
 	pageUnsubscribe  = "unsubscribe"
 	pageUnsubscribed = "unsubscribed"
+	pageUnavailable  = "unavailable"
 )
 
 // Pages holds the parsed templates and the texts of every locale.
@@ -130,7 +131,7 @@ func New() (*Pages, error) {
 		return nil, fmt.Errorf("parse layout: %w", err)
 	}
 	p := &Pages{tmpl: map[string]*template.Template{}, texts: texts}
-	for _, name := range []string{pageFeedback, pageThanks, pageNotFound, pageBadRequest, pageUnsubscribe, pageUnsubscribed} {
+	for _, name := range []string{pageFeedback, pageThanks, pageNotFound, pageBadRequest, pageUnsubscribe, pageUnsubscribed, pageUnavailable} {
 		t, err := template.Must(base.Clone()).ParseFS(htmlFiles, "html/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parse %s page: %w", name, err)
@@ -276,6 +277,13 @@ func (p *Pages) NotFound(w http.ResponseWriter, locale string) error {
 // (ParseFeedback's errors).
 func (p *Pages) BadRequest(w http.ResponseWriter, locale string) error {
 	return p.render(w, http.StatusBadRequest, pageBadRequest, locale, brand.Brand{}, nil)
+}
+
+// Unavailable writes the page for an answer that cannot be taken now:
+// 429 when the reader's address sent too many requests, 503 when the
+// database is unreachable. The caller sets Retry-After.
+func (p *Pages) Unavailable(w http.ResponseWriter, status int, locale string) error {
+	return p.render(w, status, pageUnavailable, locale, brand.Brand{}, nil)
 }
 
 // Unsubscribe writes the page that asks to confirm an unsubscribe; a GET

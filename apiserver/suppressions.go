@@ -38,11 +38,12 @@ const maxAddress = 254
 // lowerAddress is an email address as the suppression list keeps it.
 func lowerAddress(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
-// normalizeAddress makes an address the list's key: an email in lower
-// case, or a mobile number in E.164. A number must be given in E.164
-// ("+4915112345678"): without a country there is no telling whose
-// national number it is.
-func normalizeAddress(raw string) (string, invite.Medium, string) {
+// NormalizeAddress makes an address the suppression list's key — an email
+// in lower case, or a mobile number in E.164 — or says what is wrong with
+// it (the third result; "" when nothing is). A number must be given in
+// E.164 ("+4915112345678"): without a country there is no telling whose
+// national number it is. The admin CLI's import uses it too.
+func NormalizeAddress(raw string) (address string, medium invite.Medium, problem string) {
 	a := strings.TrimSpace(raw)
 	switch {
 	case a == "":
@@ -74,13 +75,13 @@ func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if v := q.get("address"); v != "" {
-		addr, _, msg := normalizeAddress(v)
+		addr, _, msg := NormalizeAddress(v)
 		if msg != "" {
 			q.fail("address", msg)
 		}
 		f.Address = addr
 	}
-	p := q.pageOf(func(id string) bool { _, _, msg := normalizeAddress(id); return msg == "" })
+	p := q.pageOf(func(id string) bool { _, _, msg := NormalizeAddress(id); return msg == "" })
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)
 		return
@@ -102,7 +103,7 @@ func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var errs fieldErrors
-	addr, medium, msg := normalizeAddress(in.Address)
+	addr, medium, msg := NormalizeAddress(in.Address)
 	errs.check("address", msg)
 	reason := invite.Manual
 	if in.Reason != nil {
@@ -131,7 +132,7 @@ func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
 // case-insensitively.
 func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
 	raw := mux.Vars(r)["address"]
-	addr, _, msg := normalizeAddress(raw)
+	addr, _, msg := NormalizeAddress(raw)
 	if msg != "" {
 		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
 		return

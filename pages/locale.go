@@ -121,4 +121,3 @@ func (p *Pages) AcceptLanguage(header string) string {
 	}
 	return DefaultLocale
 }
-

@@ -8,9 +8,12 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html/atom"
 
 	"github.com/touchpoint/touchpoint/pages"
 )
@@ -124,4 +127,38 @@ func TestLongestCommentFitsTheCap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, errs)
 	assert.Equal(t, pages.MaxComment, len([]rune(got.Comment)))
+}
+
+// FuzzParseFeedback: whatever a client posts, the parsed form keeps its
+// promises, and the page shown again holds the comment exactly.
+func FuzzParseFeedback(f *testing.F) {
+	f.Add("event=evt-1&sig=s&rating=4&comment=Great")
+	f.Add("rating=9&comment=%FF%FE")
+	f.Add("comment=" + url.QueryEscape("</textarea>\r\n\u202e<script>"))
+	f.Add("rating=1&rating=2&comment=a&comment=b")
+	p, err := pages.New()
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, body string) {
+		got, errs, err := pages.ParseFeedback(post(body, form))
+		if err != nil {
+			require.ErrorIs(t, err, pages.ErrMalformed)
+			return
+		}
+		require.True(t, utf8.ValidString(got.Comment))
+		for _, r := range got.Comment {
+			require.False(t, unicode.IsControl(r) && r != '\n' && r != '\t', "control %U kept", r)
+		}
+		require.Equal(t, strings.TrimSpace(got.Comment), got.Comment)
+		if len(errs) == 0 {
+			require.GreaterOrEqual(t, got.Rating, 1)
+			require.LessOrEqual(t, got.Rating, 5)
+			require.LessOrEqual(t, utf8.RuneCountInString(got.Comment), pages.MaxComment)
+		}
+		rec := httptest.NewRecorder()
+		require.NoError(t, p.Feedback(rec, http.StatusBadRequest, pages.FeedbackView{Locale: "en", Action: "/feedback",
+			EventID: got.EventID, Sig: got.Sig, Rating: got.Rating, Comment: got.Comment, Errors: errs}))
+		d := parse(t, rec)
+		require.Equal(t, got.Comment, rawText(d.byID("comment")))
+		require.Empty(t, d.tag(atom.Script))
+	})
 }

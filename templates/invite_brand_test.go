@@ -18,11 +18,11 @@ import (
 	"github.com/touchpoint/touchpoint/templates"
 )
 
-var nordlicht = brand.Brand{DisplayName: "Nordlicht Outdoor", LogoURL: "https://cdn.example/logo.png", Color: "#14532D"}
+var inviteShop = brand.Brand{DisplayName: "Nordlicht Outdoor", LogoURL: "https://cdn.example/logo.png", Color: "#14532D"}
 
 // The subjects with the shop's name, invite and reminder, as a customer
 // reads them in each language.
-var shopSubjects = map[string][2]string{
+var inviteShopSubjects = map[string][2]string{
 	"en": {"How was your order at Nordlicht Outdoor?", "A quick reminder: how was your order at Nordlicht Outdoor?"},
 	"de": {"Wie war Ihre Bestellung bei Nordlicht Outdoor?", "Kurze Erinnerung: Wie war Ihre Bestellung bei Nordlicht Outdoor?"},
 	"da": {"Hvordan var dit køb hos Nordlicht Outdoor?", "En lille påmindelse: Hvordan var dit køb hos Nordlicht Outdoor?"},
@@ -31,14 +31,14 @@ var shopSubjects = map[string][2]string{
 	"nl": {"Hoe was uw bestelling bij Nordlicht Outdoor?", "Even een herinnering: hoe was uw bestelling bij Nordlicht Outdoor?"},
 }
 
-func parseHTML(t *testing.T, s string) *html.Node {
+func inviteHTML(t *testing.T, s string) *html.Node {
 	t.Helper()
 	n, err := html.Parse(strings.NewReader(s))
 	require.NoError(t, err)
 	return n
 }
 
-func elements(root *html.Node, match func(*html.Node) bool) []*html.Node {
+func inviteElements(root *html.Node, match func(*html.Node) bool) []*html.Node {
 	var out []*html.Node
 	for n := range root.Descendants() {
 		if n.Type == html.ElementNode && match(n) {
@@ -48,7 +48,7 @@ func elements(root *html.Node, match func(*html.Node) bool) []*html.Node {
 	return out
 }
 
-func attrOf(n *html.Node, key string) string {
+func inviteAttr(n *html.Node, key string) string {
 	for _, a := range n.Attr {
 		if a.Key == key {
 			return a.Val
@@ -57,7 +57,7 @@ func attrOf(n *html.Node, key string) string {
 	return ""
 }
 
-func textOf(n *html.Node) string {
+func inviteText(n *html.Node) string {
 	var b strings.Builder
 	for c := range n.Descendants() {
 		if c.Type == html.TextNode {
@@ -74,19 +74,19 @@ func TestRenderNamesTheShop(t *testing.T) {
 	for _, locale := range s.Locales() {
 		lang, _, _ := strings.Cut(locale, "_")
 		for i, reminder := range []bool{false, true} {
-			m, err := s.Render(locale, templates.Data{FirstName: "Jana", Brand: nordlicht, Reminder: reminder, FeedbackURL: "https://t.example/f?e=1&s=2"})
+			m, err := s.Render(locale, templates.Data{FirstName: "Jana", Brand: inviteShop, Reminder: reminder, FeedbackURL: "https://t.example/f?e=1&s=2"})
 			require.NoError(t, err, locale)
-			assert.Equal(t, shopSubjects[lang][i], m.Subject, "%s reminder=%v", locale, reminder)
+			assert.Equal(t, inviteShopSubjects[lang][i], m.Subject, "%s reminder=%v", locale, reminder)
 			// The opening lines name the shop too, in both parts.
 			textIntro := strings.SplitN(m.Text, "\n\n", 3)[1]
 			assert.Contains(t, textIntro, "Nordlicht Outdoor", "%s: the text greets from the shop", locale)
-			doc := parseHTML(t, m.HTML)
-			assert.Equal(t, shopSubjects[lang][i], textOf(elements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Title })[0]))
-			paras := elements(doc, func(n *html.Node) bool { return n.DataAtom == atom.P })
-			assert.Contains(t, textOf(paras[1]), "Nordlicht Outdoor", "%s: the HTML greets from the shop", locale)
-			logo := elements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Img && attrOf(n, "src") == nordlicht.LogoURL })
+			doc := inviteHTML(t, m.HTML)
+			assert.Equal(t, inviteShopSubjects[lang][i], inviteText(inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Title })[0]))
+			paras := inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.P })
+			assert.Contains(t, inviteText(paras[1]), "Nordlicht Outdoor", "%s: the HTML greets from the shop", locale)
+			logo := inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Img && inviteAttr(n, "src") == inviteShop.LogoURL })
 			require.Len(t, logo, 1, locale)
-			assert.Equal(t, "Nordlicht Outdoor", attrOf(logo[0], "alt"))
+			assert.Equal(t, "Nordlicht Outdoor", inviteAttr(logo[0], "alt"))
 			assert.Contains(t, m.Text, "https://t.example/f?e=1&s=2", "the same feedback link")
 		}
 	}
@@ -112,7 +112,7 @@ func TestRenderReminderDiffersFromInvite(t *testing.T) {
 	t.Parallel()
 	s := newSet(t)
 	for _, locale := range s.Locales() {
-		for _, b := range []brand.Brand{{}, nordlicht} {
+		for _, b := range []brand.Brand{{}, inviteShop} {
 			d := templates.Data{FirstName: "Jana", Brand: b, FeedbackURL: "https://t.example/f"}
 			invite, err := s.Render(locale, d)
 			require.NoError(t, err)
@@ -133,19 +133,19 @@ func TestRenderUnsubscribeLink(t *testing.T) {
 	words := map[string]string{"en": "Unsubscribe", "de": "Abmelden", "da": "Afmeld", "fr": "Se désabonner", "es": "Darme de baja", "nl": "Afmelden"}
 	for _, locale := range s.Locales() {
 		lang, _, _ := strings.Cut(locale, "_")
-		m, err := s.Render(locale, templates.Data{Brand: nordlicht, UnsubscribeURL: unsub, FeedbackURL: "https://t.example/f"})
+		m, err := s.Render(locale, templates.Data{Brand: inviteShop, UnsubscribeURL: unsub, FeedbackURL: "https://t.example/f"})
 		require.NoError(t, err)
 		assert.True(t, strings.HasSuffix(m.Text, " "+words[lang]+":\n  "+unsub+"\n"), "%s: the text ends with the link:\n%s", locale, m.Text)
 		assert.Contains(t, m.Text, "\n-- \n", "%s: a signature separator before the footer", locale)
-		links := elements(parseHTML(t, m.HTML), func(n *html.Node) bool { return n.DataAtom == atom.A && attrOf(n, "href") == unsub })
+		links := inviteElements(inviteHTML(t, m.HTML), func(n *html.Node) bool { return n.DataAtom == atom.A && inviteAttr(n, "href") == unsub })
 		require.Len(t, links, 1, locale)
-		assert.Equal(t, words[lang], textOf(links[0]))
+		assert.Equal(t, words[lang], inviteText(links[0]))
 
-		m, err = s.Render(locale, templates.Data{Brand: nordlicht, FeedbackURL: "https://t.example/f"})
+		m, err = s.Render(locale, templates.Data{Brand: inviteShop, FeedbackURL: "https://t.example/f"})
 		require.NoError(t, err)
 		assert.NotContains(t, m.Text, "unsubscribe")
 		assert.NotContains(t, m.Text, words[lang]+":")
-		assert.Len(t, elements(parseHTML(t, m.HTML), func(n *html.Node) bool { return n.DataAtom == atom.A }), 1, "%s: only the feedback link", locale)
+		assert.Len(t, inviteElements(inviteHTML(t, m.HTML), func(n *html.Node) bool { return n.DataAtom == atom.A }), 1, "%s: only the feedback link", locale)
 	}
 }
 
@@ -163,9 +163,9 @@ func TestRenderBrandColour(t *testing.T) {
 	} {
 		m, err := s.Render("en", templates.Data{Brand: brand.Brand{DisplayName: "S", Color: color}, FeedbackURL: "https://t.example/f"})
 		require.NoError(t, err)
-		cta := elements(parseHTML(t, m.HTML), func(n *html.Node) bool { return n.DataAtom == atom.A && attrOf(n, "href") == "https://t.example/f" })
+		cta := inviteElements(inviteHTML(t, m.HTML), func(n *html.Node) bool { return n.DataAtom == atom.A && inviteAttr(n, "href") == "https://t.example/f" })
 		require.Len(t, cta, 1)
-		assert.Contains(t, attrOf(cta[0], "style"), want, color)
+		assert.Contains(t, inviteAttr(cta[0], "style"), want, color)
 	}
 }
 
@@ -178,16 +178,16 @@ func TestRenderBrandLogoAndName(t *testing.T) {
 		logo     bool
 		nameLine bool
 	}{
-		{"https logo", nordlicht, true, false},
+		{"https logo", inviteShop, true, false},
 		{"http logo: left out, name instead", brand.Brand{DisplayName: "Nordlicht Outdoor", LogoURL: "http://cdn.example/logo.png"}, false, true},
 		{"no logo: the name", brand.Brand{DisplayName: "Nordlicht Outdoor"}, false, true},
 		{"no brand", brand.Brand{}, false, false},
 	} {
 		m, err := s.Render("en", templates.Data{Brand: tc.brand, FeedbackURL: "https://t.example/f"})
 		require.NoError(t, err)
-		doc := parseHTML(t, m.HTML)
-		assert.Equal(t, tc.logo, len(elements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Img })) == 1, tc.name)
-		nameCells := elements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Td && textOf(n) == "Nordlicht Outdoor" })
+		doc := inviteHTML(t, m.HTML)
+		assert.Equal(t, tc.logo, len(inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Img })) == 1, tc.name)
+		nameCells := inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Td && inviteText(n) == "Nordlicht Outdoor" })
 		assert.Equal(t, tc.nameLine, len(nameCells) == 1, tc.name)
 	}
 }
@@ -203,8 +203,8 @@ func TestRenderEscapesHostileShop(t *testing.T) {
 	assert.Equal(t, "How was your order at <script>x</script> Bcc: v@example.com?", m.Subject, "one line, plain text")
 	assert.NotContains(t, m.HTML, "<script>")
 	assert.NotContains(t, m.HTML, "javascript:")
-	doc := parseHTML(t, m.HTML)
-	for _, n := range elements(doc, func(*html.Node) bool { return true }) {
+	doc := inviteHTML(t, m.HTML)
+	for _, n := range inviteElements(doc, func(*html.Node) bool { return true }) {
 		for _, a := range n.Attr {
 			assert.False(t, strings.HasPrefix(a.Key, "on"), "injected %s", a.Key)
 		}

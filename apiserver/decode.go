@@ -23,21 +23,32 @@ import (
 // application/merge-patch+json) else 415, at most MaxBodyBytes else 413,
 // then decodeStrict.
 func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || (mt != "application/json" && mt != "application/merge-patch+json") {
-		return newError(http.StatusUnsupportedMediaType, "Content-Type must be application/json (UTF-8)")
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return newError(http.StatusUnsupportedMediaType, "Content-Type must be application/json (UTF-8)")
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	body, err := readJSON(w, r, s.maxBody)
 	if err != nil {
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", s.maxBody)
-		}
-		return newError(http.StatusBadRequest, "the body could not be read")
+		return err
 	}
 	return decodeStrict(body, dst)
+}
+
+// readJSON reads a JSON request body of at most limit bytes: Content-Type
+// application/json (or application/merge-patch+json) else 415, a longer
+// body 413.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mt != "application/json" && mt != "application/merge-patch+json") {
+		return nil, newError(http.StatusUnsupportedMediaType, "Content-Type must be application/json (UTF-8)")
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return nil, newError(http.StatusUnsupportedMediaType, "Content-Type must be application/json (UTF-8)")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return nil, newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", limit)
+		}
+		return nil, newError(http.StatusBadRequest, "the body could not be read")
+	}
+	return body, nil
 }
 
 // maxFieldErrors bounds the errors listed for one body.

@@ -825,6 +825,16 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 			smallest = ref
 		}
 	}
+	for _, ex := range r.examples(t, "POST /events/batch") {
+		batch := asMap(ex.value)
+		for _, ev := range asList(batch["events"]) {
+			asMap(asMap(ev)["channel"])["id"] = e.channel
+		}
+		res := r.success(t, "POST /events/batch", apiCall{path: "/events/batch", body: jsonText(t, batch)}, ex.name)
+		for _, it := range asList(res["items"]) {
+			assert.EqualValues(t, http.StatusAccepted, asMap(it)["status"], "batch example %q: %v", ex.name, it)
+		}
+	}
 	r.success(t, "GET /events", apiCall{path: "/events"}, "")
 	r.success(t, "GET /events/{id}", apiCall{path: "/events/" + richest}, "")
 	r.success(t, "POST /events/{id}/cancel", apiCall{path: "/events/" + smallest + "/cancel"}, "")
@@ -936,6 +946,9 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 				ok = c.path != r.good[o.key()].path
 			case http.StatusRequestEntityTooLarge:
 				c.body = `{"name":"` + strings.Repeat("x", apiserver.DefaultMaxBodyBytes) + `"}`
+				if o.key() == "POST /events/batch" { // a limit of its own
+					c.body = `{"events":[{"name":"` + strings.Repeat("x", 8<<20) + `"}]}`
+				}
 				ok = hasBody
 			case http.StatusUnsupportedMediaType:
 				c.contentType = "text/plain"

@@ -20,7 +20,7 @@ const (
 	page access = 1<<7 | 1<<6
 
 	fullOnly  = allowFull                               // writes of event types, channels, settings; cancel, retry
-	senders   = allowFull | allowEvents                 // POST /events
+	senders   = allowFull | allowEvents                 // POST /events, POST /events/batch
 	anyClient = allowFull | allowEvents | allowReadonly // every read
 )
 
@@ -64,6 +64,7 @@ func (s *server) routes() []route {
 		{http.MethodPatch, "/invite-settings/{id}", fullOnly, s.updateInviteSetting},
 
 		{http.MethodPost, "/events", senders, s.createEvent},
+		{http.MethodPost, "/events/batch", senders, s.createEvents},
 		{http.MethodGet, "/events", anyClient, s.listEvents},
 		{http.MethodGet, "/events/{id}", anyClient, s.getEvent},
 		{http.MethodPost, "/events/{id}/cancel", fullOnly, s.cancelEvent},

@@ -284,7 +284,7 @@ func TestRetryWaitsForEarlierRunToClose(t *testing.T) {
 	assert.Equal(t, id, in.EventID)
 	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED,
 		e.describe(t, id, earlier).GetWorkflowExecutionInfo().GetStatus())
-	assert.Equal(t, invite.Pending, searchAttributes(t, d)[workflows.InviteStatusKey.GetName()])
+	assert.Equal(t, string(invite.Pending), searchAttributes(t, d)[workflows.InviteStatusKey.GetName()])
 }
 
 // TestShutdownHandsBatchBack: a starter stopped in the middle of a batch

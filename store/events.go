@@ -88,7 +88,7 @@ WITH et AS (
     RETURNING id
 ), ob AS (
     INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
-    SELECT id, 'start', $6, $6 FROM ev
+    SELECT id, 'start', $6, $6 - interval '` + singleHeadStart + `' FROM ev
 )
 SELECT EXISTS (SELECT 1 FROM et) AS type_found,
        EXISTS (SELECT 1 FROM ist) AS setting_found,

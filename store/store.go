@@ -41,15 +41,16 @@ type Store struct {
 	accepts acceptQueue
 	// The statements every event or invite runs are prepared once (see
 	// preparedStmt).
-	acceptStmt, acceptBatchStmt preparedStmt
-	invite                      *inviteStatements
+	acceptStmt, acceptBatchStmt, acceptManyStmt preparedStmt
+	invite                                      *inviteStatements
 }
 
 // New wraps an open pool.
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	return &Store{db: db, DefaultInviteDelay: defaultInviteDelay, now: time.Now,
 		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
-		invite: newInviteStatements()}
+		acceptManyStmt: preparedStmt{query: acceptManySQL},
+		invite:         newInviteStatements()}
 }
 
 // preparedStmt is a statement prepared on first use and kept: running it

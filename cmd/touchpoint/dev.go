@@ -121,7 +121,7 @@ func devConfig(getenv func(string) string) (config.Config, error) {
 // devStore creates the database when it is missing, connects and applies
 // the schema.
 func devStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
-	if err := ensureDatabase(ctx, cfg.DatabaseURL); err != nil {
+	if err := store.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
 	st, err := openStore(ctx, cfg)

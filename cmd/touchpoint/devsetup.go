@@ -6,54 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
 )
-
-// ensureDatabase creates the database named in dsn when it is missing, by
-// connecting to the server's "postgres" database.
-func ensureDatabase(ctx context.Context, dsn string) error {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	if name == "" {
-		return errors.New("DATABASE_URL names no database")
-	}
-	admin := *u
-	admin.Path = "/postgres"
-	db, err := sqlx.Open("postgres", admin.String())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	var exists bool
-	if err := db.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name); err != nil {
-		return fmt.Errorf("check database %q: %w", name, err)
-	}
-	if exists {
-		return nil
-	}
-	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+pq.QuoteIdentifier(name)); err != nil {
-		var pqErr *pq.Error
-		if errors.As(err, &pqErr) && pqErr.Code == "42P04" { // created meanwhile by another process
-			return nil
-		}
-		return fmt.Errorf("create database %q: %w", name, err)
-	}
-	return nil
-}
 
 // devSecretKey returns the key `touchpoint dev` keeps in its data dir,
 // creating it on first start, so client secrets and signing keys stay

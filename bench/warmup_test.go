@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func TestBenchWarmUp(t *testing.T) {
 
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = c
-	api := &benchAPI{t: benchTarget{baseURL: srv.URL}, http: &http.Client{Transport: tr, Timeout: 10 * time.Second}, token: "tok"}
+	api := &benchAPI{t: Target{BaseURL: srv.URL}, http: &http.Client{Transport: tr, Timeout: 10 * time.Second}, token: "tok"}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, api.warmUp(ctx, "bench-x", c, newProgress(io.Discard)))
@@ -56,7 +56,7 @@ func TestBenchWarmUp(t *testing.T) {
 		http.Error(w, "no", http.StatusServiceUnavailable)
 	}))
 	defer failing.Close()
-	api.t.baseURL = failing.URL
+	api.t.BaseURL = failing.URL
 	err := api.warmUp(ctx, "bench-x", c, newProgress(io.Discard))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "warm up")

@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The baselines of `touchpoint bench --baseline` (SPEC §9): the raw
 // ceilings of the PostgreSQL and the Temporal that the measured stack
@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,8 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// benchBaseline is the "baseline" object of bench's JSON line.
-type benchBaseline struct {
+// Baseline is the "baseline" object of bench's JSON line.
+type Baseline struct {
 	InsertsPerS float64 `json:"inserts_per_s"`
 	InsertP99MS float64 `json:"insert_p99_ms"`
 	// The same inserts right after the accepts, while the starter, the
@@ -39,14 +40,14 @@ const benchBaselineWorkflowName = "TouchpointBenchBaseline"
 
 // runBaselines measures the quiet stack's ceilings: bare inserts with
 // ins, then Temporal's bare starts and one-activity completions.
-func runBaselines(ctx context.Context, env *environment, t benchTarget, ins *insertBaseline, n, c int, runID string,
-	prog *progress, b *benchBaseline) error {
+func runBaselines(ctx context.Context, logTo io.Writer, t Target, ins *insertBaseline, n, c int, runID string,
+	prog *progress, b *Baseline) error {
 	var err error
 	if b.InsertsPerS, b.InsertP99MS, err = ins.measure(ctx, "pg inserts", n, c, prog); err != nil {
 		return err
 	}
-	tc, err := client.Dial(client.Options{HostPort: t.temporalAddress, Namespace: t.space,
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	tc, err := client.Dial(client.Options{HostPort: t.TemporalAddress, Namespace: t.Namespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})))})
 	if err != nil {
 		return fmt.Errorf("temporal: %w", err)
 	}
@@ -61,7 +62,7 @@ func runBaselines(ctx context.Context, env *environment, t benchTarget, ins *ins
 // store's pool settings) into a scratch table of its own.
 type insertBaseline struct {
 	db      *sqlx.DB
-	table   string
+	table   *store.InsertScratch
 	payload []byte
 }
 
@@ -70,12 +71,10 @@ func openInsertBaseline(ctx context.Context, databaseURL string, c int, runID st
 	if err != nil {
 		return nil, err
 	}
-	ins := &insertBaseline{db: db, table: "bench_insert_" + runID,
-		payload: benchBodies("bench-insert", store.NewID("chn"), runID, 1)[0]}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE `+ins.table+` (
-		id text PRIMARY KEY, received_at timestamptz NOT NULL, payload jsonb NOT NULL)`); err != nil {
+	ins := &insertBaseline{db: db, payload: benchBodies("bench-insert", store.NewID("chn"), runID, 1)[0]}
+	if ins.table, err = store.New(db, "").CreateInsertScratch(ctx, "bench_insert_"+runID); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("scratch table: %w", err)
+		return nil, err
 	}
 	if err := warmPool(ctx, db, c); err != nil {
 		ins.close()
@@ -87,9 +86,7 @@ func openInsertBaseline(ctx context.Context, databaseURL string, c int, runID st
 // measure inserts n rows, c at once, and returns the rate and the p99 in ms.
 func (ins *insertBaseline) measure(ctx context.Context, label string, n, c int, prog *progress) (perS, p99MS float64, err error) {
 	lat, elapsed, err := timeEach(ctx, label, n, c, prog, func(int) error {
-		_, err := ins.db.ExecContext(ctx, `INSERT INTO `+ins.table+` (id, received_at, payload) VALUES ($1, $2, $3)`,
-			store.NewID("evt"), time.Now(), ins.payload)
-		return err
+		return ins.table.Insert(ctx, store.NewID("evt"), time.Now(), ins.payload)
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("insert: %w", err)
@@ -98,7 +95,7 @@ func (ins *insertBaseline) measure(ctx context.Context, label string, n, c int, 
 }
 
 func (ins *insertBaseline) close() {
-	ins.db.ExecContext(context.Background(), `DROP TABLE IF EXISTS `+ins.table)
+	ins.table.Drop(context.Background()) // a leftover scratch table harms nothing
 	ins.db.Close()
 }
 
@@ -128,7 +125,7 @@ func warmPool(ctx context.Context, db *sqlx.DB, c int) error {
 // baselineStarts times n bare workflow starts, c at once, on a task queue
 // no worker polls; the workflows time out by themselves after 10 minutes
 // (with a self-started dev, they go with it).
-func baselineStarts(ctx context.Context, tc client.Client, n, c int, runID string, prog *progress, b *benchBaseline) error {
+func baselineStarts(ctx context.Context, tc client.Client, n, c int, runID string, prog *progress, b *Baseline) error {
 	queue := "bench-baseline-starts-" + runID
 	_, elapsed, err := timeEach(ctx, "wf starts", n, c, prog, func(i int) error {
 		_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-start-%s-%d", runID, i),
@@ -145,7 +142,7 @@ func baselineStarts(ctx context.Context, tc client.Client, n, c int, runID strin
 // baselineCompletions starts n one-activity workflows, c at once, on a
 // bench-only worker and times them from the first start until all have
 // completed.
-func baselineCompletions(ctx context.Context, tc client.Client, n, c int, runID string, prog *progress, b *benchBaseline) error {
+func baselineCompletions(ctx context.Context, tc client.Client, n, c int, runID string, prog *progress, b *Baseline) error {
 	queue := "bench-baseline-" + runID
 	w := sdkworker.New(tc, queue, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(benchBaselineWorkflow, workflow.RegisterOptions{Name: benchBaselineWorkflowName})

@@ -1,0 +1,207 @@
+package apiserver
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// Limits of POST /events/batch (SPEC §11.6). Each event also keeps the
+// limits of POST /events, its encoded size included (MaxBodyBytes).
+const (
+	maxBatchEvents = 500
+	maxBatchBody   = 8 << 20
+)
+
+// batchIn is POST /events/batch. Its events are decoded one by one, so
+// that each gets its own problem.
+type batchIn struct {
+	Events []json.RawMessage `json:"events" required:"true"`
+}
+
+// batchEventIn is one event of a batch: an event as for POST /events plus
+// its idempotency key, which shares the key space of the Idempotency-Key
+// header (SPEC §11.10).
+type batchEventIn struct {
+	eventIn
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+}
+
+// batchItem is the answer for one event of a batch: the status POST
+// /events would have given it, with the acceptance or the problem.
+type batchItem struct {
+	Index    int      `json:"index"`
+	Status   int      `json:"status"`
+	Message  string   `json:"Message,omitempty"`
+	EventRef string   `json:"EventRef,omitempty"`
+	Problem  *problem `json:"problem,omitempty"`
+}
+
+type batchOut struct {
+	Items []batchItem `json:"items"`
+}
+
+// createEvents is POST /events/batch: every valid event is accepted in
+// one statement with its start order (all of them or, when PostgreSQL
+// fails, none: then the whole request is a 503), every invalid one gets
+// its own problem. The answer is 200 whenever the batch itself could be
+// read, even if no event was accepted.
+func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
+	body, err := readJSON(w, r, maxBatchBody)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var in batchIn
+	if err := decodeStrict(body, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch n := len(in.Events); {
+	case n > maxBatchEvents:
+		s.fail(w, r, newError(http.StatusRequestEntityTooLarge, "the batch has %d events; at most %d are allowed in one request", n, maxBatchEvents))
+		return
+	case n == 0:
+		s.fail(w, r, invalid(fieldError{Field: "events", Message: fmt.Sprintf("must have 1 to %d events", maxBatchEvents)}))
+		return
+	}
+	requestID := infoFrom(r.Context()).id
+	items := make([]batchItem, len(in.Events))
+	var events []store.NewEvent
+	var at []int // events[k] is item at[k]
+	for i, raw := range in.Events {
+		items[i].Index = i
+		e, err := s.batchEvent(r, raw)
+		if err != nil {
+			items[i].setProblem(err, requestID)
+			continue
+		}
+		events = append(events, e)
+		at = append(at, i)
+	}
+	if len(events) > 0 {
+		out, err := s.store.AcceptEvents(r.Context(), events)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		fresh := 0
+		for k, o := range out {
+			it := &items[at[k]]
+			if o.Err != nil {
+				it.setProblem(batchOutcomeError(o.Err, events[k].Type), requestID)
+				continue
+			}
+			if !o.Replayed {
+				fresh++
+				s.metrics.EventAccepted()
+			}
+			it.Status, it.EventRef = http.StatusAccepted, o.EventID
+			it.Message = fmt.Sprintf("Your event (%s) was accepted for processing.", o.EventID)
+		}
+		if fresh > 0 {
+			s.notify()
+		}
+	}
+	writeJSON(w, http.StatusOK, batchOut{Items: items})
+}
+
+// batchEvent decodes and validates one event of a batch as POST /events
+// does its body.
+func (s *server) batchEvent(r *http.Request, raw json.RawMessage) (store.NewEvent, error) {
+	if int64(len(raw)) > s.maxBody {
+		return store.NewEvent{}, newError(http.StatusRequestEntityTooLarge, "the event is larger than %d bytes", s.maxBody)
+	}
+	var in batchEventIn
+	if err := decodeStrict(raw, &in); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) { // the decoder speaks of the body; here it is one event of it
+			ae.detail = strings.Replace(ae.detail, "the body", "the event", 1)
+		}
+		return store.NewEvent{}, err
+	}
+	errs := in.validate()
+	if !validIdempotencyKey(in.IdempotencyKey) {
+		errs = append(errs, fieldError{Field: "idempotencyKey", Message: fmt.Sprintf("must be at most %d printable ASCII characters", maxIdemKey)})
+	}
+	if err := errs.err(); err != nil {
+		return store.NewEvent{}, err
+	}
+	return newStoreEvent(&in.eventIn, accountID(r), in.IdempotencyKey)
+}
+
+// validIdempotencyKey: at most maxIdemKey printable ASCII characters.
+func validIdempotencyKey(key string) bool {
+	return len(key) <= maxIdemKey && strings.IndexFunc(key, func(c rune) bool { return c < 0x21 || c > 0x7e }) < 0
+}
+
+// newStoreEvent normalises a validated event and makes what the store
+// accepts, as POST /events does: the canonical JSON of the event is the
+// payload and, with a key, the request hash.
+func newStoreEvent(in *eventIn, accountID, key string) (store.NewEvent, error) {
+	in.Transaction.Date = in.Transaction.Date.UTC().Truncate(time.Millisecond)
+	payload, err := json.Marshal(in) // canonical: fixed field order, sorted metadata keys
+	if err != nil {
+		return store.NewEvent{}, err
+	}
+	e := store.NewEvent{
+		AccountID:            accountID,
+		Type:                 in.Type,
+		ChannelID:            in.Channel.ID,
+		CustomerEmail:        in.Customer.Email,
+		CustomerReference:    in.Customer.Reference,
+		TransactionReference: in.Transaction.Reference,
+		TransactionDate:      in.Transaction.Date,
+		Payload:              payload,
+		IdempotencyKey:       key,
+	}
+	if key != "" {
+		sum := sha256.Sum256(payload)
+		e.RequestHash = sum[:]
+	}
+	if in.EstimatedDeliveryDate != "" {
+		d, _ := time.Parse(time.DateOnly, in.EstimatedDeliveryDate) // validated
+		e.EstimatedDeliveryDate = &d
+	}
+	return e, nil
+}
+
+// batchOutcomeError words a store outcome as POST /events would.
+func batchOutcomeError(err error, typ string) error {
+	switch {
+	case errors.Is(err, store.ErrUnknownEventType):
+		return unprocessable("type", fmt.Sprintf("there is no event type named %q; create it with POST /event-types", typ))
+	case errors.Is(err, store.ErrUnknownChannel):
+		return unprocessable("channel.id", "there is no such channel in this account")
+	case errors.Is(err, store.ErrIdempotencyMismatch):
+		return unprocessable("idempotencyKey", "was already used with a different request body")
+	case errors.Is(err, store.ErrDuplicateIdempotencyKey):
+		return unprocessable("idempotencyKey", "is the key of an earlier event of this batch")
+	}
+	return err
+}
+
+// setProblem makes the item the problem answer of err, with the batch's
+// request id. Only errors meant
+// for clients (apiError) show their text; anything else is a 503 when
+// PostgreSQL is unavailable and a 500 otherwise, without details.
+func (it *batchItem) setProblem(err error, requestID string) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, store.ErrUnavailable):
+		ae = newError(http.StatusServiceUnavailable, "a dependency is unavailable; retry this event later")
+	default:
+		ae = newError(http.StatusInternalServerError, "internal error")
+	}
+	title := http.StatusText(ae.status)
+	it.Status = ae.status
+	it.Problem = &problem{Type: "about:blank", Title: title, Status: ae.status, Detail: ae.detail, Message: ae.detail,
+		RequestID: requestID, Errors: ae.fields}
+}

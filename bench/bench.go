@@ -1,0 +1,287 @@
+// Package bench is the load generator of `touchpoint bench` (SPEC §9): it
+// posts N events at concurrency C to a running stack, waits until every
+// invite is sent and reports throughput and latency as one JSON object.
+// Without a base URL it starts `touchpoint dev` (Options.Executable) as a
+// child process, in a temporary data dir and a fresh PostgreSQL database,
+// with the rate limit raised (SPEC §10). With Baseline it also measures
+// the bare ceilings of the same PostgreSQL and Temporal (baseline.go).
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options are the flags of `touchpoint bench` and what the command adds.
+type Options struct {
+	Events, Concurrency int
+	Baseline            bool
+	Timeout             time.Duration
+	Target              Target
+	// Executable is the touchpoint binary started as `touchpoint dev`
+	// when Target.BaseURL is empty (the command passes os.Executable()).
+	Executable string
+	// LogLevel is the child's TOUCHPOINT_LOG_LEVEL; empty keeps its default.
+	LogLevel string
+	// Stderr gets the progress bar (when it is a terminal) and the
+	// Temporal SDK's warnings; nil discards them.
+	Stderr io.Writer
+
+	// BatchEvents events are posted through POST /events/batch at each of
+	// BatchSizes, BatchConcurrency requests at once (0: no batch runs).
+	BatchEvents, BatchConcurrency int
+	BatchSizes                    []int
+	// Backfill events are posted in batches of 500 to measure the drain of
+	// their start orders and the peak memory meanwhile (0: none).
+	Backfill int
+}
+
+// Target is the stack under measurement. DatabaseURL and
+// TemporalAddress are optional against BaseURL: without a database
+// URL bench polls the API, and Baseline needs both.
+type Target struct {
+	BaseURL, AuthURL                        string
+	ClientID, ClientSecret, ChannelID       string
+	DatabaseURL, TemporalAddress, Namespace string
+}
+
+// Usage is the text of `touchpoint bench -h` above the flags.
+const Usage = `usage: touchpoint bench [--events N] [--concurrency C] [--baseline]
+       [--base-url U --auth-url A --client-id … --client-secret … --channel-id …]
+       [--database-url …] [--temporal-address …]
+       [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8] [--backfill N]
+
+Without --base-url, bench starts "touchpoint dev" itself (temporary data dir,
+fresh PostgreSQL database on the server of --database-url, free ports, rate
+limit raised) and stops it at the end. Before the clock starts it sends C
+events of an event type of their own end to end and waits for their invites.
+Against --base-url the client's rate limit must allow the run.
+
+Then it posts --batch-events events through POST /events/batch at each batch
+size (with --baseline beside a bare COPY of the same rows), and with --backfill
+N it posts N events in batches of 500 and measures how fast the starter drains
+their start orders (with --baseline beside bare StartWorkflow calls) and the
+peak RSS of the dev it started meanwhile. These events are of an event type
+whose settings are inactive: their workflows record "skipped" and send nothing.`
+
+// ParseFlags reads the flags of `touchpoint bench`; getenv supplies the
+// defaults named in their help, stderr gets the usage and flag errors.
+// Executable, LogLevel and Stderr are left for the caller.
+func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, Usage); fs.PrintDefaults() }
+	fs.IntVar(&o.Events, "events", 1000, "events to post (N); the default takes about a minute on 2 cores")
+	fs.IntVar(&o.Concurrency, "concurrency", 32, "requests in flight at once (C)")
+	fs.BoolVar(&o.Baseline, "baseline", false, "also measure bare PostgreSQL inserts and Temporal workflows")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "give up after this long")
+	t := &o.Target
+	fs.StringVar(&t.BaseURL, "base-url", "", "API of a running stack (default: start touchpoint dev)")
+	fs.StringVar(&t.AuthURL, "auth-url", "", "issuer of a running stack")
+	fs.StringVar(&t.ClientID, "client-id", getenv("CLIENT_ID"), "client of a running stack (default $CLIENT_ID)")
+	fs.StringVar(&t.ClientSecret, "client-secret", getenv("CLIENT_SECRET"), "its secret (default $CLIENT_SECRET)")
+	fs.StringVar(&t.ChannelID, "channel-id", getenv("CHANNEL_ID"), "channel of the events (default $CHANNEL_ID)")
+	fs.StringVar(&t.DatabaseURL, "database-url", getenv("DATABASE_URL"), "PostgreSQL of the stack; without --base-url, the server for the temporary database (default $DATABASE_URL)")
+	fs.StringVar(&t.TemporalAddress, "temporal-address", getenv("TEMPORAL_ADDRESS"), "Temporal of a running stack, for --baseline (default $TEMPORAL_ADDRESS)")
+	fs.StringVar(&t.Namespace, "temporal-namespace", "default", "its namespace")
+	fs.IntVar(&o.BatchEvents, "batch-events", 5000, "events posted through POST /events/batch at each batch size (0: none)")
+	sizes := fs.String("batch-sizes", "1,50,500", "events per batch request, comma-separated")
+	fs.IntVar(&o.BatchConcurrency, "batch-concurrency", 8, "batch requests in flight at once")
+	fs.IntVar(&o.Backfill, "backfill", 0, "events of a backfill whose drain and peak memory are measured (0: none)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 500 {
+			return o, fmt.Errorf("bench: --batch-sizes: %q is not a size from 1 to 500", f)
+		}
+		o.BatchSizes = append(o.BatchSizes, n)
+	}
+	return o, o.validate()
+}
+
+func (o Options) validate() error {
+	t := o.Target
+	switch {
+	case o.Events < 1 || o.Concurrency < 1:
+		return errors.New("bench: --events and --concurrency must be at least 1")
+	case o.BatchEvents < 0 || o.Backfill < 0 || (o.BatchEvents+o.Backfill > 0 && o.BatchConcurrency < 1):
+		return errors.New("bench: --batch-events and --backfill must not be negative, --batch-concurrency at least 1")
+	case t.BaseURL == "":
+		return nil
+	case t.AuthURL == "" || t.ClientID == "" || t.ClientSecret == "" || t.ChannelID == "":
+		return errors.New("bench: --base-url needs --auth-url, --client-id, --client-secret and --channel-id")
+	case o.Baseline && (t.DatabaseURL == "" || t.TemporalAddress == ""):
+		return errors.New("bench: --baseline against --base-url needs --database-url and --temporal-address")
+	}
+	return nil
+}
+
+// Result is the JSON line bench prints.
+type Result struct {
+	Events             int            `json:"events"`
+	Concurrency        int            `json:"concurrency"`
+	Accepted           int            `json:"accepted"`
+	AcceptedPerS       float64        `json:"accepted_per_s"`
+	AcceptP50MS        float64        `json:"accept_p50_ms"`
+	AcceptP95MS        float64        `json:"accept_p95_ms"`
+	AcceptP99MS        float64        `json:"accept_p99_ms"`
+	InvitesSent        int            `json:"invites_sent"`
+	InvitesPerS        float64        `json:"invites_per_s"`
+	InviteLatencyP50MS float64        `json:"invite_latency_p50_ms"`
+	InviteLatencyP99MS float64        `json:"invite_latency_p99_ms"`
+	Errors             map[string]int `json:"errors"`
+	PeakRSSMB          *float64       `json:"peak_rss_mb"`
+	Baseline           *Baseline      `json:"baseline,omitempty"`
+	Ratios             *Ratios        `json:"ratios,omitempty"`
+	Batch              *BatchResult   `json:"batch,omitempty"`
+}
+
+// Ratios compare the stack with the same run's baselines.
+type Ratios struct {
+	AcceptedVsInserts          float64 `json:"accepted_vs_inserts"`
+	AcceptedVsInsertsUnderLoad float64 `json:"accepted_vs_inserts_under_load"`
+	InvitesVsCompletions       float64 `json:"invites_vs_completions"`
+}
+
+// Run measures o.Target, or a `touchpoint dev` it starts and stops when
+// o.Target.BaseURL is empty. A non-nil result comes with an error when
+// the run ended early (not every invite sent); it still describes what
+// was measured.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	if o.Target.BaseURL != "" {
+		return measure(ctx, o, nil)
+	}
+	if o.Executable == "" {
+		return nil, errors.New("bench: no touchpoint executable to start dev with")
+	}
+	dev, err := startDevChild(ctx, o.Executable, o.Target.DatabaseURL, o.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	o.Target = dev.target
+	res, err := measure(ctx, o, dev)
+	return res, errors.Join(err, dev.stop())
+}
+
+// measure runs the measurement against o.Target, which is dev when bench
+// started it.
+func measure(ctx context.Context, o Options, dev *devChild) (*Result, error) {
+	prog := newProgress(o.Stderr)
+	runID := benchRunID()
+	api, err := newBenchAPI(ctx, o.Target, o.Concurrency)
+	if err != nil {
+		return nil, err
+	}
+	defer api.http.CloseIdleConnections()
+	typ := "bench-" + runID
+	etID, err := api.immediateEventType(ctx, typ)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Events: o.Events, Concurrency: o.Concurrency}
+	var b Baseline
+	var ins *insertBaseline
+	if o.Baseline {
+		if ins, err = openInsertBaseline(ctx, o.Target.DatabaseURL, o.Concurrency, runID); err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		defer ins.close()
+	}
+	if err := api.warmUp(ctx, typ, o.Concurrency, prog); err != nil {
+		return nil, err
+	}
+	if err := api.warmPipeline(ctx, runID, o.Concurrency, prog); err != nil {
+		return nil, err
+	}
+	posts := api.fire(ctx, benchBodies(typ, o.Target.ChannelID, runID, o.Events), o.Concurrency, prog)
+	posts.summarize(res)
+	if ins != nil {
+		// The accepts shared the machine with the starter, the worker and
+		// Temporal, which are still busy with their invites: bare inserts
+		// timed now show what that costs PostgreSQL's own ceiling. This
+		// delays the invites by the second or so it takes.
+		if b.InsertsUnderLoadPerS, b.InsertUnderLoadP99MS, err = ins.measure(ctx, "pg inserts (load)", o.Events, o.Concurrency, prog); err != nil {
+			return res, fmt.Errorf("baseline: %w", err)
+		}
+	}
+	waitErr := waitInvitesSent(ctx, api, o.Target.DatabaseURL, typ, etID, res.Accepted, prog)
+	events, err := api.listEvents(context.WithoutCancel(ctx), typ)
+	if err != nil {
+		return nil, errors.Join(waitErr, err)
+	}
+	summarizeInvites(res, events)
+	if dev != nil {
+		res.PeakRSSMB = dev.peakRSSMB() // before the batch runs reset it
+	}
+	if waitErr != nil {
+		return res, waitErr
+	}
+	if o.Baseline {
+		if err := runBaselines(ctx, o.Stderr, o.Target, ins, o.Events, o.Concurrency, runID, prog, &b); err != nil {
+			return res, fmt.Errorf("baseline: %w", err)
+		}
+		res.Baseline = &b
+		res.Ratios = &Ratios{
+			AcceptedVsInserts:          round(ratio(res.AcceptedPerS, b.InsertsPerS), 3),
+			AcceptedVsInsertsUnderLoad: round(ratio(res.AcceptedPerS, b.InsertsUnderLoadPerS), 3),
+			InvitesVsCompletions:       round(ratio(res.InvitesPerS, b.WorkflowCompletionsPerS), 3),
+		}
+	}
+	if o.BatchEvents == 0 && o.Backfill == 0 {
+		return res, nil
+	}
+	if o.BatchEvents == 0 {
+		o.BatchSizes = nil
+	}
+	res.Batch, err = measureBatches(ctx, o, api, dev, runID, prog)
+	return res, err
+}
+
+// benchRunID keeps the names of one run (event type, addresses, workflow
+// IDs, scratch table) apart from every other run's.
+func benchRunID() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return strconv.FormatInt(time.Now().Unix(), 36) + hex.EncodeToString(b)
+}
+
+// benchBodies returns n POST /events bodies, each to its own address:
+// sends to one address are serialised, which is not what bench measures.
+func benchBodies(typ, channelID, runID string, n int) [][]byte {
+	bodies := make([][]byte, n)
+	date := time.Now().UTC().Format(time.RFC3339)
+	for i := range bodies {
+		bodies[i], _ = json.Marshal(map[string]any{
+			"customer":      map[string]any{"email": fmt.Sprintf("bench-%s-%d@example.com", runID, i), "firstName": "Ann"},
+			"type":          typ,
+			"channel":       map[string]any{"id": channelID},
+			"transaction":   map[string]any{"reference": fmt.Sprintf("order-%d", i), "date": date},
+			"system":        "touchpoint-bench",
+			"systemVersion": "1.0",
+		})
+	}
+	return bodies
+}

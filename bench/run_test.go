@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/testbin"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+)
+
+// TestRun runs the bench of `touchpoint bench --baseline` with tiny
+// numbers against a `touchpoint dev` it starts itself — the real binary —
+// and checks its JSON line.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	o, err := ParseFlags([]string{"--events", "20", "--concurrency", "4", "--baseline",
+		"--batch-events", "100", "--batch-sizes", "1,50", "--batch-concurrency", "2", "--backfill", "1200"},
+		func(k string) string { return map[string]string{"DATABASE_URL": testdb.ServerURL()}[k] }, &bytes.Buffer{})
+	require.NoError(t, err)
+	o.Executable = testbin.Touchpoint(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	r, err := Run(ctx, o)
+	require.NoError(t, err)
+	raw, err := json.Marshal(r)
+	require.NoError(t, err)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal(raw, &res))
+	for _, k := range []string{"events", "concurrency", "accepted_per_s", "accept_p50_ms", "accept_p95_ms",
+		"accept_p99_ms", "invites_sent", "invites_per_s", "invite_latency_p50_ms", "invite_latency_p99_ms",
+		"errors", "peak_rss_mb", "baseline", "ratios"} {
+		assert.Contains(t, res, k)
+	}
+	assert.EqualValues(t, 20, res["events"])
+	assert.EqualValues(t, 4, res["concurrency"])
+	assert.EqualValues(t, 20, res["accepted"], "every event accepted")
+	assert.EqualValues(t, 20, res["invites_sent"], "every invite sent")
+	assert.Equal(t, map[string]any{"503": 0.0}, res["errors"])
+	assert.Positive(t, res["peak_rss_mb"])
+	baseline, _ := res["baseline"].(map[string]any)
+	for _, k := range []string{"inserts_per_s", "insert_p99_ms", "inserts_under_load_per_s", "insert_under_load_p99_ms", "workflow_starts_per_s", "workflow_completions_per_s"} {
+		assert.Positive(t, baseline[k], k)
+	}
+	ratios, _ := res["ratios"].(map[string]any)
+	assert.Positive(t, ratios["accepted_vs_inserts"])
+	assert.Positive(t, ratios["accepted_vs_inserts_under_load"])
+	assert.Positive(t, ratios["invites_vs_completions"])
+
+	batch, _ := res["batch"].(map[string]any)
+	assert.EqualValues(t, 2, batch["concurrency"])
+	sizes, _ := batch["sizes"].([]any)
+	require.Len(t, sizes, 2)
+	for i, size := range []float64{1, 50} {
+		s, _ := sizes[i].(map[string]any)
+		assert.Equal(t, size, s["size"])
+		assert.EqualValues(t, 100, s["accepted"], "every batch event accepted")
+		assert.Equal(t, map[string]any{"503": 0.0}, s["errors"])
+		for _, k := range []string{"accepted_per_s", "p50_ms", "p99_ms", "copy_per_s", "copy_p99_ms", "accepted_vs_copy"} {
+			assert.Positive(t, s[k], "size %v: %s", size, k)
+		}
+	}
+	backfill, _ := batch["backfill"].(map[string]any)
+	assert.EqualValues(t, 1200, backfill["events"])
+	assert.EqualValues(t, 1200, backfill["accepted"])
+	for _, k := range []string{"accepted_per_s", "drain_per_s", "peak_rss_mb"} {
+		assert.Positive(t, backfill[k], k)
+	}
+	if backfill["backlog"].(float64) > 0 {
+		assert.Positive(t, backfill["bare_starts_per_s"])
+		assert.Positive(t, backfill["drain_vs_starts"])
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"CLIENT_ID": "cid", "CLIENT_SECRET": "sec", "CHANNEL_ID": "chl-1", "DATABASE_URL": "postgres://db", "TEMPORAL_ADDRESS": "t:7233"}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+		check   func(t *testing.T, o Options)
+	}{
+		{name: "defaults", check: func(t *testing.T, o Options) {
+			assert.Equal(t, 1000, o.Events)
+			assert.Equal(t, 32, o.Concurrency)
+			assert.False(t, o.Baseline)
+			assert.Equal(t, 10*time.Minute, o.Timeout)
+			assert.Equal(t, []int{1, 50, 500}, o.BatchSizes)
+			assert.Equal(t, 0, o.Backfill)
+			assert.Equal(t, Target{ClientID: "cid", ClientSecret: "sec", ChannelID: "chl-1", DatabaseURL: "postgres://db",
+				TemporalAddress: "t:7233", Namespace: "default"}, o.Target)
+		}},
+		{name: "a running stack", args: []string{"--base-url", "http://api", "--auth-url", "http://auth", "--baseline"},
+			check: func(t *testing.T, o Options) {
+				assert.Equal(t, "http://api", o.Target.BaseURL)
+				assert.True(t, o.Baseline)
+			}},
+		{name: "batch sizes", args: []string{"--batch-sizes", "500, 7", "--backfill", "10"}, check: func(t *testing.T, o Options) {
+			assert.Equal(t, []int{500, 7}, o.BatchSizes)
+			assert.Equal(t, 5000, o.BatchEvents)
+			assert.Equal(t, 8, o.BatchConcurrency)
+			assert.Equal(t, 10, o.Backfill)
+		}},
+		{name: "a batch too large", args: []string{"--batch-sizes", "501"}, wantErr: "not a size from 1 to 500"},
+		{name: "no events", args: []string{"--events", "0"}, wantErr: "--events and --concurrency must be at least 1"},
+		{name: "base URL alone", args: []string{"--base-url", "http://api"}, wantErr: "--base-url needs --auth-url"},
+		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			o, err := ParseFlags(tc.args, func(k string) string { return env[k] }, &stderr)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tc.check(t, o)
+		})
+	}
+}
+
+func TestRunNeedsAnExecutableWithoutABaseURL(t *testing.T) {
+	t.Parallel()
+	_, err := Run(context.Background(), Options{Events: 1, Concurrency: 1})
+	require.ErrorContains(t, err, "no touchpoint executable")
+}

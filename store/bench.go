@@ -1,0 +1,216 @@
+package store
+
+// Databases and scratch tables for tools that set up their own
+// PostgreSQL: `touchpoint dev` creates its database, `touchpoint bench`
+// creates and drops a temporary one, counts the invites of its run and
+// times bare writes into scratch tables beside the service's own.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// DatabaseURL is serverURL (any PostgreSQL URL) naming the database name
+// instead of its own.
+func DatabaseURL(serverURL, name string) (string, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", fmt.Errorf("database URL: %w", err)
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// databaseName is the database a URL names.
+func databaseName(dsn string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("database URL: %w", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return "", errors.New("the database URL names no database")
+	}
+	return name, nil
+}
+
+// openMaintenance opens the server's "postgres" database, from which
+// others are created and dropped.
+func openMaintenance(serverURL string) (*sqlx.DB, error) {
+	admin, err := DatabaseURL(serverURL, "postgres")
+	if err != nil {
+		return nil, err
+	}
+	return sqlx.Open("postgres", admin)
+}
+
+// EnsureDatabase creates the database named in dsn when it is missing,
+// by connecting to the server's "postgres" database, so that `touchpoint
+// dev` runs against an empty server. A database created meanwhile by
+// another process (two devs, parallel tests) counts as created.
+func EnsureDatabase(ctx context.Context, dsn string) error {
+	name, err := databaseName(dsn)
+	if err != nil {
+		return err
+	}
+	db, err := openMaintenance(dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var exists bool
+	if err := db.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name); err != nil {
+		return fmt.Errorf("check database %q: %w", name, translate(err))
+	}
+	if exists {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+pq.QuoteIdentifier(name)); err != nil {
+		var pqErr *pq.Error
+		if errors.As(err, &pqErr) && pqErr.Code == "42P04" { // duplicate_database: created meanwhile
+			return nil
+		}
+		return fmt.Errorf("create database %q: %w", name, translate(err))
+	}
+	return nil
+}
+
+// DropDatabase drops the database name on the server of serverURL, if it
+// exists, ending the sessions still connected to it.
+func DropDatabase(ctx context.Context, serverURL, name string) error {
+	db, err := openMaintenance(serverURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `DROP DATABASE IF EXISTS `+pq.QuoteIdentifier(name)+` WITH (FORCE)`); err != nil {
+		return fmt.Errorf("drop database %q: %w", name, translate(err))
+	}
+	return nil
+}
+
+// InviteCounts are the invites of one event type by how far they got.
+type InviteCounts struct {
+	Sent    int `db:"sent"`
+	Ended   int `db:"ended"`   // skipped, failed or cancelled
+	Waiting int `db:"waiting"` // pending, scheduled or sending
+}
+
+// CountInvitesOfType counts the invites of an event type's events in one
+// query on the index events_by_type.
+func (s *Store) CountInvitesOfType(ctx context.Context, eventTypeID string) (InviteCounts, error) {
+	var c InviteCounts
+	err := s.db.GetContext(ctx, &c, `
+		SELECT count(*) FILTER (WHERE e.invite_status = 'sent') AS sent,
+		       count(*) FILTER (WHERE e.invite_status IN ('skipped', 'failed', 'cancelled')) AS ended,
+		       count(*) FILTER (WHERE e.invite_status IN ('pending', 'scheduled', 'sending')) AS waiting
+		FROM event_types et JOIN events e ON e.account_id = et.account_id AND e.type = et.name
+		WHERE et.id = $1 AND e.event_type_id = $1`, eventTypeID)
+	if err != nil {
+		return InviteCounts{}, fmt.Errorf("count invites: %w", translate(err))
+	}
+	return c, nil
+}
+
+// InsertScratch is a scratch table of (id, received_at, payload) for
+// timing bare single-row inserts beside the accept path.
+type InsertScratch struct {
+	db    *sqlx.DB
+	table string
+}
+
+// CreateInsertScratch creates the scratch table name; Drop removes it.
+func (s *Store) CreateInsertScratch(ctx context.Context, name string) (*InsertScratch, error) {
+	t := &InsertScratch{db: s.db, table: pq.QuoteIdentifier(name)}
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE `+t.table+` (
+		id text PRIMARY KEY, received_at timestamptz NOT NULL, payload jsonb NOT NULL)`); err != nil {
+		return nil, fmt.Errorf("create scratch table: %w", translate(err))
+	}
+	return t, nil
+}
+
+// Insert writes one row, one statement.
+func (t *InsertScratch) Insert(ctx context.Context, id string, receivedAt time.Time, payload []byte) error {
+	_, err := t.db.ExecContext(ctx, `INSERT INTO `+t.table+` (id, received_at, payload) VALUES ($1, $2, $3)`, id, receivedAt, payload)
+	return translate(err)
+}
+
+// Drop removes the table.
+func (t *InsertScratch) Drop(ctx context.Context) error {
+	_, err := t.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+t.table)
+	return translate(err)
+}
+
+// EventsScratch is a scratch table of the events table's shape (its
+// columns, defaults and indexes; no foreign keys) for timing a bare COPY
+// of the rows a batch accept writes.
+type EventsScratch struct {
+	db    *sqlx.DB
+	table string
+}
+
+// CreateEventsScratch creates the scratch table name; Drop removes it.
+func (s *Store) CreateEventsScratch(ctx context.Context, name string) (*EventsScratch, error) {
+	t := &EventsScratch{db: s.db, table: pq.QuoteIdentifier(name)}
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE `+t.table+` (LIKE events INCLUDING DEFAULTS INCLUDING INDEXES)`); err != nil {
+		return nil, fmt.Errorf("create scratch table: %w", translate(err))
+	}
+	return t, nil
+}
+
+// Copy writes one row per event in one transaction with COPY, with the
+// values an accept writes; the event type and setting columns get
+// made-up ids, since nothing is looked up.
+func (t *EventsScratch) Copy(ctx context.Context, events []NewEvent) (err error) {
+	tx, err := t.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("copy: %w", translate(err))
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback() // the first error is the one to report
+		}
+	}()
+	stmt, err := tx.PrepareContext(ctx, `COPY `+t.table+` (id, account_id, event_type_id, channel_id, received_at,
+		type, customer_email, customer_reference, transaction_reference, transaction_date,
+		estimated_delivery_date, payload, invite_setting_id, delay, delay_from, invite_medium, updated_at) FROM STDIN`)
+	if err != nil {
+		return fmt.Errorf("copy: %w", translate(err))
+	}
+	now := time.Now()
+	for _, e := range events {
+		var delivery any
+		if e.EstimatedDeliveryDate != nil {
+			delivery = e.EstimatedDeliveryDate.Format(time.DateOnly)
+		}
+		var ref any
+		if e.CustomerReference != "" {
+			ref = e.CustomerReference
+		}
+		if _, err = stmt.ExecContext(ctx, NewID("evt"), e.AccountID, "ety-scratch", e.ChannelID, now, e.Type, e.CustomerEmail,
+			ref, e.TransactionReference, e.TransactionDate.UTC(), delivery, string(e.Payload), "ist-scratch",
+			"PT0S", "event", "email", now); err != nil {
+			return fmt.Errorf("copy: %w", translate(err))
+		}
+	}
+	if _, err = stmt.ExecContext(ctx); err != nil {
+		return fmt.Errorf("copy: %w", translate(err))
+	}
+	if err = stmt.Close(); err != nil {
+		return fmt.Errorf("copy: %w", translate(err))
+	}
+	return translate(tx.Commit())
+}
+
+// Drop removes the table.
+func (t *EventsScratch) Drop(ctx context.Context) error {
+	_, err := t.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+t.table)
+	return translate(err)
+}

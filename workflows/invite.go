@@ -320,12 +320,12 @@ func details(r InviteResult) string {
 		s += "\n\nLast error: " + r.LastError
 	}
 	if rem := r.Reminder; rem != nil {
-		switch rem.Status {
-		case invite.Scheduled:
+		switch {
+		case rem.Status == invite.Scheduled && rem.ScheduledFor != nil:
 			s += "\nReminder scheduled for " + rem.ScheduledFor.UTC().Format(layout)
-		case invite.Sent:
+		case rem.Status == invite.Sent && rem.SentAt != nil:
 			s += "\nReminder sent at " + rem.SentAt.UTC().Format(layout)
-		case invite.Skipped:
+		case rem.Status == invite.Skipped:
 			s += "\nReminder skipped: " + string(rem.Reason)
 		default:
 			s += "\nReminder " + string(rem.Status)

@@ -23,6 +23,9 @@ func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
 	if workflow.GetVersion(ctx, reminderChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return w.state, nil
 	}
+	if ctx.Err() != nil {
+		return w.state, nil // the run was asked to cancel while it sent: no reminder
+	}
 	// Cancels that came while the invite was being sent were for the
 	// invite, which went out: they do not cancel a reminder planned now.
 	w.dropLateCancels(ctx)

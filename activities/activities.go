@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -19,6 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -49,8 +51,11 @@ type Activities struct {
 	SMS       SMSSender // nil: no SMS provider
 	Templates *templates.Set
 	Feedback  *feedback.Links
-	Clock     func() time.Time // nil: time.Now
-	Logger    *slog.Logger     // nil: discard
+	// Unsubscribe makes the one-click unsubscribe links of invites and
+	// reminders (RFC 8058); nil leaves them out.
+	Unsubscribe *feedback.Links
+	Clock       func() time.Time // nil: time.Now
+	Logger      *slog.Logger     // nil: discard
 }
 
 // LoadPlan loads the event's schedule copy and whether its event type and
@@ -99,13 +104,44 @@ func (a *Activities) RecordSent(ctx context.Context, in workflows.RecordSentInpu
 	return st, storeError(err)
 }
 
+// LoadReminderPlan reads what the reminder of the sent invite starts from.
+func (a *Activities) LoadReminderPlan(ctx context.Context, in workflows.EventInput) (invite.ReminderPlan, error) {
+	p, err := a.Store.LoadReminderPlan(ctx, in.EventID)
+	return p, storeError(err)
+}
+
+// MarkReminderScheduled plans the reminder.
+func (a *Activities) MarkReminderScheduled(ctx context.Context, in workflows.MarkScheduledInput) (invite.Reminder, error) {
+	r, err := a.Store.MarkReminderScheduled(ctx, in.EventID, in.ScheduledFor)
+	return r, storeError(err)
+}
+
+// MarkReminderSkipped records that the reminder is not sent.
+func (a *Activities) MarkReminderSkipped(ctx context.Context, in workflows.MarkReminderSkippedInput) (invite.Reminder, error) {
+	r, err := a.Store.MarkReminderSkipped(ctx, in.EventID, in.Reason)
+	return r, storeError(err)
+}
+
+// MarkReminderCancelled cancels a scheduled reminder (a cancel signal from
+// the Temporal UI; after the API's cancel this is a no-op).
+func (a *Activities) MarkReminderCancelled(ctx context.Context, in workflows.EventInput) (invite.Reminder, error) {
+	r, err := a.Store.MarkReminderCancelled(ctx, in.EventID)
+	return r, storeError(err)
+}
+
+// RecordReminderSent records a delivery SendReminder could not record.
+func (a *Activities) RecordReminderSent(ctx context.Context, in workflows.RecordSentInput) (invite.Reminder, error) {
+	r, err := a.Store.FinishReminderSend(ctx, in.EventID, store.SendOutcome{SentAt: in.SentAt})
+	return r, storeError(err)
+}
+
 // SendInvite delivers the invite at most once (SPEC §10): it renders the
 // invite, claims the send (the record-before step: still scheduled? the
-// setting still active? throttled? → sending), delivers it and records the
-// outcome. A claim that does not allow a send ends the attempt with the
-// state found (sent, skipped, cancelled) or, for a failure, a
-// non-retryable error; a transient delivery failure sets the invite back
-// to scheduled and returns a retryable error.
+// setting still active? suppressed? throttled? → sending), delivers it
+// and records the outcome. A claim that does not allow a send ends the
+// attempt with the state found (sent, skipped, cancelled) or, for a
+// failure, a non-retryable error; a transient delivery failure sets the
+// invite back to scheduled and returns a retryable error.
 func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (invite.State, error) {
 	content, err := a.Store.LoadInviteContent(ctx, in.EventID)
 	if err != nil {
@@ -113,11 +149,11 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 	}
 	// Rendered before the claim, so a template error never leaves the
 	// invite marked sending. It is retried: a fixed deployment recovers.
-	msg, err := a.Templates.Render(content.Locale, a.templateData(content))
+	msg, err := a.Templates.Render(content.Locale, a.templateData(content, false))
 	if err != nil {
 		return invite.State{}, err
 	}
-	claim, err := a.Store.ClaimInviteSend(ctx, in.EventID, store.ClaimOptions{SMSEnabled: a.SMS != nil})
+	claim, err := a.Store.ClaimInviteSend(ctx, in.EventID, a.claimOptions(content))
 	if err != nil {
 		return invite.State{}, storeError(err)
 	}
@@ -131,53 +167,144 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 		return st, nil
 	}
 
-	var to string
-	if claim.State.Medium == invite.SMS {
-		to = content.Mobile
-		err = a.SMS.SendSMS(ctx, SMS{EventID: in.EventID, To: to, Text: msg.Subject + "\n" + a.Feedback.URL(in.EventID)})
-	} else {
-		to = mail.MaskEmail(content.Email)
-		err = a.Mailer.Send(ctx, mail.Message{EventID: in.EventID, To: content.Email,
-			ToName: joinName(content.FirstName, content.LastName), Locale: msg.Locale,
-			Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML})
-	}
+	err = a.deliver(ctx, claim.State.Medium, claim.Address, content, msg, false)
 	if err == nil {
 		sentAt := a.now()
 		st, ferr := a.Store.FinishInviteSend(ctx, in.EventID, store.SendOutcome{SentAt: sentAt})
 		if ferr != nil {
 			log.ErrorContext(ctx, "invite sent but not recorded; the workflow records it", "error", ferr)
-			return invite.State{}, temporal.NewNonRetryableApplicationError("invite sent but not recorded: "+ferr.Error(),
-				workflows.ErrTypeSentUnrecorded, nil, workflows.SentUnrecorded{SentAt: sentAt})
+			return invite.State{}, sentUnrecorded(ferr, sentAt)
 		}
 		log.InfoContext(ctx, "invite sent", "medium", st.Medium, "attempt", st.Attempts)
 		return st, nil
 	}
 
-	// err is a *mail.Error (or an SMS provider's error): its text never
-	// holds the full address. It is not passed on as a cause, because the
-	// SDK would serialise the errors it wraps, too.
-	kind := mail.KindOf(err)
-	out := store.SendOutcome{Error: err.Error()}
-	switch kind {
-	case mail.Transient:
-		out.Retry = true
-	case mail.Permanent:
-		out.Reason = invite.Rejected
-		out.SuppressAddress = claim.State.Medium == invite.Email && mail.RecipientRefused(err)
-	case mail.Uncertain:
-		out.Reason = invite.DeliveryUncertain
-	}
+	kind, out := outcomeOf(err, claim.Address)
 	st, ferr := a.Store.FinishInviteSend(ctx, in.EventID, out)
 	if ferr != nil {
 		// The invite stays sending; the next attempt fails it as
 		// delivery_uncertain rather than risk a second send.
 		return invite.State{}, storeError(ferr)
 	}
-	log.WarnContext(ctx, "invite delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, to), "error", err.Error(), "attempt", st.Attempts)
+	log.WarnContext(ctx, "invite delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, claim.Address),
+		"error", err.Error(), "attempt", st.Attempts)
 	if kind == mail.Transient {
 		return st, temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
 	}
 	return st, failedError(st)
+}
+
+// SendReminder delivers the reminder of a sent invite at most once, like
+// SendInvite: rendered first, claimed (no review yet? the setting still
+// active? not suppressed? → sending), delivered, recorded. A permanent
+// refusal skips the reminder; a transient one is retried.
+func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) (invite.Reminder, error) {
+	content, err := a.Store.LoadInviteContent(ctx, in.EventID)
+	if err != nil {
+		return invite.Reminder{}, storeError(err)
+	}
+	msg, err := a.Templates.Render(content.Locale, a.templateData(content, true))
+	if err != nil {
+		return invite.Reminder{}, err
+	}
+	claim, err := a.Store.ClaimReminderSend(ctx, in.EventID, a.claimOptions(content))
+	if err != nil {
+		return invite.Reminder{}, storeError(err)
+	}
+	log := a.logger().With("event_id", in.EventID)
+	if !claim.Send {
+		log.InfoContext(ctx, "reminder not sent", "status", claim.Reminder.Status, "reason", claim.Reminder.Reason)
+		return claim.Reminder, nil
+	}
+	err = a.deliver(ctx, claim.Medium, claim.Address, content, msg, true)
+	if err == nil {
+		sentAt := a.now()
+		rem, ferr := a.Store.FinishReminderSend(ctx, in.EventID, store.SendOutcome{SentAt: sentAt})
+		if ferr != nil {
+			log.ErrorContext(ctx, "reminder sent but not recorded; the workflow records it", "error", ferr)
+			return invite.Reminder{}, sentUnrecorded(ferr, sentAt)
+		}
+		log.InfoContext(ctx, "reminder sent", "medium", claim.Medium)
+		return rem, nil
+	}
+	kind, out := outcomeOf(err, claim.Address)
+	rem, ferr := a.Store.FinishReminderSend(ctx, in.EventID, out)
+	if ferr != nil {
+		return invite.Reminder{}, storeError(ferr)
+	}
+	log.WarnContext(ctx, "reminder delivery failed", "kind", kind.String(), "to", maskFor(claim.Medium, claim.Address), "error", err.Error())
+	if kind == mail.Transient {
+		return rem, temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
+	}
+	return rem, nil
+}
+
+// deliver sends a rendered invite or reminder by its medium.
+func (a *Activities) deliver(ctx context.Context, medium invite.Medium, address string, c store.InviteContent,
+	msg templates.Message, reminder bool) error {
+	if medium == invite.SMS {
+		return a.SMS.SendSMS(ctx, SMS{EventID: c.EventID, To: address, Text: msg.Subject + "\n" + a.Feedback.URL(c.EventID)})
+	}
+	b := c.Account.Brand()
+	return a.Mailer.Send(ctx, mail.Message{EventID: c.EventID, Reminder: reminder, To: c.Email,
+		ToName: joinName(c.FirstName, c.LastName), FromName: b.DisplayName, ReplyTo: b.ReplyTo, Locale: msg.Locale,
+		Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, UnsubscribeURL: a.unsubscribeURL(c.EventID)})
+}
+
+// outcomeOf classifies a failed delivery: err is a *mail.Error (or an SMS
+// provider's error) whose text never holds the full address. It is not
+// passed on as a cause, because the SDK would serialise the errors it
+// wraps, too. A refusal of the address itself suppresses it (bounced).
+func outcomeOf(err error, address string) (mail.Kind, store.SendOutcome) {
+	kind := mail.KindOf(err)
+	out := store.SendOutcome{Error: err.Error(), Address: address}
+	switch kind {
+	case mail.Transient:
+		out.Retry = true
+	case mail.Permanent:
+		out.Reason = invite.Rejected
+		if mail.RecipientRefused(err) {
+			out.Suppress = invite.Bounced
+		}
+	case mail.Uncertain:
+		out.Reason = invite.DeliveryUncertain
+	}
+	return kind, out
+}
+
+// sentUnrecorded is the non-retryable error of a delivery whose record
+// failed: the workflow records it, as sending again would duplicate it.
+func sentUnrecorded(err error, sentAt time.Time) error {
+	return temporal.NewNonRetryableApplicationError("sent but not recorded: "+err.Error(),
+		workflows.ErrTypeSentUnrecorded, nil, workflows.SentUnrecorded{SentAt: sentAt})
+}
+
+// claimOptions are what a claim needs of this worker and the customer.
+func (a *Activities) claimOptions(c store.InviteContent) store.ClaimOptions {
+	return store.ClaimOptions{SMSEnabled: a.SMS != nil, Mobile: normalizeMobile(c.Mobile, c.Locale)}
+}
+
+// normalizeMobile is the customer's number in E.164, or "" when it is
+// missing or no valid mobile number (the invite is then skipped as
+// no_address).
+func normalizeMobile(raw, locale string) string {
+	if strings.TrimSpace(raw) == "" {
+		return ""
+	}
+	n, err := sms.NormalizeMobile(raw, locale)
+	if err != nil {
+		return ""
+	}
+	return n
+}
+
+// unsubscribeURL is the event's signed one-click unsubscribe link, or ""
+// without an unsubscribe link maker.
+func (a *Activities) unsubscribeURL(eventID string) string {
+	if a.Unsubscribe == nil {
+		return ""
+	}
+	return a.Unsubscribe.URL(eventID)
 }
 
 // failedError is the non-retryable error for an invite recorded failed.
@@ -205,8 +332,9 @@ func storeError(err error) error {
 	return err
 }
 
-func (a *Activities) templateData(c store.InviteContent) templates.Data {
-	d := templates.Data{FirstName: c.FirstName, FeedbackURL: a.Feedback.URL(c.EventID)}
+func (a *Activities) templateData(c store.InviteContent, reminder bool) templates.Data {
+	d := templates.Data{FirstName: c.FirstName, FeedbackURL: a.Feedback.URL(c.EventID), Brand: c.Account.Brand(),
+		UnsubscribeURL: a.unsubscribeURL(c.EventID), Reminder: reminder}
 	for _, p := range c.Products {
 		d.Products = append(d.Products, templates.Product{Name: p.Name, ImageURL: p.ImageURL, URL: p.URL})
 	}

@@ -39,6 +39,7 @@ type harness struct {
 	st    *store.Store
 	smtp  *smtptest.Server
 	links *feedback.Links
+	unsub *feedback.Links
 	acts  *activities.Activities
 }
 
@@ -52,7 +53,9 @@ func newHarness(t *testing.T) *harness {
 	require.NoError(t, err)
 	h.links, err = feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	h.acts = &activities.Activities{Store: h.st, Mailer: mailer, Templates: tpl, Feedback: h.links}
+	h.unsub, err = feedback.New("https://touchpoint.example/unsubscribe", []byte("an unsubscribe key of 32 bytes.."))
+	require.NoError(t, err)
+	h.acts = &activities.Activities{Store: h.st, Mailer: mailer, Templates: tpl, Feedback: h.links, Unsubscribe: h.unsub}
 	return h
 }
 
@@ -79,6 +82,9 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email, FirstName: "Jane", LastName: "Doe", Locale: "de_DE",
 		Products: []eventfixture.Product{{Name: "Wanderschuh <Trail>", ImageURL: "https://cdn.example/shoe.png"}}})
+	_, err := h.st.UpdateBranding(t.Context(), a.AccountID, store.BrandingUpdate{DisplayName: new("Nordlicht Outdoor"),
+		ReplyTo: new("care@nordlicht.example")})
+	require.NoError(t, err)
 
 	st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
 	require.NoError(t, err)
@@ -95,14 +101,30 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 	assert.Equal(t, "<"+id+"@touchpoint.example>", m.Header.Get("Message-Id"), "a stable Message-ID from the event ID")
 	subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
 	require.NoError(t, err)
-	assert.Equal(t, "Wie war Ihre Erfahrung?", subject)
+	assert.Equal(t, "Wie war Ihre Bestellung bei Nordlicht Outdoor?", subject, "the subject names the shop")
+	from, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("From"))
+	require.NoError(t, err)
+	assert.Equal(t, `"Nordlicht Outdoor" <invites@touchpoint.example>`, from, "the shop's name, our address")
+	assert.Equal(t, "<care@nordlicht.example>", m.Header.Get("Reply-To"))
+	// RFC 8058 one-click unsubscribe, with a link of its own purpose.
+	unsubscribe := strings.Trim(m.Header.Get("List-Unsubscribe"), "<>")
+	assert.Equal(t, "List-Unsubscribe=One-Click", m.Header.Get("List-Unsubscribe-Post"))
+	uu, err := url.Parse(unsubscribe)
+	require.NoError(t, err)
+	got, ok := h.unsub.Verify(uu.Query())
+	assert.True(t, ok, "the unsubscribe link is signed: %s", unsubscribe)
+	assert.Equal(t, id, got)
+	_, ok = h.links.Verify(uu.Query())
+	assert.False(t, ok, "an unsubscribe link is no feedback link")
 	text, html := parts(t, m.Header.Get("Content-Type"), m.Body)
+	assert.Contains(t, text, unsubscribe, "a visible unsubscribe link in the text part")
+	assert.Contains(t, html, strings.ReplaceAll(unsubscribe, "&", "&amp;"), "… and in the HTML part")
 	assert.Contains(t, text, "Hallo Jane,")
 	assert.Contains(t, html, "Wanderschuh &lt;Trail&gt;")
 	link := regexp.MustCompile(`https://touchpoint\.example/feedback\?\S+`).FindString(text)
 	u, err := url.Parse(link)
 	require.NoError(t, err)
-	got, ok := h.links.Verify(u.Query())
+	got, ok = h.links.Verify(u.Query())
 	assert.True(t, ok, "the link in the mail is signed: %s", link)
 	assert.Equal(t, id, got)
 
@@ -243,10 +265,16 @@ func TestRefusedAddressIsSuppressed(t *testing.T) {
 	_, st = send(a, "other@example.com")
 	assert.Equal(t, invite.Sent, st.Status, "a refused message does not suppress its address")
 
-	_, err := h.st.RetryInvite(t.Context(), a.AccountID, refused)
+	x, err := h.st.Suppression(t.Context(), a.AccountID, email)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Bounced, x.Reason)
+	_, err = h.st.RetryInvite(t.Context(), a.AccountID, refused)
 	require.NoError(t, err)
 	_, st = send(a, email)
-	assert.Equal(t, invite.Sent, st.Status, "retrying the refused invite lifts the suppression")
+	assert.Equal(t, invite.Suppressed, st.Reason, "retrying the refused invite does not lift the suppression")
+	require.NoError(t, h.st.DeleteSuppression(t.Context(), a.AccountID, email))
+	_, st = send(a, email)
+	assert.Equal(t, invite.Sent, st.Status, "deleting the suppression does")
 }
 
 func TestLostReplyIsUncertain(t *testing.T) {
@@ -426,4 +454,42 @@ func parts(t *testing.T, contentType string, body io.Reader) (text, html string)
 			text = b.String()
 		}
 	}
+}
+
+func TestSendReminder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{MinDays: 30})
+	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now().Add(-72 * time.Hour), Email: email, FirstName: "Jane"})
+	_, err := h.st.MarkReminderScheduled(t.Context(), id, time.Now())
+	require.NoError(t, err)
+
+	rem, err := h.acts.SendReminder(t.Context(), workflows.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, rem.Status, "the throttle does not hold back the invite's own reminder")
+	msgs := h.smtp.Messages()
+	require.Len(t, msgs, 1)
+	m, err := msgs[0].Parse()
+	require.NoError(t, err)
+	assert.Equal(t, "<"+id+".reminder@touchpoint.example>", m.Header.Get("Message-Id"), "not the invite's Message-ID")
+	subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+	require.NoError(t, err)
+	assert.Contains(t, strings.ToLower(subject), "reminder")
+	assert.NotEmpty(t, m.Header.Get("List-Unsubscribe"))
+
+	again, err := h.acts.SendReminder(t.Context(), workflows.EventInput{EventID: id})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, again.Status)
+	assert.Len(t, h.smtp.Messages(), 1, "a repeated attempt sends nothing")
+
+	// A review before the reminder's time: nothing is sent.
+	reviewed := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now(), Email: "ann@example.com"})
+	_, err = h.st.MarkReminderScheduled(t.Context(), reviewed, time.Now())
+	require.NoError(t, err)
+	_, _, err = h.st.SaveReview(t.Context(), reviewed, 5, "great", "en")
+	require.NoError(t, err)
+	rem, err = h.acts.SendReminder(t.Context(), workflows.EventInput{EventID: reviewed})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Reminder{Status: invite.Skipped, Reason: invite.Reviewed, ScheduledFor: rem.ScheduledFor}, rem)
+	assert.Len(t, h.smtp.Messages(), 1)
 }

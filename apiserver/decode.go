@@ -143,6 +143,20 @@ func (optional[T]) optionalOf() reflect.Type { return reflect.TypeFor[T]() }
 
 type optionalField interface{ optionalOf() reflect.Type }
 
+// patch is the field as a merge patch for the store: nil when absent, a
+// pointer to the zero value when null (remove it), else to the value.
+func (o optional[T]) patch() *T {
+	if !o.Set {
+		return nil
+	}
+	v := o.Value
+	if o.Null {
+		var zero T
+		v = zero
+	}
+	return &v
+}
+
 // readOnly is a field of a resource that clients may not send (id,
 // createdAt, …); naming it in the request struct makes the decoder reject
 // it with "is read-only" instead of "unknown field".

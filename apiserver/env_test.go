@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
@@ -50,6 +51,19 @@ type env struct {
 	account   string
 	channel   string // the account's Default channel
 	token     string // a full-access token of the account
+	// The signed links of the public pages, as invites carry them.
+	feedbackLinks, unsubscribeLinks *feedback.Links
+}
+
+// testLinks makes the link makers of the public pages, under the test
+// server's path layout (the host does not matter to the pages).
+func testLinks(t testing.TB) (fb, unsub *feedback.Links) {
+	t.Helper()
+	fb, err := feedback.New("https://api.touchpoint.test/feedback", secretkey.Derive(testSecretKey, secretkey.FeedbackLink))
+	require.NoError(t, err)
+	unsub, err = feedback.New("https://api.touchpoint.test"+apiserver.UnsubscribePath, secretkey.Derive(testSecretKey, secretkey.Unsubscribe))
+	require.NoError(t, err)
+	return fb, unsub
 }
 
 type syncBuffer struct {
@@ -89,7 +103,8 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 	require.Eventually(t, func() bool { return e.verifier.Ready() == nil }, 10*time.Second, 5*time.Millisecond,
 		"the verifier did not discover the issuer")
 
-	opts := apiserver.Options{Store: st, Auth: e.verifier, Logger: e.logger()}
+	e.feedbackLinks, e.unsubscribeLinks = testLinks(t)
+	opts := apiserver.Options{Store: st, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks}
 	for _, c := range configure {
 		c(&opts)
 	}
@@ -146,7 +161,8 @@ func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	t.Helper()
 	c := *e
 	c.logs = &syncBuffer{}
-	c.srv = httptest.NewServer(apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger()}))
+	c.srv = httptest.NewServer(apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger(),
+		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks}))
 	t.Cleanup(c.srv.Close)
 	return &c
 }

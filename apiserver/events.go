@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/workflows"
 )
 
 // Limits of an event (SPEC §4); the body limit is Options.MaxBodyBytes.
@@ -267,7 +267,8 @@ type eventOut struct {
 	ReceivedAt  timestamp `json:"receivedAt"`
 	EventTypeID string    `json:"eventTypeId"`
 	eventIn
-	Invite inviteOut `json:"invite"`
+	Invite inviteOut      `json:"invite"`
+	Review *reviewSummary `json:"review"`
 }
 
 type inviteOut struct {
@@ -278,6 +279,33 @@ type inviteOut struct {
 	SentAt       *timestamp    `json:"sentAt"`
 	Attempts     int           `json:"attempts"`
 	LastError    *string       `json:"lastError"`
+	Reminder     *reminderOut  `json:"reminder"`
+}
+
+// reminderOut is the invite's reminder (SPEC §11.3); null when none is
+// planned.
+type reminderOut struct {
+	Status       invite.Status `json:"status"`
+	Reason       *string       `json:"reason"`
+	ScheduledFor *timestamp    `json:"scheduledFor"`
+	SentAt       *timestamp    `json:"sentAt"`
+}
+
+// optionalTime is t as an optional timestamp.
+func optionalTime(t sql.NullTime) *timestamp {
+	if !t.Valid {
+		return nil
+	}
+	ts := timestamp(t.Time)
+	return &ts
+}
+
+// optionalString is s as an optional string.
+func optionalString(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.String
 }
 
 // eventOutOf is the stored event as the API shows it. Its payload was
@@ -288,23 +316,16 @@ func eventOutOf(e store.Event) (eventOut, error) {
 	if err := json.Unmarshal(e.Payload, &out.eventIn); err != nil {
 		return out, fmt.Errorf("event %s: decode stored payload: %w", e.ID, err)
 	}
-	out.Invite = inviteOut{Status: e.InviteStatus.API(), Attempts: e.Attempts}
-	if e.InviteReason.Valid {
-		out.Invite.Reason = &e.InviteReason.String
+	out.Invite = inviteOut{Status: e.InviteStatus.API(), Attempts: e.Attempts, Reason: optionalString(e.InviteReason),
+		Medium: optionalString(e.InviteMedium), LastError: optionalString(e.LastError),
+		ScheduledFor: optionalTime(e.ScheduledFor), SentAt: optionalTime(e.SentAt)}
+	if e.ReminderStatus.Valid {
+		out.Invite.Reminder = &reminderOut{Status: invite.Status(e.ReminderStatus.String).API(), Reason: optionalString(e.ReminderReason),
+			ScheduledFor: optionalTime(e.ReminderScheduledFor), SentAt: optionalTime(e.ReminderSentAt)}
 	}
-	if e.InviteMedium.Valid {
-		out.Invite.Medium = &e.InviteMedium.String
-	}
-	if e.LastError.Valid {
-		out.Invite.LastError = &e.LastError.String
-	}
-	if e.ScheduledFor.Valid {
-		t := timestamp(e.ScheduledFor.Time)
-		out.Invite.ScheduledFor = &t
-	}
-	if e.SentAt.Valid {
-		t := timestamp(e.SentAt.Time)
-		out.Invite.SentAt = &t
+	var err error
+	if out.Review, err = reviewSummaryOf(e.Review); err != nil {
+		return out, fmt.Errorf("event %s: decode review: %w", e.ID, err)
 	}
 	return out, nil
 }
@@ -425,38 +446,4 @@ func (s *server) stateConflict(ctx context.Context, id, verb string) error {
 		return newError(http.StatusConflict, "the invite is being sent; it can no longer be %s", verb)
 	}
 	return newError(http.StatusConflict, "the invite is %s; it cannot be %s", e.InviteStatus, verb)
-}
-
-// signalCancel queues the cancel signal for the event's workflow; Run
-// delivers it. The cancel is already decided in PostgreSQL, so the answer
-// never waits on Temporal, and a workflow that misses the signal (queue
-// full, Temporal down) still finds the invite cancelled before it sends.
-func (s *server) signalCancel(eventID string) {
-	if s.workflows == nil {
-		return
-	}
-	select {
-	case s.cancels <- eventID:
-	default:
-		s.log.Warn("cancel signal queue full; the workflow will find the invite cancelled", "event_id", eventID)
-	}
-}
-
-// Run delivers the queued cancel signals until ctx ends; those still
-// queued then are dropped (see signalCancel). Each delivery is bounded.
-func (a *Server) Run(ctx context.Context) error {
-	s := a.s
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case eventID := <-s.cancels:
-			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err := s.workflows.SignalWorkflow(sctx, workflows.WorkflowID(eventID), "", workflows.CancelSignal, workflows.CancelRequest{Source: "api"})
-			cancel()
-			if err != nil && ctx.Err() == nil {
-				s.log.Info("cancel signal not delivered; the workflow will find the invite cancelled", "event_id", eventID, "error", err)
-			}
-		}
-	}
 }

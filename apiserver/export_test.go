@@ -6,16 +6,17 @@ import "github.com/touchpoint/touchpoint/store"
 type Route struct {
 	Method, Path string
 	// Groups are the access groups that may call it, in the order full,
-	// events, readonly; nil for a public route.
+	// events, readonly; nil for a public route (the public pages at
+	// /feedback and /unsubscribe included).
 	Groups []string
 }
 
 // Routes lists the routes of routes.go, which New serves and nothing else.
 func Routes() []Route {
 	var out []Route
-	for _, rt := range (&server{}).routes() {
+	for _, rt := range (&server{feedbackPath: "/feedback"}).routes() {
 		r := Route{Method: rt.method, Path: rt.path}
-		if rt.access != public {
+		if rt.access&public == 0 {
 			for _, g := range []string{store.GroupFull, store.GroupEvents, store.GroupReadonly} {
 				if rt.access.allows(g) {
 					r.Groups = append(r.Groups, g)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schedule"
@@ -20,6 +21,7 @@ type inviteSettingJSON struct {
 	DelayFrom             string               `json:"delayFrom"`
 	SendWindow            *schedule.SendWindow `json:"sendWindow"`
 	MinDaysBetweenInvites int                  `json:"minDaysBetweenInvites"`
+	Reminder              *reminderSetting     `json:"reminder"`
 	CreatedAt             timestamp            `json:"createdAt"`
 	UpdatedAt             timestamp            `json:"updatedAt"`
 }
@@ -27,20 +29,38 @@ type inviteSettingJSON struct {
 func inviteSettingOut(is store.InviteSetting) inviteSettingJSON {
 	return inviteSettingJSON{ID: is.ID, ChannelID: is.ChannelID, EventTypeID: is.EventTypeID, Active: is.Active,
 		Medium: is.Medium, Delay: is.Delay, DelayFrom: is.DelayFrom, SendWindow: is.SendWindow,
-		MinDaysBetweenInvites: is.MinDaysBetweenInvites, CreatedAt: timestamp(is.CreatedAt), UpdatedAt: timestamp(is.UpdatedAt)}
+		MinDaysBetweenInvites: is.MinDaysBetweenInvites, Reminder: reminderSettingOf(is.ReminderDelay),
+		CreatedAt: timestamp(is.CreatedAt), UpdatedAt: timestamp(is.UpdatedAt)}
 }
+
+// reminderSetting is the reminder of an invite setting (SPEC §11.3):
+// {"delay": "P3D"}, from the invite's sending; null for none.
+type reminderSetting struct {
+	Delay string `json:"delay" required:"true"`
+}
+
+func reminderSettingOf(delay string) *reminderSetting {
+	if delay == "" {
+		return nil
+	}
+	return &reminderSetting{Delay: delay}
+}
+
+// maxReminderDelay is the longest reminder delay (P30D).
+const maxReminderDelay = 30 * 24 * time.Hour
 
 // inviteSettingPatch is PATCH /invite-settings/{id}, a JSON merge patch
 // (RFC 7396) of the mutable fields: a missing field is kept, null removes
 // (only sendWindow may be removed; the decoder rejects other nulls), and
 // an object merges into the current sendWindow member by member.
 type inviteSettingPatch struct {
-	Active                optional[bool]          `json:"active"`
-	Medium                optional[invite.Medium] `json:"medium"`
-	Delay                 optional[string]        `json:"delay"`
-	DelayFrom             optional[string]        `json:"delayFrom"`
-	SendWindow            optional[windowPatch]   `json:"sendWindow" nullable:"true"`
-	MinDaysBetweenInvites optional[int]           `json:"minDaysBetweenInvites"`
+	Active                optional[bool]            `json:"active"`
+	Medium                optional[invite.Medium]   `json:"medium"`
+	Delay                 optional[string]          `json:"delay"`
+	DelayFrom             optional[string]          `json:"delayFrom"`
+	SendWindow            optional[windowPatch]     `json:"sendWindow" nullable:"true"`
+	MinDaysBetweenInvites optional[int]             `json:"minDaysBetweenInvites"`
+	Reminder              optional[reminderSetting] `json:"reminder" nullable:"true"`
 
 	ID          readOnly `json:"id"`
 	ChannelID   readOnly `json:"channelId"`
@@ -83,6 +103,17 @@ func (p inviteSettingPatch) apply(is *store.InviteSetting) error {
 		is.MinDaysBetweenInvites = p.MinDaysBetweenInvites.Value
 		if n := is.MinDaysBetweenInvites; n < 0 || n > maxMinDaysBetweenInvites {
 			errs.check("minDaysBetweenInvites", fmt.Sprintf("must be an integer from 0 to %d", maxMinDaysBetweenInvites))
+		}
+	}
+	switch {
+	case p.Reminder.Null:
+		is.ReminderDelay = ""
+	case p.Reminder.Set:
+		is.ReminderDelay = p.Reminder.Value.Delay
+		if d, err := schedule.ParseDuration(is.ReminderDelay); err != nil {
+			errs.check("reminder.delay", err.Error())
+		} else if d > maxReminderDelay {
+			errs.check("reminder.delay", fmt.Sprintf("%q is longer than the maximum of 30 days (P30D)", is.ReminderDelay))
 		}
 	}
 	switch {

@@ -27,13 +27,15 @@ func TestPatchInviteSetting(t *testing.T) {
 
 	patch := func(body string) response { return e.do(t, http.MethodPatch, path, e.token, body) }
 	r := patch(`{"active":false,"medium":"sms","delay":"PT10M","delayFrom":"delivery",
-		"sendWindow":{"start":"22:00","end":"06:00","timeZone":"Europe/Berlin"},"minDaysBetweenInvites":0}`)
+		"sendWindow":{"start":"22:00","end":"06:00","timeZone":"Europe/Berlin"},"minDaysBetweenInvites":0,
+		"reminder":{"delay":"P3D"}}`)
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	got := r.object(t)
 	assert.Equal(t, map[string]any{"id": before["id"], "channelId": before["channelId"], "eventTypeId": before["eventTypeId"],
 		"active": false, "medium": "sms", "delay": "PT10M", "delayFrom": "delivery",
 		"sendWindow":            map[string]any{"start": "22:00", "end": "06:00", "timeZone": "Europe/Berlin"},
-		"minDaysBetweenInvites": float64(0), "createdAt": before["createdAt"], "updatedAt": got["updatedAt"]}, got)
+		"minDaysBetweenInvites": float64(0), "reminder": map[string]any{"delay": "P3D"},
+		"createdAt": before["createdAt"], "updatedAt": got["updatedAt"]}, got)
 	assert.Regexp(t, timestampRE, got["updatedAt"])
 	assert.GreaterOrEqual(t, got["updatedAt"], before["updatedAt"])
 	assert.Equal(t, got, e.get(t, path).object(t))
@@ -137,4 +139,33 @@ func TestConcurrentPatchesKeepEachOther(t *testing.T) {
 	assert.Equal(t, false, got["active"])
 	assert.Equal(t, float64(7), got["minDaysBetweenInvites"])
 	assert.Equal(t, "transaction", got["delayFrom"])
+}
+
+func TestPatchInviteSettingReminder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	path := settingPath(t, e)
+	patch := func(body string) response { return e.do(t, http.MethodPatch, path, e.token, body) }
+
+	assert.Nil(t, e.get(t, path).object(t)["reminder"], "no reminder by default")
+	r := patch(`{"reminder":{"delay":"PT36H"}}`)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, map[string]any{"delay": "PT36H"}, r.object(t)["reminder"])
+
+	for body, field := range map[string]string{
+		`{"reminder":{"delay":"P31D"}}`:      "reminder.delay",
+		`{"reminder":{"delay":"3 days"}}`:    "reminder.delay",
+		`{"reminder":{}}`:                    "reminder.delay",
+		`{"reminder":{"delay":"P1D","x":1}}`: "reminder.x",
+		`{"reminder":"P1D"}`:                 "reminder",
+	} {
+		r := patch(body)
+		require.Equal(t, http.StatusBadRequest, r.status, "%s: %s", body, r.body)
+		assert.Contains(t, string(r.body), `"field":"`+field+`"`, body)
+	}
+	assert.Equal(t, map[string]any{"delay": "PT36H"}, e.get(t, path).object(t)["reminder"], "a bad patch changes nothing")
+
+	r = patch(`{"reminder":null}`)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Nil(t, r.object(t)["reminder"], "null removes the reminder")
 }

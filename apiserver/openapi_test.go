@@ -28,6 +28,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
@@ -156,6 +157,20 @@ func (d *openAPIDoc) parameters(o operation) []map[string]any {
 		out = append(out, d.resolve(p))
 	}
 	return out
+}
+
+// page reports whether o is one of the public HTML pages: public, with
+// HTML success answers. Its errors are HTML pages too, never problem+json.
+func (d *openAPIDoc) page(o operation) bool {
+	if !o.public() {
+		return false
+	}
+	for code, r := range d.responses(o) {
+		if _, html := asMap(r["content"])["text/html"]; html && strings.HasPrefix(code, "2") {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *openAPIDoc) hasQuery(o operation) bool {
@@ -564,7 +579,12 @@ func TestOpenAPIDocument(t *testing.T) {
 				continue
 			}
 			assert.Contains(t, asMap(r["headers"]), "X-Request-Id", "%s: every answer of the API has an X-Request-Id", at)
-			if n, _ := strconv.Atoi(code); (n >= 400 || code == "default") && o.key() != "GET /readyz" {
+			n, _ := strconv.Atoi(code)
+			switch {
+			case n < 400 && code != "default", o.key() == "GET /readyz":
+			case d.page(o):
+				assert.Equal(t, []string{"text/html"}, slices.Sorted(maps.Keys(asMap(r["content"]))), "%s: the errors of a public page are HTML pages", at)
+			default:
 				problem := asMap(asMap(r["content"])["application/problem+json"])
 				assert.Equal(t, "#/components/schemas/Problem", asMap(problem["schema"])["$ref"], "%s: errors are problem documents", at)
 			}
@@ -835,12 +855,41 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 			assert.EqualValues(t, http.StatusAccepted, asMap(it)["status"], "batch example %q: %v", ex.name, it)
 		}
 	}
+	r.publicPages(t, richest) // before the richest event is read back: it then has a review
 	r.success(t, "GET /events", apiCall{path: "/events"}, "")
 	r.success(t, "GET /events/{id}", apiCall{path: "/events/" + richest}, "")
 	r.success(t, "POST /events/{id}/cancel", apiCall{path: "/events/" + smallest + "/cancel"}, "")
+	reminded := r.acceptMinimal(t) // sent, its reminder still to come: cancel stops the reminder
+	_, err := e.store.DB().Exec(`UPDATE events SET invite_status = 'sent', sent_at = now(), attempts = 1,
+		reminder_status = 'scheduled', reminder_scheduled_for = now() + interval '3 days' WHERE id = $1`, reminded)
+	require.NoError(t, err)
+	cancelled := r.success(t, "POST /events/{id}/cancel", apiCall{path: "/events/" + reminded + "/cancel"}, "reminderCancelled")
+	assert.Equal(t, "sent", asMap(cancelled["invite"])["status"])
+	assert.Equal(t, "cancelled", asMap(asMap(cancelled["invite"])["reminder"])["status"])
 	failed := r.acceptMinimal(t)
 	r.setInviteStatus(t, failed, invite.Failed)
 	r.success(t, "POST /events/{id}/retry", apiCall{path: "/events/" + failed + "/retry"}, "")
+
+	reviews := r.success(t, "GET /reviews", apiCall{path: "/reviews", query: "channelId=" + e.channel + "&minRating=1"}, "")
+	require.Len(t, asList(reviews["items"]), 1, "the review of the feedback form examples")
+	review := asMap(asList(reviews["items"])[0])
+	assert.Equal(t, richest, review["eventId"])
+	r.success(t, "GET /reviews/{id}", apiCall{path: "/reviews/" + review["id"].(string)}, "")
+
+	var suppressed string
+	for _, ex := range r.examples(t, "POST /suppressions") {
+		x := r.success(t, "POST /suppressions", apiCall{path: "/suppressions", body: jsonText(t, ex.value)}, ex.name)
+		if suppressed == "" {
+			suppressed = x["address"].(string)
+		}
+	}
+	r.success(t, "GET /suppressions", apiCall{path: "/suppressions"}, "")
+	r.success(t, "DELETE /suppressions/{address}", apiCall{path: "/suppressions/" + url.PathEscape(suppressed)}, "")
+
+	r.success(t, "GET /account", apiCall{path: "/account"}, "")
+	for _, ex := range r.examples(t, "PATCH /account") {
+		r.success(t, "PATCH /account", apiCall{path: "/account", body: jsonText(t, ex.value)}, ex.name)
+	}
 
 	var api []string
 	for _, o := range r.doc.operations() {
@@ -849,6 +898,61 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, api, slices.Collect(maps.Keys(r.good)), "every documented operation of the API was called with success")
+}
+
+// formContentType is how the public pages' forms are posted.
+const formContentType = "application/x-www-form-urlencoded"
+
+// publicPages walks through the public pages with the signed links of
+// event id, as its invite would carry them: the feedback form, the form
+// examples posted in turn (a later post replaces the review), the
+// unsubscribe page and the document's unsubscribe bodies.
+func (r *openAPIRun) publicPages(t *testing.T, id string) {
+	feedbackLink := linkQuery(t, r.e.feedbackLinks, id)
+	r.success(t, "GET /feedback", apiCall{path: "/feedback", query: feedbackLink.Encode()}, "")
+	for _, ex := range r.doc.requestExamples(t, r.doc.operation(t, "POST /feedback"), formContentType) {
+		form := formOf(ex.value)
+		require.True(t, form.Has("event") && form.Has("sig"), "feedback example %q: the form carries the link's event and sig", ex.name)
+		form.Set("event", id)
+		form.Set("sig", feedbackLink.Get("sig"))
+		r.success(t, "POST /feedback", apiCall{path: "/feedback", body: form.Encode(), contentType: formContentType}, ex.name)
+	}
+
+	unsubscribeLink := linkQuery(t, r.e.unsubscribeLinks, id).Encode()
+	r.success(t, "GET /unsubscribe", apiCall{path: apiserver.UnsubscribePath, query: unsubscribeLink}, "")
+	for _, ex := range r.doc.requestExamples(t, r.doc.operation(t, "POST /unsubscribe"), formContentType) {
+		r.success(t, "POST /unsubscribe", apiCall{path: apiserver.UnsubscribePath, query: unsubscribeLink,
+			body: formOf(ex.value).Encode(), contentType: formContentType}, ex.name)
+	}
+}
+
+// linkQuery is the query of links' signed link to event id.
+func linkQuery(t testing.TB, links *feedback.Links, id string) url.Values {
+	t.Helper()
+	u, err := url.Parse(links.URL(id))
+	require.NoError(t, err)
+	return u.Query()
+}
+
+// formOf is a form example as form values.
+func formOf(example any) url.Values {
+	form := url.Values{}
+	for k, v := range asMap(example) {
+		form.Set(k, fmt.Sprint(v))
+	}
+	return form
+}
+
+// forgeSig replaces the signature in a query or form, if it has one.
+func forgeSig(t testing.TB, encoded string) string {
+	t.Helper()
+	v, err := url.ParseQuery(encoded)
+	require.NoError(t, err)
+	if !v.Has("sig") {
+		return encoded
+	}
+	v.Set("sig", "bm90IHRoZSBzaWduYXR1cmUgb2YgdGhpcyBldmVudA")
+	return v.Encode()
 }
 
 func jsonObject(t testing.TB, s string) map[string]any {
@@ -913,6 +1017,17 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			c.body = jsonText(t, ev)
 			return c
 		},
+		"404 DELETE /suppressions/{address}": func(c apiCall) apiCall {
+			c.path = "/suppressions/nobody@example.com"
+			return c
+		},
+		"400 POST /feedback": func(c apiCall) apiCall { // a valid link, no rating
+			form, err := url.ParseQuery(c.body)
+			require.NoError(t, err)
+			form.Del("rating")
+			c.body = form.Encode()
+			return c
+		},
 	}
 
 	for _, o := range r.doc.operations() {
@@ -926,9 +1041,17 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			}
 			c, target := r.good[o.key()], e
 			hasBody := r.doc.resolve(o.node["requestBody"]) != nil
-			ok := true
-			switch status {
-			case http.StatusBadRequest:
+			ok, repeat := true, false
+			f, found := specific[code+" "+o.key()]
+			switch {
+			case found:
+				c = f(c)
+			case status == http.StatusNotFound && r.doc.page(o): // a link that does not verify
+				c.query, c.body = forgeSig(t, c.query), forgeSig(t, c.body)
+			case status == http.StatusTooManyRequests && r.doc.page(o):
+				// Pages are limited per address (20 at once): send until limited.
+				target, repeat = limited, true
+			case status == http.StatusBadRequest:
 				switch {
 				case hasBody:
 					c.body = `{"noSuchMember":true}`
@@ -937,41 +1060,40 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 				default:
 					ok = false
 				}
-			case http.StatusUnauthorized:
+			case status == http.StatusUnauthorized:
 				c.token = ""
-			case http.StatusForbidden:
+			case status == http.StatusForbidden:
 				c.token = readonly
-			case http.StatusNotFound:
+			case status == http.StatusNotFound:
 				c.path = unknownID(c.path)
 				ok = c.path != r.good[o.key()].path
-			case http.StatusRequestEntityTooLarge:
+			case status == http.StatusRequestEntityTooLarge:
 				c.body = `{"name":"` + strings.Repeat("x", apiserver.DefaultMaxBodyBytes) + `"}`
 				if o.key() == "POST /events/batch" { // a limit of its own
 					c.body = `{"events":[{"name":"` + strings.Repeat("x", 8<<20) + `"}]}`
 				}
 				ok = hasBody
-			case http.StatusUnsupportedMediaType:
+			case status == http.StatusUnsupportedMediaType:
 				c.contentType = "text/plain"
 				ok = hasBody
-			case http.StatusTooManyRequests:
+			case status == http.StatusTooManyRequests:
 				target, c.token = limited, limited.token
-			case http.StatusServiceUnavailable:
+			case status == http.StatusServiceUnavailable:
 				target = down
 				if c.token != "" {
 					c.token = down.token
 				}
 			default:
-				f, found := specific[code+" "+o.key()]
-				if found {
-					c = f(c)
-				}
-				ok = found
+				ok = false
 			}
 			if !ok {
 				t.Errorf("%s documents %d, and this test does not know how to produce it", o.key(), status)
 				continue
 			}
 			res, _, _ := r.send(t, target, o.key(), c)
+			for i := 0; repeat && res.status != status && i < 100; i++ {
+				res, _, _ = r.send(t, target, o.key(), c)
+			}
 			assert.Equal(t, status, res.status, "%s: the documented %d: %s", o.key(), status, res.body)
 		}
 	}

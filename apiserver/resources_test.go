@@ -142,9 +142,9 @@ func TestInviteSettingsCreatedForEveryPair(t *testing.T) {
 	require.Len(t, list, 1)
 	s := list[0]
 	assert.ElementsMatch(t, []string{"id", "channelId", "eventTypeId", "active", "medium", "delay", "delayFrom",
-		"sendWindow", "minDaysBetweenInvites", "createdAt", "updatedAt"}, keys(s))
+		"sendWindow", "minDaysBetweenInvites", "reminder", "createdAt", "updatedAt"}, keys(s))
 	assert.Equal(t, map[string]any{"id": s["id"], "channelId": e.channel, "eventTypeId": et["id"], "active": true,
-		"medium": "email", "delay": "P7D", "delayFrom": "event", "sendWindow": nil, "minDaysBetweenInvites": float64(30),
+		"medium": "email", "delay": "P7D", "delayFrom": "event", "sendWindow": nil, "minDaysBetweenInvites": float64(30), "reminder": nil,
 		"createdAt": et["createdAt"], "updatedAt": et["createdAt"]}, s)
 
 	later := e.create(t, "/channels", map[string]any{"name": "Later", "type": "api"})

@@ -110,6 +110,11 @@ func (q *query) get(name string) string { return q.values.Get(name) }
 // page reads limit (1–200, default 50) and cursor; a cursor must have
 // been issued by a list of the same resource (its id has prefix).
 func (q *query) page(prefix string) store.Page {
+	return q.pageOf(func(id string) bool { return store.ValidID(prefix, id) })
+}
+
+// pageOf is page for a list whose cursor positions pass valid.
+func (q *query) pageOf(valid func(id string) bool) store.Page {
 	p := store.Page{Limit: defaultLimit}
 	if v := q.get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -121,7 +126,7 @@ func (q *query) page(prefix string) store.Page {
 	}
 	if v := q.get("cursor"); v != "" {
 		c, err := store.DecodeCursor(v)
-		if err != nil || !store.ValidID(prefix, c.ID) {
+		if err != nil || !valid(c.ID) {
 			q.fail("cursor", "is not a cursor of this list; use the nextCursor of a previous page")
 		} else {
 			p.After = &c

@@ -16,6 +16,8 @@ const (
 
 	// public routes need no token at all.
 	public access = 1 << 7
+	// page routes are public HTML pages for customers, limited per address.
+	page access = 1<<7 | 1<<6
 
 	fullOnly  = allowFull                               // writes of event types, channels, settings; cancel, retry
 	senders   = allowFull | allowEvents                 // POST /events, POST /events/batch
@@ -67,5 +69,20 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/events/{id}", anyClient, s.getEvent},
 		{http.MethodPost, "/events/{id}/cancel", fullOnly, s.cancelEvent},
 		{http.MethodPost, "/events/{id}/retry", fullOnly, s.retryEvent},
+
+		{http.MethodGet, "/reviews", anyClient, s.listReviews},
+		{http.MethodGet, "/reviews/{id}", anyClient, s.getReview},
+
+		{http.MethodGet, "/suppressions", anyClient, s.listSuppressions},
+		{http.MethodPost, "/suppressions", fullOnly, s.createSuppression},
+		{http.MethodDelete, "/suppressions/{address}", fullOnly, s.deleteSuppression},
+
+		{http.MethodGet, "/account", anyClient, s.getAccount},
+		{http.MethodPatch, "/account", fullOnly, s.updateAccount},
+
+		{http.MethodGet, s.feedbackPath, page, s.feedbackPage},
+		{http.MethodPost, s.feedbackPath, page, s.postFeedback},
+		{http.MethodGet, UnsubscribePath, page, s.unsubscribePage},
+		{http.MethodPost, UnsubscribePath, page, s.unsubscribe},
 	}
 }

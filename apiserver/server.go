@@ -18,7 +18,9 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -50,6 +52,11 @@ type Options struct {
 	// means the defaults (100/s, burst 200).
 	RatePerSecond float64
 	RateBurst     int
+	// FeedbackLinks and UnsubscribeLinks verify the signed links of the
+	// public pages (SPEC §11.1, §11.4): the feedback page is served at
+	// the path of FeedbackLinks' base URL, the unsubscribe page at
+	// /unsubscribe. Required.
+	FeedbackLinks, UnsubscribeLinks *feedback.Links
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -67,7 +74,13 @@ type server struct {
 	notify    func()
 	metrics   *metrics.Set
 	limits    *limiter
-	cancels   chan string // cancel signals for Run to deliver
+	signals   chan signal // for Run to deliver
+
+	// The public pages.
+	pages                           *pages.Pages
+	feedbackLinks, unsubscribeLinks *feedback.Links
+	feedbackPath                    string
+	publicLimits                    *limiter // per client address
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -77,18 +90,21 @@ type Server struct {
 	s *server
 }
 
-// cancelQueue bounds the cancel signals waiting for delivery.
-const cancelQueue = 1024
-
-// New builds the API. It panics without a Store or an Authenticator,
-// which is a wiring mistake.
+// New builds the API. It panics without a Store, an Authenticator or the
+// link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Auth == nil {
-		panic("apiserver.New: Store and Auth are required")
+	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil {
+		panic("apiserver.New: Store, Auth, FeedbackLinks and UnsubscribeLinks are required")
+	}
+	pg, err := pages.New()
+	if err != nil {
+		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
 	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
-		limits: newLimiter(opts.RatePerSecond, opts.RateBurst), cancels: make(chan string, cancelQueue)}
+		limits: newLimiter(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
+		pages: pg, feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
+		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst)}
 	if s.notify == nil {
 		s.notify = func() {}
 	}
@@ -127,8 +143,12 @@ func (s *server) guard(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
 		info.route = rt.path
-		if rt.access == public {
+		switch rt.access {
+		case public:
 			rt.handle(w, r)
+			return
+		case page:
+			s.guardPage(w, r, rt.handle)
 			return
 		}
 		p, err := s.authenticate(r)

@@ -44,6 +44,15 @@ func New(baseURL string, key []byte) (*Links, error) {
 	return &Links{base: u, key: append([]byte(nil), key...)}, nil
 }
 
+// Path is the path of the base URL, where the page that checks the links
+// is served ("/" when the base URL has none).
+func (l *Links) Path() string {
+	if l.base.Path == "" {
+		return "/"
+	}
+	return l.base.Path
+}
+
 // URL returns the event's feedback link: the base URL with the event ID
 // and its signature added to any query it already has.
 func (l *Links) URL(eventID string) string {

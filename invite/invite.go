@@ -60,6 +60,9 @@ const (
 	NoAddress  Reason = "no_address"
 )
 
+// Reviewed: a reminder found the customer's review already there.
+const Reviewed Reason = "reviewed"
+
 // Reasons of failed invites.
 const (
 	// DeliveryUncertain: an attempt found the mark of an interrupted send;
@@ -73,7 +76,7 @@ const (
 	NoProvider Reason = "no_provider"
 )
 
-var reasons = []Reason{EventTypeInactive, SettingInactive, RecentlyInvited, Suppressed, NoAddress,
+var reasons = []Reason{EventTypeInactive, SettingInactive, RecentlyInvited, Suppressed, NoAddress, Reviewed,
 	DeliveryUncertain, Rejected, RetriesExhausted, NoProvider}
 
 // Reasons lists every reason.
@@ -93,6 +96,31 @@ const (
 
 // Valid reports whether m is a known medium.
 func (m Medium) Valid() bool { return m == Email || m == SMS }
+
+// SuppressionReason says why an address is on an account's suppression
+// list (SPEC §11.4).
+type SuppressionReason string
+
+// Suppression reasons.
+const (
+	// Unsubscribed: the customer asked (the unsubscribe link or page, an
+	// SMS STOP).
+	Unsubscribed SuppressionReason = "unsubscribed"
+	// Bounced: the provider refused the address for good.
+	Bounced SuppressionReason = "bounced"
+	// Complained: the customer marked a message as spam.
+	Complained SuppressionReason = "complained"
+	// Manual: the shop put the address on the list.
+	Manual SuppressionReason = "manual"
+)
+
+var suppressionReasons = []SuppressionReason{Unsubscribed, Bounced, Complained, Manual}
+
+// SuppressionReasons lists every suppression reason.
+func SuppressionReasons() []SuppressionReason { return slices.Clone(suppressionReasons) }
+
+// Valid reports whether r is a known suppression reason.
+func (r SuppressionReason) Valid() bool { return slices.Contains(suppressionReasons, r) }
 
 // State is the invite part of an event row. It travels through Temporal
 // as activity results, so it holds no customer data.
@@ -114,4 +142,22 @@ type Plan struct {
 	EventTypeActive bool          `json:"eventTypeActive"`
 	SettingActive   bool          `json:"settingActive"`
 	Plan            schedule.Plan `json:"plan"`
+}
+
+// Reminder is the state of an invite's reminder (SPEC §11.3): Status is
+// "" while none is planned, then Scheduled, Sending (the record-before
+// mark), Sent, Skipped (with Reason) or Cancelled.
+type Reminder struct {
+	Status       Status     `db:"reminder_status" json:"status,omitempty"`
+	Reason       Reason     `db:"reminder_reason" json:"reason,omitempty"`
+	ScheduledFor *time.Time `db:"reminder_scheduled_for" json:"scheduledFor,omitempty"`
+	SentAt       *time.Time `db:"reminder_sent_at" json:"sentAt,omitempty"`
+}
+
+// ReminderPlan is what scheduling a reminder starts from: the invite's
+// setting's reminder delay ("" means no reminder) counted from the time
+// the invite was sent, moved into the event's send window.
+type ReminderPlan struct {
+	Delay string        `json:"delay,omitempty"`
+	Plan  schedule.Plan `json:"plan"`
 }

@@ -62,13 +62,13 @@ func (d *Dir) Send(ctx context.Context, m Message) error {
 	}
 	err = errors.Join(err, f.Close())
 	if err == nil {
-		err = os.Rename(f.Name(), d.Path(m.EventID))
+		err = os.Rename(f.Name(), d.Path(m.ID()))
 	}
 	if err != nil {
 		os.Remove(f.Name())
 		return &Error{Kind: Transient, msg: "write eml: " + err.Error(), err: err}
 	}
 	d.logger.InfoContext(ctx, "invite written to file (no SMTP server configured)",
-		"event_id", m.EventID, "to", MaskEmail(m.To), "file", d.Path(m.EventID))
+		"event_id", m.EventID, "to", MaskEmail(m.To), "file", d.Path(m.ID()))
 	return nil
 }

@@ -21,17 +21,35 @@ import (
 	gomail "github.com/wneessen/go-mail"
 )
 
-// Message is one invite to deliver.
+// Message is one invite, or one reminder, to deliver.
 type Message struct {
-	// EventID makes the stable Message-ID (<EventID@sender-domain>) and
-	// the .eml file name, so a repeated send is recognisable as such.
-	EventID string
-	To      string // the address
-	ToName  string // the display name, may be ""
-	Locale  string // Content-Language, e.g. "de_AT"; may be ""
-	Subject string
-	Text    string
-	HTML    string
+	// EventID makes the stable Message-ID (<EventID@sender-domain>, for a
+	// reminder <EventID.reminder@…>) and the .eml file name, so a
+	// repeated send is recognisable as such.
+	EventID  string
+	Reminder bool
+	To       string // the address
+	ToName   string // the display name, may be ""
+	// FromName is the shop's display name, shown as the sender's name
+	// with the configured From address (RFC 2047-encoded as needed); ""
+	// keeps the configured name.
+	FromName string
+	ReplyTo  string // the shop's reply address, or ""
+	Locale   string // Content-Language, e.g. "de_AT"; may be ""
+	Subject  string
+	Text     string
+	HTML     string
+	// UnsubscribeURL, when set, is announced for one-click unsubscribe
+	// (RFC 8058: List-Unsubscribe and List-Unsubscribe-Post).
+	UnsubscribeURL string
+}
+
+// ID is the message's stable ID part: the event ID, marked for a reminder.
+func (m Message) ID() string {
+	if m.Reminder {
+		return m.EventID + ".reminder"
+	}
+	return m.EventID
 }
 
 // Sender delivers messages.
@@ -148,16 +166,31 @@ func (s sender) build(m Message) (*gomail.Msg, error) {
 		return nil, &Error{Kind: Permanent, msg: "message has no event ID"}
 	}
 	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
-	if err := msg.FromFormat(s.from.Name, s.from.Address); err != nil {
+	fromName := s.from.Name
+	if n := oneLine(m.FromName); n != "" {
+		fromName = n
+	}
+	if err := msg.FromFormat(fromName, s.from.Address); err != nil {
 		return nil, &Error{Kind: Permanent, msg: "invalid from address", err: err}
+	}
+	if m.ReplyTo != "" {
+		if err := msg.ReplyTo(m.ReplyTo); err != nil {
+			return nil, &Error{Kind: Permanent, msg: "invalid reply-to address", err: err}
+		}
 	}
 	if err := msg.AddToFormat(oneLine(m.ToName), m.To); err != nil {
 		return nil, &Error{Kind: Permanent, RecipientRefused: true, msg: "invalid recipient address " + MaskEmail(m.To)}
 	}
 	msg.Subject(oneLine(m.Subject))
-	msg.SetMessageIDWithValue(m.EventID + "@" + s.domain)
+	msg.SetMessageIDWithValue(m.ID() + "@" + s.domain)
 	msg.SetDate()
 	msg.SetGenHeader("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies
+	if m.UnsubscribeURL != "" {
+		// RFC 8058: mailbox providers POST "List-Unsubscribe=One-Click" to
+		// the URL; Gmail and Yahoo require it from bulk senders.
+		msg.SetGenHeader("List-Unsubscribe", "<"+m.UnsubscribeURL+">")
+		msg.SetGenHeader("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
+	}
 	if m.Locale != "" {
 		msg.SetGenHeader(gomail.HeaderContentLang, strings.ReplaceAll(m.Locale, "_", "-"))
 	}

@@ -24,6 +24,7 @@ type Set struct {
 	eventsAccepted     prometheus.Counter
 	workflowStarts     *prometheus.CounterVec
 	tokenVerifications *prometheus.CounterVec
+	reviews            *prometheus.CounterVec
 }
 
 // New makes a Set with the Go runtime and process collectors.
@@ -48,6 +49,9 @@ func New() *Set {
 		tokenVerifications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "touchpoint_token_verifications_total", Help: "Bearer token verifications by result (ok, invalid, unavailable).",
 		}, []string{"result"}),
+		reviews: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "touchpoint_reviews_total", Help: "Reviews stored (a changed review counts once), by rating.",
+		}, []string{"rating"}),
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -56,7 +60,16 @@ func New() *Set {
 	f(s.eventsAccepted)
 	f(s.workflowStarts)
 	f(s.tokenVerifications)
+	f(s.reviews)
 	return s
+}
+
+// Review counts a new review with its rating.
+func (s *Set) Review(rating int) {
+	if s == nil {
+		return
+	}
+	s.reviews.WithLabelValues(strconv.Itoa(rating)).Inc()
 }
 
 // Handler serves the metrics in the Prometheus text format.

@@ -6,13 +6,52 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/brand"
 )
 
-// Account is a tenant: every resource belongs to exactly one.
+// Account is a tenant: every resource belongs to exactly one. Its
+// branding is what the customer sees of the shop (SPEC §11.9); "" is
+// unset, and an unset display name is the account's name.
 type Account struct {
-	ID        string    `db:"id"`
-	Name      string    `db:"name"`
-	CreatedAt time.Time `db:"created_at"`
+	ID          string    `db:"id"`
+	Name        string    `db:"name"`
+	DisplayName string    `db:"display_name"`
+	LogoURL     string    `db:"logo_url"`
+	BrandColor  string    `db:"brand_color"`
+	ReplyTo     string    `db:"reply_to"`
+	CreatedAt   time.Time `db:"created_at"`
+}
+
+const accountColumns = `id, name, COALESCE(display_name, '') AS display_name, COALESCE(logo_url, '') AS logo_url,
+	COALESCE(brand_color, '') AS brand_color, COALESCE(reply_to, '') AS reply_to, created_at`
+
+// Brand is the account's branding, the display name defaulting to the name.
+func (a Account) Brand() brand.Brand {
+	b := brand.Brand{DisplayName: a.DisplayName, LogoURL: a.LogoURL, Color: a.BrandColor, ReplyTo: a.ReplyTo}
+	if b.DisplayName == "" {
+		b.DisplayName = a.Name
+	}
+	return b
+}
+
+// BrandingUpdate changes an account's branding: a nil field is kept, a
+// pointer to "" clears it. The caller validates the values.
+type BrandingUpdate struct {
+	DisplayName, LogoURL, BrandColor, ReplyTo *string
+}
+
+// UpdateBranding applies u to the account and returns it.
+func (s *Store) UpdateBranding(ctx context.Context, id string, u BrandingUpdate) (Account, error) {
+	var a Account
+	// CASE keeps a column when its argument is NULL; NULLIF('') clears it.
+	err := s.db.GetContext(ctx, &a, `UPDATE accounts SET
+		display_name = CASE WHEN $2::text IS NULL THEN display_name ELSE NULLIF($2, '') END,
+		logo_url     = CASE WHEN $3::text IS NULL THEN logo_url ELSE NULLIF($3, '') END,
+		brand_color  = CASE WHEN $4::text IS NULL THEN brand_color ELSE NULLIF($4, '') END,
+		reply_to     = CASE WHEN $5::text IS NULL THEN reply_to ELSE NULLIF($5, '') END
+		WHERE id = $1 RETURNING `+accountColumns, id, u.DisplayName, u.LogoURL, u.BrandColor, u.ReplyTo)
+	return a, translate(err)
 }
 
 // CreateAccount creates an account with its default native channel
@@ -38,7 +77,7 @@ func (s *Store) CreateAccount(ctx context.Context, name string) (Account, Channe
 // Account returns one account.
 func (s *Store) Account(ctx context.Context, id string) (Account, error) {
 	var a Account
-	err := s.db.GetContext(ctx, &a, `SELECT id, name, created_at FROM accounts WHERE id = $1`, id)
+	err := s.db.GetContext(ctx, &a, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
 	return a, translate(err)
 }
 
@@ -46,7 +85,7 @@ func (s *Store) Account(ctx context.Context, id string) (Account, error) {
 // unique; `touchpoint dev` uses this to find its seeded account).
 func (s *Store) AccountByName(ctx context.Context, name string) (Account, error) {
 	var a Account
-	err := s.db.GetContext(ctx, &a, `SELECT id, name, created_at FROM accounts WHERE name = $1 ORDER BY created_at, id LIMIT 1`, name)
+	err := s.db.GetContext(ctx, &a, `SELECT `+accountColumns+` FROM accounts WHERE name = $1 ORDER BY created_at, id LIMIT 1`, name)
 	return a, translate(err)
 }
 

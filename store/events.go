@@ -183,10 +183,20 @@ type Event struct {
 	Attempts          int             `db:"attempts"`
 	LastError         sql.NullString  `db:"last_error"`
 	UpdatedAt         time.Time       `db:"updated_at"`
+	// The reminder of the invite (ReminderStatus NULL: none planned).
+	ReminderStatus       sql.NullString `db:"reminder_status"`
+	ReminderReason       sql.NullString `db:"reminder_reason"`
+	ReminderScheduledFor sql.NullTime   `db:"reminder_scheduled_for"`
+	ReminderSentAt       sql.NullTime   `db:"reminder_sent_at"`
+	// Review is the event's review as {"id","rating","createdAt"}, or nil.
+	Review []byte `db:"review"`
 }
 
 const eventColumns = `id, account_id, event_type_id, channel_id, received_at, type, customer_reference, payload,
-	invite_status, invite_reason, invite_medium, scheduled_for, sent_at, attempts, last_error, updated_at`
+	invite_status, invite_reason, invite_medium, scheduled_for, sent_at, attempts, last_error, updated_at,
+	reminder_status, reminder_reason, reminder_scheduled_for, reminder_sent_at,
+	(SELECT json_build_object('id', r.id, 'rating', r.rating, 'createdAt', r.created_at)
+	 FROM reviews r WHERE r.event_id = events.id) AS review`
 
 // Event returns one event of an account.
 func (s *Store) Event(ctx context.Context, accountID, id string) (Event, error) {
@@ -255,25 +265,36 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter,
 	return rows, next, nil
 }
 
-// CancelInvite decides a cancel in PostgreSQL (SPEC §10): a pending or
-// scheduled invite becomes cancelled, a cancelled one stays so; anything
-// else — a send under way, sent, skipped, failed — is ErrInviteState.
-// The row lock orders it against the send's record-before step.
+// CancelInvite decides a cancel in PostgreSQL (SPEC §10, §11.3): a pending
+// or scheduled invite becomes cancelled; a sent invite whose reminder is
+// scheduled keeps its invite and has the reminder cancelled; a cancel
+// already made stays so. Anything else — a send under way, a reminder
+// being sent, sent, skipped, failed — is ErrInviteState. The row lock
+// orders it against the record-before steps of invite and reminder.
 func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, error) {
 	var e Event
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var status invite.Status
-		err := tx.GetContext(ctx, &status, `SELECT invite_status FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
+		var cur struct {
+			Status   invite.Status `db:"invite_status"`
+			Reminder string        `db:"reminder_status"`
+		}
+		err := tx.GetContext(ctx, &cur, `SELECT invite_status, COALESCE(reminder_status, '') AS reminder_status
+			FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
 		if err != nil {
 			return err
 		}
-		switch status {
-		case invite.Pending, invite.Scheduled:
+		switch {
+		case cur.Status == invite.Pending, cur.Status == invite.Scheduled:
 			if _, err := tx.ExecContext(ctx, `UPDATE events SET invite_status = 'cancelled', invite_reason = NULL, updated_at = $2 WHERE id = $1`,
 				id, s.Now()); err != nil {
 				return err
 			}
-		case invite.Cancelled:
+		case cur.Status == invite.Sent && cur.Reminder == string(invite.Scheduled):
+			if _, err := tx.ExecContext(ctx, `UPDATE events SET reminder_status = 'cancelled', updated_at = $2 WHERE id = $1`,
+				id, s.Now()); err != nil {
+				return err
+			}
+		case cur.Status == invite.Cancelled, cur.Status == invite.Sent && cur.Reminder == string(invite.Cancelled):
 		default:
 			return ErrInviteState
 		}
@@ -284,8 +305,9 @@ func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, 
 
 // RetryInvite turns a failed invite back to pending (its last error goes:
 // the failed run's history stays in Temporal) and orders a new workflow
-// run in the same transaction; other states are ErrInviteState. Retrying
-// the invite whose refusal suppressed its address lifts the suppression.
+// run in the same transaction; other states are ErrInviteState. A retry
+// never lifts a suppression (only DeleteSuppression does): the retried
+// invite of a suppressed address ends skipped.
 func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, error) {
 	var e Event
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -302,9 +324,6 @@ func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, e
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, 'retry', $2, $2)`, id, now); err != nil {
-			return err
-		}
-		if err := liftSuppression(ctx, tx, id); err != nil {
 			return err
 		}
 		return tx.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id)

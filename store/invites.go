@@ -24,7 +24,7 @@ const inviteStateColumns = `invite_status, COALESCE(invite_reason, '') AS invite
 // round trip without planning (an unprepared query with arguments is two,
 // planned each time).
 type inviteStatements struct {
-	plan, lockState, writeState, claimRead, throttleLock, recentlyInvited, content preparedStmt
+	plan, lockState, writeState, claimRead, addressLock, suppressed, recentlyInvited, content preparedStmt
 }
 
 func newInviteStatements() *inviteStatements {
@@ -33,16 +33,17 @@ func newInviteStatements() *inviteStatements {
 		lockState:       preparedStmt{query: `SELECT ` + inviteStateColumns + ` FROM events WHERE id = $1 FOR UPDATE`},
 		writeState:      preparedStmt{query: writeStateSQL},
 		claimRead:       preparedStmt{query: claimReadSQL},
-		throttleLock:    preparedStmt{query: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`},
+		addressLock:     preparedStmt{query: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`},
+		suppressed:      preparedStmt{query: `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND address = $2)`},
 		recentlyInvited: preparedStmt{query: recentlyInvitedSQL},
-		content:         preparedStmt{query: `SELECT account_id, customer_email, payload FROM events WHERE id = $1`},
+		content:         preparedStmt{query: contentSQL},
 	}
 }
 
 // prepareForTx makes the statements that run inside transactions ready
 // before one begins (see preparedStmt.on).
 func (st *inviteStatements) prepareForTx(ctx context.Context, db *sqlx.DB) error {
-	for _, p := range []*preparedStmt{&st.lockState, &st.writeState, &st.claimRead, &st.throttleLock, &st.recentlyInvited} {
+	for _, p := range []*preparedStmt{&st.lockState, &st.writeState, &st.claimRead, &st.addressLock, &st.suppressed, &st.recentlyInvited} {
 		if _, err := p.get(ctx, db); err != nil {
 			return err
 		}
@@ -116,11 +117,6 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 			out = cur
 			return err
 		}
-		if cur.Status == invite.Failed && n.Status != invite.Failed {
-			if err := liftSuppression(ctx, tx, eventID); err != nil { // a new run (reset, retry) tries the address again
-				return err
-			}
-		}
 		out = n
 		return s.execPrepared(ctx, tx, &s.invite.writeState,
 			eventID, n.Status, n.Reason, n.Medium, n.ScheduledFor, n.SentAt, n.Attempts, n.LastError, s.Now())
@@ -136,14 +132,6 @@ const writeStateSQL = `
 	       invite_medium = NULLIF($4, ''), scheduled_for = $5, sent_at = $6, attempts = $7,
 	       last_error = NULLIF($8, ''), updated_at = $9
 	WHERE id = $1`
-
-// liftSuppression ends the suppression of the address whose refusal
-// failed the invite eventID, if there is one: the invite is being tried
-// again (ops retried it), so its address is no longer held back.
-func liftSuppression(ctx context.Context, tx *sqlx.Tx, eventID string) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM suppressed_addresses WHERE event_id = $1`, eventID)
-	return err
-}
 
 // MarkInviteScheduled records the send time: pending, failed (a retry run
 // or a reset) and scheduled invites become scheduled; any other state is
@@ -210,9 +198,12 @@ func uncertain(detail string) string {
 	return msg + ": " + detail
 }
 
-// ClaimOptions are the worker's capabilities a claim depends on.
+// ClaimOptions are what a claim depends on besides the database.
 type ClaimOptions struct {
 	SMSEnabled bool // an SMS provider is configured
+	// Mobile is the customer's number in E.164, as the caller normalised
+	// it; "" when there is none or it is not a valid mobile number.
+	Mobile string
 }
 
 // Claim is the outcome of ClaimInviteSend.
@@ -222,17 +213,21 @@ type Claim struct {
 	// outcome with FinishInviteSend. Otherwise State is final for this
 	// attempt (sent, skipped, cancelled, failed …) and nothing is sent.
 	Send bool
+	// Address is where the invite goes: the email address, or the mobile
+	// number for SMS.
+	Address string
 }
 
 // ClaimInviteSend is the record-before step of a send (SPEC §10). In one
-// transaction, with the event's row locked and — when a throttle applies —
-// the per-(account, address) advisory lock held, it checks that the invite
-// is still scheduled, re-reads the event type and setting (active, medium,
-// minDaysBetweenInvites), checks the address and the throttle, and marks
-// the invite sending (attempts + 1). An invite found sending was left by
-// an attempt that crashed mid-send: it fails as delivery_uncertain.
+// transaction, with the event's row locked and the (account, address)
+// advisory lock held, it checks that the invite is still scheduled,
+// re-reads the event type and setting (active, medium,
+// minDaysBetweenInvites), checks the address, the suppression list and the
+// throttle, and marks the invite sending (attempts + 1). An invite found
+// sending was left by an attempt that crashed mid-send: it fails as
+// delivery_uncertain.
 func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimOptions) (Claim, error) {
-	send := false
+	var claim Claim
 	st, err := s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
 		switch cur.Status {
 		case invite.Scheduled:
@@ -242,16 +237,7 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 		default:
 			return cur, false, nil
 		}
-		var r struct {
-			AccountID       string        `db:"account_id"`
-			Email           string        `db:"customer_email"`
-			Mobile          string        `db:"mobile"`
-			EventTypeActive bool          `db:"event_type_active"`
-			SettingActive   bool          `db:"setting_active"`
-			Medium          invite.Medium `db:"medium"`
-			MinDays         int           `db:"min_days_between_invites"`
-			Suppressed      bool          `db:"suppressed"`
-		}
+		var r claimRow
 		if err := s.getPrepared(ctx, tx, &s.invite.claimRead, &r, eventID); err != nil {
 			return cur, false, fmt.Errorf("read setting: %w", err)
 		}
@@ -260,68 +246,90 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 			return cur, true, nil
 		}
 		cur.Medium = r.Medium
+		address := lowerEmail(r.Email)
+		if r.Medium == invite.SMS {
+			address = opts.Mobile
+		}
 		switch {
 		case !r.EventTypeActive:
 			return skip(invite.EventTypeInactive)
 		case !r.SettingActive:
 			return skip(invite.SettingInactive)
-		case r.Medium == invite.SMS && strings.TrimSpace(r.Mobile) == "":
+		case address == "":
 			return skip(invite.NoAddress)
 		case r.Medium == invite.SMS && !opts.SMSEnabled:
 			cur.Status, cur.Reason, cur.LastError = invite.Failed, invite.NoProvider, "no SMS provider configured"
 			return cur, true, nil
-		case r.Medium == invite.Email && strings.TrimSpace(r.Email) == "":
-			return skip(invite.NoAddress)
-		case r.Medium == invite.Email && r.Suppressed:
-			return skip(invite.Suppressed)
 		}
-		if r.Medium == invite.Email && r.MinDays > 0 {
-			recent, err := s.recentlyInvited(ctx, tx, eventID, r.AccountID, r.Email, s.Now().Add(-time.Duration(r.MinDays)*24*time.Hour))
-			if err != nil {
-				return cur, false, err
-			}
-			if recent {
-				return skip(invite.RecentlyInvited)
-			}
+		reason, err := s.mayReach(ctx, tx, eventID, r, address)
+		if err != nil {
+			return cur, false, err
+		}
+		if reason != "" {
+			return skip(reason)
 		}
 		cur.Status, cur.Reason, cur.Attempts = invite.Sending, "", cur.Attempts+1
-		send = true
+		claim.Send, claim.Address = true, address
 		return cur, true, nil
 	})
-	return Claim{State: st, Send: send}, err
+	claim.State = st
+	return claim, err
+}
+
+// claimRow is what a claim reads of the event and its setting.
+type claimRow struct {
+	AccountID       string        `db:"account_id"`
+	Email           string        `db:"customer_email"`
+	EventTypeActive bool          `db:"event_type_active"`
+	SettingActive   bool          `db:"setting_active"`
+	Medium          invite.Medium `db:"medium"`
+	MinDays         int           `db:"min_days_between_invites"`
 }
 
 const claimReadSQL = `
-	SELECT e.account_id, e.customer_email, COALESCE(e.payload #>> '{customer,mobile}', '') AS mobile,
-	       et.active AS event_type_active, s.active AS setting_active, s.medium, s.min_days_between_invites,
-	       EXISTS (SELECT 1 FROM suppressed_addresses sa
-	               WHERE sa.account_id = e.account_id AND sa.email = lower(e.customer_email)) AS suppressed
+	SELECT e.account_id, e.customer_email,
+	       et.active AS event_type_active, s.active AS setting_active, s.medium, s.min_days_between_invites
 	FROM events e
 	JOIN event_types et ON et.id = e.event_type_id
 	JOIN invite_settings s ON s.id = e.invite_setting_id
 	WHERE e.id = $1`
 
-// recentlyInvited takes the (account, address) advisory lock for the rest
-// of the transaction — so concurrent sends to one address are serialised —
-// and reports whether another of the account's invites to the address was
-// sent after since, or is being sent (it counts as sent until it is not:
-// the lock is released before that send ends).
-func (s *Store) recentlyInvited(ctx context.Context, tx *sqlx.Tx, eventID, accountID, email string, since time.Time) (bool, error) {
-	lockKey := "touchpoint:invite-throttle:" + accountID + ":" + strings.ToLower(email)
-	if err := s.execPrepared(ctx, tx, &s.invite.throttleLock, lockKey); err != nil {
-		return false, fmt.Errorf("throttle lock: %w", err)
+// mayReach takes the (account, address) advisory lock for the rest of the
+// transaction — so concurrent sends to one address, and a suppression of
+// it, are serialised with this claim — and returns why the address may
+// not be sent to now: it is suppressed, or (email, minDaysBetweenInvites)
+// another of the account's invites to it was sent within the window or is
+// being sent (it counts as sent until it is not: the lock is released
+// before that send ends). "" means it may.
+func (s *Store) mayReach(ctx context.Context, tx *sqlx.Tx, eventID string, r claimRow, address string) (invite.Reason, error) {
+	if err := s.execPrepared(ctx, tx, &s.invite.addressLock, suppressionLockKey(r.AccountID, address)); err != nil {
+		return "", fmt.Errorf("address lock: %w", err)
 	}
+	var suppressed bool
+	if err := s.getPrepared(ctx, tx, &s.invite.suppressed, &suppressed, r.AccountID, address); err != nil {
+		return "", fmt.Errorf("suppression list: %w", err)
+	}
+	if suppressed {
+		return invite.Suppressed, nil
+	}
+	if r.Medium != invite.Email || r.MinDays == 0 {
+		return "", nil
+	}
+	since := s.Now().Add(-time.Duration(r.MinDays) * 24 * time.Hour)
 	var recent bool
-	if err := s.getPrepared(ctx, tx, &s.invite.recentlyInvited, &recent, accountID, email, eventID, since); err != nil {
-		return false, fmt.Errorf("throttle: %w", err)
+	if err := s.getPrepared(ctx, tx, &s.invite.recentlyInvited, &recent, r.AccountID, address, eventID, since); err != nil {
+		return "", fmt.Errorf("throttle: %w", err)
 	}
-	return recent, nil
+	if recent {
+		return invite.RecentlyInvited, nil
+	}
+	return "", nil
 }
 
 const recentlyInvitedSQL = `
 	SELECT EXISTS (
 		SELECT 1 FROM events
-		WHERE account_id = $1 AND lower(customer_email) = lower($2) AND id <> $3
+		WHERE account_id = $1 AND lower(customer_email) = $2 AND id <> $3
 		  AND ((invite_status = 'sent' AND sent_at > $4) OR (invite_status = 'sending' AND updated_at > $4)))`
 
 // SendOutcome is how a claimed send ended.
@@ -330,9 +338,11 @@ type SendOutcome struct {
 	Retry  bool          // a transient failure: back to scheduled, to be tried again
 	Reason invite.Reason // otherwise: failed with this reason …
 	Error  string        // … and this error (also kept as last_error on a retry)
-	// SuppressAddress: the mail server refused the address itself for
-	// good; the account's later invites to it are skipped as suppressed.
-	SuppressAddress bool
+	// Suppress, when set, puts Address on the account's suppression list
+	// with this reason: the provider refused the address itself for good
+	// (bounced), or the customer had opted out there (unsubscribed).
+	Suppress invite.SuppressionReason
+	Address  string
 }
 
 // FinishInviteSend records the outcome of a claimed send. Only an invite
@@ -352,18 +362,37 @@ func (s *Store) FinishInviteSend(ctx context.Context, eventID string, o SendOutc
 			cur.Status, cur.LastError = invite.Scheduled, o.Error
 		default:
 			cur.Status, cur.Reason, cur.LastError = invite.Failed, o.Reason, o.Error
-			if o.SuppressAddress {
-				if _, err := tx.ExecContext(ctx, `
-					INSERT INTO suppressed_addresses (account_id, email, event_id, created_at)
-					SELECT account_id, lower(customer_email), id, $2 FROM events WHERE id = $1
-					ON CONFLICT DO NOTHING`, eventID, s.Now()); err != nil {
-					return cur, false, fmt.Errorf("suppress address: %w", err)
-				}
+			if err := s.suppressFor(ctx, tx, eventID, o); err != nil {
+				return cur, false, err
 			}
 		}
 		return cur, true, nil
 	})
 }
+
+// suppressFor puts o.Address on the suppression list of the event's
+// account when o asks for it.
+func (s *Store) suppressFor(ctx context.Context, tx *sqlx.Tx, eventID string, o SendOutcome) error {
+	if o.Suppress == "" || o.Address == "" {
+		return nil
+	}
+	var r struct {
+		AccountID string        `db:"account_id"`
+		Medium    invite.Medium `db:"medium"`
+	}
+	if err := tx.GetContext(ctx, &r, `SELECT e.account_id, s.medium FROM events e
+		JOIN invite_settings s ON s.id = e.invite_setting_id WHERE e.id = $1`, eventID); err != nil {
+		return err
+	}
+	if _, _, err := s.addSuppression(ctx, tx, r.AccountID, o.Address, r.Medium, o.Suppress, eventID); err != nil {
+		return fmt.Errorf("suppress address: %w", err)
+	}
+	return nil
+}
+
+// lowerEmail is an email address as the suppression list and the
+// throttle compare it.
+func lowerEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
 // InviteContent is what rendering and addressing an invite needs: the
 // customer's data, kept in PostgreSQL only (never in Temporal).
@@ -376,7 +405,15 @@ type InviteContent struct {
 	Mobile    string
 	Locale    string // defaultLocale as sent, e.g. "de_AT"; may be ""
 	Products  []InviteProduct
+	Account   Account // the shop: its name and branding
 }
+
+const contentSQL = `
+	SELECT e.account_id, e.customer_email, e.payload,
+	       a.name, COALESCE(a.display_name, '') AS display_name, COALESCE(a.logo_url, '') AS logo_url,
+	       COALESCE(a.brand_color, '') AS brand_color, COALESCE(a.reply_to, '') AS reply_to, a.created_at
+	FROM events e JOIN accounts a ON a.id = e.account_id
+	WHERE e.id = $1`
 
 // InviteProduct is a product as an invite shows it.
 type InviteProduct struct {
@@ -391,6 +428,7 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 		AccountID string `db:"account_id"`
 		Email     string `db:"customer_email"`
 		Payload   []byte `db:"payload"`
+		Account
 	}
 	if err := s.getPrepared(ctx, nil, &s.invite.content, &r, eventID); err != nil {
 		return InviteContent{}, fmt.Errorf("load invite content: %w", translate(err))
@@ -407,7 +445,8 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 	if err := json.Unmarshal(r.Payload, &p); err != nil {
 		return InviteContent{}, fmt.Errorf("event %s: decode payload: %w", eventID, err)
 	}
+	r.Account.ID = r.AccountID
 	return InviteContent{EventID: eventID, AccountID: r.AccountID, Email: r.Email,
 		FirstName: p.Customer.FirstName, LastName: p.Customer.LastName, Mobile: p.Customer.Mobile,
-		Locale: p.DefaultLocale, Products: p.Products}, nil
+		Locale: p.DefaultLocale, Products: p.Products, Account: r.Account}, nil
 }

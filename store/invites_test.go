@@ -130,7 +130,7 @@ func TestClaimInviteSend(t *testing.T) {
 	ctx := context.Background()
 	claim := func(id string, smsEnabled bool) store.Claim {
 		t.Helper()
-		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{SMSEnabled: smsEnabled})
+		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{SMSEnabled: smsEnabled, Mobile: "+4915112345678"})
 		require.NoError(t, err)
 		return c
 	}
@@ -180,8 +180,9 @@ func TestClaimInviteSend(t *testing.T) {
 	})
 	t.Run("sms", func(t *testing.T) {
 		b := account(eventfixture.Setting{Medium: invite.SMS})
-		c := claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled}), false)
-		assert.Equal(t, invite.Skipped, c.State.Status, "no mobile")
+		c, err := st.ClaimInviteSend(ctx, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{SMSEnabled: true})
+		require.NoError(t, err)
+		assert.Equal(t, invite.Skipped, c.State.Status, "no valid mobile number")
 		assert.Equal(t, invite.NoAddress, c.State.Reason)
 
 		c = claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"}), false)
@@ -193,6 +194,26 @@ func TestClaimInviteSend(t *testing.T) {
 		c = claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"}), true)
 		assert.True(t, c.Send)
 		assert.Equal(t, invite.SMS, c.State.Medium)
+		assert.Equal(t, "+4915112345678", c.Address)
+	})
+	t.Run("suppressed address, whatever its case and medium", func(t *testing.T) {
+		b := account(eventfixture.Setting{})
+		_, _, err := st.AddSuppression(ctx, b.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, "")
+		require.NoError(t, err)
+		c := claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: "Jane.Doe@Example.COM"}), false)
+		assert.False(t, c.Send)
+		assert.Equal(t, invite.Skipped, c.State.Status)
+		assert.Equal(t, invite.Suppressed, c.State.Reason)
+
+		smsAccount := account(eventfixture.Setting{Medium: invite.SMS})
+		_, _, err = st.AddSuppression(ctx, smsAccount.AccountID, "+4915112345678", invite.SMS, invite.Unsubscribed, "")
+		require.NoError(t, err)
+		c = claim(smsAccount.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "0151 12345678"}), true)
+		assert.Equal(t, invite.Suppressed, c.State.Reason, "the number is compared in E.164")
+
+		other := account(eventfixture.Setting{})
+		assert.True(t, claim(other.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: "jane.doe@example.com"}), false).Send,
+			"another account's list does not apply")
 	})
 }
 
@@ -321,13 +342,19 @@ func TestLoadInviteContent(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Email: "Jane@Example.com", FirstName: "Jane", LastName: "Doe", Mobile: "+43 660 1234567",
 		Locale: "de_AT", Products: []eventfixture.Product{{Name: "Shoe", SKU: "S-1", URL: "https://shop.example/s", ImageURL: "https://cdn.example/s.png"}}})
+	acc, err := st.UpdateBranding(context.Background(), a.AccountID, store.BrandingUpdate{DisplayName: new("Nordlicht Outdoor"),
+		ReplyTo: new("care@nordlicht.example")})
+	require.NoError(t, err)
 	c, err := st.LoadInviteContent(context.Background(), id)
 	require.NoError(t, err)
 	assert.Equal(t, store.InviteContent{
 		EventID: id, AccountID: a.AccountID, Email: "Jane@Example.com", FirstName: "Jane", LastName: "Doe",
 		Mobile: "+43 660 1234567", Locale: "de_AT",
 		Products: []store.InviteProduct{{Name: "Shoe", URL: "https://shop.example/s", ImageURL: "https://cdn.example/s.png"}},
+		Account:  acc,
 	}, c)
+	assert.Equal(t, "Nordlicht Outdoor", c.Account.Brand().DisplayName)
+	assert.Equal(t, "care@nordlicht.example", c.Account.Brand().ReplyTo)
 
 	_, err = st.LoadInviteContent(context.Background(), store.NewID("evt"))
 	assert.ErrorIs(t, err, store.ErrNotFound)

@@ -31,8 +31,11 @@ type InviteSetting struct {
 	DelayFrom             string               // DelayFrom…
 	SendWindow            *schedule.SendWindow // nil: any time
 	MinDaysBetweenInvites int
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
+	// ReminderDelay is the wait from the invite's sending to its reminder
+	// (ISO 8601, as sent); "" means no reminder.
+	ReminderDelay string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // InviteSettingFilter narrows ListInviteSettings; "" does not filter.
@@ -53,17 +56,18 @@ type inviteSettingRow struct {
 	DelayFrom             string        `db:"delay_from"`
 	SendWindow            []byte        `db:"send_window"`
 	MinDaysBetweenInvites int           `db:"min_days_between_invites"`
+	ReminderDelay         string        `db:"reminder_delay"`
 	CreatedAt             time.Time     `db:"created_at"`
 	UpdatedAt             time.Time     `db:"updated_at"`
 }
 
 const inviteSettingColumns = `id, account_id, channel_id, event_type_id, active, medium, delay, delay_from,
-	send_window, min_days_between_invites, created_at, updated_at`
+	send_window, min_days_between_invites, COALESCE(reminder_delay, '') AS reminder_delay, created_at, updated_at`
 
 func (r inviteSettingRow) setting() (InviteSetting, error) {
 	is := InviteSetting{ID: r.ID, AccountID: r.AccountID, ChannelID: r.ChannelID, EventTypeID: r.EventTypeID,
 		Active: r.Active, Medium: r.Medium, Delay: r.Delay, DelayFrom: r.DelayFrom,
-		MinDaysBetweenInvites: r.MinDaysBetweenInvites, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		MinDaysBetweenInvites: r.MinDaysBetweenInvites, ReminderDelay: r.ReminderDelay, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.SendWindow != nil {
 		is.SendWindow = new(schedule.SendWindow)
 		if err := json.Unmarshal(r.SendWindow, is.SendWindow); err != nil {
@@ -152,10 +156,10 @@ func (s *Store) UpdateInviteSetting(ctx context.Context, accountID, id string, a
 		next.UpdatedAt = s.Now()
 		if _, err := tx.ExecContext(ctx, `UPDATE invite_settings
 			SET active = $3, medium = $4, delay = $5, delay_from = $6, send_window = $7,
-			    min_days_between_invites = $8, updated_at = $9
+			    min_days_between_invites = $8, reminder_delay = NULLIF($9, ''), updated_at = $10
 			WHERE account_id = $1 AND id = $2`,
 			accountID, id, next.Active, next.Medium, next.Delay, next.DelayFrom, window,
-			next.MinDaysBetweenInvites, next.UpdatedAt); err != nil {
+			next.MinDaysBetweenInvites, next.ReminderDelay, next.UpdatedAt); err != nil {
 			return fmt.Errorf("update invite setting: %w", err)
 		}
 		out = next
@@ -178,5 +182,5 @@ func (s *Store) InviteSettingFor(ctx context.Context, accountID, channelID, even
 func sameMutable(a, b InviteSetting) bool {
 	sameWindow := (a.SendWindow == nil) == (b.SendWindow == nil) && (a.SendWindow == nil || *a.SendWindow == *b.SendWindow)
 	return sameWindow && a.Active == b.Active && a.Medium == b.Medium && a.Delay == b.Delay &&
-		a.DelayFrom == b.DelayFrom && a.MinDaysBetweenInvites == b.MinDaysBetweenInvites
+		a.DelayFrom == b.DelayFrom && a.MinDaysBetweenInvites == b.MinDaysBetweenInvites && a.ReminderDelay == b.ReminderDelay
 }

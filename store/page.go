@@ -39,7 +39,7 @@ func DecodeCursor(s string) (Cursor, error) {
 		return Cursor{}, ErrBadCursor
 	}
 	ts, id, ok := strings.Cut(string(raw), "|")
-	if !ok || id == "" || len(id) > 64 {
+	if !ok || id == "" || len(id) > 320 { // an id, or an address (suppressions)
 		return Cursor{}, ErrBadCursor
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)

@@ -3,8 +3,10 @@
 // HTML part.
 //
 // Each locale is one file, invite/<locale>.tmpl (en, de_AT, …), that
-// defines the subject and the phrases of the invite; the shared layouts
-// invite/layout.txt and invite/layout.html arrange them. The same locale
+// defines the subject and the phrases of the invite and of its reminder,
+// each with and without the shop's name; the shared layouts
+// invite/layout.txt and invite/layout.html arrange them, and
+// invite/layout.common picks the phrase for the variant at hand. The same locale
 // file is parsed by text/template for the text part and by html/template
 // for the HTML part, so everything the customer sent (names, product
 // names, image URLs) is escaped for the context it lands in. A locale
@@ -17,10 +19,14 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"io/fs"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
 	texttemplate "text/template"
+	"unicode"
+
+	"github.com/touchpoint/touchpoint/brand"
 )
 
 //go:embed invite
@@ -41,6 +47,16 @@ type Data struct {
 	FirstName   string // "" gets a polite greeting without a name
 	Products    []Product
 	FeedbackURL string
+	// Brand names the shop in the subject, the greeting and the footer,
+	// shows its logo (https only) and colours the button where the
+	// colour stays readable (brand.Palette). Without a display name the
+	// invite reads as before, naming no shop.
+	Brand brand.Brand
+	// UnsubscribeURL, when set, is offered in the footer of both parts.
+	UnsubscribeURL string
+	// Reminder renders the reminder: its own subject and first lines,
+	// the same feedback link.
+	Reminder bool
 }
 
 // Message is a rendered invite.
@@ -60,7 +76,10 @@ type Set struct {
 // view is Data as the templates see it.
 type view struct {
 	Data
-	Lang string // BCP 47 language tag for <html lang>
+	Lang    string        // BCP 47 language tag for <html lang>
+	Shop    string        // the shop's display name, trimmed; "" for none
+	LogoURL string        // the logo when it is an https URL, else ""
+	Palette brand.Palette // where the shop's colour may go
 }
 
 // New parses the embedded templates.
@@ -70,6 +89,10 @@ func New() (*Set, error) {
 		return nil, err
 	}
 	htmlLayout, err := files.ReadFile("invite/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	common, err := files.ReadFile("invite/layout.common")
 	if err != nil {
 		return nil, err
 	}
@@ -87,10 +110,16 @@ func New() (*Set, error) {
 			sources = []string{"invite/" + lang + ".tmpl", name}
 		}
 		t, err := texttemplate.New(locale).Option("missingkey=error").Parse(string(textLayout))
+		if err == nil {
+			_, err = t.Parse(string(common))
+		}
 		if err != nil {
 			return nil, err
 		}
 		h, err := htmltemplate.New(locale).Option("missingkey=error").Parse(string(htmlLayout))
+		if err == nil {
+			_, err = h.Parse(string(common))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -138,12 +167,21 @@ func (s *Set) Pick(locale string) string {
 	return DefaultLocale
 }
 
-// Render renders the invite in the locale Pick chooses.
+// Render renders the invite, or with d.Reminder its reminder, in the
+// locale Pick chooses.
 func (s *Set) Render(locale string, d Data) (Message, error) {
 	locale = s.Pick(locale)
-	v := view{Data: d, Lang: strings.ReplaceAll(locale, "_", "-")}
+	v := view{
+		Data:    d,
+		Lang:    strings.ReplaceAll(locale, "_", "-"),
+		Shop:    oneLine(d.Brand.DisplayName),
+		Palette: d.Brand.Palette(),
+	}
+	if u, err := url.Parse(d.Brand.LogoURL); err == nil && u.Scheme == "https" && u.Host != "" {
+		v.LogoURL = d.Brand.LogoURL
+	}
 	var subject, text, html bytes.Buffer
-	if err := s.text[locale].ExecuteTemplate(&subject, "subject", v); err != nil {
+	if err := s.text[locale].ExecuteTemplate(&subject, "the-subject", v); err != nil {
 		return Message{}, err
 	}
 	if err := s.text[locale].ExecuteTemplate(&text, "text", v); err != nil {
@@ -156,13 +194,14 @@ func (s *Set) Render(locale string, d Data) (Message, error) {
 }
 
 // oneLine makes a header value: control characters (a CR/LF smuggled in
-// through a name) become spaces, runs of spaces one.
+// through a name) become spaces, runs of spaces one. Other white space,
+// such as the no-break space French puts before "?", is kept.
 func oneLine(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
 	}, s)
-	return strings.Join(strings.Fields(s), " ")
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' }), " ")
 }

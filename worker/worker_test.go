@@ -106,8 +106,10 @@ func TestInviteEndToEnd(t *testing.T) {
 	assert.Equal(t, invite.Skipped, res.Status)
 	assert.Equal(t, invite.RecentlyInvited, res.Reason)
 
-	// A refused address fails the invite and the run; ops retry it with a
-	// new run (Retry: true) once the address works.
+	// A refused address fails the invite and the run, and goes on the
+	// account's suppression list (bounced). A retry does not lift that:
+	// the new run (Retry: true) ends skipped, until the shop lifts the
+	// suppression.
 	other := eventfixture.NewAccount(t, db, eventfixture.Setting{Delay: "P1D"})
 	in = workflows.InviteInput{EventID: other.Event(t, eventfixture.Event{}), AccountID: other.AccountID,
 		EventTypeID: other.EventTypeID, ChannelID: other.ChannelID}
@@ -122,7 +124,15 @@ func TestInviteEndToEnd(t *testing.T) {
 	in.Retry = true
 	_, res, err = run(in)
 	require.NoError(t, err)
-	assert.Equal(t, invite.Sent, res.Status)
-	assert.Equal(t, 2, res.Attempts)
+	assert.Equal(t, invite.Skipped, res.Status)
+	assert.Equal(t, invite.Suppressed, res.Reason)
+	assert.Len(t, srv.Messages(), 1)
+
+	require.NoError(t, acts.Store.DeleteSuppression(t.Context(), other.AccountID, "jane.doe@example.com"))
+	in = workflows.InviteInput{EventID: other.Event(t, eventfixture.Event{}), AccountID: other.AccountID,
+		EventTypeID: other.EventTypeID, ChannelID: other.ChannelID}
+	_, res, err = run(in)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, res.Status, "once lifted, the address gets invites again")
 	assert.Len(t, srv.Messages(), 2)
 }

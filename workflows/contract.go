@@ -43,6 +43,8 @@ type InviteResult struct {
 	SentAt       time.Time     `json:"sentAt,omitzero"`
 	Attempts     int           `json:"attempts"`
 	LastError    string        `json:"lastError,omitempty"`
+	// Reminder is the reminder's state once one is planned.
+	Reminder *invite.Reminder `json:"reminder,omitempty"`
 }
 
 // CancelSignal is the signal that cancels a waiting invite. The API sends
@@ -52,6 +54,17 @@ type InviteResult struct {
 // A cancel request from the UI ("Cancel workflow") is handled alike and
 // ends the run as Cancelled.
 const CancelSignal = "cancel"
+
+// ReviewSignal tells a waiting reminder that the customer has reviewed:
+// the API sends it when it stores a review, and the reminder is then not
+// sent. The send step checks PostgreSQL as well, so a lost signal cannot
+// cause a reminder after a review.
+const ReviewSignal = "review-received"
+
+// ReviewReceived is the input of ReviewSignal.
+type ReviewReceived struct {
+	ReviewID string
+}
 
 // CancelRequest is the input of CancelSignal. The workflow does not read
 // it (a signal from the UI may carry anything, or nothing); Source shows
@@ -64,6 +77,9 @@ type CancelRequest struct {
 // reason, through the worker's metrics handler (in Prometheus with the
 // SDK's labels: touchpoint_invites{status="sent",reason="",…}).
 const InvitesMetric = "touchpoint_invites"
+
+// RemindersMetric counts the reminders that ended, by status and reason.
+const RemindersMetric = "touchpoint_reminders"
 
 // StatusQuery answers with an InviteResult: the invite's state so far.
 // While the send is retried, the pending activity in the Temporal UI shows

@@ -90,11 +90,13 @@ type inviteRun struct {
 	opts   Options
 	state  InviteResult // what the status query answers
 	cancel workflow.ReceiveChannel
+	review workflow.ReceiveChannel
 }
 
 func (w *inviteRun) setup(ctx workflow.Context) error {
 	w.state = InviteResult{Status: invite.Pending}
 	w.cancel = workflow.GetSignalChannel(ctx, CancelSignal)
+	w.review = workflow.GetSignalChannel(ctx, ReviewSignal)
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (InviteResult, error) { return w.state, nil }); err != nil {
 		return err
 	}
@@ -146,7 +148,11 @@ func (w *inviteRun) run(ctx workflow.Context) (InviteResult, error) {
 	case cancelled:
 		return w.cancelled(ctx, false)
 	}
-	return w.send(ctx)
+	res, err := w.send(ctx)
+	if err != nil || res.Status != invite.Sent {
+		return res, err
+	}
+	return w.remind(ctx)
 }
 
 // wait sleeps until at on a durable timer; a cancel signal ends it early.
@@ -177,19 +183,8 @@ func (w *inviteRun) send(ctx workflow.Context) (InviteResult, error) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	w.update(ctx, invite.State{Status: invite.Sending, ScheduledFor: timePtr(w.state.ScheduledFor),
 		Attempts: w.state.Attempts, LastError: w.state.LastError})
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    w.opts.SendTimeout,
-		ScheduleToCloseTimeout: w.opts.SendGiveUpAfter,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    w.opts.SendInitialInterval,
-			BackoffCoefficient: 2,
-			MaximumInterval:    w.opts.SendMaxInterval,
-			MaximumAttempts:    w.opts.SendMaxAttempts,
-		},
-		Summary: "send the invite",
-	})
 	var st invite.State
-	err := workflow.ExecuteActivity(actx, SendInviteActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &st)
+	err := workflow.ExecuteActivity(w.sendOptions(ctx, "send the invite"), SendInviteActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &st)
 	if err == nil {
 		return w.finish(ctx, st)
 	}
@@ -213,6 +208,22 @@ func (w *inviteRun) send(ctx workflow.Context) (InviteResult, error) {
 		return InviteResult{}, ferr
 	}
 	return w.finish(ctx, st)
+}
+
+// sendOptions are the options of a send activity: bounded attempts,
+// retried with back-off until the send gives up.
+func (w *inviteRun) sendOptions(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    w.opts.SendTimeout,
+		ScheduleToCloseTimeout: w.opts.SendGiveUpAfter,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    w.opts.SendInitialInterval,
+			BackoffCoefficient: 2,
+			MaximumInterval:    w.opts.SendMaxInterval,
+			MaximumAttempts:    w.opts.SendMaxAttempts,
+		},
+		Summary: summary,
+	})
 }
 
 // skip records a skipped invite.
@@ -267,7 +278,7 @@ func (w *inviteRun) finish(ctx workflow.Context, st invite.State) (InviteResult,
 // attribute and the current details.
 func (w *inviteRun) update(ctx workflow.Context, st invite.State) {
 	prev := w.state.Status
-	w.state = InviteResult{Status: st.Status, Reason: st.Reason, Attempts: st.Attempts, LastError: st.LastError}
+	w.state = InviteResult{Status: st.Status, Reason: st.Reason, Attempts: st.Attempts, LastError: st.LastError, Reminder: w.state.Reminder}
 	if st.ScheduledFor != nil {
 		w.state.ScheduledFor = st.ScheduledFor.UTC()
 	}
@@ -307,6 +318,18 @@ func details(r InviteResult) string {
 	}
 	if r.LastError != "" && r.Status != invite.Sent {
 		s += "\n\nLast error: " + r.LastError
+	}
+	if rem := r.Reminder; rem != nil {
+		switch {
+		case rem.Status == invite.Scheduled && rem.ScheduledFor != nil:
+			s += "\nReminder scheduled for " + rem.ScheduledFor.UTC().Format(layout)
+		case rem.Status == invite.Sent && rem.SentAt != nil:
+			s += "\nReminder sent at " + rem.SentAt.UTC().Format(layout)
+		case rem.Status == invite.Skipped:
+			s += "\nReminder skipped: " + string(rem.Reason)
+		default:
+			s += "\nReminder " + string(rem.Status)
+		}
 	}
 	return s
 }

@@ -31,9 +31,13 @@ func input() workflows.InviteInput {
 	return workflows.InviteInput{EventID: eventID, AccountID: "acc-1", EventTypeID: "ety-1", ChannelID: "chl-1", CustomerReference: "C-42"}
 }
 
+// newEnv is a test environment whose sent invites have no reminder (the
+// setting asks for none); reminder tests use newEnvWith and plan their own.
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	return newEnvWith(t, workflows.Options{})
+	env := newEnvWith(t, workflows.Options{})
+	env.OnActivity(a.LoadReminderPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(invite.ReminderPlan{}, nil).Maybe()
+	return env
 }
 
 func newEnvWith(t *testing.T, opts workflows.Options) *testsuite.TestWorkflowEnvironment {
@@ -368,6 +372,7 @@ func TestRetriesExhausted(t *testing.T) {
 	// The test environment caps unlimited attempts at 10; lift the cap so
 	// that the 24 h give-up time is what ends the send, as in production.
 	env := newEnvWith(t, workflows.Options{SendMaxAttempts: 1000})
+	env.OnActivity(a.LoadReminderPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(invite.ReminderPlan{}, nil).Maybe()
 	start := env.Now()
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: start, Delay: "PT0S"}))

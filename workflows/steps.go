@@ -25,6 +25,21 @@ const (
 	RecordSentActivity = "RecordSent"
 	// SendInvite delivers the invite at most once: invite.State.
 	SendInviteActivity = "SendInvite"
+
+	// LoadReminderPlan (local) reads what the reminder starts from:
+	// invite.ReminderPlan.
+	LoadReminderPlanActivity = "LoadReminderPlan"
+	// MarkReminderScheduled (local) plans the reminder: invite.Reminder.
+	MarkReminderScheduledActivity = "MarkReminderScheduled"
+	// MarkReminderSkipped (local) records a reminder not sent.
+	MarkReminderSkippedActivity = "MarkReminderSkipped"
+	// MarkReminderCancelled (local) records a cancelled reminder.
+	MarkReminderCancelledActivity = "MarkReminderCancelled"
+	// RecordReminderSent (local) records a delivery SendReminder could
+	// not record.
+	RecordReminderSentActivity = "RecordReminderSent"
+	// SendReminder delivers the reminder at most once: invite.Reminder.
+	SendReminderActivity = "SendReminder"
 )
 
 // Application error types of the steps, for the workflow to branch on.
@@ -70,6 +85,12 @@ type MarkFailedInput struct {
 	EventID   string
 	Reason    invite.Reason
 	LastError string
+}
+
+// MarkReminderSkippedInput is why a reminder is not sent.
+type MarkReminderSkippedInput struct {
+	EventID string
+	Reason  invite.Reason
 }
 
 // RecordSentInput is a delivery that SendInvite could not record.

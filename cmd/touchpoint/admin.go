@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/searchattr"
@@ -125,15 +126,30 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 	}
 }
 
+const accountsUsage = `usage:
+  touchpoint accounts create --name N [--json]
+  touchpoint accounts update --account acc-… [--display-name N] [--logo-url https://…] [--brand-color #RRGGBB] [--reply-to shop@example.com] [--json]
+                                  (an empty value clears a field)`
+
 func (env *environment) runAccounts(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "create" {
-		return errors.New("usage: touchpoint accounts create --name N [--json]")
+	if len(args) == 0 {
+		return errors.New(accountsUsage)
 	}
+	switch args[0] {
+	case "create":
+		return env.createAccount(ctx, args[1:])
+	case "update":
+		return env.updateAccount(ctx, args[1:])
+	}
+	return errors.New(accountsUsage)
+}
+
+func (env *environment) createAccount(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("accounts create", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	name := fs.String("name", "", "account name (required)")
 	asJSON := fs.Bool("json", false, `print {"accountId","channelId"}`)
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*name) == "" {
@@ -152,6 +168,51 @@ func (env *environment) runAccounts(ctx context.Context, args []string) error {
 		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": acc.ID, "channelId": ch.ID})
 	}
 	fmt.Fprintf(env.stdout, "account %s created; its default channel is %s\n", acc.ID, ch.ID)
+	return nil
+}
+
+// updateAccount is `accounts update`: the shop's branding (SPEC §11.9),
+// checked as PATCH /account checks it.
+func (env *environment) updateAccount(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("accounts update", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	account := fs.String("account", "", "account id (acc-…, required)")
+	asJSON := fs.Bool("json", false, "print the account as JSON")
+	fields := map[string]*string{}
+	for _, name := range []string{"display-name", "logo-url", "brand-color", "reply-to"} {
+		fs.Func(name, "set "+strings.ReplaceAll(name, "-", " ")+" (\"\" clears it)", func(v string) error {
+			fields[name] = &v
+			return nil
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !store.ValidID("acc", *account) {
+		return errors.New("accounts update: --account must be an account id (acc-…)")
+	}
+	if len(fields) == 0 {
+		return errors.New("accounts update: nothing to change; give --display-name, --logo-url, --brand-color or --reply-to")
+	}
+	u, err := apiserver.BrandingUpdate(fields["display-name"], fields["logo-url"], fields["brand-color"], fields["reply-to"])
+	if err != nil {
+		return fmt.Errorf("accounts update: %w", err)
+	}
+	_, st, err := adminStore(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	acc, err := st.UpdateBranding(ctx, *account, u)
+	if err != nil {
+		return fmt.Errorf("accounts update: account %s: %w", *account, err)
+	}
+	b := acc.Brand()
+	if *asJSON {
+		return json.NewEncoder(env.stdout).Encode(map[string]string{"id": acc.ID, "name": acc.Name, "displayName": b.DisplayName,
+			"logoUrl": b.LogoURL, "brandColor": b.Color, "replyTo": b.ReplyTo})
+	}
+	fmt.Fprintf(env.stdout, "account %s: display name %q, logo %q, colour %q, reply-to %q\n", acc.ID, b.DisplayName, b.LogoURL, b.Color, b.ReplyTo)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -96,17 +97,23 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
+	fb, unsub, err := pageLinks(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	notifier := starter.NewNotifier(st, logger)
 	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m}
 	m.WatchOutbox(st.OutboxBacklog)
 	handler := apiserver.New(apiserver.Options{
-		Store:        st,
-		Auth:         verifier,
-		Logger:       logger,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Workflows:    tc,
-		Notify:       notifier.Poke,
-		Metrics:      m,
+		Store:            st,
+		Auth:             verifier,
+		Logger:           logger,
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		Workflows:        tc,
+		Notify:           notifier.Poke,
+		Metrics:          m,
+		FeedbackLinks:    fb,
+		UnsubscribeLinks: unsub,
 		// Per replica (SPEC §10); bench raises them for its run.
 		RatePerSecond: cfg.RatePerSecond,
 		RateBurst:     cfg.RateBurst,
@@ -187,6 +194,12 @@ func startProcess(ctx context.Context, env *environment, name string, args []str
 		return cfg, nil, err
 	}
 	env.logger.Info("starting", "process", name, "config", cfg)
+	if name != "auth" && !strings.HasPrefix(cfg.BaseURL, "https://") {
+		// Invites carry {base_url}/unsubscribe as their one-click
+		// unsubscribe URL, which RFC 8058 wants on https.
+		env.logger.Warn("TOUCHPOINT_BASE_URL is not https: mailbox providers ignore a one-click unsubscribe (RFC 8058) that is not https",
+			"base_url", cfg.BaseURL)
+	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return cfg, nil, err
@@ -211,11 +224,11 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 	if err != nil {
 		return nil, "", err
 	}
-	links, err := feedback.New(cfg.FeedbackURL, secretkey.Derive(cfg.SecretKey, secretkey.FeedbackLink))
+	fb, unsub, err := pageLinks(cfg)
 	if err != nil {
 		return nil, "", err
 	}
-	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tmpl, Feedback: links, Logger: logger}
+	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tmpl, Feedback: fb, Unsubscribe: unsub, Logger: logger}
 	w := worker.New(tc, acts, worker.Options{Workflow: workflows.Options{
 		SendTimeout:         cfg.SendTimeout,
 		SendInitialInterval: cfg.SendRetryInitial,
@@ -254,4 +267,18 @@ func redactedURL(raw string) string {
 		return "(unparseable)"
 	}
 	return u.Redacted()
+}
+
+// pageLinks makes the signed links of the public pages: the feedback page
+// at TOUCHPOINT_FEEDBACK_URL and the one-click unsubscribe at the API's
+// /unsubscribe, each signed with a key of its own purpose.
+func pageLinks(cfg config.Config) (fb, unsub *feedback.Links, err error) {
+	if fb, err = feedback.New(cfg.FeedbackURL, secretkey.Derive(cfg.SecretKey, secretkey.FeedbackLink)); err != nil {
+		return nil, nil, err
+	}
+	unsubURL := strings.TrimRight(cfg.BaseURL, "/") + apiserver.UnsubscribePath
+	if unsub, err = feedback.New(unsubURL, secretkey.Derive(cfg.SecretKey, secretkey.Unsubscribe)); err != nil {
+		return nil, nil, err
+	}
+	return fb, unsub, nil
 }

@@ -81,6 +81,7 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 		"DATABASE_URL":                        strings.Replace(dbURL, "127.0.0.1:5432", s.pg.Addr(), 1) + "&connect_timeout=2",
 		"TEMPORAL_ADDRESS":                    s.tp.Addr(),
 		"TOUCHPOINT_BASE_URL":                 "http://" + apiLn.Addr().String(),
+		"TOUCHPOINT_FEEDBACK_URL":             "http://" + apiLn.Addr().String() + "/feedback",
 		"TOUCHPOINT_AUTH_URL":                 "http://" + authLn.Addr().String(),
 		"TOUCHPOINT_SMTP_URL":                 s.smtp.URL(),
 		"TOUCHPOINT_SECRET_KEY":               "stack-test-secret-key-0123456789abcdef",

@@ -156,7 +156,7 @@ func (a *Account) Event(tb testing.TB, e Event) string {
 func (a *Account) Set(tb testing.TB, column string, value any) {
 	tb.Helper()
 	switch column {
-	case "active", "medium", "min_days_between_invites":
+	case "active", "medium", "min_days_between_invites", "reminder_delay":
 	default:
 		tb.Fatalf("eventfixture: cannot set %q", column)
 	}

@@ -14,6 +14,7 @@ const (
 	ClientSecret   = "client-secret"    // keyed hash of API client secrets
 	SigningKeySeal = "signing-key-seal" // AES-GCM sealing of the issuer's private keys
 	FeedbackLink   = "feedback-link"    // signature of feedback links
+	Unsubscribe    = "unsubscribe-link" // signature of unsubscribe links (RFC 8058)
 )
 
 // Derive returns the 32-byte key for purpose: HMAC-SHA256 keyed with the

@@ -1,0 +1,279 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
+
+	"github.com/touchpoint/touchpoint/feedback"
+)
+
+// pageResponse is a public page as a browser gets it.
+type pageResponse struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// page sends a request to a public page (no token, no redirects).
+func (e *env) page(t testing.TB, method, target, contentType, body string) pageResponse {
+	t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+target, strings.NewReader(body))
+	require.NoError(t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	res, err := e.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return pageResponse{res.StatusCode, res.Header, string(b)}
+}
+
+// pathOf is the path and query of a signed link, as the API serves it.
+func pathOf(t testing.TB, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	require.NoError(t, err)
+	return u.RequestURI()
+}
+
+// requireHTML checks a public page's status and headers and parses it.
+func requireHTML(t testing.TB, p pageResponse, status int) *html.Node {
+	t.Helper()
+	require.Equal(t, status, p.status, "%s", p.body)
+	assert.Equal(t, "text/html; charset=utf-8", p.header.Get("Content-Type"))
+	assert.Contains(t, p.header.Get("Content-Security-Policy"), "default-src 'none'")
+	assert.Contains(t, p.header.Get("Content-Security-Policy"), "form-action 'self'")
+	assert.Contains(t, p.header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+	assert.Equal(t, "nosniff", p.header.Get("X-Content-Type-Options"))
+	assert.Equal(t, "no-referrer", p.header.Get("Referrer-Policy"))
+	assert.Equal(t, "no-store", p.header.Get("Cache-Control"))
+	doc, err := html.Parse(strings.NewReader(p.body))
+	require.NoError(t, err)
+	return doc
+}
+
+// find returns the elements of doc with the tag whose attributes include attrs.
+func find(doc *html.Node, tag string, attrs map[string]string) []*html.Node {
+	var out []*html.Node
+	for n := range doc.Descendants() {
+		if n.Type != html.ElementNode || n.Data != tag {
+			continue
+		}
+		match := true
+		for k, v := range attrs {
+			if attr(n, k) != v {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// text is the text content of n.
+func text(n *html.Node) string {
+	var b strings.Builder
+	for c := range n.Descendants() {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	}
+	return b.String()
+}
+
+const formType = "application/x-www-form-urlencoded"
+
+// feedbackForm is the body a browser posts from the feedback page, its
+// fields in the form's order.
+func feedbackForm(link, rating, comment string) string {
+	u, _ := url.Parse(link)
+	body := "event=" + url.QueryEscape(u.Query().Get(feedback.ParamEvent)) + "&sig=" + url.QueryEscape(u.Query().Get(feedback.ParamSignature))
+	if rating != "" {
+		body += "&rating=" + url.QueryEscape(rating)
+	}
+	return body + "&comment=" + url.QueryEscape(comment)
+}
+
+func TestFeedbackPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	ev := e.minimalEvent("checkout")
+	ev["defaultLocale"] = "de_AT"
+	ev["products"] = []any{map[string]any{"name": "Wanderschuh <Trail>", "imageUrl": "https://cdn.example/shoe.png"}}
+	id := e.acceptEvent(t, ev)
+	r := e.do(t, http.MethodPatch, "/account", e.token, `{"displayName":"Nordlicht Outdoor"}`)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	link := e.feedbackLinks.URL(id)
+
+	doc := requireHTML(t, e.page(t, http.MethodGet, pathOf(t, link), "", ""), http.StatusOK)
+	assert.Equal(t, "de", attr(find(doc, "html", nil)[0], "lang"), "in the event's language (de_AT → de)")
+	assert.Contains(t, text(doc), "Nordlicht Outdoor", "names the shop")
+	assert.Contains(t, text(doc), "Wanderschuh <Trail>", "names the products (escaped, shown as sent)")
+	form := find(doc, "form", map[string]string{"method": "post", "action": "/feedback"})
+	require.Len(t, form, 1)
+	assert.Len(t, find(form[0], "input", map[string]string{"type": "hidden", "name": "event", "value": id}), 1)
+	assert.Len(t, find(form[0], "input", map[string]string{"type": "radio", "name": "rating"}), 5)
+	assert.Len(t, find(form[0], "textarea", map[string]string{"name": "comment"}), 1)
+	assert.Empty(t, find(doc, "script", nil), "no JavaScript")
+
+	// The answer is stored; the event shows it; a second answer replaces it.
+	hostile := "Great </textarea><script>alert(1)</script> \u202eevil"
+	doc = requireHTML(t, e.page(t, http.MethodPost, "/feedback", formType, feedbackForm(link, "4", hostile)), http.StatusOK)
+	assert.Empty(t, find(doc, "script", nil), "the comment is never markup")
+	reviews, _ := items(t, e.get(t, "/reviews"))
+	require.Len(t, reviews, 1)
+	rev := reviews[0]
+	assert.Equal(t, id, rev["eventId"])
+	assert.Equal(t, 4.0, rev["rating"])
+	assert.Equal(t, hostile, rev["comment"], "stored as sent")
+	assert.Equal(t, "de", rev["locale"])
+	got := e.get(t, "/events/"+id).object(t)["review"].(map[string]any)
+	assert.Equal(t, rev["id"], got["id"])
+	assert.Equal(t, 4.0, got["rating"])
+
+	requireHTML(t, e.page(t, http.MethodPost, "/feedback", formType, feedbackForm(link, "2", "changed my mind")), http.StatusOK)
+	again := e.get(t, "/reviews/"+rev["id"].(string)).object(t)
+	assert.Equal(t, 2.0, again["rating"])
+	assert.Equal(t, "changed my mind", again["comment"])
+	assert.Equal(t, rev["createdAt"], again["createdAt"])
+	assert.GreaterOrEqual(t, again["updatedAt"].(string), rev["updatedAt"].(string))
+	doc = requireHTML(t, e.page(t, http.MethodGet, pathOf(t, link), "", ""), http.StatusOK)
+	assert.Len(t, find(doc, "input", map[string]string{"name": "rating", "value": "2", "checked": ""}), 1, "the form shows the answer so far")
+
+	// Another account sees nothing of it.
+	_, otherToken := e.otherAccount(t)
+	list := e.do(t, http.MethodGet, "/reviews", otherToken, nil)
+	other, _ := items(t, list)
+	assert.Empty(t, other)
+	assert.Equal(t, http.StatusNotFound, e.do(t, http.MethodGet, "/reviews/"+rev["id"].(string), otherToken, nil).status)
+}
+
+func TestFeedbackPageRefusesBadInput(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	id := e.acceptEvent(t, e.minimalEvent("checkout"))
+	link := e.feedbackLinks.URL(id)
+	u, _ := url.Parse(link)
+	sig := u.Query().Get(feedback.ParamSignature)
+
+	for name, target := range map[string]string{
+		"no signature":      "/feedback?event=" + id,
+		"no event":          "/feedback?sig=" + sig,
+		"nothing":           "/feedback",
+		"tampered":          "/feedback?event=" + id + "&sig=" + strings.ToUpper(sig),
+		"another event":     "/feedback?event=evt-00000000-0000-4000-8000-000000000000&sig=" + sig,
+		"unknown event":     pathOf(t, e.feedbackLinks.URL("evt-00000000-0000-4000-8000-000000000000")),
+		"unsubscribe's sig": pathOf(t, strings.Replace(e.unsubscribeLinks.URL(id), "/unsubscribe", "/feedback", 1)),
+	} {
+		doc := requireHTML(t, e.page(t, http.MethodGet, target, "", ""), http.StatusNotFound)
+		assert.NotContains(t, text(doc), id, name+": reveals nothing")
+		assert.Empty(t, find(doc, "form", nil), name)
+	}
+
+	long := strings.Repeat("é", 2001)
+	for name, c := range map[string]struct{ body, field string }{
+		"no rating":        {feedbackForm(link, "", "kept comment"), "rating"},
+		"rating 0":         {feedbackForm(link, "0", "kept comment"), "rating"},
+		"rating 6":         {feedbackForm(link, "6", "kept comment"), "rating"},
+		"rating text":      {feedbackForm(link, "five", "kept comment"), "rating"},
+		"comment too long": {feedbackForm(link, "3", long), "comment"},
+		"not UTF-8":        {strings.Replace(feedbackForm(link, "3", "x"), "comment=x", "comment=%FF%FEkept+comment", 1), "comment"},
+	} {
+		p := e.page(t, http.MethodPost, "/feedback", formType, c.body)
+		doc := requireHTML(t, p, http.StatusBadRequest)
+		assert.NotEmpty(t, find(doc, "form", nil), name+": the form again")
+		if c.field == "rating" {
+			assert.Contains(t, text(find(doc, "textarea", nil)[0]), "kept comment", name+": the comment is kept")
+		}
+	}
+	huge := feedbackForm(link, "3", strings.Repeat("a", 64<<10))
+	requireHTML(t, e.page(t, http.MethodPost, "/feedback", formType, huge), http.StatusBadRequest)
+	requireHTML(t, e.page(t, http.MethodPost, "/feedback", "application/json", `{"rating":5}`), http.StatusBadRequest)
+	requireHTML(t, e.page(t, http.MethodPost, "/feedback", formType, "event=%zz"), http.StatusBadRequest)
+	bad := strings.Replace(feedbackForm(link, "5", ""), "sig=", "sig=x", 1)
+	requireHTML(t, e.page(t, http.MethodPost, "/feedback", formType, bad), http.StatusNotFound)
+
+	reviews, _ := items(t, e.get(t, "/reviews"))
+	assert.Empty(t, reviews, "nothing was stored")
+}
+
+func TestPublicPagesAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var last pageResponse
+	for range 40 {
+		if last = e.page(t, http.MethodGet, "/feedback", "", ""); last.status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	requireHTML(t, last, http.StatusTooManyRequests)
+	assert.NotEmpty(t, last.header.Get("Retry-After"))
+	assert.Equal(t, http.StatusOK, e.get(t, "/event-types").status, "the API's own limit is another")
+}
+
+func TestUnsubscribe(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	ev := e.minimalEvent("checkout")
+	ev["customer"] = map[string]any{"email": "Ann.Lee@Example.com"}
+	id := e.acceptEvent(t, ev)
+	target := pathOf(t, e.unsubscribeLinks.URL(id))
+	listed := func() []map[string]any {
+		list, _ := items(t, e.get(t, "/suppressions"))
+		return list
+	}
+
+	// A link scanner's GET changes nothing: it gets the confirm page.
+	doc := requireHTML(t, e.page(t, http.MethodGet, target, "", ""), http.StatusOK)
+	forms := find(doc, "form", map[string]string{"method": "post"})
+	require.Len(t, forms, 1)
+	assert.Equal(t, target, attr(forms[0], "action"))
+	assert.NotContains(t, text(doc), "Ann.Lee@Example.com", "the address is masked")
+	assert.Empty(t, listed())
+
+	// RFC 8058: the POST exactly as a mailbox provider sends it.
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+target, bytes.NewBufferString("List-Unsubscribe=One-Click"))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := e.srv.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	list := listed()
+	require.Len(t, list, 1)
+	assert.Equal(t, "ann.lee@example.com", list[0]["address"])
+	assert.Equal(t, "unsubscribed", list[0]["reason"])
+	assert.Equal(t, "email", list[0]["medium"])
+
+	requireHTML(t, e.page(t, http.MethodPost, target, formType, "List-Unsubscribe=One-Click"), http.StatusOK)
+	assert.Len(t, listed(), 1, "repeating it is harmless")
+
+	// The feedback link's signature does not unsubscribe.
+	fb := pathOf(t, strings.Replace(e.feedbackLinks.URL(id), "/feedback", "/unsubscribe", 1))
+	requireHTML(t, e.page(t, http.MethodPost, fb, formType, "List-Unsubscribe=One-Click"), http.StatusNotFound)
+	requireHTML(t, e.page(t, http.MethodPost, "/unsubscribe?event="+id, formType, ""), http.StatusNotFound)
+}

@@ -1,0 +1,150 @@
+package apiserver
+
+import (
+	"errors"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/sms"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// suppressionJSON is an entry of the suppression list (SPEC §11.4).
+type suppressionJSON struct {
+	Address   string                   `json:"address"`
+	Medium    invite.Medium            `json:"medium"`
+	Reason    invite.SuppressionReason `json:"reason"`
+	CreatedAt timestamp                `json:"createdAt"`
+}
+
+func suppressionOut(x store.Suppression) suppressionJSON {
+	return suppressionJSON{Address: x.Address, Medium: x.Medium, Reason: x.Reason, CreatedAt: timestamp(x.CreatedAt)}
+}
+
+// suppressionIn is POST /suppressions.
+type suppressionIn struct {
+	Address string                    `json:"address" required:"true"`
+	Reason  *invite.SuppressionReason `json:"reason"`
+}
+
+// maxAddress is the longest address accepted: an email's path limit.
+const maxAddress = 254
+
+// lowerAddress is an email address as the suppression list keeps it.
+func lowerAddress(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// NormalizeAddress makes an address the suppression list's key — an email
+// in lower case, or a mobile number in E.164 — or says what is wrong with
+// it (the third result; "" when nothing is). A number must be given in
+// E.164 ("+4915112345678"): without a country there is no telling whose
+// national number it is. The admin CLI's import uses it too.
+func NormalizeAddress(raw string) (address string, medium invite.Medium, problem string) {
+	a := strings.TrimSpace(raw)
+	switch {
+	case a == "":
+		return "", "", "is required"
+	case len(a) > maxAddress:
+		return "", "", "must be at most 254 characters"
+	case strings.Contains(a, "@"):
+		p, err := mail.ParseAddress(a)
+		if err != nil || p.Name != "" || p.Address != a {
+			return "", "", "must be an email address (name@example.com) or a mobile number in E.164 (+4915112345678)"
+		}
+		return lowerAddress(a), invite.Email, ""
+	case strings.HasPrefix(a, "+"):
+		n, err := sms.NormalizeMobile(a, "")
+		if err != nil {
+			return "", "", "must be a valid mobile number in E.164 (+4915112345678)"
+		}
+		return n, invite.SMS, ""
+	}
+	return "", "", "must be an email address (name@example.com) or a mobile number in E.164 (+4915112345678)"
+}
+
+func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "reason", "address")
+	f := store.SuppressionFilter{Reason: invite.SuppressionReason(q.get("reason"))}
+	if f.Reason != "" {
+		if msg := oneOf(f.Reason, invite.SuppressionReasons()...); msg != "" {
+			q.fail("reason", msg)
+		}
+	}
+	if v := q.get("address"); v != "" {
+		addr, _, msg := NormalizeAddress(v)
+		if msg != "" {
+			q.fail("address", msg)
+		}
+		f.Address = addr
+	}
+	p := q.pageOf(func(id string) bool { _, _, msg := NormalizeAddress(id); return msg == "" })
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	xs, next, err := s.store.ListSuppressions(r.Context(), accountID(r), f, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newList(xs, next, suppressionOut))
+}
+
+// createSuppression puts an address on the list: 201, or 200 with the
+// entry unchanged when it is there already.
+func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
+	var in suppressionIn
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var errs fieldErrors
+	addr, medium, msg := NormalizeAddress(in.Address)
+	errs.check("address", msg)
+	reason := invite.Manual
+	if in.Reason != nil {
+		reason = *in.Reason
+		errs.check("reason", oneOf(reason, invite.SuppressionReasons()...))
+	}
+	if err := errs.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	x, created, err := s.store.AddSuppression(r.Context(), accountID(r), addr, medium, reason, "")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/suppressions/"+url.PathEscape(x.Address))
+	}
+	writeJSON(w, status, suppressionOut(x))
+}
+
+// deleteSuppression lifts a suppression: 204, or 404 when there is none.
+// The path segment may be percent-escaped or literal; emails match
+// case-insensitively.
+func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
+	raw := mux.Vars(r)["address"]
+	addr, _, msg := NormalizeAddress(raw)
+	if msg != "" {
+		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
+		return
+	}
+	err := s.store.DeleteSuppression(r.Context(), accountID(r), addr)
+	if errors.Is(err, store.ErrNotFound) {
+		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

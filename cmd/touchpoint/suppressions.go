@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+const suppressionsUsage = `usage:
+  touchpoint suppressions import --account acc-… [--reason manual|unsubscribed|bounced|complained] FILE
+      FILE holds one address a line (an email, or a mobile number in E.164); "-" reads standard input.
+      Blank lines and lines starting with # are skipped; addresses already on the list stay as they are.`
+
+func (env *environment) runSuppressions(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "import" {
+		return errors.New(suppressionsUsage)
+	}
+	fs := flag.NewFlagSet("suppressions import", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	account := fs.String("account", "", "account id (acc-…, required)")
+	reason := fs.String("reason", string(invite.Manual), "reason of the imported entries")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	switch {
+	case !store.ValidID("acc", *account):
+		return errors.New("suppressions import: --account must be an account id (acc-…)")
+	case !invite.SuppressionReason(*reason).Valid():
+		return fmt.Errorf("suppressions import: unknown reason %q (manual, unsubscribed, bounced or complained)", *reason)
+	case fs.NArg() != 1:
+		return errors.New(suppressionsUsage)
+	}
+	in, err := openInput(fs.Arg(0))
+	if err != nil {
+		return fmt.Errorf("suppressions import: %w", err)
+	}
+	defer in.Close()
+	_, st, err := adminStore(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	if _, err := st.Account(ctx, *account); err != nil {
+		return fmt.Errorf("suppressions import: account %s: %w", *account, err)
+	}
+	n, err := importSuppressions(ctx, st, *account, invite.SuppressionReason(*reason), in, env.stderr)
+	fmt.Fprintf(env.stdout, "%d added, %d already listed, %d refused\n", n.added, n.existing, n.refused)
+	return err
+}
+
+// importCounts is what an import did.
+type importCounts struct{ added, existing, refused int }
+
+// importSuppressions adds every address of in, one a line. An address
+// that is not one is reported on errs with its line number and skipped;
+// each entry commits on its own, so an interrupted import can be run again.
+func importSuppressions(ctx context.Context, st *store.Store, account string, reason invite.SuppressionReason,
+	in io.Reader, errs io.Writer) (importCounts, error) {
+	var n importCounts
+	sc := bufio.NewScanner(in)
+	for line := 1; sc.Scan(); line++ {
+		raw := strings.TrimSpace(sc.Text())
+		if raw == "" || strings.HasPrefix(raw, "#") {
+			continue
+		}
+		addr, medium, problem := apiserver.NormalizeAddress(raw)
+		if problem != "" {
+			fmt.Fprintf(errs, "line %d: address %s\n", line, problem)
+			n.refused++
+			continue
+		}
+		_, created, err := st.AddSuppression(ctx, account, addr, medium, reason, "")
+		if err != nil {
+			return n, fmt.Errorf("line %d: %w", line, err)
+		}
+		if created {
+			n.added++
+		} else {
+			n.existing++
+		}
+	}
+	return n, sc.Err()
+}
+
+// openInput opens a named file, or standard input for "-".
+func openInput(name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(os.Stdin), nil
+	}
+	return os.Open(name)
+}

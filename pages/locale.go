@@ -1,0 +1,123 @@
+package pages
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+//go:embed locales/*.json
+var localeFiles embed.FS
+
+// DefaultLocale is the last fallback and must exist.
+const DefaultLocale = "en"
+
+// loadTexts reads locales/*.json and checks that every locale has
+// exactly the keys of DefaultLocale.
+func loadTexts() (map[string]map[string]string, error) {
+	names, err := fs.Glob(localeFiles, "locales/*.json")
+	if err != nil {
+		return nil, err
+	}
+	texts := map[string]map[string]string{}
+	for _, name := range names {
+		b, err := localeFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]string
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("locale %s: %w", name, err)
+		}
+		texts[strings.TrimSuffix(path.Base(name), ".json")] = m
+	}
+	def := texts[DefaultLocale]
+	if def == nil {
+		return nil, fmt.Errorf("locale %s: %w", DefaultLocale, fs.ErrNotExist)
+	}
+	for locale, m := range texts {
+		for k := range def {
+			if _, ok := m[k]; !ok {
+				return nil, fmt.Errorf("locale %s lacks key %q", locale, k)
+			}
+		}
+		for k := range m {
+			if _, ok := def[k]; !ok {
+				return nil, fmt.Errorf("locale %s has key %q that %s lacks", locale, k, DefaultLocale)
+			}
+		}
+	}
+	return texts, nil
+}
+
+// Locales lists the locales the pages speak, sorted.
+func (p *Pages) Locales() []string {
+	var ls []string
+	for l := range p.texts {
+		ls = append(ls, l)
+	}
+	slices.Sort(ls)
+	return ls
+}
+
+// Pick chooses the texts for a locale exactly as the invite emails do:
+// the exact locale ("de_AT", also written "de-at"), else its language
+// ("de"), else English.
+func (p *Pages) Pick(locale string) string {
+	lang, region, _ := strings.Cut(strings.ReplaceAll(strings.TrimSpace(locale), "-", "_"), "_")
+	lang, region = strings.ToLower(lang), strings.ToUpper(region)
+	if region != "" && p.texts[lang+"_"+region] != nil {
+		return lang + "_" + region
+	}
+	if p.texts[lang] != nil {
+		return lang
+	}
+	return DefaultLocale
+}
+
+// AcceptLanguage picks a locale from a browser's Accept-Language header,
+// for the pages that know no event (NotFound, BadRequest): the first
+// language by preference that Pick has, else DefaultLocale.
+func (p *Pages) AcceptLanguage(header string) string {
+	type choice struct {
+		tag string
+		q   float64
+	}
+	var cs []choice
+	for _, part := range strings.Split(header, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				continue
+			}
+			q = f
+		}
+		if tag == "" || tag == "*" || q == 0 {
+			continue
+		}
+		cs = append(cs, choice{tag, q})
+	}
+	slices.SortStableFunc(cs, func(a, b choice) int {
+		switch {
+		case a.q > b.q:
+			return -1
+		case a.q < b.q:
+			return 1
+		}
+		return 0
+	})
+	for _, c := range cs {
+		lang, _, _ := strings.Cut(strings.ReplaceAll(c.tag, "-", "_"), "_")
+		if p.texts[strings.ToLower(lang)] != nil {
+			return p.Pick(c.tag)
+		}
+	}
+	return DefaultLocale
+}

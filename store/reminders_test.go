@@ -1,0 +1,104 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+func TestReminderLifecycle(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	sentAt := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	sent := func() string { return a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: sentAt}) }
+
+	// No reminder configured: nothing to plan.
+	id := sent()
+	p, err := st.LoadReminderPlan(ctx, id)
+	require.NoError(t, err)
+	assert.Empty(t, p.Delay)
+
+	a.Set(t, "reminder_delay", "P3D")
+	p, err = st.LoadReminderPlan(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, "P3D", p.Delay)
+	assert.Equal(t, sentAt, p.Plan.ReceivedAt, "counted from the sending")
+	pending, err := st.LoadReminderPlan(ctx, a.Event(t, eventfixture.Event{Status: invite.Scheduled}))
+	require.NoError(t, err)
+	assert.Empty(t, pending.Delay, "only a sent invite gets a reminder")
+
+	at := sentAt.Add(72 * time.Hour)
+	rem, err := st.MarkReminderScheduled(ctx, id, at)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Reminder{Status: invite.Scheduled, ScheduledFor: &at}, rem)
+
+	// The claim: a review first skips it.
+	_, _, err = st.SaveReview(ctx, id, 5, "", "en")
+	require.NoError(t, err)
+	c, err := st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.False(t, c.Send)
+	assert.Equal(t, invite.Skipped, c.Reminder.Status)
+	assert.Equal(t, invite.Reviewed, c.Reminder.Reason)
+
+	// A suppressed address skips it; the throttle does not apply.
+	id = sent()
+	_, err = st.MarkReminderScheduled(ctx, id, at)
+	require.NoError(t, err)
+	c, err = st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send, "minDaysBetweenInvites does not block a reminder")
+	assert.Equal(t, "jane.doe@example.com", c.Address)
+	c, err = st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.False(t, c.Send, "a claim that finds the mark of a crashed send does not send again")
+	assert.Equal(t, invite.DeliveryUncertain, c.Reminder.Reason)
+	rem, err = st.FinishReminderSend(ctx, id, store.SendOutcome{SentAt: at})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, rem.Status, "a delivery wins over delivery_uncertain")
+
+	id = sent()
+	_, err = st.MarkReminderScheduled(ctx, id, at)
+	require.NoError(t, err)
+	_, _, err = st.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, "")
+	require.NoError(t, err)
+	c, err = st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Suppressed, c.Reminder.Reason)
+}
+
+func TestCancelStopsAPendingReminder(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now()})
+
+	_, err := st.CancelInvite(ctx, a.AccountID, id)
+	assert.ErrorIs(t, err, store.ErrInviteState, "a sent invite without a reminder cannot be cancelled")
+
+	_, err = st.MarkReminderScheduled(ctx, id, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	e, err := st.CancelInvite(ctx, a.AccountID, id)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, e.InviteStatus, "the invite stays sent")
+	assert.Equal(t, "cancelled", e.ReminderStatus.String)
+	_, err = st.CancelInvite(ctx, a.AccountID, id)
+	assert.NoError(t, err, "cancelling again is fine")
+
+	c, err := st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	assert.False(t, c.Send, "a cancelled reminder is never sent")
+	rem, err := st.MarkReminderScheduled(ctx, id, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, invite.Cancelled, rem.Status, "a late plan does not revive it")
+}

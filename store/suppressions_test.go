@@ -1,0 +1,141 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+func TestSuppressionList(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a, b := account(eventfixture.Setting{}), account(eventfixture.Setting{})
+
+	x, created, err := st.AddSuppression(ctx, a.AccountID, "ann@example.com", invite.Email, invite.Manual, "")
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, store.Suppression{AccountID: a.AccountID, Address: "ann@example.com", Medium: invite.Email,
+		Reason: invite.Manual, CreatedAt: x.CreatedAt}, x)
+	again, created, err := st.AddSuppression(ctx, a.AccountID, "ann@example.com", invite.Email, invite.Bounced, "")
+	require.NoError(t, err)
+	assert.False(t, created, "an existing entry is left as it is")
+	assert.Equal(t, x, again)
+
+	_, _, err = st.AddSuppression(ctx, a.AccountID, "+4915112345678", invite.SMS, invite.Unsubscribed, "")
+	require.NoError(t, err)
+	_, _, err = st.AddSuppression(ctx, b.AccountID, "bob@example.com", invite.Email, invite.Manual, "")
+	require.NoError(t, err)
+
+	all, next, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{}, store.Page{Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	require.NotNil(t, next)
+	assert.Equal(t, "+4915112345678", all[0].Address, "newest first")
+	rest, next, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{}, store.Page{Limit: 1, After: next})
+	require.NoError(t, err)
+	assert.Nil(t, next)
+	require.Len(t, rest, 1)
+	assert.Equal(t, "ann@example.com", rest[0].Address)
+
+	byReason, _, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{Reason: invite.Unsubscribed}, store.Page{})
+	require.NoError(t, err)
+	require.Len(t, byReason, 1)
+	assert.Equal(t, invite.SMS, byReason[0].Medium)
+	byAddress, _, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{Address: "ANN@example.com"}, store.Page{})
+	require.NoError(t, err)
+	assert.Len(t, byAddress, 1, "emails match case-insensitively")
+
+	// Tenant isolation: b's entry is invisible to a, and a cannot lift it.
+	none, _, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{Address: "bob@example.com"}, store.Page{})
+	require.NoError(t, err)
+	assert.Empty(t, none)
+	assert.ErrorIs(t, st.DeleteSuppression(ctx, a.AccountID, "bob@example.com"), store.ErrNotFound)
+
+	require.NoError(t, st.DeleteSuppression(ctx, a.AccountID, "ann@example.com"))
+	assert.ErrorIs(t, st.DeleteSuppression(ctx, a.AccountID, "ann@example.com"), store.ErrNotFound)
+	_, err = st.Suppression(ctx, b.AccountID, "bob@example.com")
+	assert.NoError(t, err)
+}
+
+// TestSuppressionOutlivesItsEvent: a suppression is not customer data tied
+// to an event (SPEC §11.4): deleting the event keeps it, and retrying the
+// invite whose refusal made it does not lift it.
+func TestSuppressionOutlivesItsEvent(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
+	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send)
+	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Reason: invite.Rejected, Error: "550 5.1.1 unknown user",
+		Suppress: invite.Bounced, Address: c.Address})
+	require.NoError(t, err)
+	x, err := st.Suppression(ctx, a.AccountID, "jane.doe@example.com")
+	require.NoError(t, err)
+	assert.Equal(t, invite.Bounced, x.Reason)
+	require.NotNil(t, x.EventID)
+	assert.Equal(t, id, *x.EventID)
+
+	_, err = st.RetryInvite(ctx, a.AccountID, id)
+	require.NoError(t, err)
+	_, err = st.Suppression(ctx, a.AccountID, "jane.doe@example.com")
+	require.NoError(t, err, "a retry never lifts a suppression")
+
+	_, err = st.DB().ExecContext(ctx, `DELETE FROM events WHERE id = $1`, id)
+	require.NoError(t, err)
+	_, err = st.Suppression(ctx, a.AccountID, "jane.doe@example.com")
+	assert.NoError(t, err, "deleting the event keeps its suppression")
+}
+
+// TestSuppressionRacesAClaim: an unsubscribe and a send to the same
+// address, started together many times. Whichever wins, no send is
+// claimed after the suppression committed: a claim that sends took the
+// address lock first, so the suppression's time is never before it.
+func TestSuppressionRacesAClaim(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{MinDays: 0})
+	sent, suppressed := 0, 0
+	for i := range 40 {
+		email := "racer" + string(rune('a'+i%26)) + time.Now().Format("150405.000000000") + "@example.com"
+		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
+		var (
+			wg    sync.WaitGroup
+			claim store.Claim
+			sup   store.Suppression
+			cerr  error
+			serr  error
+		)
+		wg.Add(2)
+		go func() { defer wg.Done(); claim, cerr = st.ClaimInviteSend(ctx, id, store.ClaimOptions{}) }()
+		go func() {
+			defer wg.Done()
+			sup, _, serr = st.AddSuppression(ctx, a.AccountID, email, invite.Email, invite.Unsubscribed, "")
+		}()
+		wg.Wait()
+		require.NoError(t, cerr)
+		require.NoError(t, serr)
+		if !claim.Send {
+			assert.Equal(t, invite.Suppressed, claim.State.Reason)
+			suppressed++
+			continue
+		}
+		sent++
+		var claimedAt time.Time
+		require.NoError(t, st.DB().GetContext(ctx, &claimedAt, `SELECT updated_at FROM events WHERE id = $1`, id))
+		assert.False(t, sup.CreatedAt.Before(claimedAt), "a send was claimed after the suppression of its address")
+	}
+	t.Logf("%d sends claimed first, %d suppressed first", sent, suppressed)
+}

@@ -1,0 +1,150 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/schedule"
+)
+
+// reminderChange is the workflow.GetVersion change ID of the reminder
+// (SPEC §11.3): runs that sent their invite before it existed end there.
+const reminderChange = "reminder"
+
+// remind runs the reminder phase of a run whose invite is sent: it plans
+// the reminder from the setting (none configured: the run ends), waits
+// for its time — or for a review or a cancel, which end it — and sends it
+// at most once. The invite stays sent whatever happens here.
+func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
+	if workflow.GetVersion(ctx, reminderChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return w.state, nil
+	}
+	if ctx.Err() != nil {
+		return w.state, nil // the run was asked to cancel while it sent: no reminder
+	}
+	// Cancels that came while the invite was being sent were for the
+	// invite, which went out: they do not cancel a reminder planned now.
+	w.dropLateCancels(ctx)
+
+	var plan invite.ReminderPlan
+	if err := workflow.ExecuteLocalActivity(w.local(ctx), LoadReminderPlanActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &plan); err != nil {
+		return w.reminderStopped(ctx, err)
+	}
+	if plan.Delay == "" {
+		return w.state, nil
+	}
+	now := workflow.Now(ctx)
+	var at time.Time
+	resolve := func(workflow.Context) any { return schedule.SendTime(now, plan.Plan) }
+	if err := workflow.SideEffect(ctx, resolve).Get(&at); err != nil {
+		return w.state, err
+	}
+	rem, err := w.reminderStep(ctx, MarkReminderScheduledActivity, MarkScheduledInput{EventID: w.in.EventID, ScheduledFor: at})
+	if err != nil {
+		return w.reminderStopped(ctx, err)
+	}
+	if rem.Status != invite.Scheduled {
+		return w.reminderDone(ctx, rem) // cancelled by the API meanwhile
+	}
+	w.setReminder(ctx, rem)
+
+	timerCtx, stopTimer := workflow.WithCancel(ctx)
+	defer stopTimer()
+	var (
+		timerErr          error
+		reviewed, stopped bool
+	)
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, at.Sub(workflow.Now(ctx)), workflow.TimerOptions{Summary: "until the reminder"}),
+		func(f workflow.Future) { timerErr = f.Get(ctx, nil) })
+	sel.AddReceive(w.review, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		reviewed = true
+	})
+	sel.AddReceive(w.cancel, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		stopped = true
+	})
+	sel.Select(ctx)
+	switch {
+	case reviewed:
+		rem, err = w.reminderStep(ctx, MarkReminderSkippedActivity, MarkReminderSkippedInput{EventID: w.in.EventID, Reason: invite.Reviewed})
+	case stopped:
+		rem, err = w.reminderStep(ctx, MarkReminderCancelledActivity, EventInput{EventID: w.in.EventID})
+	case timerErr != nil:
+		return w.reminderStopped(ctx, timerErr)
+	default:
+		rem, err = w.sendReminder(ctx)
+	}
+	if err != nil {
+		return w.state, err
+	}
+	return w.reminderDone(ctx, rem)
+}
+
+// sendReminder runs the reminder's send activity with the invite's retry
+// policy and records the outcome; a reminder that cannot be delivered in
+// time is skipped (the run does not fail: its invite was sent).
+func (w *inviteRun) sendReminder(ctx workflow.Context) (invite.Reminder, error) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	var rem invite.Reminder
+	err := workflow.ExecuteActivity(w.sendOptions(ctx, "send the reminder"), SendReminderActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &rem)
+	if err == nil {
+		return rem, nil
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == ErrTypeSentUnrecorded {
+		var d SentUnrecorded
+		if derr := appErr.Details(&d); derr == nil {
+			return w.reminderStep(ctx, RecordReminderSentActivity, RecordSentInput{EventID: w.in.EventID, SentAt: d.SentAt})
+		}
+	}
+	workflow.GetLogger(ctx).Warn("reminder not sent", "error", err)
+	return w.reminderStep(ctx, MarkReminderSkippedActivity, MarkReminderSkippedInput{EventID: w.in.EventID, Reason: invite.RetriesExhausted})
+}
+
+// reminderStopped handles an error of the reminder phase: a cancel request
+// of the run cancels the reminder and ends the run Cancelled.
+func (w *inviteRun) reminderStopped(ctx workflow.Context, err error) (InviteResult, error) {
+	if !temporal.IsCanceledError(err) {
+		return w.state, err
+	}
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	rem, serr := w.reminderStep(ctx, MarkReminderCancelledActivity, EventInput{EventID: w.in.EventID})
+	if serr != nil {
+		return w.state, serr
+	}
+	res, _ := w.reminderDone(ctx, rem)
+	return res, temporal.NewCanceledError()
+}
+
+// reminderDone publishes the reminder's final state.
+func (w *inviteRun) reminderDone(ctx workflow.Context, rem invite.Reminder) (InviteResult, error) {
+	w.setReminder(ctx, rem)
+	if rem.Status != "" {
+		workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"status": string(rem.Status), "reason": string(rem.Reason)}).
+			Counter(RemindersMetric).Inc(1)
+	}
+	return w.state, nil
+}
+
+// setReminder publishes the reminder's state to the status query and the
+// current details.
+func (w *inviteRun) setReminder(ctx workflow.Context, rem invite.Reminder) {
+	if rem.Status == "" {
+		return
+	}
+	w.state.Reminder = &rem
+	workflow.SetCurrentDetails(ctx, details(w.state))
+}
+
+// reminderStep runs a database step of the reminder as a local activity.
+func (w *inviteRun) reminderStep(ctx workflow.Context, activity string, in any) (invite.Reminder, error) {
+	var rem invite.Reminder
+	err := workflow.ExecuteLocalActivity(w.local(ctx), activity, in).Get(ctx, &rem)
+	return rem, err
+}

@@ -1,0 +1,148 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// reminderRun is an invite sent at once, whose setting asks for a
+// reminder after delay within window.
+type reminderRun struct {
+	env    *testsuite.TestWorkflowEnvironment
+	r      *recorder
+	sentAt time.Time
+	// remindAt is what MarkReminderScheduled was asked for.
+	remindAt time.Time
+}
+
+func newReminderRun(t *testing.T, delay string, window *schedule.SendWindow, start ...time.Time) *reminderRun {
+	t.Helper()
+	env := newEnvWith(t, workflows.Options{})
+	if len(start) > 0 {
+		env.SetStartTime(start[0])
+	}
+	rr := &reminderRun{env: env, r: &recorder{env: env}}
+	rr.r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	rr.r.markScheduled()
+	rr.r.send(func(now time.Time) (invite.State, error) {
+		rr.sentAt = now
+		return sent(now)
+	})
+	env.OnActivity(a.LoadReminderPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
+		func(context.Context, workflows.EventInput) (invite.ReminderPlan, error) {
+			return invite.ReminderPlan{Delay: delay, Plan: schedule.Plan{ReceivedAt: rr.sentAt, TransactionDate: rr.sentAt,
+				Delay: delay, DelayFrom: "event", SendWindow: window}}, nil
+		}).Once()
+	env.OnActivity(a.MarkReminderScheduled, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.MarkScheduledInput) (invite.Reminder, error) {
+			rr.remindAt = in.ScheduledFor
+			return invite.Reminder{Status: invite.Scheduled, ScheduledFor: &in.ScheduledFor}, nil
+		}).Once()
+	return rr
+}
+
+func TestReminderSentAfterItsDelay(t *testing.T) {
+	t.Parallel()
+	rr := newReminderRun(t, "P3D", nil)
+	var remindedAt time.Time
+	rr.env.OnActivity(a.SendReminder, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
+		func(context.Context, workflows.EventInput) (invite.Reminder, error) {
+			remindedAt = rr.env.Now()
+			return invite.Reminder{Status: invite.Sent, SentAt: &remindedAt}, nil
+		}).Once()
+	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, rr.env)
+	assert.Equal(t, invite.Sent, res.Status)
+	require.NotNil(t, res.Reminder)
+	assert.Equal(t, invite.Sent, res.Reminder.Status)
+	assert.True(t, rr.sentAt.Add(72*time.Hour).Equal(rr.remindAt), "sent time + the reminder delay: %s", rr.remindAt)
+	assert.WithinDuration(t, rr.remindAt, remindedAt, time.Second, "sent when the timer fired")
+}
+
+func TestReminderMovedIntoTheSendWindow(t *testing.T) {
+	t.Parallel()
+	rr := newReminderRun(t, "PT1H", &schedule.SendWindow{Start: "09:00", End: "17:00", TimeZone: "UTC"}, at("2026-06-01T16:30:00Z"))
+	rr.env.OnActivity(a.SendReminder, mock.Anything, mock.Anything).Return(invite.Reminder{Status: invite.Sent}, nil).Once()
+	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
+	result(t, rr.env)
+	assert.True(t, at("2026-06-02T09:00:00Z").Equal(rr.remindAt), "17:30 is outside 09–17: the next opening, not %s", rr.remindAt)
+}
+
+func TestReviewBeforeTheReminderSkipsIt(t *testing.T) {
+	t.Parallel()
+	rr := newReminderRun(t, "P3D", nil)
+	rr.env.RegisterDelayedCallback(func() {
+		rr.env.SignalWorkflow(workflows.ReviewSignal, workflows.ReviewReceived{ReviewID: "rev-1"})
+	}, 24*time.Hour)
+	rr.env.OnActivity(a.MarkReminderSkipped, mock.Anything,
+		workflows.MarkReminderSkippedInput{EventID: eventID, Reason: invite.Reviewed}).Return(
+		invite.Reminder{Status: invite.Skipped, Reason: invite.Reviewed}, nil).Once()
+	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, rr.env)
+	require.NotNil(t, res.Reminder)
+	assert.Equal(t, invite.Skipped, res.Reminder.Status)
+	assert.Equal(t, invite.Reviewed, res.Reminder.Reason)
+	rr.env.AssertActivityNotCalled(t, "SendReminder", mock.Anything, mock.Anything)
+}
+
+func TestCancelStopsTheReminder(t *testing.T) {
+	t.Parallel()
+	rr := newReminderRun(t, "P3D", nil)
+	rr.env.RegisterDelayedCallback(func() {
+		rr.env.SignalWorkflow(workflows.CancelSignal, workflows.CancelRequest{Source: "api"})
+	}, 24*time.Hour)
+	rr.env.OnActivity(a.MarkReminderCancelled, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
+		invite.Reminder{Status: invite.Cancelled}, nil).Once()
+	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, rr.env)
+	assert.Equal(t, invite.Sent, res.Status, "the invite stays sent")
+	require.NotNil(t, res.Reminder)
+	assert.Equal(t, invite.Cancelled, res.Reminder.Status)
+	rr.env.AssertActivityNotCalled(t, "SendReminder", mock.Anything, mock.Anything)
+}
+
+func TestReminderThatCannotBeDeliveredIsSkipped(t *testing.T) {
+	t.Parallel()
+	rr := newReminderRun(t, "P1D", nil)
+	rr.env.OnActivity(a.SendReminder, mock.Anything, mock.Anything).Return(invite.Reminder{},
+		temporal.NewNonRetryableApplicationError("rejected", workflows.ErrTypeRejected, nil)).Once()
+	rr.env.OnActivity(a.MarkReminderSkipped, mock.Anything,
+		workflows.MarkReminderSkippedInput{EventID: eventID, Reason: invite.RetriesExhausted}).Return(
+		invite.Reminder{Status: invite.Skipped, Reason: invite.RetriesExhausted}, nil).Once()
+	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, rr.env)
+	assert.Equal(t, invite.Sent, res.Status, "a lost reminder does not fail the run: the invite was sent")
+	assert.Equal(t, invite.Skipped, res.Reminder.Status)
+}
+
+func TestReminderCancelledBeforeItWasPlanned(t *testing.T) {
+	t.Parallel()
+	env := newEnvWith(t, workflows.Options{})
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.markScheduled()
+	r.send(sent)
+	env.OnActivity(a.LoadReminderPlan, mock.Anything, mock.Anything).Return(invite.ReminderPlan{Delay: "P1D",
+		Plan: schedule.Plan{ReceivedAt: env.Now(), Delay: "P1D", DelayFrom: "event"}}, nil).Once()
+	env.OnActivity(a.MarkReminderScheduled, mock.Anything, mock.Anything).Return(invite.Reminder{Status: invite.Cancelled}, nil).Once()
+	env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+	res := result(t, env)
+	assert.Equal(t, invite.Cancelled, res.Reminder.Status, "the API cancelled it between the send and the plan")
+	env.AssertActivityNotCalled(t, "SendReminder", mock.Anything, mock.Anything)
+}

@@ -28,19 +28,27 @@ build-prod:
 run: build
 	./$(BIN) dev
 
-# Every test. Packages whose tests embed the Temporal server run without
-# -race: rebuilding the server with the race detector costs many minutes
-# and instruments code that is not ours; all other packages run with -race.
+# Every test, every package of ours under -race. No test links the
+# Temporal server (rebuilding it with the race detector would cost many
+# minutes and instrument code that is not ours): tests that need one start
+# a dev server in a helper process (internal/testtemporal), and tests of
+# whole processes run the touchpoint binary (internal/testbin). Both
+# binaries are built once here, without -race. cmd/touchpoint's tests are
+# built with -tags nodev, so they leave out `dev` and its embedded server;
+# `dev` itself is tested through the real binary. devtemporal, whose one
+# job is to embed the server, runs without -race.
+TEST_BIN          := $(CURDIR)/bin/touchpoint
+TEST_TEMPORAL_BIN := $(CURDIR)/bin/testtemporal-server
+
 test:
 	@set -e; \
-	embedded=$$($(GO) list -test -f '{{.ImportPath}} {{join .Deps " "}}' ./... \
-		| awk '/ go\.temporal\.io\/server\// {print $$1}' | sort -u); \
-	all=$$($(GO) list ./...); \
-	race=$$(printf '%s\n' $$all | grep -vxF -f <(printf '%s\n' $$embedded) || true); \
-	plain=$$(printf '%s\n' $$all | grep -xF -f <(printf '%s\n' $$embedded) || true); \
+	$(GO) build -o $(TEST_BIN) ./cmd/touchpoint; \
+	$(GO) build -o $(TEST_TEMPORAL_BIN) ./internal/testtemporal/testtemporal-server; \
+	export TOUCHPOINT_TEST_BIN=$(TEST_BIN) TOUCHPOINT_TEST_TEMPORAL_BIN=$(TEST_TEMPORAL_BIN); \
+	race=$$($(GO) list ./... | grep -vx 'github.com/touchpoint/touchpoint/devtemporal'); \
 	status=0; \
-	if [ -n "$$race" ]; then $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $$race || status=1; fi; \
-	if [ -n "$$plain" ]; then $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$plain || status=1; fi; \
+	$(GO) test -race -tags nodev -count=1 -timeout $(TEST_TIMEOUT) $$race || status=1; \
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./devtemporal/ || status=1; \
 	$(MAKE) --no-print-directory fuzz || status=1; \
 	exit $$status
 
@@ -57,7 +65,8 @@ fuzz:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags nodev ./cmd/touchpoint
+	$(GO) vet -tags nodev ./...
+	$(GO) vet -tags record ./internal/recordhistory/
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run $(WORKFLOWCHECK) ./workflows/...
 

@@ -24,9 +24,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/touchpoint/touchpoint/devtemporal"
 	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/starter"
@@ -34,8 +34,9 @@ import (
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
-// temporalAddr is the frontend of the package's in-process Temporal
-// server. Tests share it and keep apart by their own databases, accounts
+// temporalAddr is the frontend of the package's Temporal server (a dev
+// server in a helper process, so the tests run under -race without
+// linking it). Tests share it and keep apart by their own databases, accounts
 // and (random) event IDs. No worker runs: started workflows stay open
 // until a test terminates them.
 var temporalAddr string
@@ -45,17 +46,13 @@ func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 func runTests(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, err := devtemporal.Start(ctx, devtemporal.Config{
-		SearchAttributes: workflows.SearchAttributes(),
-		Logger:           slog.New(slog.NewTextHandler(os.Stderr, nil)),
-		LogLevel:         slog.LevelError,
-	})
+	srv, err := testtemporal.New(ctx, testtemporal.Options{SearchAttributes: workflows.SearchAttributes(), LogLevel: "error"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start temporal:", err)
 		return 1
 	}
 	defer srv.Stop()
-	temporalAddr = srv.FrontendAddress()
+	temporalAddr = srv.Address()
 	return m.Run()
 }
 

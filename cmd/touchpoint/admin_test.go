@@ -1,5 +1,3 @@
-//go:build !nodev
-
 package main
 
 import (
@@ -15,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/authserver"
-	"github.com/touchpoint/touchpoint/devtemporal"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -35,10 +33,8 @@ func runCLI(t *testing.T, vars map[string]string, args ...string) (string, error
 
 func TestMigrateRegistersSearchAttributesOnce(t *testing.T) {
 	t.Parallel()
-	temporal, err := devtemporal.Start(context.Background(), devtemporal.Config{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	require.NoError(t, err)
-	t.Cleanup(func() { temporal.Stop() })
-	vars := map[string]string{"DATABASE_URL": testdb.NewURL(t), "TEMPORAL_ADDRESS": temporal.FrontendAddress()}
+	temporal := testtemporal.Start(t, testtemporal.Options{LogLevel: "error"})
+	vars := map[string]string{"DATABASE_URL": testdb.NewURL(t), "TEMPORAL_ADDRESS": temporal.Address()}
 
 	out, err := runCLI(t, vars, "migrate")
 	require.NoError(t, err)

@@ -1,5 +1,3 @@
-//go:build !nodev
-
 package main
 
 import (
@@ -11,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/testbin"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -118,15 +118,12 @@ func TestCrashBeforeSend(t *testing.T) {
 // process is a touchpoint command running as a child process of the test
 // binary (see TestMain), so a test can kill it with SIGKILL.
 type process struct {
-	t    testing.TB
-	name string
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	// stdin stays open while the test runs; the child exits when it ends
-	// (TestMain), so a test binary that dies without its cleanup leaves
-	// no worker behind.
-	stdin io.WriteCloser
-	done  chan struct{} // closed when it has exited
+	t      testing.TB
+	name   string
+	cmd    *exec.Cmd
+	out    *lockedBuffer // everything it printed
+	stderr *lockedBuffer // its logs alone
+	done   chan struct{} // closed when it has exited
 }
 
 // startProcess runs `touchpoint <args>` with the stack's configuration
@@ -136,17 +133,16 @@ func (s *stack) startProcess(args ...string) *process {
 	return startChild(s.t, s.processEnv(), args...)
 }
 
-// startChild runs the test binary as `touchpoint args…` in env; the
-// process is killed when the test ends.
+// startChild runs the touchpoint binary (internal/testbin: the one `make
+// test` built, with `dev`) as `touchpoint args…` in env; the process is
+// killed when the test ends, and by the kernel if the test process dies.
 func startChild(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{t: t, name: strings.Join(args, " "), out: &lockedBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], args...)
-	p.cmd.Env = append(env, runMainEnv+"=1")
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	var err error
-	p.stdin, err = p.cmd.StdinPipe()
-	require.NoError(t, err)
+	p := &process{t: t, name: strings.Join(args, " "), out: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(testbin.Touchpoint(t), args...)
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = p.out, io.MultiWriter(p.out, p.stderr)
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, p.cmd.Start())
 	go func() {
 		err := p.cmd.Wait() // "signal: killed" after kill
@@ -211,7 +207,7 @@ func (s *stack) processEnv() []string {
 func childEnv(vars map[string]string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(config.Variables, k) && k != runMainEnv {
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(config.Variables, k) {
 			env = append(env, kv)
 		}
 	}

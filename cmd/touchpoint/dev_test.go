@@ -1,13 +1,9 @@
-//go:build !nodev
-
 package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -54,38 +50,25 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// devRun is one `touchpoint dev` process run in-process.
+// devRun is one `touchpoint dev` process: the real binary, as a newcomer
+// runs it. logs are its JSON logs (stderr), apart from the banner.
 type devRun struct {
-	stdout, logs *lockedBuffer
-	cancel       context.CancelFunc
-	done         chan error
+	p    *process
+	logs *lockedBuffer
 }
 
 func startDev(t *testing.T, vars map[string]string) *devRun {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &devRun{stdout: &lockedBuffer{}, logs: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
-	env := &environment{stdout: r.stdout, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
-		logger: slog.New(slog.NewJSONHandler(r.logs, nil))}
-	go func() { r.done <- run(ctx, env, []string{"dev"}) }()
-	t.Cleanup(func() { r.stop(t) })
-	return r
+	p := startChild(t, childEnv(vars), "dev")
+	return &devRun{p: p, logs: p.stderr}
 }
 
-// stop is Ctrl-C: every part must stop cleanly and run must return nil.
+// stop is Ctrl-C: every part must stop cleanly and the process exit 0.
 func (r *devRun) stop(t *testing.T) {
 	t.Helper()
-	if r.cancel == nil {
-		return
-	}
-	r.cancel()
-	r.cancel = nil
-	select {
-	case err := <-r.done:
-		assert.NoError(t, err, "dev must stop cleanly; logs:\n%s", r.logs)
-	case <-time.After(time.Minute):
-		t.Fatal("dev did not stop within a minute")
-	}
+	require.NoError(t, r.p.cmd.Process.Signal(os.Interrupt))
+	r.p.waitExited()
+	assert.Equal(t, 0, r.p.cmd.ProcessState.ExitCode(), "dev must stop cleanly; output:\n%s", r.logs)
 }
 
 var exportLine = regexp.MustCompile(`export CLIENT_ID=(\S+) CLIENT_SECRET=(\S+) CHANNEL_ID=(\S+)`)
@@ -96,12 +79,11 @@ func (r *devRun) credentials(t *testing.T) (clientID, secret, channelID string) 
 	var m []string
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		select {
-		case err := <-r.done:
-			r.cancel = nil
-			require.FailNow(t, "dev stopped", "error %v; logs:\n%s", err, r.logs)
+		case <-r.p.done:
+			require.FailNow(t, "dev stopped", "%v; output:\n%s", r.p.cmd.ProcessState, r.logs)
 		default:
 		}
-		m = exportLine.FindStringSubmatch(r.stdout.String())
+		m = exportLine.FindStringSubmatch(r.p.out.String())
 		assert.NotNil(c, m)
 	}, 2*time.Minute, 50*time.Millisecond)
 	return m[1], m[2], m[3]

@@ -1,5 +1,3 @@
-//go:build !nodev
-
 package main
 
 import (
@@ -19,10 +17,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/touchpoint/touchpoint/config"
-	"github.com/touchpoint/touchpoint/devtemporal"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
@@ -31,8 +29,9 @@ import (
 
 // stack is the production topology in one test process: the issuer, the
 // API (with its outbox starter) and the worker, wired exactly as the
-// commands wire them, against a fresh PostgreSQL database, an in-process
-// Temporal server and a real SMTP listener. PostgreSQL and Temporal are
+// commands wire them, against a fresh PostgreSQL database, a Temporal dev
+// server (in a helper process, see internal/testtemporal) and a real SMTP
+// listener. PostgreSQL and Temporal are
 // reached through TCP proxies, so tests can cut them off.
 type stack struct {
 	t        *testing.T // nil in a benchmark: helpers that need it are for tests only
@@ -63,16 +62,13 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 	require.NoError(t, err)
 
 	logs := &lockedBuffer{}
-	temporal, err := devtemporal.Start(ctx, devtemporal.Config{SearchAttributes: workflows.SearchAttributes(),
-		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	require.NoError(t, err)
-	t.Cleanup(func() { temporal.Stop() })
+	temporal := testtemporal.Start(t, testtemporal.Options{SearchAttributes: workflows.SearchAttributes(), LogLevel: "error", Stderr: logs})
 
 	tt, _ := t.(*testing.T)
 	s := &stack{t: tt, tb: t, logs: logs, running: map[string]func(){},
 		smtp: smtptest.Start(t, smtptest.Options{}),
 		pg:   tcpproxy.Start(t, "127.0.0.1:5432"),
-		tp:   tcpproxy.Start(t, temporal.FrontendAddress())}
+		tp:   tcpproxy.Start(t, temporal.Address())}
 	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	authLn, err := net.Listen("tcp", "127.0.0.1:0")

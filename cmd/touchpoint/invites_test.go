@@ -18,7 +18,9 @@ func TestInvitesShowAndRetryCLI(t *testing.T) {
 	s.eventType(c, "checkout")
 	vars := map[string]string{"DATABASE_URL": s.cfg.DatabaseURL, "TEMPORAL_ADDRESS": s.cfg.TemporalAddress}
 
-	s.smtp.FailRCPT(2, 550) // the mail server refuses both recipients, permanently
+	// The mail server refuses both messages for good. (A refused address
+	// would be suppressed, and its retry skipped: that is tested in store.)
+	s.smtp.FailDATA(2, 554)
 	refs := []string{s.accept(c, s.event("checkout", "a@example.com")), s.accept(c, s.event("checkout", "b@example.com"))}
 	s.waitStatus(c, "failed", refs...)
 	for _, ref := range refs {

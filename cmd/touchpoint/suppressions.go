@@ -18,7 +18,7 @@ import (
 const suppressionsUsage = `usage:
   touchpoint suppressions import --account acc-… [--reason manual|unsubscribed|bounced|complained] FILE
       FILE holds one address a line (an email, or a mobile number in E.164); "-" reads standard input.
-      Blank lines and lines starting with # are skipped; addresses already on the list stay as they are.`
+      Blank lines and lines starting with # are skipped; addresses already on the list stay as they are`
 
 func (env *environment) runSuppressions(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "import" {

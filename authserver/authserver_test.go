@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -43,8 +45,8 @@ type fixture struct {
 }
 
 // newFixture starts an issuer on a fresh database with one built-in and
-// one linked external client.
-func newFixture(t *testing.T) *fixture {
+// one linked external client; configure may change its options.
+func newFixture(t *testing.T, configure ...func(*authserver.Options)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{st: store.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC))}
@@ -62,6 +64,9 @@ func newFixture(t *testing.T) *fixture {
 	f.url = "http://" + ts.Listener.Addr().String()
 	f.opts = authserver.Options{Store: f.st, Issuer: f.url, Audience: audience, SecretKey: secretKey,
 		Now: f.clock.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	for _, c := range configure {
+		c(&f.opts)
+	}
 	f.srv, err = authserver.New(ctx, f.opts)
 	require.NoError(t, err)
 	ts.Config.Handler = f.srv
@@ -316,7 +321,8 @@ func TestTokenFailureRateLimit(t *testing.T) {
 		resp, body := f.post(t, wrong.Encode(), nil)
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
 	}
-	// The client's bucket is empty: even the right secret waits.
+	// This client's bucket at this address is empty: even the right
+	// secret waits, here.
 	resp, body := f.post(t, f.form().Encode(), nil)
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
 	assert.Equal(t, "slow_down", body["error"])
@@ -341,6 +347,99 @@ func TestTokenFailureRateLimit(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
 	assert.Equal(t, "slow_down", body["error"])
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+}
+
+// from makes a request come from addr, as a trusted proxy in front of
+// the issuer reports it.
+func from(addr string) func(*http.Request) {
+	return func(r *http.Request) { r.Header.Set("X-Forwarded-For", addr) }
+}
+
+func TestKnowingAClientIDDoesNotLockItsOwnerOut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *authserver.Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	wrong := f.form()
+	wrong.Set("client_secret", "wrong")
+	const attacker, owner = "198.51.100.66", "203.0.113.10"
+	for range 10 {
+		resp, body := f.post(t, wrong.Encode(), from(attacker))
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	}
+	resp, body := f.post(t, f.form().Encode(), from(attacker))
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body, "the guesser's address waits")
+
+	// The owner, at another address, is not held back by the guesser.
+	resp, body = f.post(t, f.form().Encode(), from(owner))
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	// Nor is another host of the attacker's neighbourhood, but the rest of
+	// an IPv6 /64 counts as the same address.
+	for range 10 {
+		resp, body := f.post(t, wrong.Encode(), from("2001:db8:1:2::1"))
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	}
+	resp, body = f.post(t, f.form().Encode(), from("2001:db8:1:2::ffff"))
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body, "same /64")
+	resp, body = f.post(t, f.form().Encode(), from("2001:db8:1:3::1"))
+	require.Equal(t, http.StatusOK, resp.StatusCode, body, "another /64")
+}
+
+func TestForwardedForIsIgnoredFromUntrustedPeers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t) // no trusted proxies
+	wrong := f.form()
+	wrong.Set("client_secret", "wrong")
+	// A guesser cannot pick a fresh address per attempt with the header:
+	// every attempt counts against the peer address.
+	for i := range 10 {
+		resp, body := f.post(t, wrong.Encode(), from(fmt.Sprintf("198.51.100.%d", i)))
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	}
+	resp, body := f.post(t, wrong.Encode(), from("198.51.100.200"))
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
+}
+
+func TestMalformedClientIDsAreNotKeptOrLogged(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	f := newFixture(t, func(o *authserver.Options) {
+		o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
+	wrong := f.form()
+	wrong.Set("client_secret", "wrong")
+	resp, body := f.post(t, wrong.Encode(), from("203.0.113.1"))
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+
+	const marker = "forged-log-line"
+	for i := range 40 {
+		junk := f.form()
+		junk.Set("client_id", fmt.Sprintf("x%d\n{\"level\":\"ERROR\",\"msg\":\"%s\"}", i, marker))
+		resp, body := f.post(t, junk.Encode(), from(fmt.Sprintf("198.51.100.%d", i)))
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+		assert.Equal(t, "invalid_client", body["error"])
+	}
+	pairs, addrs := authserver.LimiterSizes(f.srv)
+	assert.Equal(t, 1, pairs, "only the well-formed client id became a key")
+	assert.Equal(t, 41, addrs, "each address still counts its failures")
+	assert.NotContains(t, logs.String(), marker, "a malformed client id is never logged")
+	assert.Contains(t, logs.String(), f.client.ClientID, "a well-formed one is")
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestDiscoveryAndJWKS(t *testing.T) {

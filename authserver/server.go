@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/clientip"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -43,6 +45,9 @@ type Options struct {
 	KeyRotation    time.Duration // age at which a new signing key takes over; 30 days
 	ReloadInterval time.Duration // how often Run re-reads keys and checks rotation; 30s
 	MaxBodyBytes   int64         // token request body limit; 8 KiB
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client address that failed attempts are limited by.
+	TrustedProxies []netip.Prefix
 
 	Logger *slog.Logger     // default slog.Default()
 	Now    func() time.Time // default time.Now; tests inject a clock
@@ -52,7 +57,7 @@ type Options struct {
 func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) Options {
 	return Options{Store: st, Issuer: cfg.AuthURL, Audience: cfg.BaseURL, SecretKey: cfg.SecretKey,
 		TokenLifetime: cfg.TokenMaxLifetime, IdleTimeout: cfg.TokenIdleTimeout,
-		KeyRotation: cfg.SigningKeyRotation, Logger: logger}
+		KeyRotation: cfg.SigningKeyRotation, TrustedProxies: cfg.TrustedProxies, Logger: logger}
 }
 
 // Server is the issuer: an http.Handler plus a Run loop that keeps its
@@ -63,6 +68,7 @@ type Server struct {
 	dummyHash []byte // compared against for unknown clients, to spend the same time
 	keys      *keys
 	failures  *failureLimits
+	clients   clientip.Resolver // finds the address failed attempts count against
 	mux       *http.ServeMux
 	log       *slog.Logger
 }
@@ -106,7 +112,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			// Another replica may sign with a superseded key until its
 			// next reload; allow two reloads and a minute of clock skew.
 			retain: opts.TokenLifetime + 2*opts.ReloadInterval + time.Minute},
-		failures: newFailureLimits(),
+		failures: newFailureLimits(maxLimitEntries),
+		clients:  clientip.New(opts.TrustedProxies),
 		mux:      http.NewServeMux(),
 		log:      opts.Logger,
 	}

@@ -533,7 +533,12 @@ func TestConcurrentStartsShareOneKey(t *testing.T) {
 	}
 }
 
-func TestRotate(t *testing.T) {
+// lead is how long a new key is published before it signs with the
+// default options: one JWKS refresh (5m), one reload (30s) and the
+// JWKS's max-age (1m).
+const lead = 5*time.Minute + 30*time.Second + time.Minute
+
+func TestRotatePublishesBeforeSigning(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
@@ -543,14 +548,31 @@ func TestRotate(t *testing.T) {
 	stale, err := authserver.New(ctx, f.opts)
 	require.NoError(t, err)
 
-	require.NoError(t, f.srv.Rotate(ctx))
-	require.NotEqual(t, oldKID, f.srv.CurrentKeyID())
+	info, err := f.srv.Rotate(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, authserver.KeyPending, info.State)
+	assert.True(t, info.Usable)
+	assert.Equal(t, info.CreatedAt.Add(lead), info.ActiveFrom)
+
+	// Published at once, but the old key still signs: a verifier that
+	// has not refetched the key set yet still knows every new token's kid.
 	set := f.jwks(t)
 	assert.Len(t, set.Keys, 2)
-	hdr, _ := verify(t, set, old)
+	assert.Len(t, set.Key(info.KID), 1)
+	assert.Equal(t, oldKID, f.srv.CurrentKeyID())
+	hdr, _ := verify(t, set, f.token(t))
 	assert.Equal(t, oldKID, hdr.KeyID)
+	f.clock.Advance(info.ActiveFrom.Sub(f.clock.Now()) - time.Millisecond)
 	hdr, _ = verify(t, set, f.token(t))
-	assert.Equal(t, f.srv.CurrentKeyID(), hdr.KeyID)
+	assert.Equal(t, oldKID, hdr.KeyID)
+
+	// One lead after its creation the new key signs.
+	f.clock.Advance(time.Millisecond)
+	assert.Equal(t, info.KID, f.srv.CurrentKeyID())
+	hdr, _ = verify(t, set, f.token(t))
+	assert.Equal(t, info.KID, hdr.KeyID)
+	hdr, _ = verify(t, f.jwks(t), old)
+	assert.Equal(t, oldKID, hdr.KeyID, "tokens of the old key still verify")
 
 	// The stale replica still signs with the old key, which this one
 	// keeps publishing.
@@ -564,12 +586,17 @@ func TestRotate(t *testing.T) {
 		return req
 	}())
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	hdr, _ = verify(t, set, body["access_token"].(string))
+	hdr, _ = verify(t, f.jwks(t), body["access_token"].(string))
 	assert.Equal(t, oldKID, hdr.KeyID)
 
 	// Once no token of the old key can be valid any more (lifetime plus
-	// two reload intervals plus a minute), it is no longer published.
+	// two reload intervals plus a minute after the takeover), it is no
+	// longer published.
 	f.clock.Advance(time.Hour + 2*30*time.Second + time.Minute + time.Second)
+	keys, err := f.srv.Keys(ctx) // reloads, as Run does
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	assert.Equal(t, []authserver.KeyState{authserver.KeySigning, authserver.KeyExpired}, []authserver.KeyState{keys[0].State, keys[1].State})
 	set = f.jwks(t)
 	require.Len(t, set.Keys, 1)
 	assert.Equal(t, f.srv.CurrentKeyID(), set.Keys[0].KeyID)
@@ -591,11 +618,102 @@ func TestRotationByAge(t *testing.T) {
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
 	f.clock.Advance(25 * time.Hour)
-	require.Eventually(t, func() bool { return s.CurrentKeyID() != first }, 10*time.Second, 10*time.Millisecond)
-	keys, err := f.st.SigningKeys(ctx)
+	require.Eventually(t, func() bool {
+		keys, err := f.st.SigningKeys(ctx)
+		return err == nil && len(keys) == 2
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, first, s.CurrentKeyID(), "the new key is published first")
+	f.clock.Advance(5*time.Minute + 10*time.Millisecond + time.Minute)
+	assert.NotEqual(t, first, s.CurrentKeyID())
+	keys, err := s.Keys(ctx)
 	require.NoError(t, err)
-	assert.Len(t, keys, 2, "one new key, however many ticks ran")
-	assert.Len(t, f.jwks(t).Keys, 2, "the old key is still published")
+	require.Len(t, keys, 2, "one new key, however many ticks ran")
+	assert.Equal(t, authserver.KeySigning, keys[0].State)
+	assert.Equal(t, authserver.KeyPublished, keys[1].State, "the old key is still published")
+}
+
+func TestRetire(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	k1 := f.srv.CurrentKeyID()
+	tok1 := f.token(t)
+	k2, err := f.srv.Rotate(ctx)
+	require.NoError(t, err)
+
+	// Retiring the signing key (a compromise) makes the pending key sign
+	// at once, and the retired one is published no more.
+	require.NoError(t, f.srv.Retire(ctx, k1))
+	assert.Equal(t, k2.KID, f.srv.CurrentKeyID())
+	set := f.jwks(t)
+	assert.Empty(t, set.Key(k1))
+	assert.Len(t, set.Key(k2.KID), 1)
+	jws, err := jose.ParseSignedCompact(tok1, []jose.SignatureAlgorithm{jose.RS256})
+	require.NoError(t, err)
+	assert.Equal(t, k1, jws.Signatures[0].Header.KeyID)
+	hdr, _ := verify(t, set, f.token(t))
+	assert.Equal(t, k2.KID, hdr.KeyID)
+	require.NoError(t, f.srv.Retire(ctx, k1), "retiring twice is harmless")
+
+	// With no pending key, retiring the signing key makes a new one that
+	// signs at once.
+	require.NoError(t, f.srv.Retire(ctx, k2.KID))
+	k3 := f.srv.CurrentKeyID()
+	assert.NotContains(t, []string{k1, k2.KID}, k3)
+	set = f.jwks(t)
+	require.Len(t, set.Keys, 1)
+	assert.Equal(t, k3, set.Keys[0].KeyID)
+
+	keys, err := f.srv.Keys(ctx)
+	require.NoError(t, err)
+	states := map[string]authserver.KeyState{}
+	for _, k := range keys {
+		states[k.KID] = k.State
+		if k.State == authserver.KeyRetired {
+			assert.NotNil(t, k.RetiredAt)
+		}
+	}
+	assert.Equal(t, map[string]authserver.KeyState{k1: authserver.KeyRetired, k2.KID: authserver.KeyRetired, k3: authserver.KeySigning}, states)
+
+	// A restart neither publishes nor signs with a retired key.
+	again, err := authserver.New(ctx, f.opts)
+	require.NoError(t, err)
+	assert.Equal(t, k3, again.CurrentKeyID())
+
+	err = f.srv.Retire(ctx, "no-such-kid")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+
+	// Retiring a key that does not sign changes nothing else.
+	k4, err := f.srv.Rotate(ctx)
+	require.NoError(t, err)
+	require.NoError(t, f.srv.Retire(ctx, k4.KID))
+	assert.Equal(t, k3, f.srv.CurrentKeyID())
+	set = f.jwks(t)
+	assert.Empty(t, set.Key(k4.KID))
+}
+
+func TestJWKSIsServedFromMemory(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	want := f.jwks(t)
+
+	// Hold the signing-key table locked: a JWKS request that queried it
+	// would hang behind the lock.
+	tx, err := f.st.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `LOCK TABLE signing_keys IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+	client := &http.Client{Timeout: 3 * time.Second}
+	for range 20 {
+		resp, err := client.Get(f.url + authserver.JWKSPath)
+		require.NoError(t, err, "the JWKS waited for the database")
+		var got jose.JSONWebKeySet
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+		resp.Body.Close()
+		assert.Equal(t, len(want.Keys), len(got.Keys))
+	}
 }
 
 func TestChangedSecretKeyGetsANewKey(t *testing.T) {
@@ -606,6 +724,8 @@ func TestChangedSecretKeyGetsANewKey(t *testing.T) {
 	s, err := authserver.New(context.Background(), opts)
 	require.NoError(t, err)
 	assert.NotEqual(t, f.srv.CurrentKeyID(), s.CurrentKeyID(), "the old key cannot be unsealed, so a new one signs")
+	_, err = f.srv.Keys(context.Background()) // a reload, as Run does
+	require.NoError(t, err)
 	assert.Len(t, f.jwks(t).Keys, 2)
 }
 

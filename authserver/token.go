@@ -243,7 +243,11 @@ func (s *Server) issue(c store.Client) (*tokenResponse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marshal claims: %w", err)
 	}
-	jws, err := s.keys.snapshot().current.signer.Sign(payload)
+	key := s.keys.snapshot().current(now)
+	if key == nil {
+		return nil, errors.New("no signing key loaded")
+	}
+	jws, err := key.signer.Sign(payload)
 	if err != nil {
 		return nil, fmt.Errorf("sign token: %w", err)
 	}

@@ -47,8 +47,8 @@ type Options struct {
 	// JWKSRefresh is how often verifiers refetch the JWKS at most
 	// (TOUCHPOINT_JWKS_REFRESH); 5m. A new key is published for this long
 	// plus ReloadInterval plus the JWKS's max-age before it signs.
-	JWKSRefresh time.Duration
-	MaxBodyBytes   int64         // token request body limit; 8 KiB
+	JWKSRefresh  time.Duration
+	MaxBodyBytes int64 // token request body limit; 8 KiB
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client address that failed attempts are limited by.
 	TrustedProxies []netip.Prefix

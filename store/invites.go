@@ -284,6 +284,10 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 				return skip(invite.RecentlyInvited)
 			}
 		}
+		if reason, detail, err := s.quotaReason(ctx, tx, r.AccountID, sendAddress(r.Medium, r.Email, r.Mobile), quotaInvite, cur.Attempts); err != nil || reason != "" {
+			cur.Status, cur.Reason, cur.LastError = invite.Skipped, reason, detail
+			return cur, err == nil, err
+		}
 		cur.Status, cur.Reason, cur.Attempts = invite.Sending, "", cur.Attempts+1
 		send = true
 		return cur, true, nil

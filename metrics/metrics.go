@@ -24,6 +24,7 @@ type Set struct {
 	eventsAccepted     prometheus.Counter
 	workflowStarts     *prometheus.CounterVec
 	tokenVerifications *prometheus.CounterVec
+	quotaExceeded      *prometheus.CounterVec
 }
 
 // New makes a Set with the Go runtime and process collectors.
@@ -48,6 +49,9 @@ func New() *Set {
 		tokenVerifications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "touchpoint_token_verifications_total", Help: "Bearer token verifications by result (ok, invalid, unavailable).",
 		}, []string{"result"}),
+		quotaExceeded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "touchpoint_quota_exceeded_total", Help: "Refusals by an account quota, by kind (daily_sends, recipient_daily_cap: an invite skipped; channels, event_types: a create answered 429).",
+		}, []string{"kind"}),
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -56,6 +60,7 @@ func New() *Set {
 	f(s.eventsAccepted)
 	f(s.workflowStarts)
 	f(s.tokenVerifications)
+	f(s.quotaExceeded)
 	return s
 }
 
@@ -94,6 +99,13 @@ func (s *Set) WorkflowStart(kind, result string) {
 func (s *Set) TokenVerification(result string) {
 	if s != nil {
 		s.tokenVerifications.WithLabelValues(result).Inc()
+	}
+}
+
+// QuotaExceeded counts one refusal by an account quota (store.Quota…).
+func (s *Set) QuotaExceeded(kind string) {
+	if s != nil {
+		s.quotaExceeded.WithLabelValues(kind).Inc()
 	}
 }
 

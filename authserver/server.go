@@ -44,11 +44,11 @@ type Options struct {
 	IdleTimeout    time.Duration // sliding lifetime, reported as expires_in; 300s
 	KeyRotation    time.Duration // age at which a new signing key is made; 30 days
 	ReloadInterval time.Duration // how often Run re-reads keys and checks rotation; 30s
+	MaxBodyBytes   int64         // token request body limit; 8 KiB
 	// JWKSRefresh is how often verifiers refetch the JWKS at most
 	// (TOUCHPOINT_JWKS_REFRESH); 5m. A new key is published for this long
 	// plus ReloadInterval plus the JWKS's max-age before it signs.
-	JWKSRefresh  time.Duration
-	MaxBodyBytes int64 // token request body limit; 8 KiB
+	JWKSRefresh time.Duration
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client address that failed attempts are limited by.
 	TrustedProxies []netip.Prefix

@@ -51,7 +51,7 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return body, nil
 }
 
-// maxFieldErrors bounds the errors listed for one body.
+// maxFieldErrors bounds the errors listed for one request (invalid).
 const maxFieldErrors = 50
 
 // decodeStrict unmarshals data into dst (a pointer to a struct) after

@@ -107,8 +107,19 @@ func (in *eventIn) validate() fieldErrors {
 		}
 	}
 	c := in.Customer
+	// Values that end up in a mail header (the address and the name in
+	// To:), a search attribute or a log line must keep to one line.
+	for field, v := range map[string]string{
+		"customer.email": c.Email, "customer.firstName": c.FirstName, "customer.lastName": c.LastName,
+		"customer.mobile": c.Mobile, "customer.reference": c.Reference, "type": in.Type,
+		"channel.type": in.Channel.Type, "transaction.reference": in.Transaction.Reference,
+	} {
+		if hasControl(v) {
+			errs.check(field, "must not contain control characters such as line breaks")
+		}
+	}
 	text("customer.email", c.Email, maxEmail, true)
-	if c.Email != "" && len(c.Email) <= maxEmail {
+	if c.Email != "" && len(c.Email) <= maxEmail && !hasControl(c.Email) {
 		if a, err := mail.ParseAddress(c.Email); err != nil || a.Address != c.Email {
 			errs.check("customer.email", "must be an email address such as ann@example.com")
 		}

@@ -41,7 +41,9 @@ func infoFrom(ctx context.Context) *reqInfo {
 func accountID(r *http.Request) string { return infoFrom(r.Context()).principal.AccountID }
 
 // requestID adopts a sane incoming X-Request-Id (so a caller's id follows
-// the request through the logs) or makes one, and echoes it.
+// the request through the logs) or makes one, and echoes it. Every answer
+// also says X-Content-Type-Options: nosniff, so no browser takes a JSON
+// or YAML answer that echoes input for a page or a script.
 func requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
@@ -50,6 +52,7 @@ func requestID(next http.Handler) http.Handler {
 			rand.Read(b) // never fails
 			id = hex.EncodeToString(b)
 		}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("X-Request-Id", id)
 		info := &reqInfo{id: id}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))

@@ -50,8 +50,10 @@ func newError(status int, format string, args ...any) *apiError {
 	return &apiError{status: status, detail: fmt.Sprintf(format, args...)}
 }
 
-// invalid is a 400 listing every field error. The detail carries the
-// first one so clients that only show Message still learn something.
+// invalid is a 400 listing the field errors, the first maxFieldErrors of
+// them: a hostile body must not make an answer many times its own size.
+// The detail carries the first one so clients that only show Message
+// still learn something, and how many there were in all.
 func invalid(fields ...fieldError) *apiError {
 	detail := "the request is invalid"
 	if len(fields) > 0 {
@@ -61,6 +63,10 @@ func invalid(fields ...fieldError) *apiError {
 		} else if n > 1 {
 			detail += fmt.Sprintf(" (and %d more errors)", n)
 		}
+	}
+	if len(fields) > maxFieldErrors {
+		detail += fmt.Sprintf("; the first %d are listed", maxFieldErrors)
+		fields = fields[:maxFieldErrors]
 	}
 	return &apiError{status: http.StatusBadRequest, detail: detail, fields: fields}
 }
@@ -87,6 +93,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	info := infoFrom(r.Context())
 	var ae *apiError
 	var subj *subject
+	var quota *store.QuotaError
 	errors.As(err, &subj)
 	switch {
 	case errors.As(err, &ae):
@@ -95,6 +102,11 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		if subj != nil {
 			ae.detail = subj.kind + " not found"
 		}
+	case errors.As(err, &quota):
+		// 429, though waiting will not help: the quota is of the account.
+		what := map[string]string{store.QuotaChannels: "channels", store.QuotaEventTypes: "event types"}[quota.Kind]
+		ae = newError(http.StatusTooManyRequests, "this account may have at most %d %s; "+
+			"the operator can raise its quota (touchpoint accounts set-quota)", quota.Limit, what)
 	case errors.Is(err, store.ErrConflict):
 		ae = newError(http.StatusConflict, "conflicts with an existing resource")
 		if subj != nil {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -57,6 +58,9 @@ type Options struct {
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
 	// /unsubscribe. Required.
 	FeedbackLinks, UnsubscribeLinks *feedback.Links
+	// Now is the clock of rate limits and of the readiness cache; default
+	// time.Now (tests inject one).
+	Now func() time.Time
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -81,6 +85,8 @@ type server struct {
 	feedbackLinks, unsubscribeLinks *feedback.Links
 	feedbackPath                    string
 	publicLimits                    *limiter // per client address
+	now                             func() time.Time
+	ready                           readyCache
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -107,6 +113,10 @@ func New(opts Options) *Server {
 		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst)}
 	if s.notify == nil {
 		s.notify = func() {}
+	}
+	s.now = opts.Now
+	if s.now == nil {
+		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -157,7 +167,7 @@ func (s *server) guard(rt route) http.Handler {
 			return
 		}
 		info.principal = p
-		if ok, wait := s.limits.allow(p.ClientID, time.Now()); !ok {
+		if ok, wait := s.limits.allow(p.ClientID, s.now()); !ok {
 			s.fail(w, r, tooManyRequests(wait))
 			return
 		}
@@ -177,8 +187,44 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 // API can do nothing, while a Temporal or issuer outage leaves it useful
 // (events are still accepted), so it reports "degraded" with 200 and the
 // load balancer keeps the replica.
+//
+// Anyone may call it, so the answer is cached for readyFor: however many
+// requests arrive, the dependencies are checked at most once a second
+// (concurrent requests wait for the one check under way).
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	code, body := s.ready.get(s.now(), func() (int, map[string]any) { return s.checkReadiness(r.Context()) })
+	if code != http.StatusOK {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	writeJSON(w, code, body)
+}
+
+// readyFor is how long a readiness answer is reused.
+const readyFor = time.Second
+
+// readyCache holds the last readiness answer.
+type readyCache struct {
+	mu   sync.Mutex // held during a check: concurrent requests wait for it
+	at   time.Time
+	code int
+	body map[string]any
+}
+
+func (c *readyCache) get(now time.Time, check func() (int, map[string]any)) (int, map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.body != nil && now.Sub(c.at) < readyFor && !now.Before(c.at) {
+		return c.code, c.body
+	}
+	c.code, c.body = check()
+	c.at = now
+	return c.code, c.body
+}
+
+// checkReadiness pings PostgreSQL and asks Readiness about the rest. The
+// check outlives a caller that hangs up: others wait for its answer.
+func (s *server) checkReadiness(ctx context.Context) (int, map[string]any) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	// Check side by side so a slow extra check cannot starve the ping.
 	extra := make(chan map[string]error, 1)
@@ -206,7 +252,6 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	if pgErr != nil {
 		status, code = "unavailable", http.StatusServiceUnavailable
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
-	writeJSON(w, code, map[string]any{"status": status, "dependencies": deps})
+	return code, map[string]any{"status": status, "dependencies": deps}
 }

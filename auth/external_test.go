@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,8 +86,9 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 		return map[string]string{
 			"TOUCHPOINT_BASE_URL": audience,
 			"TOUCHPOINT_AUTH_URL": e.issuerURL,
-			"TOUCHPOINT_OIDC_ISSUER": e.issuerURL + ", " + kc.url + "|audience=" + kcAudience + ", " +
-				a0.url + "|discovery=" + a0.addr,
+			// Both issue day-long tokens, as Auth0 does by default.
+			"TOUCHPOINT_OIDC_ISSUER": e.issuerURL + ", " + kc.url + "|audience=" + kcAudience + "|maxLifetime=24h, " +
+				a0.url + "|discovery=" + a0.addr + "|maxLifetime=24h",
 		}[k]
 	})
 	require.NoError(t, err)
@@ -133,6 +135,7 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 	t.Run("accepted and mapped to the linked client", func(t *testing.T) {
 		for name, tok := range map[string]string{
 			"Keycloak": keycloak(nil), "Hydra": hydra(nil), "RFC 9068": rfc9068(kc, kcAudience, nil),
+			"iat 60s ahead (clock skew)":      keycloak(map[string]any{"iat": e.clock.Now().Unix() + 60}),
 			"Keycloak with aud a string":      keycloak(map[string]any{"aud": kcAudience}),
 			"Keycloak 26 (azp and client_id)": keycloak(map[string]any{"client_id": "erp"}),
 		} {
@@ -168,6 +171,12 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 				"unknown signing key"},
 			"iss without the slash": {a0.sign(t, "at+jwt", claims("https://tenant.auth0.example", map[string]any{"client_id": "erp", "aud": audience})),
 				"unknown issuer"},
+			"lifetime above the issuer's maximum": {keycloak(map[string]any{"exp": e.clock.Now().Unix() + 86401}),
+				"token lifetime exceeds the maximum"},
+			"issued more than 60s in the future": {keycloak(map[string]any{"iat": e.clock.Now().Unix() + 61}),
+				"token issued in the future"},
+			"client id with a line break": {keycloak(map[string]any{"azp": "erp\nlevel=ERROR"}), "malformed client id"},
+			"client id of 256 bytes":      {rfc9068(kc, kcAudience, map[string]any{"client_id": strings.Repeat("x", 256)}), "malformed client id"},
 		} {
 			t.Run(name, func(t *testing.T) { reject(t, v, tc.token, tc.reason) })
 		}
@@ -227,13 +236,13 @@ func TestOptionsFromConfigIssuerEntries(t *testing.T) {
 		}
 		return cfg, err
 	}
-	cfg, err := load("https://kc.example.com/realms/shop|audience=touchpoint-api, https://tenant.auth0.example/ ," +
+	cfg, err := load("https://kc.example.com/realms/shop|audience=touchpoint-api, https://tenant.auth0.example/|maxLifetime=24h ," +
 		" http://localhost:8180/realms/x | audience = api://touchpoint | discovery=http://keycloak:8080/realms/x/," +
 		" http://localhost:8081/")
 	require.NoError(t, err)
 	assert.Equal(t, []auth.Issuer{
 		{URL: "https://kc.example.com/realms/shop", Audience: "touchpoint-api"},
-		{URL: "https://tenant.auth0.example/"}, // iss is compared exactly
+		{URL: "https://tenant.auth0.example/", MaxLifetime: 24 * time.Hour}, // iss is compared exactly
 		{URL: "http://localhost:8180/realms/x", Audience: "api://touchpoint", DiscoveryURL: "http://keycloak:8080/realms/x"},
 		{URL: "http://localhost:8081", DiscoveryURL: "http://auth:8081"}, // the built-in issuer
 	}, auth.OptionsFromConfig(cfg, nil, nil).Issuers)

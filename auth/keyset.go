@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,19 +29,116 @@ func allowedAlgNames() []string {
 	return names
 }
 
-// keySet is the oidc.KeySet of one issuer: the JWKS cached in memory and
-// refetched when a token names an unknown kid — at most once per minGap,
-// so forged kids cannot make us hammer the issuer.
+// keySet is the oidc.KeySet of one issuer: the JWKS cached in memory.
+//
+// It is refetched on a period (refresh, at most 5 minutes; sooner when
+// the issuer's Cache-Control max-age or Expires says so, but never more
+// often than minGap), so a key the issuer withdrew — after a compromise —
+// stops verifying within one period: run does that. It is also refetched
+// when a token names an unknown kid — at most once per minGap, so forged
+// kids cannot make us hammer the issuer.
 type keySet struct {
-	url    string
-	client *http.Client
-	now    func() time.Time
-	minGap time.Duration
+	url     string
+	client  *http.Client
+	now     func() time.Time
+	minGap  time.Duration
+	refresh time.Duration
 
-	fetchMu sync.Mutex // one fetch at a time; waiters then reuse its keys
-	fetched time.Time  // last fetch attempt, guarded by fetchMu
+	fetchMu sync.Mutex    // one fetch at a time; waiters then reuse its keys
+	fetched time.Time     // last fetch attempt, guarded by fetchMu
+	fresh   time.Duration // how long the last fetched set is fresh, guarded by fetchMu
 	mu      sync.RWMutex
 	keys    []jose.JSONWebKey
+}
+
+// has reports whether the set still holds a key with this kid ("" for a
+// token without one: any key).
+func (k *keySet) has(kid string) bool {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if kid == "" {
+		return len(k.keys) > 0
+	}
+	for _, key := range k.keys {
+		if key.KeyID == kid {
+			return true
+		}
+	}
+	return false
+}
+
+// run refetches the set whenever it goes stale until ctx ends. A failed
+// fetch keeps the keys it has (the issuer may only be restarting) and is
+// tried again after minGap, then less often, up to the refresh period.
+func (k *keySet) run(ctx context.Context, log func(err error)) {
+	wait := k.freshFor()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		if err := k.update(ctx, true); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			log(err)
+			wait = min(max(2*wait, k.minGap), k.refresh)
+			continue
+		}
+		wait = k.freshFor()
+	}
+}
+
+// freshFor is how long the keys last fetched stay fresh.
+func (k *keySet) freshFor() time.Duration {
+	k.fetchMu.Lock()
+	defer k.fetchMu.Unlock()
+	return k.fresh
+}
+
+// freshness is how long a JWKS answer may be kept: its Cache-Control
+// max-age (less its Age) or, without one, its Expires; no-cache or
+// no-store mean at once. The result is kept within [minGap, refresh]: a
+// header can make us refetch sooner than the period, never later, and
+// never hammer the issuer.
+func freshness(h http.Header, now time.Time, minGap, refresh time.Duration) time.Duration {
+	d, ok := headerFreshness(h, now)
+	if !ok {
+		return refresh
+	}
+	return min(max(d, minGap), refresh)
+}
+
+func headerFreshness(h http.Header, now time.Time) (time.Duration, bool) {
+	for _, directive := range strings.Split(strings.Join(h.Values("Cache-Control"), ","), ",") {
+		name, value, _ := strings.Cut(strings.TrimSpace(directive), "=")
+		switch strings.ToLower(name) {
+		case "no-cache", "no-store":
+			return 0, true
+		case "max-age":
+			secs, err := strconv.ParseInt(strings.Trim(value, `"`), 10, 64)
+			if err != nil || secs < 0 {
+				return 0, true // unreadable: treat as stale (RFC 9111 §4.2.1)
+			}
+			d := time.Duration(min(secs, int64(24*time.Hour/time.Second))) * time.Second
+			if age, err := strconv.ParseInt(h.Get("Age"), 10, 64); err == nil && age > 0 {
+				d -= time.Duration(age) * time.Second
+			}
+			return max(d, 0), true
+		}
+	}
+	if v := h.Get("Expires"); v != "" {
+		exp, err := http.ParseTime(v)
+		if err != nil {
+			return 0, true // an invalid Expires means already expired
+		}
+		if date, err := http.ParseTime(h.Get("Date")); err == nil {
+			now = date // compare with the issuer's own clock
+		}
+		return max(exp.Sub(now), 0), true
+	}
+	return 0, false
 }
 
 // sigErrKey carries a *error through go-oidc, which flattens the errors
@@ -67,7 +166,7 @@ func (k *keySet) verifySignature(ctx context.Context, raw string) ([]byte, error
 		return payload, err
 	}
 	// No key with this kid: the issuer may have rotated.
-	refreshErr := k.refresh(ctx, false)
+	refreshErr := k.update(ctx, false)
 	if payload, known, err := k.verify(jws); known {
 		return payload, err
 	}
@@ -104,9 +203,10 @@ func (k *keySet) verify(jws *jose.JSONWebSignature) (payload []byte, known bool,
 
 var errTooSoon = fmt.Errorf("%w: key refetch rate limited", ErrInvalidToken)
 
-// refresh refetches the JWKS unless the last attempt (successful or not)
-// was less than minGap ago; force skips that check (first fetch).
-func (k *keySet) refresh(ctx context.Context, force bool) error {
+// update refetches the JWKS unless the last attempt (successful or not)
+// was less than minGap ago; force skips that check (first fetch, and the
+// periodic refresh).
+func (k *keySet) update(ctx context.Context, force bool) error {
 	k.fetchMu.Lock()
 	defer k.fetchMu.Unlock()
 	now := k.now()
@@ -116,10 +216,11 @@ func (k *keySet) refresh(ctx context.Context, force bool) error {
 	k.fetched = now
 	// One caller's cancelled request must not abort the fetch the others
 	// wait for; the client's timeout bounds it.
-	keys, err := k.fetch(context.WithoutCancel(ctx))
+	keys, header, err := k.fetch(context.WithoutCancel(ctx))
 	if err != nil {
 		return fmt.Errorf("%w: fetch keys: %v", ErrUnavailable, err)
 	}
+	k.fresh = freshness(header, now, k.minGap, k.refresh)
 	k.mu.Lock()
 	k.keys = keys
 	k.mu.Unlock()
@@ -128,25 +229,25 @@ func (k *keySet) refresh(ctx context.Context, force bool) error {
 
 // fetch reads the JWKS, keeping only public asymmetric signing keys and
 // skipping members it cannot use (as RFC 7517 §5 asks).
-func (k *keySet) fetch(ctx context.Context) ([]jose.JSONWebKey, error) {
+func (k *keySet) fetch(ctx context.Context) ([]jose.JSONWebKey, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.url, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := k.client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s", k.url, resp.Status)
+		return nil, nil, fmt.Errorf("%s answered %s", k.url, resp.Status)
 	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", k.url, err)
+		return nil, nil, fmt.Errorf("decode %s: %w", k.url, err)
 	}
 	var keys []jose.JSONWebKey
 	for _, raw := range set.Keys {
@@ -166,7 +267,7 @@ func (k *keySet) fetch(ctx context.Context) ([]jose.JSONWebKey, error) {
 		keys = append(keys, key)
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("%s holds no usable signing key", k.url)
+		return nil, nil, fmt.Errorf("%s holds no usable signing key", k.url)
 	}
-	return keys, nil
+	return keys, resp.Header, nil
 }

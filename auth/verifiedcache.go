@@ -12,8 +12,9 @@ import (
 // token that passed is remembered, by its SHA-256, for at most
 // verifiedCacheTTL and never past its exp; what can change while a token
 // is valid — its client, revocation, the idle rule — is still checked on
-// every request. A signing key withdrawn from the issuer's JWKS therefore
-// stops working for the tokens it signed within verifiedCacheTTL.
+// every request, and so is its signing key's presence in the issuer's key
+// set: a key withdrawn from the JWKS stops working for the tokens it
+// signed at the next refresh of the set, cached or not.
 const (
 	verifiedCacheTTL  = time.Minute
 	verifiedCacheSize = 10000

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/go-jose/go-jose/v4"
@@ -35,6 +37,9 @@ type Issuer struct {
 	JWKSURL string
 	// Audience is the aud its tokens must carry; default Options.Audience.
 	Audience string
+	// MaxLifetime is the longest exp − iat accepted from it; default
+	// Options.MaxTokenLifetime.
+	MaxLifetime time.Duration
 }
 
 // Options configure a Verifier. Store, Issuers and Audience are required.
@@ -50,9 +55,16 @@ type Options struct {
 	IdleTimeout        time.Duration // sliding lifetime; 300s
 	FlushInterval      time.Duration // token-use write interval and idle tolerance; 2s, at most 5s
 	ClientCacheTTL     time.Duration // how long client rows are cached; FlushInterval
-	KeyRefetchInterval time.Duration // least time between JWKS refetches for unknown kids; 10s
-	DiscoveryRetry     time.Duration // first discovery retry delay, doubling to a minute; 1s
-	HTTPClient         *http.Client  // for discovery and JWKS; default: 10s timeout
+	KeyRefetchInterval time.Duration // least time between JWKS refetches (unknown kids, cache headers); 10s
+	// KeyRefresh is how often every issuer's JWKS is refetched, sooner
+	// when its cache headers say so: a key withdrawn at the issuer stops
+	// verifying within it. 5m; at most 5m.
+	KeyRefresh time.Duration
+	// MaxTokenLifetime is the longest exp − iat accepted (Issuer.MaxLifetime
+	// overrides it per issuer); 1h.
+	MaxTokenLifetime time.Duration
+	DiscoveryRetry   time.Duration // first discovery retry delay, doubling to a minute; 1s
+	HTTPClient       *http.Client  // for discovery and JWKS; default: 10s timeout
 
 	Logger *slog.Logger     // default slog.Default()
 	Now    func() time.Time // default time.Now; tests inject a clock
@@ -63,12 +75,13 @@ type Options struct {
 // URL given after it (config.OIDCIssuerOptions).
 func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) Options {
 	o := Options{Store: st, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
-		IdleTimeout: cfg.TokenIdleTimeout, FlushInterval: cfg.TokenUseFlushInterval, Logger: logger}
+		IdleTimeout: cfg.TokenIdleTimeout, FlushInterval: cfg.TokenUseFlushInterval,
+		KeyRefresh: cfg.JWKSRefresh, MaxTokenLifetime: cfg.TokenMaxLifetime, Logger: logger}
 	for _, u := range cfg.OIDCIssuers {
 		set := cfg.OIDCIssuerOptions[u]
 		// An external issuer is kept exactly as written: iss is compared
 		// byte for byte, and some (Auth0) end it with a slash.
-		is := Issuer{URL: u, Audience: set.Audience, DiscoveryURL: set.DiscoveryURL}
+		is := Issuer{URL: u, Audience: set.Audience, DiscoveryURL: set.DiscoveryURL, MaxLifetime: set.MaxLifetime}
 		if strings.TrimRight(u, "/") == strings.TrimRight(cfg.AuthURL, "/") {
 			is.URL = strings.TrimRight(cfg.AuthURL, "/")
 			if is.DiscoveryURL == "" {
@@ -106,6 +119,7 @@ type issuer struct {
 
 	mu       sync.RWMutex
 	verifier *oidc.IDTokenVerifier // nil until discovery succeeded
+	keys     *keySet               // set with verifier
 	err      error                 // last discovery error
 }
 
@@ -124,8 +138,13 @@ func New(opts Options) (*Verifier, error) {
 	def(&opts.ClientCacheTTL, opts.FlushInterval)
 	def(&opts.KeyRefetchInterval, 10*time.Second)
 	def(&opts.DiscoveryRetry, time.Second)
+	def(&opts.KeyRefresh, 5*time.Minute)
+	def(&opts.MaxTokenLifetime, time.Hour)
 	if opts.FlushInterval > 5*time.Second {
 		return nil, errors.New("auth: the flush interval must be at most 5s")
+	}
+	if opts.KeyRefresh > 5*time.Minute {
+		return nil, errors.New("auth: the key refresh must be at most 5m")
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
@@ -148,6 +167,9 @@ func New(opts Options) (*Verifier, error) {
 		}
 		if is.Audience == "" {
 			is.Audience = opts.Audience
+		}
+		if is.MaxLifetime <= 0 {
+			is.MaxLifetime = opts.MaxTokenLifetime
 		}
 		v.issuers[is.URL] = &issuer{cfg: is, builtIn: is.URL == opts.BuiltInIssuer,
 			err: errors.New("discovery not done yet")}
@@ -184,12 +206,20 @@ func (v *Verifier) Ready() error {
 	return errors.Join(errs...)
 }
 
+// discoverLoop discovers the issuer, then keeps its key set fresh until
+// ctx ends.
 func (v *Verifier) discoverLoop(ctx context.Context, is *issuer) {
 	delay := v.opts.DiscoveryRetry
 	for {
 		err := v.discover(ctx, is)
 		if err == nil {
 			v.log.Info("OIDC issuer discovered", "issuer", is.cfg.URL)
+			is.mu.RLock()
+			ks := is.keys
+			is.mu.RUnlock()
+			ks.run(ctx, func(err error) {
+				v.log.Warn("refresh of the issuer's keys failed; keeping the keys it had", "issuer", is.cfg.URL, "error", err)
+			})
 			return
 		}
 		if ctx.Err() != nil {
@@ -242,8 +272,9 @@ func (v *Verifier) discover(ctx context.Context, is *issuer) error {
 	if jwks == "" {
 		return errors.New("discovery document has no jwks_uri")
 	}
-	ks := &keySet{url: jwks, client: v.opts.HTTPClient, now: v.opts.Now, minGap: v.opts.KeyRefetchInterval}
-	if err := ks.refresh(ctx, true); err != nil {
+	ks := &keySet{url: jwks, client: v.opts.HTTPClient, now: v.opts.Now, minGap: v.opts.KeyRefetchInterval,
+		refresh: v.opts.KeyRefresh}
+	if err := ks.update(ctx, true); err != nil {
 		return err
 	}
 	verifier := oidc.NewVerifier(is.cfg.URL, ks, &oidc.Config{
@@ -252,7 +283,7 @@ func (v *Verifier) discover(ctx context.Context, is *issuer) error {
 		Now:                  v.opts.Now,
 	})
 	is.mu.Lock()
-	is.verifier, is.err = verifier, nil
+	is.verifier, is.keys, is.err = verifier, ks, nil
 	is.mu.Unlock()
 	return nil
 }
@@ -304,6 +335,9 @@ func (v *Verifier) Authenticate(ctx context.Context, raw string) (Principal, err
 		return Principal{}, invalid("malformed token")
 	}
 	tok, err := v.verified.get(raw, v.opts.Now())
+	if err == nil && !tok.keys.has(tok.kid) {
+		err = errNotCached // its key was withdrawn since: verify again, and fail
+	}
 	if err == errNotCached {
 		tok, err = v.verify(ctx, raw)
 		if err == nil {
@@ -319,6 +353,8 @@ func (v *Verifier) Authenticate(ctx context.Context, raw string) (Principal, err
 // verifiedToken is what verify learnt from a token.
 type verifiedToken struct {
 	is       *issuer
+	keys     *keySet // the issuer's keys, which held kid when it was verified
+	kid      string
 	c        claims
 	iat, exp time.Time
 }
@@ -366,15 +402,37 @@ func (v *Verifier) verify(ctx context.Context, raw string) (verifiedToken, error
 	if tok.IssuedAt.IsZero() {
 		return verifiedToken{}, invalid("token has no iat")
 	}
-	return verifiedToken{is: is, c: c, iat: tok.IssuedAt, exp: tok.Expiry}, nil
+	// go-oidc checks exp (and nbf) but not iat: a token minted for the
+	// future, or for longer than allowed, is a forgery or a misconfigured
+	// issuer either way.
+	if tok.IssuedAt.After(v.opts.Now().Add(maxClockSkew)) {
+		return verifiedToken{}, invalid("token issued in the future")
+	}
+	if tok.Expiry.Sub(tok.IssuedAt) > is.cfg.MaxLifetime {
+		return verifiedToken{}, invalid("token lifetime exceeds the maximum")
+	}
+	is.mu.RLock()
+	ks := is.keys
+	is.mu.RUnlock()
+	return verifiedToken{is: is, keys: ks, kid: jws.Signatures[0].Header.KeyID, c: c, iat: tok.IssuedAt, exp: tok.Expiry}, nil
 }
+
+// maxClockSkew is how far in the future a token's iat may lie.
+const maxClockSkew = 60 * time.Second
 
 // admit maps a verified token to its client and applies what can change
 // while it is valid: the client's existence, revocation and the idle rule.
+//
+// The client is client_id (RFC 9068, Ory Hydra) or, without one, azp
+// (OpenID Connect's authorized party, as Keycloak and Auth0 send it);
+// sub is never used (Auth0 writes "<id>@clients" there, Entra an object
+// id). A token whose azp and client_id both appear and differ is refused:
+// which of the two the issuer meant cannot be known. An external client
+// is found by (iss, that id) among the clients linked with `touchpoint
+// clients link`, so an external issuer can never speak for a built-in
+// client or another issuer's.
 func (v *Verifier) admit(ctx context.Context, raw string, tok verifiedToken) (Principal, error) {
 	is, c := tok.is, tok.c
-	// The client is azp (OIDC, Keycloak) or client_id (RFC 9068, Hydra);
-	// a token naming two different ones is refused.
 	clientID, issuerKey := cmp.Or(c.ClientID, c.AZP), is.cfg.URL
 	if c.AZP != "" && c.AZP != clientID {
 		return Principal{}, invalid("azp and client_id name different clients")
@@ -382,8 +440,12 @@ func (v *Verifier) admit(ctx context.Context, raw string, tok verifiedToken) (Pr
 	if is.builtIn {
 		issuerKey = "" // built-in clients are stored with issuer ''
 	}
-	if clientID == "" {
+	switch {
+	case clientID == "":
 		return Principal{}, invalid("token names no client")
+	case is.builtIn && !store.ValidID("cli", clientID), !is.builtIn && !validExternalID(clientID):
+		// Checked before it becomes a cache key or a log field.
+		return Principal{}, invalid("malformed client id")
 	}
 	cl, err := v.clients.get(ctx, issuerKey, clientID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -444,6 +506,12 @@ func isAccessToken(headerTyp string, c claims) bool {
 func has(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 func invalid(reason string) error { return fmt.Errorf("%w: %s", ErrInvalidToken, reason) }
+
+// validExternalID accepts what an external issuer may use as a client id:
+// 1 to 255 bytes of UTF-8 without control characters.
+func validExternalID(id string) bool {
+	return id != "" && len(id) <= 255 && utf8.ValidString(id) && strings.IndexFunc(id, unicode.IsControl) < 0
+}
 
 // clientCache keeps client rows (and their absence) for a short time so
 // the hot path is not one query per request.

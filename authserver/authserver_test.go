@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -43,8 +45,8 @@ type fixture struct {
 }
 
 // newFixture starts an issuer on a fresh database with one built-in and
-// one linked external client.
-func newFixture(t *testing.T) *fixture {
+// one linked external client; configure may change its options.
+func newFixture(t *testing.T, configure ...func(*authserver.Options)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{st: store.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC))}
@@ -62,6 +64,9 @@ func newFixture(t *testing.T) *fixture {
 	f.url = "http://" + ts.Listener.Addr().String()
 	f.opts = authserver.Options{Store: f.st, Issuer: f.url, Audience: audience, SecretKey: secretKey,
 		Now: f.clock.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
+	for _, c := range configure {
+		c(&f.opts)
+	}
 	f.srv, err = authserver.New(ctx, f.opts)
 	require.NoError(t, err)
 	ts.Config.Handler = f.srv
@@ -316,7 +321,8 @@ func TestTokenFailureRateLimit(t *testing.T) {
 		resp, body := f.post(t, wrong.Encode(), nil)
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
 	}
-	// The client's bucket is empty: even the right secret waits.
+	// This client's bucket at this address is empty: even the right
+	// secret waits, here.
 	resp, body := f.post(t, f.form().Encode(), nil)
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
 	assert.Equal(t, "slow_down", body["error"])
@@ -341,6 +347,99 @@ func TestTokenFailureRateLimit(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
 	assert.Equal(t, "slow_down", body["error"])
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+}
+
+// from makes a request come from addr, as a trusted proxy in front of
+// the issuer reports it.
+func from(addr string) func(*http.Request) {
+	return func(r *http.Request) { r.Header.Set("X-Forwarded-For", addr) }
+}
+
+func TestKnowingAClientIDDoesNotLockItsOwnerOut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *authserver.Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	wrong := f.form()
+	wrong.Set("client_secret", "wrong")
+	const attacker, owner = "198.51.100.66", "203.0.113.10"
+	for range 10 {
+		resp, body := f.post(t, wrong.Encode(), from(attacker))
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	}
+	resp, body := f.post(t, f.form().Encode(), from(attacker))
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body, "the guesser's address waits")
+
+	// The owner, at another address, is not held back by the guesser.
+	resp, body = f.post(t, f.form().Encode(), from(owner))
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	// Nor is another host of the attacker's neighbourhood, but the rest of
+	// an IPv6 /64 counts as the same address.
+	for range 10 {
+		resp, body := f.post(t, wrong.Encode(), from("2001:db8:1:2::1"))
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	}
+	resp, body = f.post(t, f.form().Encode(), from("2001:db8:1:2::ffff"))
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body, "same /64")
+	resp, body = f.post(t, f.form().Encode(), from("2001:db8:1:3::1"))
+	require.Equal(t, http.StatusOK, resp.StatusCode, body, "another /64")
+}
+
+func TestForwardedForIsIgnoredFromUntrustedPeers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t) // no trusted proxies
+	wrong := f.form()
+	wrong.Set("client_secret", "wrong")
+	// A guesser cannot pick a fresh address per attempt with the header:
+	// every attempt counts against the peer address.
+	for i := range 10 {
+		resp, body := f.post(t, wrong.Encode(), from(fmt.Sprintf("198.51.100.%d", i)))
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+	}
+	resp, body := f.post(t, wrong.Encode(), from("198.51.100.200"))
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
+}
+
+func TestMalformedClientIDsAreNotKeptOrLogged(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	f := newFixture(t, func(o *authserver.Options) {
+		o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
+	wrong := f.form()
+	wrong.Set("client_secret", "wrong")
+	resp, body := f.post(t, wrong.Encode(), from("203.0.113.1"))
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+
+	const marker = "forged-log-line"
+	for i := range 40 {
+		junk := f.form()
+		junk.Set("client_id", fmt.Sprintf("x%d\n{\"level\":\"ERROR\",\"msg\":\"%s\"}", i, marker))
+		resp, body := f.post(t, junk.Encode(), from(fmt.Sprintf("198.51.100.%d", i)))
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, body)
+		assert.Equal(t, "invalid_client", body["error"])
+	}
+	pairs, addrs := authserver.LimiterSizes(f.srv)
+	assert.Equal(t, 1, pairs, "only the well-formed client id became a key")
+	assert.Equal(t, 41, addrs, "each address still counts its failures")
+	assert.NotContains(t, logs.String(), marker, "a malformed client id is never logged")
+	assert.Contains(t, logs.String(), f.client.ClientID, "a well-formed one is")
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestDiscoveryAndJWKS(t *testing.T) {
@@ -434,7 +533,12 @@ func TestConcurrentStartsShareOneKey(t *testing.T) {
 	}
 }
 
-func TestRotate(t *testing.T) {
+// lead is how long a new key is published before it signs with the
+// default options: one JWKS refresh (5m), one reload (30s) and the
+// JWKS's max-age (1m).
+const lead = 5*time.Minute + 30*time.Second + time.Minute
+
+func TestRotatePublishesBeforeSigning(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
@@ -444,14 +548,31 @@ func TestRotate(t *testing.T) {
 	stale, err := authserver.New(ctx, f.opts)
 	require.NoError(t, err)
 
-	require.NoError(t, f.srv.Rotate(ctx))
-	require.NotEqual(t, oldKID, f.srv.CurrentKeyID())
+	info, err := f.srv.Rotate(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, authserver.KeyPending, info.State)
+	assert.True(t, info.Usable)
+	assert.Equal(t, info.CreatedAt.Add(lead), info.ActiveFrom)
+
+	// Published at once, but the old key still signs: a verifier that
+	// has not refetched the key set yet still knows every new token's kid.
 	set := f.jwks(t)
 	assert.Len(t, set.Keys, 2)
-	hdr, _ := verify(t, set, old)
+	assert.Len(t, set.Key(info.KID), 1)
+	assert.Equal(t, oldKID, f.srv.CurrentKeyID())
+	hdr, _ := verify(t, set, f.token(t))
 	assert.Equal(t, oldKID, hdr.KeyID)
+	f.clock.Advance(info.ActiveFrom.Sub(f.clock.Now()) - time.Millisecond)
 	hdr, _ = verify(t, set, f.token(t))
-	assert.Equal(t, f.srv.CurrentKeyID(), hdr.KeyID)
+	assert.Equal(t, oldKID, hdr.KeyID)
+
+	// One lead after its creation the new key signs.
+	f.clock.Advance(time.Millisecond)
+	assert.Equal(t, info.KID, f.srv.CurrentKeyID())
+	hdr, _ = verify(t, set, f.token(t))
+	assert.Equal(t, info.KID, hdr.KeyID)
+	hdr, _ = verify(t, f.jwks(t), old)
+	assert.Equal(t, oldKID, hdr.KeyID, "tokens of the old key still verify")
 
 	// The stale replica still signs with the old key, which this one
 	// keeps publishing.
@@ -465,12 +586,17 @@ func TestRotate(t *testing.T) {
 		return req
 	}())
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	hdr, _ = verify(t, set, body["access_token"].(string))
+	hdr, _ = verify(t, f.jwks(t), body["access_token"].(string))
 	assert.Equal(t, oldKID, hdr.KeyID)
 
 	// Once no token of the old key can be valid any more (lifetime plus
-	// two reload intervals plus a minute), it is no longer published.
+	// two reload intervals plus a minute after the takeover), it is no
+	// longer published.
 	f.clock.Advance(time.Hour + 2*30*time.Second + time.Minute + time.Second)
+	keys, err := f.srv.Keys(ctx) // reloads, as Run does
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	assert.Equal(t, []authserver.KeyState{authserver.KeySigning, authserver.KeyExpired}, []authserver.KeyState{keys[0].State, keys[1].State})
 	set = f.jwks(t)
 	require.Len(t, set.Keys, 1)
 	assert.Equal(t, f.srv.CurrentKeyID(), set.Keys[0].KeyID)
@@ -492,11 +618,102 @@ func TestRotationByAge(t *testing.T) {
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
 	f.clock.Advance(25 * time.Hour)
-	require.Eventually(t, func() bool { return s.CurrentKeyID() != first }, 10*time.Second, 10*time.Millisecond)
-	keys, err := f.st.SigningKeys(ctx)
+	require.Eventually(t, func() bool {
+		keys, err := f.st.SigningKeys(ctx)
+		return err == nil && len(keys) == 2
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, first, s.CurrentKeyID(), "the new key is published first")
+	f.clock.Advance(5*time.Minute + 10*time.Millisecond + time.Minute)
+	assert.NotEqual(t, first, s.CurrentKeyID())
+	keys, err := s.Keys(ctx)
 	require.NoError(t, err)
-	assert.Len(t, keys, 2, "one new key, however many ticks ran")
-	assert.Len(t, f.jwks(t).Keys, 2, "the old key is still published")
+	require.Len(t, keys, 2, "one new key, however many ticks ran")
+	assert.Equal(t, authserver.KeySigning, keys[0].State)
+	assert.Equal(t, authserver.KeyPublished, keys[1].State, "the old key is still published")
+}
+
+func TestRetire(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	k1 := f.srv.CurrentKeyID()
+	tok1 := f.token(t)
+	k2, err := f.srv.Rotate(ctx)
+	require.NoError(t, err)
+
+	// Retiring the signing key (a compromise) makes the pending key sign
+	// at once, and the retired one is published no more.
+	require.NoError(t, f.srv.Retire(ctx, k1))
+	assert.Equal(t, k2.KID, f.srv.CurrentKeyID())
+	set := f.jwks(t)
+	assert.Empty(t, set.Key(k1))
+	assert.Len(t, set.Key(k2.KID), 1)
+	jws, err := jose.ParseSignedCompact(tok1, []jose.SignatureAlgorithm{jose.RS256})
+	require.NoError(t, err)
+	assert.Equal(t, k1, jws.Signatures[0].Header.KeyID)
+	hdr, _ := verify(t, set, f.token(t))
+	assert.Equal(t, k2.KID, hdr.KeyID)
+	require.NoError(t, f.srv.Retire(ctx, k1), "retiring twice is harmless")
+
+	// With no pending key, retiring the signing key makes a new one that
+	// signs at once.
+	require.NoError(t, f.srv.Retire(ctx, k2.KID))
+	k3 := f.srv.CurrentKeyID()
+	assert.NotContains(t, []string{k1, k2.KID}, k3)
+	set = f.jwks(t)
+	require.Len(t, set.Keys, 1)
+	assert.Equal(t, k3, set.Keys[0].KeyID)
+
+	keys, err := f.srv.Keys(ctx)
+	require.NoError(t, err)
+	states := map[string]authserver.KeyState{}
+	for _, k := range keys {
+		states[k.KID] = k.State
+		if k.State == authserver.KeyRetired {
+			assert.NotNil(t, k.RetiredAt)
+		}
+	}
+	assert.Equal(t, map[string]authserver.KeyState{k1: authserver.KeyRetired, k2.KID: authserver.KeyRetired, k3: authserver.KeySigning}, states)
+
+	// A restart neither publishes nor signs with a retired key.
+	again, err := authserver.New(ctx, f.opts)
+	require.NoError(t, err)
+	assert.Equal(t, k3, again.CurrentKeyID())
+
+	err = f.srv.Retire(ctx, "no-such-kid")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+
+	// Retiring a key that does not sign changes nothing else.
+	k4, err := f.srv.Rotate(ctx)
+	require.NoError(t, err)
+	require.NoError(t, f.srv.Retire(ctx, k4.KID))
+	assert.Equal(t, k3, f.srv.CurrentKeyID())
+	set = f.jwks(t)
+	assert.Empty(t, set.Key(k4.KID))
+}
+
+func TestJWKSIsServedFromMemory(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	want := f.jwks(t)
+
+	// Hold the signing-key table locked: a JWKS request that queried it
+	// would hang behind the lock.
+	tx, err := f.st.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `LOCK TABLE signing_keys IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+	client := &http.Client{Timeout: 3 * time.Second}
+	for range 20 {
+		resp, err := client.Get(f.url + authserver.JWKSPath)
+		require.NoError(t, err, "the JWKS waited for the database")
+		var got jose.JSONWebKeySet
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+		resp.Body.Close()
+		assert.Equal(t, len(want.Keys), len(got.Keys))
+	}
 }
 
 func TestChangedSecretKeyGetsANewKey(t *testing.T) {
@@ -507,6 +724,8 @@ func TestChangedSecretKeyGetsANewKey(t *testing.T) {
 	s, err := authserver.New(context.Background(), opts)
 	require.NoError(t, err)
 	assert.NotEqual(t, f.srv.CurrentKeyID(), s.CurrentKeyID(), "the old key cannot be unsealed, so a new one signs")
+	_, err = f.srv.Keys(context.Background()) // a reload, as Run does
+	require.NoError(t, err)
 	assert.Len(t, f.jwks(t).Keys, 2)
 }
 

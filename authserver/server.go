@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/clientip"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -40,9 +42,16 @@ type Options struct {
 
 	TokenLifetime  time.Duration // absolute lifetime (exp − iat); 1h
 	IdleTimeout    time.Duration // sliding lifetime, reported as expires_in; 300s
-	KeyRotation    time.Duration // age at which a new signing key takes over; 30 days
+	KeyRotation    time.Duration // age at which a new signing key is made; 30 days
 	ReloadInterval time.Duration // how often Run re-reads keys and checks rotation; 30s
 	MaxBodyBytes   int64         // token request body limit; 8 KiB
+	// JWKSRefresh is how often verifiers refetch the JWKS at most
+	// (TOUCHPOINT_JWKS_REFRESH); 5m. A new key is published for this long
+	// plus ReloadInterval plus the JWKS's max-age before it signs.
+	JWKSRefresh time.Duration
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client address that failed attempts are limited by.
+	TrustedProxies []netip.Prefix
 
 	Logger *slog.Logger     // default slog.Default()
 	Now    func() time.Time // default time.Now; tests inject a clock
@@ -52,7 +61,7 @@ type Options struct {
 func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) Options {
 	return Options{Store: st, Issuer: cfg.AuthURL, Audience: cfg.BaseURL, SecretKey: cfg.SecretKey,
 		TokenLifetime: cfg.TokenMaxLifetime, IdleTimeout: cfg.TokenIdleTimeout,
-		KeyRotation: cfg.SigningKeyRotation, Logger: logger}
+		KeyRotation: cfg.SigningKeyRotation, JWKSRefresh: cfg.JWKSRefresh, TrustedProxies: cfg.TrustedProxies, Logger: logger}
 }
 
 // Server is the issuer: an http.Handler plus a Run loop that keeps its
@@ -63,6 +72,7 @@ type Server struct {
 	dummyHash []byte // compared against for unknown clients, to spend the same time
 	keys      *keys
 	failures  *failureLimits
+	clients   clientip.Resolver // finds the address failed attempts count against
 	mux       *http.ServeMux
 	log       *slog.Logger
 }
@@ -89,6 +99,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	def(&opts.IdleTimeout, 300*time.Second)
 	def(&opts.KeyRotation, 30*24*time.Hour)
 	def(&opts.ReloadInterval, 30*time.Second)
+	def(&opts.JWKSRefresh, 5*time.Minute)
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 8 << 10
 	}
@@ -103,15 +114,17 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		clientKey: secretkey.Derive(opts.SecretKey, secretkey.ClientSecret),
 		keys: &keys{store: opts.Store, sealKey: secretkey.Derive(opts.SecretKey, secretkey.SigningKeySeal),
 			now: opts.Now, rotation: opts.KeyRotation,
+			lead: opts.JWKSRefresh + opts.ReloadInterval + jwksMaxAge,
 			// Another replica may sign with a superseded key until its
 			// next reload; allow two reloads and a minute of clock skew.
 			retain: opts.TokenLifetime + 2*opts.ReloadInterval + time.Minute},
-		failures: newFailureLimits(),
+		failures: newFailureLimits(maxLimitEntries),
+		clients:  clientip.New(opts.TrustedProxies),
 		mux:      http.NewServeMux(),
 		log:      opts.Logger,
 	}
 	s.dummyHash = HashClientSecret(s.clientKey, "no such client")
-	if err := s.keys.ensure(ctx, false); err != nil {
+	if _, err := s.keys.ensure(ctx, false); err != nil {
 		return nil, err
 	}
 	if err := s.keys.load(ctx); err != nil {
@@ -141,7 +154,7 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		if err := s.keys.ensure(ctx, false); err != nil && ctx.Err() == nil {
+		if _, err := s.keys.ensure(ctx, false); err != nil && ctx.Err() == nil {
 			s.log.Warn("signing key rotation check failed", "error", err)
 		}
 		if err := s.keys.load(ctx); err != nil && ctx.Err() == nil {
@@ -150,18 +163,52 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 }
 
-// Rotate creates a new signing key now and signs with it from here on
-// (ops and tests; the age-based rotation of Run needs no call). Tokens
-// signed with older keys stay verifiable while they can be valid.
-func (s *Server) Rotate(ctx context.Context) error {
-	if err := s.keys.ensure(ctx, true); err != nil {
+// Rotate creates a new signing key now (`touchpoint keys rotate`; the
+// age-based rotation of Run needs no call). It is published at once and
+// signs from its ActiveFrom, one JWKS refresh (plus a reload and the
+// JWKS's max-age) later; tokens signed with older keys stay verifiable
+// while they can be valid.
+func (s *Server) Rotate(ctx context.Context) (KeyInfo, error) {
+	kid, err := s.keys.ensure(ctx, true)
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	info, err := s.keys.loadInfo(ctx)
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	for _, ki := range info {
+		if ki.KID == kid {
+			return ki, nil
+		}
+	}
+	return KeyInfo{}, fmt.Errorf("rotated key %s not found after reload", kid)
+}
+
+// Retire withdraws a signing key (`touchpoint keys retire KID`), as after
+// its compromise: it is no longer published, so verifiers reject the
+// tokens it signed once they refresh the key set, and it never signs
+// again. Retiring the key that signs now makes a pending key (or a new
+// one) sign at once; replicas that have not reloaded yet may sign with
+// the retired key until their next reload (ReloadInterval). An unknown
+// kid wraps store.ErrNotFound; retiring twice is harmless.
+func (s *Server) Retire(ctx context.Context, kid string) error {
+	if err := s.keys.retire(ctx, kid); err != nil {
 		return err
 	}
 	return s.keys.load(ctx)
 }
 
+// Keys lists every signing key, newest first, with its state.
+func (s *Server) Keys(ctx context.Context) ([]KeyInfo, error) { return s.keys.loadInfo(ctx) }
+
 // CurrentKeyID is the kid new tokens are signed with.
-func (s *Server) CurrentKeyID() string { return s.keys.snapshot().current.kid }
+func (s *Server) CurrentKeyID() string {
+	if k := s.keys.snapshot().current(s.opts.Now()); k != nil {
+		return k.kid
+	}
+	return ""
+}
 
 // discovery serves the OpenID Provider Metadata go-oidc and other OIDC
 // libraries read. There is no authorization endpoint: only the
@@ -182,15 +229,16 @@ func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// jwks serves the public keys. It re-reads the table on every request
-// (one small query) so a verifier that meets a key another replica has
-// just created finds it here at once; if the database is down it serves
-// the cached keys.
+// jwksMaxAge is how long verifiers and caches may keep the JWKS.
+const jwksMaxAge = time.Minute
+
+// jwks serves the public keys from memory: an unauthenticated request
+// never costs a query. Run reloads them every ReloadInterval, and a new
+// key is published long before it signs, so no verifier meets a kid the
+// JWKS does not list yet.
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
-	if err := s.keys.load(r.Context()); err != nil {
-		s.log.Warn("reload signing keys for JWKS failed; serving cached keys", "error", err)
-	}
-	writeJSON(w, http.StatusOK, "public, max-age=60", jose.JSONWebKeySet{Keys: s.keys.snapshot().published})
+	writeJSON(w, http.StatusOK, fmt.Sprintf("public, max-age=%d", int(jwksMaxAge/time.Second)),
+		jose.JSONWebKeySet{Keys: s.keys.snapshot().published})
 }
 
 func writeJSON(w http.ResponseWriter, status int, cacheControl string, v any) {

@@ -11,16 +11,12 @@ import (
 	"maps"
 	"math"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -180,13 +176,35 @@ func clientCredentials(r *http.Request, form url.Values) (id, secret string, bas
 // authenticate checks a built-in client's secret in constant time. An
 // unknown id, a linked external client or a client without a secret
 // still spend one hash and one comparison, so timing says nothing.
+//
+// Failed attempts are limited per (client id, client address) and per
+// client address (failureLimits), checked before the secret. A client id
+// that is not a built-in client's (cli-<uuid>) cannot authenticate here:
+// it is refused before it becomes a limiter key or a log field, and only
+// counts against its address.
 func (s *Server) authenticate(r *http.Request, id, secret string, basic bool) (store.Client, error) {
 	now := s.opts.Now()
-	addr := remoteHost(r)
+	addr := s.clients.Addr(r)
+	wellFormed := store.ValidID("cli", id)
+	if !wellFormed {
+		id = "" // never a key, never logged
+	}
 	if wait := s.failures.wait(id, addr, now); wait > 0 {
 		secs := strconv.Itoa(int(math.Ceil(wait.Seconds())))
 		return store.Client{}, &oauthError{status: http.StatusTooManyRequests, code: "slow_down", retryAfter: secs,
 			description: "too many failed authentication attempts; retry after " + secs + "s"}
+	}
+	refused := func() error {
+		s.failures.fail(id, addr, now)
+		if wellFormed {
+			s.log.Info("client authentication failed", "client_id", id, "remote", addr.String())
+		} else {
+			s.log.Info("client authentication failed: client_id is not a built-in client id", "remote", addr.String())
+		}
+		return &oauthError{status: http.StatusUnauthorized, code: "invalid_client", description: "client authentication failed", basic: basic}
+	}
+	if !wellFormed {
+		return store.Client{}, refused()
 	}
 	c, err := s.opts.Store.ClientByID(r.Context(), id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -198,9 +216,7 @@ func (s *Server) authenticate(r *http.Request, id, secret string, basic bool) (s
 		want = c.SecretHash
 	}
 	if !hmac.Equal(HashClientSecret(s.clientKey, secret), want) || !known {
-		s.failures.fail(id, addr, now)
-		s.log.Info("client authentication failed", "client_id", id, "remote", addr)
-		return c, &oauthError{status: http.StatusUnauthorized, code: "invalid_client", description: "client authentication failed", basic: basic}
+		return c, refused()
 	}
 	return c, nil
 }
@@ -227,7 +243,11 @@ func (s *Server) issue(c store.Client) (*tokenResponse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marshal claims: %w", err)
 	}
-	jws, err := s.keys.snapshot().current.signer.Sign(payload)
+	key := s.keys.snapshot().current(now)
+	if key == nil {
+		return nil, errors.New("no signing key loaded")
+	}
+	jws, err := key.signer.Sign(payload)
 	if err != nil {
 		return nil, fmt.Errorf("sign token: %w", err)
 	}
@@ -237,81 +257,4 @@ func (s *Server) issue(c store.Client) (*tokenResponse, error) {
 	}
 	return &tokenResponse{AccessToken: tok, ExpiresIn: int(s.opts.IdleTimeout / time.Second), TokenType: "bearer",
 		NotBeforePolicy: nbp, Scope: Scope}, nil
-}
-
-func remoteHost(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
-// failureLimits rate-limits failed client authentications with token
-// buckets per client id and per remote address (in process, per replica;
-// X-Forwarded-For is not trusted). Only failures take tokens; an empty
-// bucket blocks every attempt for that client or address, correct secret
-// or not, until it refills — the price is that someone who knows a
-// client id can delay that client's token requests.
-type failureLimits struct {
-	mu       sync.Mutex
-	byClient map[string]*rate.Limiter
-	byAddr   map[string]*rate.Limiter
-}
-
-const (
-	clientBurst     = 10
-	clientRefill    = 6 * time.Second // 10 failures a minute per client
-	addrBurst       = 30
-	addrRefill      = 2 * time.Second // 30 failures a minute per address
-	maxLimitEntries = 100_000
-)
-
-func newFailureLimits() *failureLimits {
-	return &failureLimits{byClient: map[string]*rate.Limiter{}, byAddr: map[string]*rate.Limiter{}}
-}
-
-// wait returns how long the client or address must wait; 0 means go on.
-func (f *failureLimits) wait(clientID, addr string, now time.Time) time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return max(waitFor(f.byClient[clientID], now), waitFor(f.byAddr[addr], now))
-}
-
-func waitFor(l *rate.Limiter, now time.Time) time.Duration {
-	if l == nil {
-		return 0
-	}
-	if missing := 1 - l.TokensAt(now); missing > 0 {
-		return time.Duration(missing / float64(l.Limit()) * float64(time.Second))
-	}
-	return 0
-}
-
-// fail takes a token from both buckets.
-func (f *failureLimits) fail(clientID, addr string, now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	take(f.byClient, clientID, clientRefill, clientBurst, now)
-	take(f.byAddr, addr, addrRefill, addrBurst, now)
-}
-
-func take(m map[string]*rate.Limiter, key string, every time.Duration, burst int, now time.Time) {
-	l := m[key]
-	if l == nil {
-		if len(m) >= maxLimitEntries {
-			// Forget buckets that have refilled; if that is not enough
-			// (a flood of distinct keys), start over rather than grow.
-			for k, v := range m {
-				if v.TokensAt(now) >= float64(v.Burst()) {
-					delete(m, k)
-				}
-			}
-			if len(m) >= maxLimitEntries {
-				clear(m)
-			}
-		}
-		l = rate.NewLimiter(rate.Every(every), burst)
-		m[key] = l
-	}
-	l.AllowN(now, 1)
 }

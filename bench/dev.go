@@ -90,6 +90,8 @@ func (d *devChild) prepare(ctx context.Context, logLevel string) (map[string]str
 		"TOUCHPOINT_DEFAULT_INVITE_DELAY": "PT0S",
 		"TOUCHPOINT_RATE_LIMIT":           "1000000",
 		"TOUCHPOINT_RATE_BURST":           "1000000",
+		"TOUCHPOINT_DAILY_SEND_QUOTA":     "0", // a run sends more than a tenant's daily quota
+		"TOUCHPOINT_RECIPIENT_DAILY_CAP":  "0",
 		"TOUCHPOINT_LOG_LEVEL":            logLevel,
 	}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -67,6 +68,26 @@ type Config struct {
 	TokenUseFlushInterval time.Duration
 	// SigningKeyRotation is the age at which the issuer signs with a new key.
 	SigningKeyRotation time.Duration
+	// JWKSRefresh is how often the API refetches every issuer's key set
+	// (sooner when the issuer's cache headers say so), so a key withdrawn
+	// at the issuer stops verifying within it. The built-in issuer also
+	// publishes a new key this long (plus its reload interval) before it
+	// signs with it, so no verifier meets an unknown kid. At most 5m.
+	JWKSRefresh time.Duration
+
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For the
+	// token endpoint believes when it limits failed attempts per client
+	// address. Empty: the peer address is the client's.
+	TrustedProxies []netip.Prefix
+
+	// Quotas of an account, unless `touchpoint accounts set-quota` gave it
+	// its own: invites and reminders sent per UTC day (0: no limit),
+	// invites to one address per UTC day across all settings (0: no
+	// limit), channels, event types.
+	DailySendQuota    int
+	RecipientDailyCap int
+	ChannelQuota      int
+	EventTypeQuota    int
 
 	// SendTimeout bounds one send attempt of the invite worker. An attempt
 	// on a worker that died is retried only once it has run this long.
@@ -94,6 +115,7 @@ type Config struct {
 //
 //	https://kc.example.com/realms/shop|audience=touchpoint-api
 //	http://localhost:8180/realms/shop|audience=touchpoint-api|discovery=http://keycloak:8080/realms/shop
+//	https://shop.eu.auth0.com/|audience=https://api.example.com|maxLifetime=24h
 type OIDCIssuerOptions struct {
 	// Audience (audience=) is the aud the issuer's tokens must carry;
 	// empty: BaseURL.
@@ -102,6 +124,10 @@ type OIDCIssuerOptions struct {
 	// and keys are fetched when its URL is not reachable from the API;
 	// empty: the URL itself (for the built-in issuer, OIDCDiscoveryURL).
 	DiscoveryURL string
+	// MaxLifetime (maxLifetime=24h) is the longest exp − iat accepted from
+	// the issuer; zero: TokenMaxLifetime. Auth0, for one, issues 24-hour
+	// access tokens by default.
+	MaxLifetime time.Duration
 }
 
 // Defaults are the values used when a variable is unset.
@@ -121,6 +147,11 @@ func Defaults() Config {
 		TokenMaxLifetime:      time.Hour,
 		TokenUseFlushInterval: 2 * time.Second,
 		SigningKeyRotation:    30 * 24 * time.Hour,
+		JWKSRefresh:           5 * time.Minute,
+		DailySendQuota:        10_000,
+		RecipientDailyCap:     3,
+		ChannelQuota:          100,
+		EventTypeQuota:        500,
 		SendTimeout:           2 * time.Minute,
 		SendRetryInitial:      10 * time.Second,
 		SendRetryMax:          time.Hour,
@@ -144,6 +175,8 @@ var Variables = []string{
 	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
 	"TOUCHPOINT_SEND_GIVE_UP_AFTER",
 	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
+	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
+	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
 }
 
 // Load reads the environment through getenv (os.Getenv in production) on
@@ -189,6 +222,28 @@ func Load(getenv func(string) string) (Config, error) {
 	dur("TOUCHPOINT_SEND_RETRY_INITIAL", &c.SendRetryInitial)
 	dur("TOUCHPOINT_SEND_RETRY_MAX", &c.SendRetryMax)
 	dur("TOUCHPOINT_SEND_GIVE_UP_AFTER", &c.SendGiveUpAfter)
+	dur("TOUCHPOINT_JWKS_REFRESH", &c.JWKSRefresh)
+	count := func(name string, dst *int) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				errs = append(errs, fmt.Errorf("%s: %q is not a whole number of at least 0", name, v))
+				return
+			}
+			*dst = n
+		}
+	}
+	count("TOUCHPOINT_DAILY_SEND_QUOTA", &c.DailySendQuota)
+	count("TOUCHPOINT_RECIPIENT_DAILY_CAP", &c.RecipientDailyCap)
+	count("TOUCHPOINT_CHANNEL_QUOTA", &c.ChannelQuota)
+	count("TOUCHPOINT_EVENT_TYPE_QUOTA", &c.EventTypeQuota)
+	if v := getenv("TOUCHPOINT_TRUSTED_PROXIES"); strings.TrimSpace(v) != "" {
+		ps, err := ParsePrefixes(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_TRUSTED_PROXIES: %w", err))
+		}
+		c.TrustedProxies = ps
+	}
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_EVENT_RETENTION")); v != "" && v != "0" {
 		dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
 	}
@@ -249,8 +304,37 @@ func Load(getenv func(string) string) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
+// ParsePrefixes reads a comma-separated list of CIDR prefixes; a bare
+// address stands for itself alone (/32 or /128).
+func ParsePrefixes(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !strings.Contains(f, "/") {
+			a, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not an address or a CIDR prefix such as 10.0.0.0/8", f)
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR prefix such as 10.0.0.0/8", f)
+		}
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
 // parseIssuer reads one TOUCHPOINT_OIDC_ISSUER entry:
-// URL[|audience=A][|discovery=D].
+// URL[|audience=A][|discovery=D][|maxLifetime=L].
 func parseIssuer(entry string) (string, OIDCIssuerOptions, error) {
 	fields := strings.Split(entry, "|")
 	var o OIDCIssuerOptions
@@ -261,8 +345,14 @@ func parseIssuer(entry string) (string, OIDCIssuerOptions, error) {
 			o.Audience = v
 		case k == "discovery" && v != "":
 			o.DiscoveryURL = strings.TrimRight(v, "/")
+		case k == "maxLifetime" && v != "":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return "", o, fmt.Errorf("maxLifetime=%q is not a positive duration such as 24h", v)
+			}
+			o.MaxLifetime = d
 		default:
-			return "", o, fmt.Errorf("%q is not audience=… or discovery=…", strings.TrimSpace(f))
+			return "", o, fmt.Errorf("%q is not audience=…, discovery=… or maxLifetime=…", strings.TrimSpace(f))
 		}
 	}
 	return strings.TrimSpace(fields[0]), o, nil
@@ -326,12 +416,21 @@ func (c Config) Validate(requireSecret bool) error {
 	if c.SMTPURL != "" {
 		if u, err := url.Parse(c.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
 			bad("TOUCHPOINT_SMTP_URL", "must look like smtp://user:pass@host:587 or smtps://host:465")
+		} else if err := checkSMTPQuery(u); err != nil {
+			bad("TOUCHPOINT_SMTP_URL", "%v", err)
 		}
+	}
+	if c.JWKSRefresh < time.Second || c.JWKSRefresh > 5*time.Minute {
+		bad("TOUCHPOINT_JWKS_REFRESH", "must be from 1s to 5m: a signing key withdrawn at the issuer must stop verifying soon")
 	}
 	if c.TemporalNamespace == "" {
 		bad("TEMPORAL_NAMESPACE", "must not be empty")
 	}
-	if requireSecret && len(c.SecretKey) < 32 {
+	switch {
+	case requireSecret && c.SecretKey == "":
+		bad("TOUCHPOINT_SECRET_KEY", "is not set; api, auth and worker need it, the same on every process "+
+			"(only `touchpoint dev` keeps a generated key in its data dir); make one with `openssl rand -hex 32`")
+	case requireSecret && len(c.SecretKey) < 32:
 		bad("TOUCHPOINT_SECRET_KEY", "must be set to at least 32 characters (e.g. `openssl rand -hex 32`)")
 	}
 	if c.TokenUseFlushInterval > 5*time.Second {
@@ -347,6 +446,27 @@ func (c Config) Validate(requireSecret bool) error {
 		bad("TOUCHPOINT_TOKEN_MAX_LIFETIME", "must be at least the 300s idle lifetime")
 	}
 	return errors.Join(errs...)
+}
+
+// checkSMTPQuery accepts the one query parameter of an SMTP URL:
+// starttls=required (refuse to send unless the server upgrades the
+// connection) or starttls=opportunistic (the default for smtp://).
+func checkSMTPQuery(u *url.URL) error {
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return fmt.Errorf("malformed query %q", u.RawQuery)
+	}
+	for k, v := range q {
+		switch {
+		case k != "starttls":
+			return fmt.Errorf("unknown parameter %q (only starttls=required|opportunistic)", k)
+		case len(v) != 1 || (v[0] != "required" && v[0] != "opportunistic"):
+			return errors.New("starttls must be required or opportunistic")
+		case u.Scheme == "smtps":
+			return errors.New("starttls applies to smtp://; smtps:// is encrypted from the start")
+		}
+	}
+	return nil
 }
 
 // LogValue lets the config be logged at start with its secrets masked.
@@ -376,6 +496,12 @@ func (c Config) LogValue() slog.Value {
 		slog.Float64("rate_per_second", c.RatePerSecond),
 		slog.Int("rate_burst", c.RateBurst),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.String("jwks_refresh", c.JWKSRefresh.String()),
+		slog.Any("trusted_proxies", c.TrustedProxies),
+		slog.Int("daily_send_quota", c.DailySendQuota),
+		slog.Int("recipient_daily_cap", c.RecipientDailyCap),
+		slog.Int("channel_quota", c.ChannelQuota),
+		slog.Int("event_type_quota", c.EventTypeQuota),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 	)
 }

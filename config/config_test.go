@@ -3,6 +3,7 @@ package config_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,4 +83,81 @@ func TestLogValueMasksSecrets(t *testing.T) {
 		assert.NotContains(t, logged, secret)
 	}
 	assert.Contains(t, logged, "mail:587")
+}
+
+func TestSecurityValues(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{
+		"TOUCHPOINT_TRUSTED_PROXIES":     " 10.0.0.0/8, 192.168.1.7 ,fd00::/8,::ffff:172.16.0.0/108",
+		"TOUCHPOINT_JWKS_REFRESH":        "90s",
+		"TOUCHPOINT_DAILY_SEND_QUOTA":    "0",
+		"TOUCHPOINT_RECIPIENT_DAILY_CAP": "5",
+		"TOUCHPOINT_CHANNEL_QUOTA":       "7",
+		"TOUCHPOINT_EVENT_TYPE_QUOTA":    "9",
+		"TOUCHPOINT_OIDC_ISSUER":         "https://shop.eu.auth0.com/|maxLifetime=24h",
+		"TOUCHPOINT_SMTP_URL":            "smtp://mail:587?starttls=required",
+	}))
+	require.NoError(t, err)
+	require.NoError(t, c.Validate(false))
+	var proxies []string
+	for _, p := range c.TrustedProxies {
+		proxies = append(proxies, p.String())
+	}
+	assert.Equal(t, []string{"10.0.0.0/8", "192.168.1.7/32", "fd00::/8", "172.16.0.0/12"}, proxies)
+	assert.Equal(t, 90*time.Second, c.JWKSRefresh)
+	assert.Equal(t, 0, c.DailySendQuota, "0 lifts the limit")
+	assert.Equal(t, 5, c.RecipientDailyCap)
+	assert.Equal(t, 7, c.ChannelQuota)
+	assert.Equal(t, 9, c.EventTypeQuota)
+	assert.Equal(t, 24*time.Hour, c.OIDCIssuerOptions["https://shop.eu.auth0.com/"].MaxLifetime)
+
+	d, err := config.Load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Minute, d.JWKSRefresh)
+	assert.Equal(t, 10_000, d.DailySendQuota)
+	assert.Equal(t, 3, d.RecipientDailyCap)
+	assert.Equal(t, 100, d.ChannelQuota)
+	assert.Equal(t, 500, d.EventTypeQuota)
+	assert.Empty(t, d.TrustedProxies)
+}
+
+func TestBadSecurityValuesAreNamed(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"proxy":             {map[string]string{"TOUCHPOINT_TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TOUCHPOINT_TRUSTED_PROXIES"},
+		"proxy prefix":      {map[string]string{"TOUCHPOINT_TRUSTED_PROXIES": "10.0.0.0/33"}, "TOUCHPOINT_TRUSTED_PROXIES"},
+		"refresh too long":  {map[string]string{"TOUCHPOINT_JWKS_REFRESH": "6m"}, "TOUCHPOINT_JWKS_REFRESH"},
+		"refresh junk":      {map[string]string{"TOUCHPOINT_JWKS_REFRESH": "often"}, "TOUCHPOINT_JWKS_REFRESH"},
+		"negative quota":    {map[string]string{"TOUCHPOINT_DAILY_SEND_QUOTA": "-1"}, "TOUCHPOINT_DAILY_SEND_QUOTA"},
+		"cap junk":          {map[string]string{"TOUCHPOINT_RECIPIENT_DAILY_CAP": "three"}, "TOUCHPOINT_RECIPIENT_DAILY_CAP"},
+		"channel quota":     {map[string]string{"TOUCHPOINT_CHANNEL_QUOTA": "1.5"}, "TOUCHPOINT_CHANNEL_QUOTA"},
+		"event type quota":  {map[string]string{"TOUCHPOINT_EVENT_TYPE_QUOTA": "x"}, "TOUCHPOINT_EVENT_TYPE_QUOTA"},
+		"max lifetime":      {map[string]string{"TOUCHPOINT_OIDC_ISSUER": "https://idp.example|maxLifetime=forever"}, "maxLifetime"},
+		"starttls value":    {map[string]string{"TOUCHPOINT_SMTP_URL": "smtp://mail:587?starttls=maybe"}, "TOUCHPOINT_SMTP_URL"},
+		"smtp parameter":    {map[string]string{"TOUCHPOINT_SMTP_URL": "smtp://mail:587?tls=on"}, "TOUCHPOINT_SMTP_URL"},
+		"starttls on smtps": {map[string]string{"TOUCHPOINT_SMTP_URL": "smtps://mail?starttls=required"}, "TOUCHPOINT_SMTP_URL"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Load(env(tc.env))
+			if err == nil {
+				err = c.Validate(false)
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestMissingSecretKeySaysWhy(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	require.NoError(t, err)
+	err = c.Validate(true)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TOUCHPOINT_SECRET_KEY: is not set")
+	assert.Contains(t, err.Error(), "openssl rand -hex 32")
 }

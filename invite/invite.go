@@ -58,6 +58,9 @@ const (
 	// Suppressed: the address is on the account's suppression list.
 	Suppressed Reason = "suppressed"
 	NoAddress  Reason = "no_address"
+	// QuotaExceeded: the account's daily send quota, or its daily cap of
+	// invites to one address, was used up when the invite was due.
+	QuotaExceeded Reason = "quota_exceeded"
 )
 
 // Reviewed: a reminder found the customer's review already there.
@@ -76,7 +79,7 @@ const (
 	NoProvider Reason = "no_provider"
 )
 
-var reasons = []Reason{EventTypeInactive, SettingInactive, RecentlyInvited, Suppressed, NoAddress, Reviewed,
+var reasons = []Reason{EventTypeInactive, SettingInactive, RecentlyInvited, Suppressed, NoAddress, Reviewed, QuotaExceeded,
 	DeliveryUncertain, Rejected, RetriesExhausted, NoProvider}
 
 // Reasons lists every reason.

@@ -248,3 +248,52 @@ func TestMaskEmail(t *testing.T) {
 		assert.Equal(t, want, mail.MaskEmail(in), in)
 	}
 }
+
+func TestSMTPStartTLSRequired(t *testing.T) {
+	t.Parallel()
+	cfg, roots := smtptest.SelfSigned(t)
+	trusting := mail.SMTPOptions{TLSConfig: &tls.Config{RootCAs: roots}}
+
+	// A server without STARTTLS (or one whose offer was stripped on the
+	// way) gets nothing when TLS is required.
+	plain := smtptest.Start(t, smtptest.Options{})
+	s, err := mail.NewSMTP(plain.URL()+"?starttls=required", from, trusting)
+	require.NoError(t, err)
+	err = s.Send(t.Context(), message())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "STARTTLS")
+	assert.Equal(t, mail.Transient, mail.KindOf(err), "ops fix the server, then a retry succeeds")
+	assert.NotContains(t, err.Error(), message().To)
+	assert.Empty(t, plain.Messages(), "nothing was sent in clear")
+	// Opportunistic (the default) would have sent it.
+	s, err = mail.NewSMTP(plain.URL()+"?starttls=opportunistic", from, trusting)
+	require.NoError(t, err)
+	require.NoError(t, s.Send(t.Context(), message()))
+	assert.Len(t, plain.Messages(), 1)
+
+	// A server that offers STARTTLS is used encrypted.
+	tlsSrv := smtptest.Start(t, smtptest.Options{TLS: cfg, Username: "mailer", Password: "s3cret"})
+	s, err = mail.NewSMTP(tlsSrv.URL()+"?starttls=required", from, trusting)
+	require.NoError(t, err)
+	require.NoError(t, s.Send(t.Context(), message()))
+	assert.Len(t, tlsSrv.Messages(), 1)
+	// … but not with a certificate nobody vouches for.
+	s, err = mail.NewSMTP(tlsSrv.URL()+"?starttls=required", from, mail.SMTPOptions{})
+	require.NoError(t, err)
+	assert.Error(t, s.Send(t.Context(), message()))
+	assert.Len(t, tlsSrv.Messages(), 1)
+
+	// smtps:// is TLS from the first byte.
+	implicit := smtptest.Start(t, smtptest.Options{TLS: cfg, ImplicitTLS: true})
+	s, err = mail.NewSMTP(implicit.URL(), from, trusting)
+	require.NoError(t, err)
+	require.NoError(t, s.Send(t.Context(), message()))
+	assert.Len(t, implicit.Messages(), 1)
+
+	for _, bad := range []string{"?starttls=maybe", "?tls=on", "?starttls=required&starttls=opportunistic"} {
+		_, err := mail.NewSMTP(plain.URL()+bad, from, trusting)
+		assert.Error(t, err, bad)
+	}
+	_, err = mail.NewSMTP(implicit.URL()+"?starttls=required", from, trusting)
+	assert.Error(t, err, "starttls on smtps")
+}

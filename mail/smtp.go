@@ -35,10 +35,19 @@ type SMTP struct {
 // offers it; port 25 by default) or smtps://[user:pass@]host[:port]
 // (implicit TLS; port 465). With user info it authenticates, preferring
 // mechanisms that keep the password off an unencrypted connection.
+//
+// smtp://…?starttls=required refuses to send in clear: a server that does
+// not offer STARTTLS — or a man in the middle that strips the offer —
+// gets no message (a transient error, for ops to fix). The default,
+// starttls=opportunistic, upgrades when offered.
 func NewSMTP(rawURL, from string, o SMTPOptions) (*SMTP, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
 		return nil, errors.New("SMTP URL must look like smtp://user:pass@host:587 or smtps://host:465")
+	}
+	policy, err := startTLSPolicy(u)
+	if err != nil {
+		return nil, err
 	}
 	snd, err := newSender(from)
 	if err != nil {
@@ -67,7 +76,7 @@ func NewSMTP(rawURL, from string, o SMTPOptions) (*SMTP, error) {
 	if u.Scheme == "smtps" {
 		opts = append(opts, gomail.WithSSL())
 	} else {
-		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSOpportunistic))
+		opts = append(opts, gomail.WithTLSPolicy(policy))
 	}
 	if user := u.User.Username(); user != "" {
 		pass, _ := u.User.Password()
@@ -77,6 +86,29 @@ func NewSMTP(rawURL, from string, o SMTPOptions) (*SMTP, error) {
 		opts = append(opts, gomail.WithHELO(o.HELO))
 	}
 	return &SMTP{sender: snd, host: u.Hostname(), opts: opts}, nil
+}
+
+// startTLSPolicy reads the URL's starttls parameter, its only one.
+func startTLSPolicy(u *url.URL) (gomail.TLSPolicy, error) {
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return 0, errors.New("SMTP URL: malformed query")
+	}
+	policy := gomail.TLSOpportunistic
+	for k, v := range q {
+		switch {
+		case k != "starttls":
+			return 0, fmt.Errorf("SMTP URL: unknown parameter %q (only starttls=required|opportunistic)", k)
+		case u.Scheme == "smtps":
+			return 0, errors.New("SMTP URL: starttls applies to smtp://; smtps:// is encrypted from the start")
+		case len(v) == 1 && v[0] == "required":
+			policy = gomail.TLSMandatory
+		case len(v) == 1 && v[0] == "opportunistic":
+		default:
+			return 0, errors.New("SMTP URL: starttls must be required or opportunistic")
+		}
+	}
+	return policy, nil
 }
 
 // Send delivers m in one SMTP transaction.

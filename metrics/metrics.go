@@ -25,6 +25,7 @@ type Set struct {
 	workflowStarts     *prometheus.CounterVec
 	tokenVerifications *prometheus.CounterVec
 	reviews            *prometheus.CounterVec
+	quotaExceeded      *prometheus.CounterVec
 }
 
 // New makes a Set with the Go runtime and process collectors.
@@ -52,6 +53,9 @@ func New() *Set {
 		reviews: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "touchpoint_reviews_total", Help: "Reviews stored (a changed review counts once), by rating.",
 		}, []string{"rating"}),
+		quotaExceeded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "touchpoint_quota_exceeded_total", Help: "Refusals by an account quota, by kind (daily_sends, recipient_daily_cap: an invite skipped; channels, event_types: a create answered 429).",
+		}, []string{"kind"}),
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -61,6 +65,7 @@ func New() *Set {
 	f(s.workflowStarts)
 	f(s.tokenVerifications)
 	f(s.reviews)
+	f(s.quotaExceeded)
 	return s
 }
 
@@ -107,6 +112,13 @@ func (s *Set) WorkflowStart(kind, result string) {
 func (s *Set) TokenVerification(result string) {
 	if s != nil {
 		s.tokenVerifications.WithLabelValues(result).Inc()
+	}
+}
+
+// QuotaExceeded counts one refusal by an account quota (store.Quota…).
+func (s *Set) QuotaExceeded(kind string) {
+	if s != nil {
+		s.quotaExceeded.WithLabelValues(kind).Inc()
 	}
 }
 

@@ -51,3 +51,16 @@ func TestOutboxGaugesReadTheBacklogOncePerScrape(t *testing.T) {
 	assert.Contains(t, body, "touchpoint_outbox_oldest_pending_seconds -1\n")
 	assert.EqualValues(t, 2, calls.Load())
 }
+
+func TestQuotaExceededByKind(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	m.QuotaExceeded("daily_sends")
+	m.QuotaExceeded("daily_sends")
+	m.QuotaExceeded("channels")
+	var none *metrics.Set
+	none.QuotaExceeded("channels") // a nil Set records nothing
+	body := scrape(t, m)
+	assert.Contains(t, body, `touchpoint_quota_exceeded_total{kind="daily_sends"} 2`+"\n")
+	assert.Contains(t, body, `touchpoint_quota_exceeded_total{kind="channels"} 1`+"\n")
+}

@@ -25,7 +25,8 @@ const channelColumns = `id, account_id, name, type, created_at, updated_at`
 
 // CreateChannel creates a channel and one invite setting for each of the
 // account's event types, in one transaction. typ "" means native. A
-// duplicate name is ErrConflict; an unknown account ErrNotFound.
+// duplicate name is ErrConflict; an unknown account ErrNotFound; one
+// channel more than the account's quota a *QuotaError (ErrQuotaExceeded).
 func (s *Store) CreateChannel(ctx context.Context, accountID, name, typ string) (Channel, error) {
 	if typ == "" {
 		typ = ChannelTypeNative
@@ -36,6 +37,9 @@ func (s *Store) CreateChannel(ctx context.Context, accountID, name, typ string) 
 		// Serialises with CreateEventType so no (channel, event type) pair
 		// is missed by two transactions that cannot see each other.
 		if err := lockAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		if err := s.checkResourceQuota(ctx, tx, accountID, QuotaChannels); err != nil {
 			return err
 		}
 		if _, err := tx.NamedExecContext(ctx, `INSERT INTO channels (`+channelColumns+`)

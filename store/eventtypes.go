@@ -37,7 +37,8 @@ type EventTypeUpdate struct {
 
 // CreateEventType creates an event type and one invite setting for each
 // of the account's channels, in one transaction. A duplicate name is
-// ErrConflict; an unknown account ErrNotFound.
+// ErrConflict; an unknown account ErrNotFound; one event type more than
+// the account's quota a *QuotaError (ErrQuotaExceeded).
 func (s *Store) CreateEventType(ctx context.Context, accountID, name string, active bool) (EventType, error) {
 	now := s.Now()
 	et := EventType{ID: NewID("ety"), AccountID: accountID, Name: name, Active: active, CreatedAt: now, UpdatedAt: now}
@@ -45,6 +46,9 @@ func (s *Store) CreateEventType(ctx context.Context, accountID, name string, act
 		// Serialises with CreateChannel so no (channel, event type) pair is
 		// missed by two transactions that cannot see each other.
 		if err := lockAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		if err := s.checkResourceQuota(ctx, tx, accountID, QuotaEventTypes); err != nil {
 			return err
 		}
 		if _, err := tx.NamedExecContext(ctx, `INSERT INTO event_types (`+eventTypeColumns+`)

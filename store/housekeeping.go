@@ -16,11 +16,14 @@ const housekeepingLock = 0x746f756369 // "touci"
 // Cleanup is what one housekeeping round removed.
 type Cleanup struct {
 	IdempotencyKeys, TokenUses, OutboxRows, Events int64
+	// SendCounters are the daily send-quota counters of past days.
+	SendCounters int64
 }
 
 // Housekeep deletes expired idempotency keys and token uses, outbox rows
-// finished more than outboxKeep ago and, when retention > 0, events older
-// than retention whose invite has ended. It returns ran=false when another
+// finished more than outboxKeep ago, the send-quota counters of days
+// before yesterday (UTC) and, when retention > 0, events older than
+// retention whose invite has ended. It returns ran=false when another
 // replica holds the round.
 func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Duration) (c Cleanup, ran bool, err error) {
 	now := s.Now()
@@ -28,6 +31,10 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 		if err := tx.GetContext(ctx, &ran, `SELECT pg_try_advisory_xact_lock($1)`, housekeepingLock); err != nil || !ran {
 			return err
 		}
+		// Counters of today and yesterday (UTC) are kept: yesterday's
+		// still counts for a clock running a little behind.
+		yesterday := now.UTC().AddDate(0, 0, -1).Truncate(24 * time.Hour)
+		var accountCounters, recipientCounters int64
 		steps := []struct {
 			n    *int64
 			sql  string
@@ -39,6 +46,8 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 			{&c.OutboxRows, `DELETE FROM outbox WHERE done_at < $1`, now.Add(-outboxKeep), false},
 			{&c.Events, `DELETE FROM events WHERE received_at < $1
 				AND invite_status IN ('sent', 'skipped', 'failed', 'cancelled')`, now.Add(-retention), retention <= 0},
+			{&accountCounters, `DELETE FROM account_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday, false},
+			{&recipientCounters, `DELETE FROM recipient_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday, false},
 		}
 		for _, st := range steps {
 			if st.skip {
@@ -50,6 +59,7 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 			}
 			*st.n, _ = res.RowsAffected()
 		}
+		c.SendCounters = accountCounters + recipientCounters
 		return nil
 	})
 	return c, ran, err
@@ -80,7 +90,7 @@ func (s *Store) RunHousekeeping(ctx context.Context, retention time.Duration, lo
 			logger.Warn("housekeeping failed; will try again", "error", err)
 		case ran && c != Cleanup{}:
 			logger.Info("housekeeping", "idempotency_keys", c.IdempotencyKeys, "token_uses", c.TokenUses,
-				"outbox_rows", c.OutboxRows, "events", c.Events)
+				"outbox_rows", c.OutboxRows, "events", c.Events, "send_counters", c.SendCounters)
 		}
 	}
 }

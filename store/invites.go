@@ -268,6 +268,10 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 		if reason != "" {
 			return skip(reason)
 		}
+		if reason, detail, err := s.quotaReason(ctx, tx, r.AccountID, sendAddress(r.Medium, address, address), quotaInvite, cur.Attempts); err != nil || reason != "" {
+			cur.Status, cur.Reason, cur.LastError = invite.Skipped, reason, detail
+			return cur, err == nil, err
+		}
 		cur.Status, cur.Reason, cur.Attempts = invite.Sending, "", cur.Attempts+1
 		claim.Send, claim.Address = true, address
 		return cur, true, nil

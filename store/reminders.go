@@ -194,6 +194,14 @@ func (s *Store) ClaimReminderSend(ctx context.Context, eventID string, opts Clai
 			}
 			return skip(reason)
 		}
+		// Sender quotas count a reminder (SPEC §11.10), the per-address
+		// cap does not: it belongs to its invite.
+		if reason, _, err := s.quotaReason(ctx, tx, r.AccountID, sendAddress(r.Medium, address, address), quotaReminder, 0); err != nil || reason != "" {
+			if err != nil {
+				return cur, false, err
+			}
+			return skip(reason)
+		}
 		cur.Status, claim.Send, claim.Address = invite.Sending, true, address
 		return cur, true, nil
 	})

@@ -16,19 +16,28 @@ type SigningKey struct {
 	PrivateKey []byte    `db:"private_key"`
 	PublicJWK  string    `db:"public_jwk"` // the JSON Web Key (JSON), public part only
 	CreatedAt  time.Time `db:"created_at"`
+	// ActiveFrom is when the key may start signing: a new key is
+	// published first, so that verifiers know it before they meet it.
+	// Zero on insert: CreatedAt.
+	ActiveFrom time.Time `db:"active_from"`
+	// RetiredAt is set when an operator withdrew the key: it is neither
+	// published nor used any more.
+	RetiredAt *time.Time `db:"retired_at"`
 }
 
 // signingKeyLock is the advisory lock that serialises signing-key
 // creation, so replicas starting at once agree on one current key.
 const signingKeyLock = 0x746f75636b // distinct from schema's migration lock
 
-// SigningKeys returns every signing key, newest first (ties by kid, so all
-// replicas agree on which one is newest).
+const signingKeySelect = `SELECT kid, algorithm, private_key, public_jwk, created_at,
+	COALESCE(active_from, created_at) AS active_from, retired_at
+	FROM signing_keys ORDER BY created_at DESC, kid DESC`
+
+// SigningKeys returns every signing key, retired ones too, newest first
+// (ties by kid, so all replicas agree on which one is newest).
 func (s *Store) SigningKeys(ctx context.Context) ([]SigningKey, error) {
 	var ks []SigningKey
-	err := s.db.SelectContext(ctx, &ks, `SELECT kid, algorithm, private_key, public_jwk, created_at
-		FROM signing_keys ORDER BY created_at DESC, kid DESC`)
-	if err != nil {
+	if err := s.db.SelectContext(ctx, &ks, signingKeySelect); err != nil {
 		return nil, fmt.Errorf("list signing keys: %w", translate(err))
 	}
 	return ks, nil
@@ -38,7 +47,22 @@ func (s *Store) SigningKeys(ctx context.Context) ([]SigningKey, error) {
 // stored keys (newest first) and returns a key to insert, or nil if the
 // current one will do. It reports whether a key was inserted.
 func (s *Store) EnsureSigningKey(ctx context.Context, decide func(existing []SigningKey) (*SigningKey, error)) (bool, error) {
-	inserted := false
+	return s.EditSigningKeys(ctx, func(existing []SigningKey) ([]SigningKey, error) {
+		k, err := decide(existing)
+		if err != nil || k == nil {
+			return nil, err
+		}
+		return []SigningKey{*k}, nil
+	})
+}
+
+// EditSigningKeys holds the signing-key lock while decide looks at every
+// stored key (newest first, retired ones too) and returns the keys to
+// write: a new kid is inserted; a stored one gets the ActiveFrom and
+// RetiredAt given (the key material never changes). It reports whether
+// anything was written.
+func (s *Store) EditSigningKeys(ctx context.Context, decide func(existing []SigningKey) ([]SigningKey, error)) (bool, error) {
+	wrote := false
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		// Transaction-scoped: released by commit or rollback, even if the
 		// connection is reused.
@@ -46,20 +70,26 @@ func (s *Store) EnsureSigningKey(ctx context.Context, decide func(existing []Sig
 			return fmt.Errorf("lock signing keys: %w", err)
 		}
 		var ks []SigningKey
-		if err := tx.SelectContext(ctx, &ks, `SELECT kid, algorithm, private_key, public_jwk, created_at
-			FROM signing_keys ORDER BY created_at DESC, kid DESC`); err != nil {
+		if err := tx.SelectContext(ctx, &ks, signingKeySelect); err != nil {
 			return fmt.Errorf("list signing keys: %w", err)
 		}
-		k, err := decide(ks)
-		if err != nil || k == nil {
+		writes, err := decide(ks)
+		if err != nil {
 			return err
 		}
-		if _, err := tx.NamedExecContext(ctx, `INSERT INTO signing_keys (kid, algorithm, private_key, public_jwk, created_at)
-			VALUES (:kid, :algorithm, :private_key, :public_jwk, :created_at)`, k); err != nil {
-			return fmt.Errorf("insert signing key: %w", err)
+		for _, k := range writes {
+			if k.ActiveFrom.IsZero() {
+				k.ActiveFrom = k.CreatedAt
+			}
+			if _, err := tx.NamedExecContext(ctx, `INSERT INTO signing_keys
+				(kid, algorithm, private_key, public_jwk, created_at, active_from, retired_at)
+				VALUES (:kid, :algorithm, :private_key, :public_jwk, :created_at, :active_from, :retired_at)
+				ON CONFLICT (kid) DO UPDATE SET active_from = EXCLUDED.active_from, retired_at = EXCLUDED.retired_at`, k); err != nil {
+				return fmt.Errorf("write signing key: %w", err)
+			}
+			wrote = true
 		}
-		inserted = true
 		return nil
 	})
-	return inserted, err
+	return wrote, err
 }

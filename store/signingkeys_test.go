@@ -61,3 +61,35 @@ func TestEnsureSigningKeyCreatesOneUnderConcurrency(t *testing.T) {
 	require.Len(t, ks, 2)
 	assert.Equal(t, "newer", ks[0].KID)
 }
+
+func TestEditSigningKeysUpdatesActivationAndRetirement(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "P7D")
+	ctx := context.Background()
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	k := store.SigningKey{KID: "k1", Algorithm: "RS256", PrivateKey: []byte{1}, PublicJWK: `{}`, CreatedAt: created}
+	_, err := st.EnsureSigningKey(ctx, func([]store.SigningKey) (*store.SigningKey, error) { return &k, nil })
+	require.NoError(t, err)
+	ks, err := st.SigningKeys(ctx)
+	require.NoError(t, err)
+	require.Len(t, ks, 1)
+	assert.True(t, created.Equal(ks[0].ActiveFrom), "active from its creation unless told otherwise")
+	assert.Nil(t, ks[0].RetiredAt)
+
+	retired, active := created.Add(time.Hour), created.Add(time.Minute)
+	wrote, err := st.EditSigningKeys(ctx, func(existing []store.SigningKey) ([]store.SigningKey, error) {
+		e := existing[0]
+		e.RetiredAt, e.ActiveFrom = &retired, active
+		e.PrivateKey = []byte{9} // key material is never rewritten
+		return []store.SigningKey{e}, nil
+	})
+	require.NoError(t, err)
+	assert.True(t, wrote)
+	ks, err = st.SigningKeys(ctx)
+	require.NoError(t, err)
+	require.Len(t, ks, 1)
+	require.NotNil(t, ks[0].RetiredAt)
+	assert.True(t, retired.Equal(*ks[0].RetiredAt))
+	assert.True(t, active.Equal(ks[0].ActiveFrom))
+	assert.Equal(t, []byte{1}, ks[0].PrivateKey)
+}

@@ -35,6 +35,14 @@ type Store struct {
 	// DefaultInviteDelay is the delay of automatically created invite
 	// settings (P7D; PT10S in `touchpoint dev`).
 	DefaultInviteDelay string
+	// Quotas are the limits of an account without its own (set with
+	// SetAccountQuotas). The zero value limits nothing: `touchpoint`
+	// sets the configured defaults (TOUCHPOINT_DAILY_SEND_QUOTA, …).
+	Quotas Quotas
+	// OnQuotaExceeded, when set, is told of every refusal by a quota, by
+	// kind (QuotaDailySends, QuotaRecipient, QuotaChannels,
+	// QuotaEventTypes): the process's metrics count them.
+	OnQuotaExceeded func(kind string)
 	// now is the clock; tests replace it.
 	now func() time.Time
 	// accepts groups concurrent AcceptEvent calls into one commit.

@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/authserver"
@@ -24,9 +26,25 @@ import (
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
-// loadConfig reads and validates the environment. The secret key comes
-// from TOUCHPOINT_SECRET_KEY, or from the key `touchpoint dev` keeps in
-// its data dir, so the admin CLI works against a dev setup too.
+// serverConfig reads and validates the environment of api, auth and
+// worker. TOUCHPOINT_SECRET_KEY must come from the environment: a server
+// never falls back to a key file in the data dir, which would run it on a
+// key `touchpoint dev` (or anyone able to write there) left on disk.
+func serverConfig(env *environment) (config.Config, error) {
+	cfg, err := config.Load(env.getenv)
+	if err == nil {
+		err = cfg.Validate(true)
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// loadConfig reads and validates the environment of the admin CLI. The
+// secret key comes from TOUCHPOINT_SECRET_KEY, or from the key `touchpoint
+// dev` keeps in its data dir, so the admin CLI works against a dev setup
+// too.
 func loadConfig(env *environment) (config.Config, error) {
 	cfg, err := config.Load(env.getenv)
 	if err != nil {
@@ -45,13 +63,17 @@ func loadConfig(env *environment) (config.Config, error) {
 
 func devSecretKeyPath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "secret.key") }
 
-// openStore connects to PostgreSQL; the caller closes the returned pool.
+// openStore connects to PostgreSQL with the configured defaults (invite
+// delay, account quotas); the caller closes the returned pool.
 func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	db, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
-	return store.New(db, cfg.DefaultInviteDelay), nil
+	st := store.New(db, cfg.DefaultInviteDelay)
+	st.Quotas = store.Quotas{DailySends: cfg.DailySendQuota, RecipientDailyCap: cfg.RecipientDailyCap,
+		Channels: cfg.ChannelQuota, EventTypes: cfg.EventTypeQuota}
+	return st, nil
 }
 
 // adminStore loads the configuration (validated, with the secret key,
@@ -129,7 +151,9 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 const accountsUsage = `usage:
   touchpoint accounts create --name N [--json]
   touchpoint accounts update --account acc-… [--display-name N] [--logo-url https://…] [--brand-color #RRGGBB] [--reply-to shop@example.com] [--json]
-                                  (an empty value clears a field)`
+                                  (an empty value clears a field)
+  touchpoint accounts set-quota --account acc-… [--daily-sends N] [--recipient-daily-cap N] [--channels N] [--event-types N] [--json]
+      N is a count (0: no limit) or "default" (the TOUCHPOINT_… default); without any, it shows the quotas`
 
 func (env *environment) runAccounts(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -140,6 +164,8 @@ func (env *environment) runAccounts(ctx context.Context, args []string) error {
 		return env.createAccount(ctx, args[1:])
 	case "update":
 		return env.updateAccount(ctx, args[1:])
+	case "set-quota":
+		return env.setQuota(ctx, args[1:])
 	}
 	return errors.New(accountsUsage)
 }
@@ -152,8 +178,8 @@ func (env *environment) createAccount(ctx context.Context, args []string) error 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if strings.TrimSpace(*name) == "" {
-		return errors.New("accounts create: --name is required")
+	if err := checkName(*name, true); err != nil {
+		return fmt.Errorf("accounts create: --name %w", err)
 	}
 	_, st, err := adminStore(ctx, env, false)
 	if err != nil {
@@ -168,6 +194,84 @@ func (env *environment) createAccount(ctx context.Context, args []string) error 
 		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": acc.ID, "channelId": ch.ID})
 	}
 	fmt.Fprintf(env.stdout, "account %s created; its default channel is %s\n", acc.ID, ch.ID)
+	return nil
+}
+
+// checkName refuses a name with control characters, or an empty one when
+// it is required: names end up in lists, logs and — an account's — the
+// From header of invites.
+func checkName(name string, required bool) error {
+	switch {
+	case required && strings.TrimSpace(name) == "":
+		return errors.New("is required")
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }) >= 0:
+		return errors.New("must not contain control characters such as line breaks")
+	}
+	return nil
+}
+
+// quotaFlag is a quota given on the command line: a count of at least 0,
+// or "default" (-1: back to the configured default). Unset flags stay nil.
+type quotaFlag struct{ v *int }
+
+func (q *quotaFlag) String() string {
+	if q == nil || q.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*q.v)
+}
+
+func (q *quotaFlag) Set(s string) error {
+	n := -1
+	if s != "default" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 0 {
+			return errors.New(`must be a whole number of at least 0, or "default"`)
+		}
+	}
+	q.v = &n
+	return nil
+}
+
+// setQuota is `accounts set-quota`: it changes the account's own quotas
+// and prints those in force.
+func (env *environment) setQuota(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("accounts set-quota", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	account := fs.String("account", "", "account id (acc-…)")
+	var daily, recipient, channels, eventTypes quotaFlag
+	fs.Var(&daily, "daily-sends", "invites and reminders per UTC day (0: no limit; default: TOUCHPOINT_DAILY_SEND_QUOTA)")
+	fs.Var(&recipient, "recipient-daily-cap", "invites to one address per UTC day (0: no limit; default: TOUCHPOINT_RECIPIENT_DAILY_CAP)")
+	fs.Var(&channels, "channels", "channels (0: no limit; default: TOUCHPOINT_CHANNEL_QUOTA)")
+	fs.Var(&eventTypes, "event-types", "event types (0: no limit; default: TOUCHPOINT_EVENT_TYPE_QUOTA)")
+	asJSON := fs.Bool("json", false, "print the quotas in force as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !store.ValidID("acc", *account) {
+		return errors.New("accounts set-quota: --account must be an account id (acc-…)")
+	}
+	_, st, err := adminStore(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	q, err := st.SetAccountQuotas(ctx, *account, store.QuotaUpdate{DailySends: daily.v, RecipientDailyCap: recipient.v,
+		Channels: channels.v, EventTypes: eventTypes.v})
+	if err != nil {
+		return fmt.Errorf("accounts set-quota: account %s: %w", *account, err)
+	}
+	if *asJSON {
+		return json.NewEncoder(env.stdout).Encode(q)
+	}
+	limit := func(n int) string {
+		if n == 0 {
+			return "no limit"
+		}
+		return strconv.Itoa(n)
+	}
+	fmt.Fprintf(env.stdout, "quotas of account %s:\n  sends per day:              %s\n  invites per address a day: %s\n  channels:                  %s\n  event types:               %s\n",
+		*account, limit(q.DailySends), limit(q.RecipientDailyCap), limit(q.Channels), limit(q.EventTypes))
 	return nil
 }
 
@@ -297,6 +401,9 @@ func (env *environment) createClient(ctx context.Context, cfg config.Config, st 
 	if !store.ValidGroup(f.group) {
 		return fmt.Errorf("clients create: unknown group %q (full, events or readonly)", f.group)
 	}
+	if err := checkName(f.name, false); err != nil {
+		return fmt.Errorf("clients create: --name %w", err)
+	}
 	if _, err := st.Account(ctx, f.account); err != nil {
 		return fmt.Errorf("clients create: account %s: %w", f.account, err)
 	}
@@ -366,6 +473,12 @@ func linkClient(ctx context.Context, env *environment, cfg config.Config, st *st
 	}
 	if !store.ValidGroup(group) {
 		return fmt.Errorf("clients link: unknown group %q (full, events or readonly)", group)
+	}
+	if err := checkName(name, false); err != nil {
+		return fmt.Errorf("clients link: --name %w", err)
+	}
+	if err := checkName(extID, true); err != nil || len(extID) > 255 {
+		return errors.New("clients link: --client-id must be 1 to 255 characters without control characters")
 	}
 	if _, err := st.Account(ctx, account); err != nil {
 		return fmt.Errorf("clients link: account %s: %w", account, err)

@@ -142,6 +142,7 @@ func devStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *store.Store, apiLn, authLn net.Listener, banner func(mailbox string)) error {
 	log := env.logger
 	m := metrics.New() // one set for every part of the process
+	st.OnQuotaExceeded = m.QuotaExceeded
 	tc, err := dialTemporal(cfg, log, m)
 	if err != nil {
 		return err

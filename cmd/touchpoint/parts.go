@@ -166,6 +166,7 @@ func (env *environment) runAPICommand(ctx context.Context, args []string) error 
 	}
 	defer st.DB().Close()
 	m := metrics.New()
+	st.OnQuotaExceeded = m.QuotaExceeded
 	tc, err := dialTemporal(cfg, env.logger, m)
 	if err != nil {
 		return err
@@ -184,12 +185,13 @@ func (env *environment) runAPICommand(ctx context.Context, args []string) error 
 }
 
 // startProcess is the common start of a server command: flags (none yet),
-// validated configuration logged with secrets masked, and the store.
+// validated configuration (TOUCHPOINT_SECRET_KEY from the environment)
+// logged with secrets masked, and the store.
 func startProcess(ctx context.Context, env *environment, name string, args []string) (config.Config, *store.Store, error) {
 	if len(args) > 0 {
 		return config.Config{}, nil, fmt.Errorf("%s takes no arguments; it is configured by the environment (see README.md)", name)
 	}
-	cfg, err := loadConfig(env)
+	cfg, err := serverConfig(env)
 	if err != nil {
 		return cfg, nil, err
 	}
@@ -249,6 +251,7 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 		return errors.New("TOUCHPOINT_SMTP_URL is required for `touchpoint worker` (only `touchpoint dev` writes .eml files)")
 	}
 	m := metrics.New()
+	st.OnQuotaExceeded = m.QuotaExceeded
 	tc, err := dialTemporal(cfg, env.logger, m)
 	if err != nil {
 		return err

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/touchpoint/touchpoint/authserver"
+)
+
+const keysUsage = `usage:
+  touchpoint keys list [--json]       the built-in issuer's signing keys, newest first, with their state
+  touchpoint keys rotate [--json]     publish a new key now; it signs once every verifier has refetched the keys
+  touchpoint keys retire KID          withdraw a key (compromise): no longer published or accepted`
+
+// runKeys is `touchpoint keys`: the built-in issuer's signing keys, run
+// against PostgreSQL directly like the other admin commands (it needs
+// TOUCHPOINT_SECRET_KEY to seal a new key).
+func (env *environment) runKeys(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New(keysUsage)
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	want := map[string]int{"list": 0, "rotate": 0, "retire": 1}
+	if n, ok := want[sub]; !ok || fs.NArg() != n {
+		return errors.New(keysUsage)
+	}
+	cfg, st, err := adminStore(ctx, env, true)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	issuer, err := authserver.New(ctx, authserver.OptionsFromConfig(cfg, st, env.logger))
+	if err != nil {
+		return fmt.Errorf("keys: %w", err)
+	}
+	switch sub {
+	case "list":
+		keys, err := issuer.Keys(ctx)
+		if err != nil {
+			return fmt.Errorf("keys list: %w", err)
+		}
+		if *asJSON {
+			return json.NewEncoder(env.stdout).Encode(keys)
+		}
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KID\tSTATE\tALG\tCREATED\tSIGNS FROM\tRETIRED")
+		for _, k := range keys {
+			state, retired := string(k.State), ""
+			if !k.Usable {
+				state += " (sealed under another secret key)"
+			}
+			if k.RetiredAt != nil {
+				retired = k.RetiredAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.KID, state, k.Algorithm, k.CreatedAt.Format(time.RFC3339),
+				k.ActiveFrom.Format(time.RFC3339), retired)
+		}
+		return tw.Flush()
+	case "rotate":
+		k, err := issuer.Rotate(ctx)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		if *asJSON {
+			return json.NewEncoder(env.stdout).Encode(k)
+		}
+		fmt.Fprintf(env.stdout, "key %s is published now and signs from %s, once every verifier has refetched the keys\n",
+			k.KID, k.ActiveFrom.Format(time.RFC3339))
+		return nil
+	default: // retire
+		kid := fs.Arg(0)
+		if err := issuer.Retire(ctx, kid); err != nil {
+			return fmt.Errorf("keys retire: %w", err)
+		}
+		fmt.Fprintf(env.stdout, "key %s is retired: no longer published or accepted. Running auth replicas stop publishing it "+
+			"within their reload interval (30s), and the API rejects its tokens at its next key refresh (at most %s).\n",
+			kid, cfg.JWKSRefresh)
+		return nil
+	}
+}

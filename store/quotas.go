@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/invite"
+)
+
+// Quotas bound what one account may do with the shared service, so that
+// one tenant (or a stolen client secret) cannot turn it against people:
+// mail anyone at any rate, or fill the database. Zero means no limit.
+type Quotas struct {
+	// DailySends is how many invites and reminders the account may send
+	// per UTC day.
+	DailySends int `db:"daily_sends" json:"dailySends"`
+	// RecipientDailyCap is how many invites the account may send to one
+	// address per UTC day, whatever the invite settings. Reminders do not
+	// count: each invite has at most one, which follows it days later.
+	RecipientDailyCap int `db:"recipient_daily_cap" json:"recipientDailyCap"`
+	// Channels and EventTypes bound how many of each the account may have.
+	Channels   int `db:"channels" json:"channels"`
+	EventTypes int `db:"event_types" json:"eventTypes"`
+}
+
+// Quota kinds, as errors, invite details and metrics name them.
+const (
+	QuotaDailySends = "daily_sends"
+	QuotaRecipient  = "recipient_daily_cap"
+	QuotaChannels   = "channels"
+	QuotaEventTypes = "event_types"
+)
+
+// ErrQuotaExceeded: the account has as many of a resource as its quota
+// allows. Errors wrap it in a *QuotaError that says which.
+var ErrQuotaExceeded = errors.New("quota exceeded")
+
+// QuotaError is a refusal by a quota.
+type QuotaError struct {
+	Kind  string // QuotaChannels or QuotaEventTypes
+	Limit int
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("%s: the account's quota of %d is reached", e.Kind, e.Limit)
+}
+
+func (e *QuotaError) Unwrap() error { return ErrQuotaExceeded }
+
+// QuotaUpdate changes an account's own quotas. A nil field keeps its
+// value; a negative one clears it, so the default (Store.Quotas) applies.
+type QuotaUpdate struct {
+	DailySends, RecipientDailyCap, Channels, EventTypes *int
+}
+
+// AccountQuotas returns the quotas in force for an account: its own where
+// set, the store's defaults elsewhere. An unknown account is ErrNotFound.
+func (s *Store) AccountQuotas(ctx context.Context, accountID string) (Quotas, error) {
+	return s.accountQuotas(ctx, s.db, accountID)
+}
+
+// SetAccountQuotas changes the account's own quotas and returns those in
+// force afterwards.
+func (s *Store) SetAccountQuotas(ctx context.Context, accountID string, u QuotaUpdate) (Quotas, error) {
+	// A NULL parameter keeps the column; -1 makes it NULL (the default).
+	arg := func(p *int) any {
+		if p == nil {
+			return nil
+		}
+		return max(*p, -1)
+	}
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := lockAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO account_quotas AS q (account_id, daily_sends, recipient_daily_cap, channels, event_types, updated_at)
+			VALUES ($1, NULLIF($2::int, -1), NULLIF($3::int, -1), NULLIF($4::int, -1), NULLIF($5::int, -1), $6)
+			ON CONFLICT (account_id) DO UPDATE SET
+				daily_sends         = CASE WHEN $2::int IS NULL THEN q.daily_sends ELSE NULLIF($2::int, -1) END,
+				recipient_daily_cap = CASE WHEN $3::int IS NULL THEN q.recipient_daily_cap ELSE NULLIF($3::int, -1) END,
+				channels            = CASE WHEN $4::int IS NULL THEN q.channels ELSE NULLIF($4::int, -1) END,
+				event_types         = CASE WHEN $5::int IS NULL THEN q.event_types ELSE NULLIF($5::int, -1) END,
+				updated_at          = $6`,
+			accountID, arg(u.DailySends), arg(u.RecipientDailyCap), arg(u.Channels), arg(u.EventTypes), s.Now())
+		if err != nil {
+			return fmt.Errorf("set quotas: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Quotas{}, err
+	}
+	return s.AccountQuotas(ctx, accountID)
+}
+
+// accountQuotas reads the quotas in force with q (the pool or a tx).
+func (s *Store) accountQuotas(ctx context.Context, q sqlx.QueryerContext, accountID string) (Quotas, error) {
+	d := s.Quotas
+	var out Quotas
+	err := sqlx.GetContext(ctx, q, &out, `
+		SELECT COALESCE(q.daily_sends, $2) AS daily_sends, COALESCE(q.recipient_daily_cap, $3) AS recipient_daily_cap,
+		       COALESCE(q.channels, $4) AS channels, COALESCE(q.event_types, $5) AS event_types
+		FROM accounts a LEFT JOIN account_quotas q ON q.account_id = a.id
+		WHERE a.id = $1`, accountID, d.DailySends, d.RecipientDailyCap, d.Channels, d.EventTypes)
+	if err != nil {
+		return Quotas{}, fmt.Errorf("read quotas: %w", translate(err))
+	}
+	return out, nil
+}
+
+// checkResourceQuota refuses one more channel or event type (kind) when
+// the account has as many as its quota allows. The caller holds the
+// account lock (lockAccount), so concurrent creations cannot both pass.
+func (s *Store) checkResourceQuota(ctx context.Context, tx *sqlx.Tx, accountID, kind string) error {
+	q, err := s.accountQuotas(ctx, tx, accountID)
+	if err != nil {
+		return err
+	}
+	limit, table := q.Channels, "channels"
+	if kind == QuotaEventTypes {
+		limit, table = q.EventTypes, "event_types"
+	}
+	if limit <= 0 {
+		return nil
+	}
+	var n int
+	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM `+table+` WHERE account_id = $1`, accountID); err != nil {
+		return fmt.Errorf("count %s: %w", table, err)
+	}
+	if n >= limit {
+		s.quotaExceeded(kind)
+		return &QuotaError{Kind: kind, Limit: limit}
+	}
+	return nil
+}
+
+// sendKind is what a send quota counts.
+type sendKind int
+
+const (
+	// quotaInvite: an invite counts against the daily send quota and the
+	// daily cap of invites to its address.
+	quotaInvite sendKind = iota
+	// quotaReminder: a reminder counts against the daily send quota only
+	// (SPEC §11.10: sender quotas count it; it belongs to its invite,
+	// which the cap already counted).
+	quotaReminder
+)
+
+// quotaReason counts a send that is about to begin against the account's
+// daily send quota and, for an invite, against the daily cap of invites
+// to its address (sendAddress). When one
+// is used up it counts nothing and returns invite.QuotaExceeded with a
+// detail for last_error; the caller then skips the send.
+//
+// It runs inside the claim's transaction: each count is a conditional
+// upsert of a per-day counter row, whose row lock serialises concurrent
+// claims of the same account (and address) until they commit, so two of
+// them can never both take the last unit — whether or not the caller
+// also holds the (account, address) advisory lock. A claim that rolls
+// back takes its counts with it. attempts is the invite's attempts so
+// far: a send tried again after a transient failure was counted when it
+// was first claimed and is not counted twice.
+func (s *Store) quotaReason(ctx context.Context, tx *sqlx.Tx, accountID, address string, kind sendKind, attempts int) (invite.Reason, string, error) {
+	if attempts > 0 {
+		return "", "", nil
+	}
+	q, err := s.accountQuotas(ctx, tx, accountID)
+	if err != nil {
+		return "", "", err
+	}
+	day := s.Now().UTC().Format(time.DateOnly)
+	hash := sha256.Sum256([]byte(address))
+	capped := kind == quotaInvite && q.RecipientDailyCap > 0
+	if capped {
+		var n int
+		err := tx.GetContext(ctx, &n, `
+			INSERT INTO recipient_daily_sends AS r (account_id, address_hash, day, sends) VALUES ($1, $2, $3::date, 1)
+			ON CONFLICT (account_id, address_hash, day) DO UPDATE SET sends = r.sends + 1 WHERE r.sends < $4
+			RETURNING sends`, accountID, hash[:], day, q.RecipientDailyCap)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			s.quotaExceeded(QuotaRecipient)
+			return invite.QuotaExceeded, fmt.Sprintf("the account may send at most %d invites a day to one address", q.RecipientDailyCap), nil
+		case err != nil:
+			return "", "", fmt.Errorf("count invites to the address: %w", err)
+		}
+	}
+	if q.DailySends > 0 {
+		var n int
+		err := tx.GetContext(ctx, &n, `
+			INSERT INTO account_daily_sends AS a (account_id, day, sends) VALUES ($1, $2::date, 1)
+			ON CONFLICT (account_id, day) DO UPDATE SET sends = a.sends + 1 WHERE a.sends < $3
+			RETURNING sends`, accountID, day, q.DailySends)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if capped { // give back the address's count: nothing is sent
+				if _, err := tx.ExecContext(ctx, `UPDATE recipient_daily_sends SET sends = sends - 1
+					WHERE account_id = $1 AND address_hash = $2 AND day = $3::date`, accountID, hash[:], day); err != nil {
+					return "", "", fmt.Errorf("uncount invite to the address: %w", err)
+				}
+			}
+			s.quotaExceeded(QuotaDailySends)
+			return invite.QuotaExceeded, fmt.Sprintf("the account's daily send quota of %d is used up", q.DailySends), nil
+		case err != nil:
+			return "", "", fmt.Errorf("count the account's sends: %w", err)
+		}
+	}
+	return "", "", nil
+}
+
+// sendAddress is the address a send quota counts, by medium: the
+// lower-cased email, or the mobile number as stored (E.164).
+func sendAddress(m invite.Medium, email, mobile string) string {
+	if m == invite.SMS {
+		return "sms:" + mobile
+	}
+	return "email:" + strings.ToLower(email)
+}
+
+func (s *Store) quotaExceeded(kind string) {
+	if s.OnQuotaExceeded != nil {
+		s.OnQuotaExceeded(kind)
+	}
+}

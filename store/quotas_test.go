@@ -1,0 +1,264 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// quotaStore is inviteStore with default quotas, a fixed clock and a
+// record of the refusals reported to OnQuotaExceeded.
+func quotaStore(t *testing.T, q store.Quotas) (*store.Store, func(eventfixture.Setting) *eventfixture.Account, *clockAt, *kinds) {
+	t.Helper()
+	st, account := inviteStore(t)
+	st.Quotas = q
+	clock := &clockAt{t: time.Date(2026, 6, 1, 23, 0, 0, 0, time.UTC)}
+	st.SetClock(clock.now)
+	refused := &kinds{}
+	st.OnQuotaExceeded = refused.add
+	return st, account, clock, refused
+}
+
+type clockAt struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clockAt) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clockAt) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+type kinds struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (k *kinds) add(kind string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]int{}
+	}
+	k.m[kind]++
+}
+
+func (k *kinds) get() map[string]int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[string]int{}
+	for kk, v := range k.m {
+		out[kk] = v
+	}
+	return out
+}
+
+func claimOne(t *testing.T, st *store.Store, id string, sms bool) store.Claim {
+	t.Helper()
+	c, err := st.ClaimInviteSend(context.Background(), id, store.ClaimOptions{SMSEnabled: sms})
+	require.NoError(t, err)
+	return c
+}
+
+func TestDailySendQuota(t *testing.T) {
+	t.Parallel()
+	st, account, clock, refused := quotaStore(t, store.Quotas{DailySends: 100})
+	ctx := context.Background()
+	a, other := account(eventfixture.Setting{}), account(eventfixture.Setting{})
+	two := 2
+	q, err := st.SetAccountQuotas(ctx, a.AccountID, store.QuotaUpdate{DailySends: &two})
+	require.NoError(t, err)
+	assert.Equal(t, store.Quotas{DailySends: 2}, q)
+
+	send := func(acc *eventfixture.Account, email string) store.Claim {
+		return claimOne(t, st, acc.Event(t, eventfixture.Event{Email: email, Status: invite.Scheduled}), false)
+	}
+	first := a.Event(t, eventfixture.Event{Email: "a@example.com", Status: invite.Scheduled})
+	c := claimOne(t, st, first, false)
+	require.True(t, c.Send)
+	// A transient failure puts it back; its next attempt was counted.
+	_, err = st.FinishInviteSend(ctx, first, store.SendOutcome{Retry: true, Error: "451 later"})
+	require.NoError(t, err)
+	require.True(t, send(a, "b@example.com").Send)
+	assert.True(t, claimOne(t, st, first, false).Send, "a retried attempt is not counted twice")
+
+	c = send(a, "c@example.com")
+	assert.False(t, c.Send)
+	assert.Equal(t, invite.Skipped, c.State.Status)
+	assert.Equal(t, invite.QuotaExceeded, c.State.Reason)
+	assert.Equal(t, "the account's daily send quota of 2 is used up", c.State.LastError)
+	assert.Equal(t, 0, c.State.Attempts)
+	assert.True(t, send(other, "c@example.com").Send, "another account has its own quota")
+	assert.Equal(t, map[string]int{store.QuotaDailySends: 1}, refused.get())
+
+	// A new UTC day (an hour later) starts a new count.
+	clock.advance(time.Hour)
+	assert.True(t, send(a, "c@example.com").Send)
+
+	// Counters of past days go in housekeeping.
+	clock.advance(48 * time.Hour)
+	c2, _, err := st.Housekeep(ctx, time.Hour, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), c2.SendCounters, "the counters of accounts a and other on the first day, of a on the second")
+
+	// 0 lifts the limit; a negative update returns to the default.
+	zero, back := 0, -1
+	q, err = st.SetAccountQuotas(ctx, a.AccountID, store.QuotaUpdate{DailySends: &zero})
+	require.NoError(t, err)
+	assert.Zero(t, q.DailySends)
+	q, err = st.SetAccountQuotas(ctx, a.AccountID, store.QuotaUpdate{DailySends: &back})
+	require.NoError(t, err)
+	assert.Equal(t, 100, q.DailySends)
+	_, err = st.SetAccountQuotas(ctx, store.NewID("acc"), store.QuotaUpdate{DailySends: &two})
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	_, err = st.AccountQuotas(ctx, store.NewID("acc"))
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestRecipientDailyCap(t *testing.T) {
+	t.Parallel()
+	st, account, clock, refused := quotaStore(t, store.Quotas{RecipientDailyCap: 3, DailySends: 5})
+	// Without minDaysBetweenInvites only the cap stops a list-bomb of one
+	// address.
+	a := account(eventfixture.Setting{})
+	sendTo := func(email string) store.Claim {
+		return claimOne(t, st, a.Event(t, eventfixture.Event{Email: email, Status: invite.Scheduled}), false)
+	}
+	for _, email := range []string{"jane@example.com", "Jane@Example.com", "JANE@EXAMPLE.COM"} {
+		require.True(t, sendTo(email).Send, email)
+	}
+	c := sendTo("jane@example.COM")
+	assert.False(t, c.Send)
+	assert.Equal(t, invite.QuotaExceeded, c.State.Reason)
+	assert.Equal(t, "the account may send at most 3 invites a day to one address", c.State.LastError)
+	// The cap is per address: a text to her mobile, and mail to another
+	// address, go out — and the capped invite did not use up the daily
+	// send quota (5): these are its fourth and fifth sends.
+	a.Set(t, "medium", invite.SMS)
+	require.True(t, claimOne(t, st, a.Event(t, eventfixture.Event{Email: "jane@example.com", Mobile: "+4915112345678", Status: invite.Scheduled}), true).Send)
+	a.Set(t, "medium", invite.Email)
+	require.True(t, sendTo("john@example.com").Send)
+	c = sendTo("mary@example.com")
+	assert.Equal(t, invite.QuotaExceeded, c.State.Reason)
+	assert.Equal(t, "the account's daily send quota of 5 is used up", c.State.LastError)
+	assert.Equal(t, map[string]int{store.QuotaRecipient: 1, store.QuotaDailySends: 1}, refused.get())
+
+	// Refused by the daily quota, mary's invite was not counted against
+	// her address either: on a new day she gets all three.
+	clock.advance(2 * time.Hour)
+	for range 3 {
+		require.True(t, sendTo("mary@example.com").Send)
+	}
+	assert.Equal(t, invite.QuotaExceeded, sendTo("mary@example.com").State.Reason)
+}
+
+func TestSendQuotasHoldUnderConcurrentClaims(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		quotas store.Quotas
+		email  func(i int) string
+		want   int
+	}{
+		"daily quota, many addresses": {store.Quotas{DailySends: 4}, func(i int) string { return fmt.Sprintf("u%d@example.com", i) }, 4},
+		"cap of one address":          {store.Quotas{RecipientDailyCap: 3}, func(int) string { return "jane@example.com" }, 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			st, account, _, _ := quotaStore(t, tc.quotas)
+			a := account(eventfixture.Setting{})
+			var ids []string
+			for i := range 12 {
+				ids = append(ids, a.Event(t, eventfixture.Event{Email: tc.email(i), Status: invite.Scheduled}))
+			}
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			sends, capped := 0, 0
+			for _, id := range ids {
+				wg.Go(func() {
+					c, err := st.ClaimInviteSend(context.Background(), id, store.ClaimOptions{})
+					if !assert.NoError(t, err) {
+						return
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if c.Send {
+						sends++
+					} else if c.State.Reason == invite.QuotaExceeded {
+						capped++
+					}
+				})
+			}
+			wg.Wait()
+			assert.Equal(t, tc.want, sends)
+			assert.Equal(t, len(ids)-tc.want, capped)
+		})
+	}
+}
+
+func TestResourceQuotas(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "P7D")
+	st.Quotas = store.Quotas{Channels: 3, EventTypes: 2}
+	refused := &kinds{}
+	st.OnQuotaExceeded = refused.add
+	ctx := context.Background()
+	acc, _, err := st.CreateAccount(ctx, "Acme") // with its Default channel
+	require.NoError(t, err)
+
+	// Concurrent creations cannot overshoot: the account lock orders them.
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = st.CreateChannel(ctx, acc.ID, fmt.Sprintf("ch-%d", i), "")
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, err := range errs {
+		if err == nil {
+			created++
+			continue
+		}
+		assert.ErrorIs(t, err, store.ErrQuotaExceeded)
+		var qe *store.QuotaError
+		require.ErrorAs(t, err, &qe)
+		assert.Equal(t, store.QuotaError{Kind: store.QuotaChannels, Limit: 3}, *qe)
+	}
+	assert.Equal(t, 2, created, "the Default channel and two more")
+
+	for i := range 2 {
+		_, err := st.CreateEventType(ctx, acc.ID, fmt.Sprintf("type-%d", i), true)
+		require.NoError(t, err)
+	}
+	_, err = st.CreateEventType(ctx, acc.ID, "one-too-many", true)
+	assert.ErrorIs(t, err, store.ErrQuotaExceeded)
+	assert.Equal(t, map[string]int{store.QuotaChannels: 4, store.QuotaEventTypes: 1}, refused.get())
+
+	// Raised for this account only.
+	ten := 10
+	_, err = st.SetAccountQuotas(ctx, acc.ID, store.QuotaUpdate{EventTypes: &ten})
+	require.NoError(t, err)
+	_, err = st.CreateEventType(ctx, acc.ID, "one-too-many", true)
+	assert.NoError(t, err)
+	other, _, err := st.CreateAccount(ctx, "Other")
+	require.NoError(t, err)
+	for i := range 2 {
+		_, err := st.CreateEventType(ctx, other.ID, fmt.Sprintf("type-%d", i), true)
+		require.NoError(t, err)
+	}
+	_, err = st.CreateEventType(ctx, other.ID, "one-too-many", true)
+	assert.ErrorIs(t, err, store.ErrQuotaExceeded)
+}

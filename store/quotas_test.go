@@ -65,9 +65,15 @@ func (k *kinds) get() map[string]int {
 	return out
 }
 
+// claimOne claims an invite's send; with sms, as a worker with a provider
+// that normalised the fixture's mobile number.
 func claimOne(t *testing.T, st *store.Store, id string, sms bool) store.Claim {
 	t.Helper()
-	c, err := st.ClaimInviteSend(context.Background(), id, store.ClaimOptions{SMSEnabled: sms})
+	opts := store.ClaimOptions{}
+	if sms {
+		opts = store.ClaimOptions{SMSEnabled: true, Mobile: "+4915112345678"}
+	}
+	c, err := st.ClaimInviteSend(context.Background(), id, opts)
 	require.NoError(t, err)
 	return c
 }

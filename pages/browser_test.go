@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
@@ -279,32 +277,6 @@ func violations(t *testing.T, ctx context.Context) []string {
 	return v
 }
 
-func eval[T any](t *testing.T, ctx context.Context, js string) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	require.NoError(t, err, js)
-	return v
-}
-
-// enterKey presses Enter as a keyboard does: one keyDown that carries
-// the text (the browser makes the keypress from it at once), then keyUp.
-// kb.Enter sends the keypress as an event of its own, later, which lets
-// it land on whatever the keydown moved the focus to.
-func enterKey() chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		k := input.DispatchKeyEventParams{Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13}
-		down, up := k, k
-		down.Type, down.Text, down.UnmodifiedText = input.DispatchKeyEventTypeKeyDown, "\r", "\r"
-		up.Type = input.DispatchKeyEventTypeKeyUp
-		for _, ev := range []input.DispatchKeyEventParams{down, up} {
-			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, ev); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 func press(t *testing.T, ctx context.Context, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
@@ -327,12 +299,12 @@ func TestBrowserKeyboard(t *testing.T) {
 			press(t, ctx, kb.Tab)
 			assert.Equal(t, "rating", focus(t, ctx).ID, "Tab reaches the rating first")
 			press(t, ctx, " ")
-			assert.Equal(t, "1", eval[string](t, ctx, `document.querySelector('input[name=rating]:checked').value`), "Space chooses")
+			assert.Equal(t, "1", browsertest.Eval[string](t, ctx, `document.querySelector('input[name=rating]:checked').value`), "Space chooses")
 			press(t, ctx, kb.ArrowRight, kb.ArrowRight, kb.ArrowRight)
 			assert.Equal(t, "rating-4", focus(t, ctx).ID)
-			assert.Equal(t, "4", eval[string](t, ctx, `document.querySelector('input[name=rating]:checked').value`), "arrow keys change the choice")
+			assert.Equal(t, "4", browsertest.Eval[string](t, ctx, `document.querySelector('input[name=rating]:checked').value`), "arrow keys change the choice")
 			press(t, ctx, kb.ArrowLeft)
-			assert.Equal(t, "3", eval[string](t, ctx, `document.querySelector('input[name=rating]:checked').value`))
+			assert.Equal(t, "3", browsertest.Eval[string](t, ctx, `document.querySelector('input[name=rating]:checked').value`))
 			press(t, ctx, kb.ArrowRight)
 
 			press(t, ctx, kb.Tab)
@@ -345,11 +317,11 @@ func TestBrowserKeyboard(t *testing.T) {
 			browsertest.Capture(t, ctx, fmt.Sprintf("feedback-answered-%d", width))
 			assert.Empty(t, violations(t, ctx), "with a choice made and focus on the button")
 
-			resp, err := chromedp.RunResponse(ctx, enterKey())
+			resp, err := chromedp.RunResponse(ctx, browsertest.Enter())
 			require.NoError(t, err)
 			assert.EqualValues(t, http.StatusOK, resp.Status)
-			assert.Equal(t, "Thank you for your feedback", eval[string](t, ctx, `document.title`))
-			assert.Contains(t, eval[string](t, ctx, `document.querySelector('main').innerText`), "Your rating: 4 out of 5 – Good")
+			assert.Equal(t, "Thank you for your feedback", browsertest.Eval[string](t, ctx, `document.title`))
+			assert.Contains(t, browsertest.Eval[string](t, ctx, `document.querySelector('main').innerText`), "Your rating: 4 out of 5 – Good")
 			s.mu.Lock()
 			last := s.reviews[len(s.reviews)-1]
 			s.mu.Unlock()
@@ -371,22 +343,22 @@ func TestBrowserErrors(t *testing.T) {
 	require.Equal(t, "comment", focus(t, ctx).ID)
 	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("Gute Beratung, übrigens!")))
 	press(t, ctx, kb.Tab)
-	resp, err := chromedp.RunResponse(ctx, enterKey())
+	resp, err := chromedp.RunResponse(ctx, browsertest.Enter())
 	require.NoError(t, err)
 	assert.EqualValues(t, http.StatusBadRequest, resp.Status)
 
-	assert.True(t, strings.HasPrefix(eval[string](t, ctx, `document.title`), "Fehler: "))
+	assert.True(t, strings.HasPrefix(browsertest.Eval[string](t, ctx, `document.title`), "Fehler: "))
 	f := focus(t, ctx)
 	assert.Equal(t, "div", f.Tag, "focus starts on the error summary")
-	assert.True(t, eval[bool](t, ctx, `document.activeElement.classList.contains('error-summary')`))
-	assert.Equal(t, "Gute Beratung, übrigens!", eval[string](t, ctx, `document.getElementById('comment').value`))
+	assert.True(t, browsertest.Eval[bool](t, ctx, `document.activeElement.classList.contains('error-summary')`))
+	assert.Equal(t, "Gute Beratung, übrigens!", browsertest.Eval[string](t, ctx, `document.getElementById('comment').value`))
 	assert.Empty(t, violations(t, ctx))
 
 	press(t, ctx, kb.Tab)
-	assert.Equal(t, "Bitte wählen Sie eine Bewertung von 1 (sehr schlecht) bis 5 (ausgezeichnet)", eval[string](t, ctx, `document.activeElement.textContent`))
-	require.NoError(t, chromedp.Do(ctx, enterKey()))
+	assert.Equal(t, "Bitte wählen Sie eine Bewertung von 1 (sehr schlecht) bis 5 (ausgezeichnet)", browsertest.Eval[string](t, ctx, `document.activeElement.textContent`))
+	require.NoError(t, chromedp.Do(ctx, browsertest.Enter()))
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, "rating", eval[string](t, ctx, `document.activeElement.id`))
+		assert.Equal(c, "rating", browsertest.Eval[string](t, ctx, `document.activeElement.id`))
 	}, 5*time.Second, 20*time.Millisecond, "the summary's link leads to the rating")
 	press(t, ctx, kb.ArrowRight)
 	assert.Equal(t, "rating-2", focus(t, ctx).ID)
@@ -405,10 +377,10 @@ func TestBrowserUnsubscribe(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.url("/unsubscribe", "fr"))))
 	press(t, ctx, kb.Tab)
 	assert.Equal(t, "button", focus(t, ctx).Tag)
-	resp, err := chromedp.RunResponse(ctx, enterKey())
+	resp, err := chromedp.RunResponse(ctx, browsertest.Enter())
 	require.NoError(t, err)
 	assert.EqualValues(t, http.StatusOK, resp.Status)
-	assert.Equal(t, "Votre désabonnement est confirmé", eval[string](t, ctx, `document.querySelector('h1').textContent`))
+	assert.Equal(t, "Votre désabonnement est confirmé", browsertest.Eval[string](t, ctx, `document.querySelector('h1').textContent`))
 	s.mu.Lock()
 	assert.Equal(t, []string{"List-Unsubscribe=One-Click"}, s.unsubscribes)
 	s.mu.Unlock()
@@ -429,7 +401,7 @@ func TestBrowserAccessibility(t *testing.T) {
 				url := s.url(path, locale)
 				require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url)))
 				assert.Empty(t, violations(t, ctx), "%s at %dpx", url, width)
-				assert.Equal(t, "rgb(246, 248, 250)", eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`),
+				assert.Equal(t, "rgb(246, 248, 250)", browsertest.Eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`),
 					"%s: the CSS applies under the Content-Security-Policy", url)
 			}
 		}

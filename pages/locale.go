@@ -9,13 +9,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/touchpoint/touchpoint/locale"
 )
 
 //go:embed locales/*.json
 var localeFiles embed.FS
 
 // DefaultLocale is the last fallback and must exist.
-const DefaultLocale = "en"
+const DefaultLocale = locale.Default
 
 // loadTexts reads locales/*.json and checks that every locale has
 // exactly the keys of DefaultLocale.
@@ -56,28 +58,13 @@ func loadTexts() (map[string]map[string]string, error) {
 }
 
 // Locales lists the locales the pages speak, sorted.
-func (p *Pages) Locales() []string {
-	var ls []string
-	for l := range p.texts {
-		ls = append(ls, l)
-	}
-	slices.Sort(ls)
-	return ls
-}
+func (p *Pages) Locales() []string { return locale.Names(p.texts) }
 
 // Pick chooses the texts for a locale exactly as the invite emails do:
 // the exact locale ("de_AT", also written "de-at"), else its language
 // ("de"), else English.
-func (p *Pages) Pick(locale string) string {
-	lang, region, _ := strings.Cut(strings.ReplaceAll(strings.TrimSpace(locale), "-", "_"), "_")
-	lang, region = strings.ToLower(lang), strings.ToUpper(region)
-	if region != "" && p.texts[lang+"_"+region] != nil {
-		return lang + "_" + region
-	}
-	if p.texts[lang] != nil {
-		return lang
-	}
-	return DefaultLocale
+func (p *Pages) Pick(requested string) string {
+	return locale.Pick(requested, func(l string) bool { return p.texts[l] != nil })
 }
 
 // AcceptLanguage picks a locale from a browser's Accept-Language header,

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"slices"
 	"strings"
 	texttemplate "text/template"
+
+	"github.com/touchpoint/touchpoint/locale"
 )
 
 // The SMS templates: sms/<locale>.tmpl defines the phrases of the text
@@ -91,28 +92,13 @@ func NewSMS() (*SMSSet, error) {
 }
 
 // Locales lists the locales with SMS templates, sorted.
-func (s *SMSSet) Locales() []string {
-	ls := make([]string, 0, len(s.text))
-	for l := range s.text {
-		ls = append(ls, l)
-	}
-	slices.Sort(ls)
-	return ls
-}
+func (s *SMSSet) Locales() []string { return locale.Names(s.text) }
 
 // Pick chooses the template for a locale as the email's Set.Pick does:
 // the exact locale ("de_AT", also written "de-at"), else its language
 // ("de"), else English.
-func (s *SMSSet) Pick(locale string) string {
-	lang, region, _ := strings.Cut(strings.ReplaceAll(strings.TrimSpace(locale), "-", "_"), "_")
-	lang, region = strings.ToLower(lang), strings.ToUpper(region)
-	if region != "" && s.text[lang+"_"+region] != nil {
-		return lang + "_" + region
-	}
-	if s.text[lang] != nil {
-		return lang
-	}
-	return DefaultLocale
+func (s *SMSSet) Pick(requested string) string {
+	return locale.Pick(requested, func(l string) bool { return s.text[l] != nil })
 }
 
 // Render renders the text message in the locale Pick chooses. The values

@@ -21,19 +21,19 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
-	"slices"
 	"strings"
 	texttemplate "text/template"
 	"unicode"
 
 	"github.com/touchpoint/touchpoint/brand"
+	"github.com/touchpoint/touchpoint/locale"
 )
 
 //go:embed invite
 var files embed.FS
 
 // DefaultLocale is the last fallback and must exist.
-const DefaultLocale = "en"
+const DefaultLocale = locale.Default
 
 // Product is one product shown in an invite.
 type Product struct {
@@ -144,27 +144,12 @@ func New() (*Set, error) {
 }
 
 // Locales lists the built-in locales, sorted.
-func (s *Set) Locales() []string {
-	var ls []string
-	for l := range s.text {
-		ls = append(ls, l)
-	}
-	slices.Sort(ls)
-	return ls
-}
+func (s *Set) Locales() []string { return locale.Names(s.text) }
 
 // Pick chooses the template for a defaultLocale: the exact locale
 // ("de_AT", also written "de-at"), else its language ("de"), else English.
-func (s *Set) Pick(locale string) string {
-	lang, region, _ := strings.Cut(strings.ReplaceAll(strings.TrimSpace(locale), "-", "_"), "_")
-	lang, region = strings.ToLower(lang), strings.ToUpper(region)
-	if region != "" && s.text[lang+"_"+region] != nil {
-		return lang + "_" + region
-	}
-	if s.text[lang] != nil {
-		return lang
-	}
-	return DefaultLocale
+func (s *Set) Pick(requested string) string {
+	return locale.Pick(requested, func(l string) bool { return s.text[l] != nil })
 }
 
 // Render renders the invite, or with d.Reminder its reminder, in the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -13,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
@@ -70,29 +67,6 @@ func feedbackLink(t *testing.T, m *mail.Message) string {
 	return link
 }
 
-// enter presses Enter as a keyboard does (one keyDown carrying the text).
-func enter() chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		k := input.DispatchKeyEventParams{Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13}
-		down, up := k, k
-		down.Type, down.Text, down.UnmodifiedText = input.DispatchKeyEventTypeKeyDown, "\r", "\r"
-		up.Type = input.DispatchKeyEventTypeKeyUp
-		for _, ev := range []input.DispatchKeyEventParams{down, up} {
-			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, ev); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-func evalIn[T any](t *testing.T, tab context.Context, js string) T {
-	t.Helper()
-	v, err := chromedp.Run(tab, chromedp.Evaluate[T](js))
-	require.NoError(t, err, js)
-	return v
-}
-
 // TestCustomerLoopInABrowser is the customer's side of the loop in a real
 // browser: the invite's link from the mail server opens the feedback page,
 // the rating is chosen with the keyboard, a comment typed, the form sent;
@@ -122,20 +96,20 @@ func TestCustomerLoopInABrowser(t *testing.T) {
 			resp, err := chromedp.RunResponse(tab, chromedp.EmulateViewport(width, 900), chromedp.Navigate(feedbackLink(t, m)))
 			require.NoError(t, err)
 			assert.EqualValues(t, http.StatusOK, resp.Status)
-			assert.Contains(t, evalIn[string](t, tab, `document.querySelector('h1').innerText`), "Nordlicht Outdoor")
+			assert.Contains(t, browsertest.Eval[string](t, tab, `document.querySelector('h1').innerText`), "Nordlicht Outdoor")
 			browsertest.Capture(t, tab, fmt.Sprintf("feedback-%d", width))
 
 			// Tab to the rating, Space chooses 1, three arrows make it 4.
 			require.NoError(t, chromedp.Do(tab, chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(" "),
 				chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowRight)))
-			assert.Equal(t, "4", evalIn[string](t, tab, `document.querySelector('input[name=rating]:checked').value`))
+			assert.Equal(t, "4", browsertest.Eval[string](t, tab, `document.querySelector('input[name=rating]:checked').value`))
 			const comment = `Passt gut & kam schnell. "<b>"`
 			require.NoError(t, chromedp.Do(tab, chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(comment), chromedp.KeyEvent(kb.Tab)))
-			assert.Equal(t, "BUTTON", evalIn[string](t, tab, `document.activeElement.tagName`), "Tab reaches the button")
-			resp, err = chromedp.RunResponse(tab, enter())
+			assert.Equal(t, "BUTTON", browsertest.Eval[string](t, tab, `document.activeElement.tagName`), "Tab reaches the button")
+			resp, err = chromedp.RunResponse(tab, browsertest.Enter())
 			require.NoError(t, err)
 			assert.EqualValues(t, http.StatusOK, resp.Status)
-			assert.Contains(t, evalIn[string](t, tab, `document.title`), "Vielen Dank", "the thank-you page, in German")
+			assert.Contains(t, browsertest.Eval[string](t, tab, `document.title`), "Vielen Dank", "the thank-you page, in German")
 			browsertest.Capture(t, tab, fmt.Sprintf("thanks-%d", width))
 
 			status, list := c.do(http.MethodGet, "/reviews?rating=4", nil)
@@ -161,7 +135,7 @@ func TestCustomerLoopInABrowser(t *testing.T) {
 			assert.Empty(t, sup["items"], "opening the link unsubscribes nobody")
 			browsertest.Capture(t, tab, fmt.Sprintf("unsubscribe-%d", width))
 			require.NoError(t, chromedp.Do(tab, chromedp.Focus("form button")))
-			resp, err = chromedp.RunResponse(tab, enter())
+			resp, err = chromedp.RunResponse(tab, browsertest.Enter())
 			require.NoError(t, err)
 			assert.EqualValues(t, http.StatusOK, resp.Status)
 			browsertest.Capture(t, tab, fmt.Sprintf("unsubscribed-%d", width))

@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
@@ -248,4 +250,34 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Enter presses Enter as a keyboard does: one keyDown that carries the
+// text (the browser makes the keypress from it at once), then keyUp.
+// chromedp's kb.Enter sends the keypress as an event of its own, later,
+// which lets it land on whatever the keydown moved the focus to.
+func Enter() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		k := input.DispatchKeyEventParams{Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13}
+		down, up := k, k
+		down.Type, down.Text, down.UnmodifiedText = input.DispatchKeyEventTypeKeyDown, "\r", "\r"
+		up.Type = input.DispatchKeyEventTypeKeyUp
+		for _, ev := range []input.DispatchKeyEventParams{down, up} {
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Eval evaluates js in the tab and returns its value, failing the test
+// on an error.
+func Eval[T any](t testing.TB, tab context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(tab, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
 }

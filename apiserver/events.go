@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -201,7 +200,7 @@ type acceptance struct {
 
 func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Idempotency-Key")
-	if len(key) > maxIdemKey || strings.IndexFunc(key, func(c rune) bool { return c < 0x21 || c > 0x7e }) >= 0 {
+	if !validIdempotencyKey(key) {
 		s.fail(w, r, invalid(fieldError{Field: "Idempotency-Key", Message: fmt.Sprintf("must be at most %d printable ASCII characters", maxIdemKey)}))
 		return
 	}
@@ -214,30 +213,10 @@ func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	in.Transaction.Date = in.Transaction.Date.UTC().Truncate(time.Millisecond)
-	payload, err := json.Marshal(in) // canonical: fixed field order, sorted metadata keys
+	e, err := newStoreEvent(&in, accountID(r), key)
 	if err != nil {
 		s.fail(w, r, err)
 		return
-	}
-	e := store.NewEvent{
-		AccountID:            accountID(r),
-		Type:                 in.Type,
-		ChannelID:            in.Channel.ID,
-		CustomerEmail:        in.Customer.Email,
-		CustomerReference:    in.Customer.Reference,
-		TransactionReference: in.Transaction.Reference,
-		TransactionDate:      in.Transaction.Date,
-		Payload:              payload,
-		IdempotencyKey:       key,
-	}
-	if key != "" {
-		sum := sha256.Sum256(payload)
-		e.RequestHash = sum[:]
-	}
-	if in.EstimatedDeliveryDate != "" {
-		d, _ := time.Parse(time.DateOnly, in.EstimatedDeliveryDate) // validated above
-		e.EstimatedDeliveryDate = &d
 	}
 	acc, err := s.store.AcceptEvent(r.Context(), e)
 	switch {

@@ -190,13 +190,18 @@ type Event struct {
 	ReminderSentAt       sql.NullTime   `db:"reminder_sent_at"`
 	// Review is the event's review as {"id","rating","createdAt"}, or nil.
 	Review []byte `db:"review"`
+	// SMSDelivery is what the SMS provider last reported of the invite's
+	// and the reminder's messages, as {"invite"|"reminder": {"status",
+	// "errorCode","updatedAt"}}, or nil (see sms.go).
+	SMSDelivery []byte `db:"sms_delivery"`
 }
 
 const eventColumns = `id, account_id, event_type_id, channel_id, received_at, type, customer_reference, payload,
 	invite_status, invite_reason, invite_medium, scheduled_for, sent_at, attempts, last_error, updated_at,
 	reminder_status, reminder_reason, reminder_scheduled_for, reminder_sent_at,
 	(SELECT json_build_object('id', r.id, 'rating', r.rating, 'createdAt', r.created_at)
-	 FROM reviews r WHERE r.event_id = events.id) AS review`
+	 FROM reviews r WHERE r.event_id = events.id) AS review,
+	` + smsDeliveryColumn
 
 // Event returns one event of an account.
 func (s *Store) Event(ctx context.Context, accountID, id string) (Event, error) {

@@ -272,6 +272,11 @@ func (s *Store) ClaimInviteSend(ctx context.Context, eventID string, opts ClaimO
 			cur.Status, cur.Reason, cur.LastError = invite.Skipped, reason, detail
 			return cur, err == nil, err
 		}
+		if r.Medium == invite.SMS {
+			if err := s.recordMobile(ctx, tx, eventID, address); err != nil {
+				return cur, false, err
+			}
+		}
 		cur.Status, cur.Reason, cur.Attempts = invite.Sending, "", cur.Attempts+1
 		claim.Send, claim.Address = true, address
 		return cur, true, nil
@@ -301,9 +306,9 @@ const claimReadSQL = `
 // mayReach takes the (account, address) advisory lock for the rest of the
 // transaction — so concurrent sends to one address, and a suppression of
 // it, are serialised with this claim — and returns why the address may
-// not be sent to now: it is suppressed, or (email, minDaysBetweenInvites)
-// another of the account's invites to it was sent within the window or is
-// being sent (it counts as sent until it is not: the lock is released
+// not be sent to now: it is suppressed, or (minDaysBetweenInvites) another
+// of the account's invites to it — by email to the address, by SMS to the
+// number — was sent within the window or is being sent (it counts as sent until it is not: the lock is released
 // before that send ends). "" means it may.
 func (s *Store) mayReach(ctx context.Context, tx *sqlx.Tx, eventID string, r claimRow, address string) (invite.Reason, error) {
 	if err := s.execPrepared(ctx, tx, &s.invite.addressLock, suppressionLockKey(r.AccountID, address)); err != nil {
@@ -316,10 +321,13 @@ func (s *Store) mayReach(ctx context.Context, tx *sqlx.Tx, eventID string, r cla
 	if suppressed {
 		return invite.Suppressed, nil
 	}
-	if r.Medium != invite.Email || r.MinDays == 0 {
+	if r.MinDays == 0 {
 		return "", nil
 	}
 	since := s.Now().Add(-time.Duration(r.MinDays) * 24 * time.Hour)
+	if r.Medium == invite.SMS {
+		return s.throttleSMS(ctx, tx, eventID, r.AccountID, address, since)
+	}
 	var recent bool
 	if err := s.getPrepared(ctx, tx, &s.invite.recentlyInvited, &recent, r.AccountID, address, eventID, since); err != nil {
 		return "", fmt.Errorf("throttle: %w", err)

@@ -202,6 +202,11 @@ func (s *Store) ClaimReminderSend(ctx context.Context, eventID string, opts Clai
 			}
 			return skip(reason)
 		}
+		if r.Medium == invite.SMS {
+			if err := s.recordMobile(ctx, tx, eventID, address); err != nil {
+				return cur, false, err
+			}
+		}
 		cur.Status, claim.Send, claim.Address = invite.Sending, true, address
 		return cur, true, nil
 	})

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/invite"
+)
+
+// Invites by SMS (SPEC §11.7) keep three things here besides the invite
+// state: the number each SMS went to (events.customer_mobile, written by
+// the claim), which the throttle counts and an inbound STOP looks up; and
+// the provider's delivery reports (sms_deliveries).
+
+// recordMobile notes, inside a claim, the number the event's SMS is about
+// to go to, so that later claims count it (throttleSMS) and a STOP from
+// the number finds the account (SuppressTextedNumber).
+func (s *Store) recordMobile(ctx context.Context, tx *sqlx.Tx, eventID, number string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE events SET customer_mobile = $2
+		WHERE id = $1 AND customer_mobile IS DISTINCT FROM $2`, eventID, number); err != nil {
+		return fmt.Errorf("record mobile: %w", err)
+	}
+	return nil
+}
+
+// throttleSMS is minDaysBetweenInvites for SMS: another of the account's
+// SMS invites went to the number (E.164) since the start of the window, or
+// is being sent. Like the email throttle it runs under the (account,
+// address) lock that mayReach holds, so two claims for one number are
+// decided one after the other. A reminder sets customer_mobile too but is
+// no invite by SMS unless the invite itself was (invite_medium).
+func (s *Store) throttleSMS(ctx context.Context, tx *sqlx.Tx, eventID, accountID, number string, since time.Time) (invite.Reason, error) {
+	var recent bool
+	err := tx.GetContext(ctx, &recent, `
+		SELECT EXISTS (
+			SELECT 1 FROM events
+			WHERE customer_mobile = $2 AND account_id = $1 AND id <> $3 AND invite_medium = 'sms'
+			  AND ((invite_status = 'sent' AND sent_at > $4) OR (invite_status = 'sending' AND updated_at > $4)))`,
+		accountID, number, eventID, since)
+	if err != nil {
+		return "", fmt.Errorf("throttle: %w", err)
+	}
+	if recent {
+		return invite.RecentlyInvited, nil
+	}
+	return "", nil
+}
+
+// SMSDelivery is one report of the provider's status callback on a
+// message it took.
+type SMSDelivery struct {
+	MessageSID string
+	// EventID is the event the message belongs to, as the callback URL
+	// names it; "" when it does not, in which case only a message reported
+	// on before is updated.
+	EventID string
+	// Reminder: the message carried the event's reminder, not its invite.
+	Reminder  bool
+	Status    string // the provider's MessageStatus: queued, sent, delivered, undelivered, failed, …
+	ErrorCode int    // why it was undelivered or failed; 0 if none
+	// Suppress, when set, puts the number on the suppression list of the
+	// event's account with this reason: the report says the customer
+	// opted out (unsubscribed) or the number can never be reached
+	// (bounced).
+	Suppress invite.SuppressionReason
+	// Number is the recipient in E.164 as the report names it; "" falls
+	// back to the number the claim recorded.
+	Number string
+}
+
+// smsDeliveryColumn is Event.SMSDelivery: the newest message of each
+// kind (a retried invite is a new message) with its last report.
+const smsDeliveryColumn = `(SELECT json_object_agg(d.message,
+		json_build_object('status', d.status, 'errorCode', d.error_code, 'updatedAt', d.updated_at))
+	 FROM (SELECT DISTINCT ON (message) message, status, error_code, updated_at FROM sms_deliveries
+	       WHERE event_id = events.id ORDER BY message, created_at DESC) d) AS sms_delivery`
+
+// deliveryRank orders the statuses of a message, so a report that arrives
+// late (sent after delivered) does not overwrite a later one. Unknown
+// statuses rank lowest.
+const deliveryRank = `CASE %s WHEN 'read' THEN 4
+	WHEN 'delivered' THEN 3 WHEN 'undelivered' THEN 3 WHEN 'failed' THEN 3 WHEN 'canceled' THEN 3
+	WHEN 'sent' THEN 2 WHEN 'sending' THEN 1 ELSE 0 END`
+
+// RecordSMSDelivery keeps the report (the newest status of each message
+// wins unless it ranks below the one kept) and suppresses the number when
+// d asks for it, in one transaction. It reports false, and changes
+// nothing, when the event is gone (deleted since) or, for a report
+// without an event, the message is unknown: the provider need not hear of
+// it, since nothing can be done.
+func (s *Store) RecordSMSDelivery(ctx context.Context, d SMSDelivery) (bool, error) {
+	message := "invite"
+	if d.Reminder {
+		message = "reminder"
+	}
+	var code *int
+	if d.ErrorCode != 0 {
+		code = &d.ErrorCode
+	}
+	recorded := false
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if d.EventID == "" {
+			err := tx.GetContext(ctx, &d.EventID, `SELECT event_id FROM sms_deliveries WHERE message_sid = $1`, d.MessageSID)
+			if errors.Is(translate(err), ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var ev struct {
+			AccountID string `db:"account_id"`
+			Mobile    string `db:"customer_mobile"`
+		}
+		// FOR KEY SHARE: the event cannot be deleted before the report's
+		// row refers to it.
+		err := tx.GetContext(ctx, &ev, `SELECT account_id, COALESCE(customer_mobile, '') AS customer_mobile
+			FROM events WHERE id = $1 FOR KEY SHARE`, d.EventID)
+		if errors.Is(translate(err), ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO sms_deliveries AS d (message_sid, event_id, message, status, error_code, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $6)
+			ON CONFLICT (message_sid) DO UPDATE
+			SET status = EXCLUDED.status, error_code = EXCLUDED.error_code, updated_at = EXCLUDED.updated_at
+			WHERE `+fmt.Sprintf(deliveryRank, "d.status")+` <= `+fmt.Sprintf(deliveryRank, "EXCLUDED.status"),
+			d.MessageSID, d.EventID, message, d.Status, code, now); err != nil {
+			return fmt.Errorf("record delivery: %w", err)
+		}
+		recorded = true
+		number := d.Number
+		if number == "" {
+			number = ev.Mobile
+		}
+		if d.Suppress == "" || number == "" {
+			return nil
+		}
+		if _, _, err := s.addSuppression(ctx, tx, ev.AccountID, number, invite.SMS, d.Suppress, d.EventID); err != nil {
+			return fmt.Errorf("suppress number: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("sms delivery %s: %w", d.MessageSID, err)
+	}
+	return recorded, nil
+}
+
+// SuppressTextedNumber handles a customer's STOP: the message names only
+// the customer's number and ours, which every account shares, so the
+// number (E.164) goes on the suppression list, with reason, of every
+// account that has sent an SMS to it — each entry naming that account's
+// latest such event. A number already on an account's list keeps its
+// entry. It returns how many accounts' lists gained the number.
+func (s *Store) SuppressTextedNumber(ctx context.Context, number string, reason invite.SuppressionReason) (int, error) {
+	added := 0
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var senders []struct {
+			AccountID string `db:"account_id"`
+			EventID   string `db:"id"`
+		}
+		// In account order, so two of these never wait on each other's
+		// address locks.
+		if err := tx.SelectContext(ctx, &senders, `
+			SELECT DISTINCT ON (account_id) account_id, id FROM events
+			WHERE customer_mobile = $1
+			ORDER BY account_id, updated_at DESC, id DESC`, number); err != nil {
+			return err
+		}
+		for _, x := range senders {
+			_, created, err := s.addSuppression(ctx, tx, x.AccountID, number, invite.SMS, reason, x.EventID)
+			if err != nil {
+				return err
+			}
+			if created {
+				added++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("suppress texted number: %w", err)
+	}
+	return added, nil
+}

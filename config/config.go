@@ -108,7 +108,46 @@ type Config struct {
 	RateBurst     int
 
 	MaxBodyBytes int64
+
+	// SMS is the text-message provider: Twilio, or another that speaks
+	// its Messages API (SPEC §11.7). See SMSConfigured.
+	SMS SMS
 }
+
+// SMS configures the text-message provider (TOUCHPOINT_SMS_*).
+type SMS struct {
+	URL        string // the API's root (default https://api.twilio.com)
+	AccountSID string
+	AuthToken  string // a secret: it also signs the provider's callbacks
+	// From is the sender: an E.164 number or an alphanumeric sender ID;
+	// MessagingServiceSID sends through a messaging service instead (or
+	// as well).
+	From                string
+	MessagingServiceSID string
+	// StatusCallbackURL is where the provider posts delivery updates, as
+	// the provider reaches it (default {base_url}/sms/status): callbacks
+	// are signed over this exact URL.
+	StatusCallbackURL string
+}
+
+// SMSStatusPath and SMSInboundPath are where the API takes the provider's
+// callbacks: delivery updates and messages from customers (STOP).
+const (
+	SMSStatusPath  = "/sms/status"
+	SMSInboundPath = "/sms/inbound"
+)
+
+// SMSConfigured reports whether an SMS provider is configured: an account
+// SID, an auth token and a sender (From or a messaging service). Validate
+// refuses a configuration that sets some of these but not all.
+func (c Config) SMSConfigured() bool {
+	return c.SMS.AccountSID != "" && c.SMS.AuthToken != "" && (c.SMS.From != "" || c.SMS.MessagingServiceSID != "")
+}
+
+// SMSInboundURL is the public URL of the API's inbound-message callback,
+// which the provider's number (or messaging service) must be pointed at;
+// its signature is checked over this URL.
+func (c Config) SMSInboundURL() string { return c.BaseURL + SMSInboundPath }
 
 // OIDCIssuerOptions are the settings an entry of TOUCHPOINT_OIDC_ISSUER
 // may carry after its URL, each as |key=value:
@@ -159,6 +198,7 @@ func Defaults() Config {
 		RatePerSecond:         100,
 		RateBurst:             200,
 		MaxBodyBytes:          64 << 10,
+		SMS:                   SMS{URL: "https://api.twilio.com"},
 	}
 }
 
@@ -177,6 +217,8 @@ var Variables = []string{
 	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
 	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
+	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
+	"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL",
 }
 
 // Load reads the environment through getenv (os.Getenv in production) on
@@ -215,6 +257,12 @@ func Load(getenv func(string) string) (Config, error) {
 	str("TOUCHPOINT_SECRET_KEY", &c.SecretKey)
 	str("TOUCHPOINT_TEMPORAL_UI_ADDR", &c.TemporalUIAddr)
 	str("TOUCHPOINT_DEFAULT_INVITE_DELAY", &c.DefaultInviteDelay)
+	str("TOUCHPOINT_SMS_URL", &c.SMS.URL)
+	str("TOUCHPOINT_SMS_ACCOUNT_SID", &c.SMS.AccountSID)
+	str("TOUCHPOINT_SMS_AUTH_TOKEN", &c.SMS.AuthToken)
+	str("TOUCHPOINT_SMS_FROM", &c.SMS.From)
+	str("TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", &c.SMS.MessagingServiceSID)
+	str("TOUCHPOINT_SMS_STATUS_CALLBACK_URL", &c.SMS.StatusCallbackURL)
 	dur("TOUCHPOINT_TOKEN_MAX_LIFETIME", &c.TokenMaxLifetime)
 	dur("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", &c.TokenUseFlushInterval)
 	dur("TOUCHPOINT_SIGNING_KEY_ROTATION", &c.SigningKeyRotation)
@@ -274,6 +322,9 @@ func Load(getenv func(string) string) (Config, error) {
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
 	c.OIDCDiscoveryURL = strings.TrimRight(c.OIDCDiscoveryURL, "/")
+	if c.SMS.StatusCallbackURL == "" {
+		c.SMS.StatusCallbackURL = c.BaseURL + SMSStatusPath
+	}
 	if v := getenv("TOUCHPOINT_OIDC_ISSUER"); strings.TrimSpace(v) != "" {
 		for _, entry := range strings.Split(v, ",") {
 			if strings.TrimSpace(entry) == "" {
@@ -445,6 +496,7 @@ func (c Config) Validate(requireSecret bool) error {
 	if c.TokenMaxLifetime < c.TokenIdleTimeout {
 		bad("TOUCHPOINT_TOKEN_MAX_LIFETIME", "must be at least the 300s idle lifetime")
 	}
+	errs = append(errs, c.SMS.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -467,6 +519,36 @@ func checkSMTPQuery(u *url.URL) error {
 		}
 	}
 	return nil
+}
+
+// validate checks the SMS settings: all of them or none (a half-made
+// configuration is a mistake better told at start than found when the
+// first SMS invite fails), and absolute URLs.
+func (s SMS) validate() []error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+	}
+	if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || u.RawQuery != "" {
+		bad("TOUCHPOINT_SMS_URL", "must be an absolute http(s) URL without credentials or query")
+	}
+	if !isHTTPURL(s.StatusCallbackURL) {
+		bad("TOUCHPOINT_SMS_STATUS_CALLBACK_URL", "%q must be an absolute http(s) URL", s.StatusCallbackURL)
+	}
+	if s.AccountSID == "" && s.AuthToken == "" && s.From == "" && s.MessagingServiceSID == "" {
+		return errs // no provider
+	}
+	if s.AccountSID == "" {
+		bad("TOUCHPOINT_SMS_ACCOUNT_SID", "is required when any TOUCHPOINT_SMS_* sender setting is set")
+	}
+	if s.AuthToken == "" {
+		bad("TOUCHPOINT_SMS_AUTH_TOKEN", "is required when any TOUCHPOINT_SMS_* sender setting is set")
+	}
+	if s.From == "" && s.MessagingServiceSID == "" {
+		bad("TOUCHPOINT_SMS_FROM", "or TOUCHPOINT_SMS_MESSAGING_SERVICE_SID is required to send SMS")
+	}
+	return errs
 }
 
 // LogValue lets the config be logged at start with its secrets masked.
@@ -503,6 +585,15 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("channel_quota", c.ChannelQuota),
 		slog.Int("event_type_quota", c.EventTypeQuota),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
+		slog.Group("sms",
+			slog.Bool("configured", c.SMSConfigured()),
+			slog.String("url", c.SMS.URL),
+			slog.String("account_sid", c.SMS.AccountSID),
+			slog.Bool("auth_token_set", c.SMS.AuthToken != ""),
+			slog.String("from", c.SMS.From),
+			slog.String("messaging_service_sid", c.SMS.MessagingServiceSID),
+			slog.String("status_callback_url", redactURL(c.SMS.StatusCallbackURL)),
+		),
 	)
 }
 

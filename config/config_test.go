@@ -161,3 +161,74 @@ func TestMissingSecretKeySaysWhy(t *testing.T) {
 	assert.Contains(t, err.Error(), "TOUCHPOINT_SECRET_KEY: is not set")
 	assert.Contains(t, err.Error(), "openssl rand -hex 32")
 }
+
+func TestSMS(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{"TOUCHPOINT_BASE_URL": "https://api.example.com/"}))
+	require.NoError(t, err)
+	assert.False(t, c.SMSConfigured(), "no provider by default")
+	assert.Equal(t, "https://api.twilio.com", c.SMS.URL)
+	assert.Equal(t, "https://api.example.com/sms/status", c.SMS.StatusCallbackURL, "the callback defaults to the base URL's")
+	assert.Equal(t, "https://api.example.com/sms/inbound", c.SMSInboundURL())
+	require.NoError(t, c.Validate(false))
+
+	full := map[string]string{
+		"TOUCHPOINT_SMS_URL":                   "http://127.0.0.1:4010",
+		"TOUCHPOINT_SMS_ACCOUNT_SID":           "AC0123",
+		"TOUCHPOINT_SMS_AUTH_TOKEN":            "sms-auth-token-value",
+		"TOUCHPOINT_SMS_FROM":                  "+15005550006",
+		"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID": "MG0123",
+		"TOUCHPOINT_SMS_STATUS_CALLBACK_URL":   "https://hooks.example.com/touchpoint/sms/status",
+	}
+	c, err = config.Load(env(full))
+	require.NoError(t, err)
+	require.NoError(t, c.Validate(false))
+	assert.True(t, c.SMSConfigured())
+	assert.Equal(t, config.SMS{URL: "http://127.0.0.1:4010", AccountSID: "AC0123", AuthToken: "sms-auth-token-value",
+		From: "+15005550006", MessagingServiceSID: "MG0123", StatusCallbackURL: "https://hooks.example.com/touchpoint/sms/status"}, c.SMS)
+	logged := c.LogValue().String()
+	assert.NotContains(t, logged, "sms-auth-token-value", "the auth token is masked")
+	assert.Contains(t, logged, "AC0123")
+
+	for name, tc := range map[string]struct {
+		drop       []string
+		set        map[string]string
+		configured bool
+		want       string // in the error; "" for none
+	}{
+		"a number only":             {drop: []string{"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID"}, configured: true},
+		"a messaging service only":  {drop: []string{"TOUCHPOINT_SMS_FROM"}, configured: true},
+		"no sender":                 {drop: []string{"TOUCHPOINT_SMS_FROM", "TOUCHPOINT_SMS_MESSAGING_SERVICE_SID"}, want: "TOUCHPOINT_SMS_FROM"},
+		"no token":                  {drop: []string{"TOUCHPOINT_SMS_AUTH_TOKEN"}, want: "TOUCHPOINT_SMS_AUTH_TOKEN"},
+		"no account":                {drop: []string{"TOUCHPOINT_SMS_ACCOUNT_SID"}, want: "TOUCHPOINT_SMS_ACCOUNT_SID"},
+		"a relative URL":            {set: map[string]string{"TOUCHPOINT_SMS_URL": "api.twilio.com"}, configured: true, want: "TOUCHPOINT_SMS_URL"},
+		"credentials in the URL":    {set: map[string]string{"TOUCHPOINT_SMS_URL": "https://u:p@api.twilio.com"}, configured: true, want: "TOUCHPOINT_SMS_URL"},
+		"a relative callback":       {set: map[string]string{"TOUCHPOINT_SMS_STATUS_CALLBACK_URL": "/sms/status"}, configured: true, want: "TOUCHPOINT_SMS_STATUS_CALLBACK_URL"},
+		"an unused sender is wrong": {drop: []string{"TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_MESSAGING_SERVICE_SID"}, want: "TOUCHPOINT_SMS_AUTH_TOKEN"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			kv := map[string]string{}
+			for k, v := range full {
+				kv[k] = v
+			}
+			for _, k := range tc.drop {
+				delete(kv, k)
+			}
+			for k, v := range tc.set {
+				kv[k] = v
+			}
+			c, err := config.Load(env(kv))
+			require.NoError(t, err)
+			assert.Equal(t, tc.configured, c.SMSConfigured())
+			err = c.Validate(false)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "sms-auth-token-value")
+		})
+	}
+}

@@ -26,22 +26,30 @@ import (
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
-// SMSSender delivers an invite as a text message. None is built in yet:
-// with Activities.SMS nil, an invite whose setting's medium is sms is
-// skipped (no_address) when the customer has no mobile number, and
-// otherwise fails (reason no_provider, lastError "no SMS provider
-// configured"), so ops can find those invites and retry them once a
-// provider exists. Return a *mail.Error with Kind mail.Permanent for a
-// number the provider refuses for good; other errors are retried.
+// SMSSender delivers an invite or a reminder as a text message and
+// returns the provider's message SID ("" when it did not say). TwilioSMS
+// is the one built in. With Activities.SMS nil, an invite whose setting's
+// medium is sms is skipped (no_address) when the customer has no valid
+// mobile number, and otherwise fails (reason no_provider, lastError "no
+// SMS provider configured"), so ops can find those invites and retry them
+// once a provider exists.
+//
+// Errors are classified as the mailer's are (mail.KindOf): Transient is
+// retried, Permanent fails the invite, Uncertain (the provider may have
+// taken it) fails it as delivery_uncertain and is never sent again. A
+// permanent refusal of the number (mail.RecipientRefused) suppresses it
+// as bounced, one that says the customer opted out (sms.Unsubscribed) as
+// unsubscribed — except sms.RegionNotPermitted, see suppressionOf.
 type SMSSender interface {
-	SendSMS(ctx context.Context, m SMS) error
+	SendSMS(ctx context.Context, m SMS) (messageSID string, err error)
 }
 
 // SMS is one text message.
 type SMS struct {
-	EventID string
-	To      string
-	Text    string
+	EventID  string
+	Reminder bool   // the event's reminder, not its invite
+	To       string // E.164
+	Text     string
 }
 
 // Activities holds the dependencies of the invite activities.
@@ -50,6 +58,8 @@ type Activities struct {
 	Mailer    mail.Sender
 	SMS       SMSSender // nil: no SMS provider
 	Templates *templates.Set
+	// SMSTemplates render the text messages; required with SMS.
+	SMSTemplates *templates.SMSSet
 	Feedback  *feedback.Links
 	// Unsubscribe makes the one-click unsubscribe links of invites and
 	// reminders (RFC 8058); nil leaves them out.
@@ -149,7 +159,7 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 	}
 	// Rendered before the claim, so a template error never leaves the
 	// invite marked sending. It is retried: a fixed deployment recovers.
-	msg, err := a.Templates.Render(content.Locale, a.templateData(content, false))
+	msg, err := a.render(content, false)
 	if err != nil {
 		return invite.State{}, err
 	}
@@ -203,7 +213,7 @@ func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) 
 	if err != nil {
 		return invite.Reminder{}, storeError(err)
 	}
-	msg, err := a.Templates.Render(content.Locale, a.templateData(content, true))
+	msg, err := a.render(content, true)
 	if err != nil {
 		return invite.Reminder{}, err
 	}
@@ -239,22 +249,62 @@ func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) 
 	return rem, nil
 }
 
+// rendered is an invite or reminder ready to go by either medium.
+type rendered struct {
+	mail templates.Message
+	// text is the SMS; "" without a provider or a valid mobile number,
+	// when no SMS can be claimed.
+	text string
+}
+
+// render renders the email and, when one may be sent, the SMS: the
+// medium is known only once the send is claimed, and nothing may fail
+// between the claim and the delivery.
+func (a *Activities) render(c store.InviteContent, reminder bool) (rendered, error) {
+	var r rendered
+	var err error
+	if r.mail, err = a.Templates.Render(c.Locale, a.templateData(c, reminder)); err != nil {
+		return r, err
+	}
+	if a.SMS == nil || normalizeMobile(c.Mobile, c.Locale) == "" {
+		return r, nil
+	}
+	if a.SMSTemplates == nil {
+		return r, errors.New("render sms: no SMS templates")
+	}
+	m, err := a.SMSTemplates.Render(c.Locale, templates.SMSData{ShopName: c.Account.Brand().DisplayName,
+		FirstName: c.FirstName, FeedbackURL: a.Feedback.URL(c.EventID), Reminder: reminder})
+	if err != nil {
+		return r, err
+	}
+	r.text = m.Text
+	return r, nil
+}
+
 // deliver sends a rendered invite or reminder by its medium.
 func (a *Activities) deliver(ctx context.Context, medium invite.Medium, address string, c store.InviteContent,
-	msg templates.Message, reminder bool) error {
+	msg rendered, reminder bool) error {
 	if medium == invite.SMS {
-		return a.SMS.SendSMS(ctx, SMS{EventID: c.EventID, To: address, Text: msg.Subject + "\n" + a.Feedback.URL(c.EventID)})
+		if msg.text == "" { // the claim found a number render did not: a bug, not worth a retry
+			return mail.NewError(mail.Permanent, "sms: no text rendered", false)
+		}
+		sid, err := a.SMS.SendSMS(ctx, SMS{EventID: c.EventID, Reminder: reminder, To: address, Text: msg.text})
+		if err == nil {
+			a.logger().InfoContext(ctx, "sms accepted by the provider", "event_id", c.EventID, "reminder", reminder, "message_sid", sid)
+		}
+		return err
 	}
 	b := c.Account.Brand()
+	m := msg.mail
 	return a.Mailer.Send(ctx, mail.Message{EventID: c.EventID, Reminder: reminder, To: c.Email,
-		ToName: joinName(c.FirstName, c.LastName), FromName: b.DisplayName, ReplyTo: b.ReplyTo, Locale: msg.Locale,
-		Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML, UnsubscribeURL: a.unsubscribeURL(c.EventID)})
+		ToName: joinName(c.FirstName, c.LastName), FromName: b.DisplayName, ReplyTo: b.ReplyTo, Locale: m.Locale,
+		Subject: m.Subject, Text: m.Text, HTML: m.HTML, UnsubscribeURL: a.unsubscribeURL(c.EventID)})
 }
 
 // outcomeOf classifies a failed delivery: err is a *mail.Error (or an SMS
 // provider's error) whose text never holds the full address. It is not
 // passed on as a cause, because the SDK would serialise the errors it
-// wraps, too. A refusal of the address itself suppresses it (bounced).
+// wraps, too. A permanent refusal may suppress the address (suppressionOf).
 func outcomeOf(err error, address string) (mail.Kind, store.SendOutcome) {
 	kind := mail.KindOf(err)
 	out := store.SendOutcome{Error: err.Error(), Address: address}
@@ -263,13 +313,29 @@ func outcomeOf(err error, address string) (mail.Kind, store.SendOutcome) {
 		out.Retry = true
 	case mail.Permanent:
 		out.Reason = invite.Rejected
-		if mail.RecipientRefused(err) {
-			out.Suppress = invite.Bounced
-		}
+		out.Suppress = suppressionOf(err)
 	case mail.Uncertain:
 		out.Reason = invite.DeliveryUncertain
 	}
 	return kind, out
+}
+
+// suppressionOf is the suppression a permanent refusal calls for: the
+// customer had opted out of the sender's messages (unsubscribed), or the
+// address or number itself was refused for good (bounced). A number the
+// provider refuses only because the account may not send to its country
+// is not suppressed: that is fixed in the provider's settings, and the
+// invite, failed as rejected, can then be retried.
+func suppressionOf(err error) invite.SuppressionReason {
+	switch {
+	case sms.Unsubscribed(err):
+		return invite.Unsubscribed
+	case sms.RegionNotPermitted(err):
+		return ""
+	case mail.RecipientRefused(err):
+		return invite.Bounced
+	}
+	return ""
 }
 
 // sentUnrecorded is the non-retryable error of a delivery whose record

@@ -51,11 +51,13 @@ func newHarness(t *testing.T) *harness {
 	require.NoError(t, err)
 	tpl, err := templates.New()
 	require.NoError(t, err)
+	smsTpl, err := templates.NewSMS()
+	require.NoError(t, err)
 	h.links, err = feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
 	h.unsub, err = feedback.New("https://touchpoint.example/unsubscribe", []byte("an unsubscribe key of 32 bytes.."))
 	require.NoError(t, err)
-	h.acts = &activities.Activities{Store: h.st, Mailer: mailer, Templates: tpl, Feedback: h.links, Unsubscribe: h.unsub}
+	h.acts = &activities.Activities{Store: h.st, Mailer: mailer, Templates: tpl, SMSTemplates: smsTpl, Feedback: h.links, Unsubscribe: h.unsub}
 	return h
 }
 
@@ -316,11 +318,11 @@ type fakeSMS struct {
 	sent []activities.SMS
 }
 
-func (f *fakeSMS) SendSMS(_ context.Context, m activities.SMS) error {
+func (f *fakeSMS) SendSMS(_ context.Context, m activities.SMS) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, m)
-	return nil
+	return "SM-fake", nil
 }
 
 func TestSMS(t *testing.T) {

@@ -60,7 +60,7 @@ type Activities struct {
 	Templates *templates.Set
 	// SMSTemplates render the text messages; required with SMS.
 	SMSTemplates *templates.SMSSet
-	Feedback  *feedback.Links
+	Feedback     *feedback.Links
 	// Unsubscribe makes the one-click unsubscribe links of invites and
 	// reminders (RFC 8058); nil leaves them out.
 	Unsubscribe *feedback.Links

@@ -104,7 +104,8 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 		"the verifier did not discover the issuer")
 
 	e.feedbackLinks, e.unsubscribeLinks = testLinks(t)
-	opts := apiserver.Options{Store: st, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks}
+	opts := apiserver.Options{Store: st, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
+		SMS: testSMS()}
 	for _, c := range configure {
 		c(&opts)
 	}

@@ -269,6 +269,7 @@ type inviteOut struct {
 	SentAt       *timestamp    `json:"sentAt"`
 	Attempts     int           `json:"attempts"`
 	LastError    *string       `json:"lastError"`
+	Delivery     *smsDelivery  `json:"delivery"`
 	Reminder     *reminderOut  `json:"reminder"`
 }
 
@@ -279,6 +280,7 @@ type reminderOut struct {
 	Reason       *string       `json:"reason"`
 	ScheduledFor *timestamp    `json:"scheduledFor"`
 	SentAt       *timestamp    `json:"sentAt"`
+	Delivery     *smsDelivery  `json:"delivery"`
 }
 
 // optionalTime is t as an optional timestamp.
@@ -316,6 +318,9 @@ func eventOutOf(e store.Event) (eventOut, error) {
 	var err error
 	if out.Review, err = reviewSummaryOf(e.Review); err != nil {
 		return out, fmt.Errorf("event %s: decode review: %w", e.ID, err)
+	}
+	if err := addSMSDelivery(&out.Invite, e.SMSDelivery); err != nil {
+		return out, fmt.Errorf("event %s: decode sms delivery: %w", e.ID, err)
 	}
 	return out, nil
 }

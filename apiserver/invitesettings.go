@@ -75,6 +75,21 @@ type windowPatch struct {
 	TimeZone optional[string] `json:"timeZone"`
 }
 
+// refuseSMS is the patch's outcome on a service without an SMS provider
+// (SPEC §11.7), where medium sms would fail every invite (no_provider): a
+// 400 naming medium, beside the patch's other field errors.
+func refuseSMS(applied error) error {
+	errs := fieldErrors{{Field: "medium", Message: "sms is not available: no SMS provider is configured"}}
+	var ae *apiError
+	switch {
+	case errors.As(applied, &ae) && len(ae.fields) > 0:
+		errs = append(errs, ae.fields...)
+	case applied != nil:
+		return applied
+	}
+	return errs.err()
+}
+
 // Invite setting limits (SPEC §3).
 const maxMinDaysBetweenInvites = 365
 
@@ -208,9 +223,13 @@ func (s *server) updateInviteSetting(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	apply := in.apply
+	if in.Medium.Set && in.Medium.Value == invite.SMS && s.sms == nil {
+		apply = func(is *store.InviteSetting) error { return refuseSMS(in.apply(is)) }
+	}
 	// The merge runs under the row lock, so concurrent patches of
 	// different fields both survive.
-	is, err := s.store.UpdateInviteSetting(r.Context(), accountID(r), id, in.apply)
+	is, err := s.store.UpdateInviteSetting(r.Context(), accountID(r), id, apply)
 	if err != nil {
 		s.fail(w, r, about("invite setting", "", err))
 		return

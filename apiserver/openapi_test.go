@@ -31,6 +31,7 @@ import (
 	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -187,7 +188,10 @@ type namedValue struct {
 func (d *openAPIDoc) examples(media map[string]any, yamlPath ...string) []namedValue {
 	var out []namedValue
 	exs := asMap(media["examples"])
-	names := d.orderedKeys(yamlPath...)
+	var names []string
+	if len(yamlPath) > 0 { // without a path, orderedKeys lists the document's own keys
+		names = d.orderedKeys(yamlPath...)
+	}
 	if len(names) != len(exs) {
 		names = slices.Sorted(maps.Keys(exs))
 	}
@@ -698,6 +702,7 @@ type apiCall struct {
 	path, query, token string
 	body               string // JSON; "" for none
 	contentType        string // instead of application/json
+	headers            []header
 }
 
 // openAPIRun sends the document's examples to a real API and keeps what
@@ -727,6 +732,7 @@ func (r *openAPIRun) send(t *testing.T, e *env, key string, c apiCall) (response
 	if c.contentType != "" {
 		headers = append(headers, header{"Content-Type", c.contentType})
 	}
+	headers = append(headers, c.headers...)
 	path := c.path
 	if c.query != "" {
 		path += "?" + c.query
@@ -869,6 +875,7 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	failed := r.acceptMinimal(t)
 	r.setInviteStatus(t, failed, invite.Failed)
 	r.success(t, "POST /events/{id}/retry", apiCall{path: "/events/" + failed + "/retry"}, "")
+	r.smsCallbacks(t, r.acceptMinimal(t))
 
 	reviews := r.success(t, "GET /reviews", apiCall{path: "/reviews", query: "channelId=" + e.channel + "&minRating=1"}, "")
 	require.Len(t, asList(reviews["items"]), 1, "the review of the feedback form examples")
@@ -926,6 +933,29 @@ func (r *openAPIRun) publicPages(t *testing.T, id string) {
 	}
 }
 
+// smsCallbacks posts the document's examples of the SMS provider's
+// callbacks, each signed as the provider signs it: the status reports as
+// reports on event id's invite, the messages as they come in.
+func (r *openAPIRun) smsCallbacks(t *testing.T, id string) {
+	callback, err := sms.StatusCallbackFor(testSMSStatusURL, id, false)
+	require.NoError(t, err)
+	u, err := url.Parse(callback)
+	require.NoError(t, err)
+	for _, ex := range r.doc.requestExamples(t, r.doc.operation(t, "POST /sms/status"), formContentType) {
+		r.success(t, "POST /sms/status", signedCall(apiserver.SMSStatusPath, u.RawQuery, formOf(ex.value), callback), ex.name)
+	}
+	for _, ex := range r.doc.requestExamples(t, r.doc.operation(t, "POST /sms/inbound"), formContentType) {
+		r.success(t, "POST /sms/inbound", signedCall(apiserver.SMSInboundPath, "", formOf(ex.value), testSMSInboundURL), ex.name)
+	}
+}
+
+// signedCall posts form to path?query, signed over signedURL with the
+// test provider's auth token.
+func signedCall(path, query string, form url.Values, signedURL string) apiCall {
+	return apiCall{path: path, query: query, body: form.Encode(), contentType: formContentType,
+		headers: []header{{sms.SignatureHeader, sms.Signature(testSMSAuthToken, signedURL, form)}}}
+}
+
 // linkQuery is the query of links' signed link to event id.
 func linkQuery(t testing.TB, links *feedback.Links, id string) url.Values {
 	t.Helper()
@@ -959,6 +989,23 @@ func jsonObject(t testing.TB, s string) map[string]any {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(s), &m))
 	return m
+}
+
+// resign changes the form of a signed SMS callback c and signs it with
+// token over public (with c's query), as the provider would.
+func resign(t testing.TB, c apiCall, token, public string, change func(url.Values)) apiCall {
+	t.Helper()
+	form, err := url.ParseQuery(c.body)
+	require.NoError(t, err)
+	if change != nil {
+		change(form)
+	}
+	if c.query != "" {
+		public += "?" + c.query
+	}
+	c.body = form.Encode()
+	c.headers = []header{{sms.SignatureHeader, sms.Signature(token, public, form)}}
+	return c
 }
 
 // acceptMinimal accepts the smallest event example and returns its id.
@@ -1020,6 +1067,14 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 		"404 DELETE /suppressions/{address}": func(c apiCall) apiCall {
 			c.path = "/suppressions/nobody@example.com"
 			return c
+		},
+		"403 POST /sms/status":  func(c apiCall) apiCall { return resign(t, c, "not the auth token", testSMSStatusURL, nil) },
+		"403 POST /sms/inbound": func(c apiCall) apiCall { return resign(t, c, "not the auth token", testSMSInboundURL, nil) },
+		"400 POST /sms/status": func(c apiCall) apiCall { // signed, no MessageSid
+			return resign(t, c, testSMSAuthToken, testSMSStatusURL, func(f url.Values) { f.Del("MessageSid"); f.Del("SmsSid") })
+		},
+		"400 POST /sms/inbound": func(c apiCall) apiCall { // signed, no From
+			return resign(t, c, testSMSAuthToken, testSMSInboundURL, func(f url.Values) { f.Del("From") })
 		},
 		"400 POST /feedback": func(c apiCall) apiCall { // a valid link, no rating
 			form, err := url.ParseQuery(c.body)

@@ -84,5 +84,8 @@ func (s *server) routes() []route {
 		{http.MethodPost, s.feedbackPath, page, s.postFeedback},
 		{http.MethodGet, UnsubscribePath, page, s.unsubscribePage},
 		{http.MethodPost, UnsubscribePath, page, s.unsubscribe},
+
+		{http.MethodPost, SMSStatusPath, public, s.smsStatus},
+		{http.MethodPost, SMSInboundPath, public, s.smsInbound},
 	}
 }

@@ -61,6 +61,10 @@ type Options struct {
 	// Now is the clock of rate limits and of the readiness cache; default
 	// time.Now (tests inject one).
 	Now func() time.Time
+	// SMS is the SMS provider's side of the API (SPEC §11.7): its
+	// callbacks are verified with it, and only with it may an invite
+	// setting choose medium sms. nil: no provider is configured.
+	SMS *SMSCallbacks
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -87,6 +91,8 @@ type server struct {
 	publicLimits                    *limiter // per client address
 	now                             func() time.Time
 	ready                           readyCache
+
+	sms *SMSCallbacks // nil: no SMS provider
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -110,7 +116,7 @@ func New(opts Options) *Server {
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
 		limits: newLimiter(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		pages: pg, feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
-		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst)}
+		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst), sms: opts.SMS}
 	if s.notify == nil {
 		s.notify = func() {}
 	}

@@ -114,6 +114,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		Metrics:          m,
 		FeedbackLinks:    fb,
 		UnsubscribeLinks: unsub,
+		SMS:              smsCallbacks(cfg),
 		// Per replica (SPEC §10); bench raises them for its run.
 		RatePerSecond: cfg.RatePerSecond,
 		RateBurst:     cfg.RateBurst,
@@ -231,6 +232,9 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 		return nil, "", err
 	}
 	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tmpl, Feedback: fb, Unsubscribe: unsub, Logger: logger}
+	if acts.SMS, acts.SMSTemplates, err = smsSender(cfg); err != nil {
+		return nil, "", err
+	}
 	w := worker.New(tc, acts, worker.Options{Workflow: workflows.Options{
 		SendTimeout:         cfg.SendTimeout,
 		SendInitialInterval: cfg.SendRetryInitial,

@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 // DefaultMaxBodyBytes is the body limit when Options leaves it 0.
@@ -57,6 +58,13 @@ type Options struct {
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
 	// /unsubscribe. Required.
 	FeedbackLinks, UnsubscribeLinks *feedback.Links
+	// WebhookSecrets seals the signing secrets of webhook endpoints for
+	// storage (the worker opens them to sign). Required.
+	WebhookSecrets *webhook.SecretBox
+	// WebhookAllowPrivate admits endpoint URLs on http and on private,
+	// loopback and link-local addresses (TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE:
+	// development and tests only).
+	WebhookAllowPrivate bool
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -81,6 +89,9 @@ type server struct {
 	feedbackLinks, unsubscribeLinks *feedback.Links
 	feedbackPath                    string
 	publicLimits                    *limiter // per client address
+
+	webhookSecrets      *webhook.SecretBox
+	webhookAllowPrivate bool
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -93,8 +104,8 @@ type Server struct {
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil {
-		panic("apiserver.New: Store, Auth, FeedbackLinks and UnsubscribeLinks are required")
+	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil {
+		panic("apiserver.New: Store, Auth, FeedbackLinks, UnsubscribeLinks and WebhookSecrets are required")
 	}
 	pg, err := pages.New()
 	if err != nil {
@@ -104,7 +115,8 @@ func New(opts Options) *Server {
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
 		limits: newLimiter(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		pages: pg, feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
-		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst)}
+		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst),
+		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate}
 	if s.notify == nil {
 		s.notify = func() {}
 	}

@@ -25,6 +25,7 @@ type Set struct {
 	workflowStarts     *prometheus.CounterVec
 	tokenVerifications *prometheus.CounterVec
 	reviews            *prometheus.CounterVec
+	webhookDeliveries  *prometheus.CounterVec
 }
 
 // New makes a Set with the Go runtime and process collectors.
@@ -52,6 +53,7 @@ func New() *Set {
 		reviews: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "touchpoint_reviews_total", Help: "Reviews stored (a changed review counts once), by rating.",
 		}, []string{"rating"}),
+		webhookDeliveries: newWebhookDeliveries(),
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -61,6 +63,7 @@ func New() *Set {
 	f(s.workflowStarts)
 	f(s.tokenVerifications)
 	f(s.reviews)
+	f(s.webhookDeliveries)
 	return s
 }
 

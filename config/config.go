@@ -87,6 +87,12 @@ type Config struct {
 	RateBurst     int
 
 	MaxBodyBytes int64
+
+	// WebhookAllowPrivate lets webhook endpoints use http and reach
+	// private, loopback and link-local addresses. For development and
+	// tests only (`touchpoint dev` sets it): in production it would let a
+	// shop point an endpoint at internal services.
+	WebhookAllowPrivate bool
 }
 
 // OIDCIssuerOptions are the settings an entry of TOUCHPOINT_OIDC_ISSUER
@@ -144,6 +150,7 @@ var Variables = []string{
 	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
 	"TOUCHPOINT_SEND_GIVE_UP_AFTER",
 	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
+	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE",
 }
 
 // Load reads the environment through getenv (os.Getenv in production) on
@@ -215,6 +222,13 @@ func Load(getenv func(string) string) (Config, error) {
 		} else {
 			c.MaxBodyBytes = n
 		}
+	}
+	switch v := strings.TrimSpace(getenv("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE")); v {
+	case "", "false":
+	case "true":
+		c.WebhookAllowPrivate = true
+	default:
+		errs = append(errs, fmt.Errorf("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE: %q must be true or false", v))
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
@@ -376,6 +390,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Float64("rate_per_second", c.RatePerSecond),
 		slog.Int("rate_burst", c.RateBurst),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.Bool("webhook_allow_private", c.WebhookAllowPrivate),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 	)
 }

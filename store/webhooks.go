@@ -269,8 +269,13 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, deliveryID string, r A
 		case r.Gone:
 			status = `CASE WHEN status = 'pending' THEN 'failed' ELSE status END`
 		}
+		// The answer is kept while the delivery is pending, and when it
+		// delivered; an attempt that ends after the delivery was given up
+		// (its endpoint disabled meanwhile) leaves the reason it was.
 		err := tx.GetContext(ctx, &d, `UPDATE webhook_deliveries SET attempts = attempts + 1,
-			last_status_code = NULLIF($2, 0), last_error = NULLIF($3, ''), status = `+status+`,
+			last_status_code = CASE WHEN status = 'pending' OR $4 THEN NULLIF($2, 0) ELSE last_status_code END,
+			last_error = CASE WHEN status = 'pending' OR $4 THEN NULLIF($3, '') ELSE last_error END,
+			status = `+status+`,
 			delivered_at = CASE WHEN $4 THEN COALESCE(delivered_at, $5) ELSE delivered_at END
 			WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, r.StatusCode, truncate(r.Error, 1000), r.Delivered, now)
 		if err != nil || !r.Gone {

@@ -32,7 +32,7 @@ import (
 type WebhookStarter struct {
 	Store    *store.Store
 	Temporal client.Client
-	Logger   *slog.Logger
+	Logger   *slog.Logger // nil: discard
 	// Sweep is how often the rows are looked for; default 1 s.
 	Sweep time.Duration
 	// BatchSize rows are claimed at once; Concurrency starts run in
@@ -46,6 +46,9 @@ type WebhookStarter struct {
 }
 
 func (s *WebhookStarter) defaults() {
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
 	if s.Sweep == 0 {
 		s.Sweep = time.Second
 	}

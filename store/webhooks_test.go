@@ -394,6 +394,14 @@ func TestWebhookAttempts(t *testing.T) {
 		assert.Equal(t, store.DeliveryFailed, d.Status)
 		assert.Equal(t, "endpoint disabled", d.LastError.String)
 	}
+	// An attempt that was under way when the endpoint was disabled is
+	// counted, but does not hide why the delivery was given up.
+	late, err := st.RecordWebhookAttempt(ctx, deliveries(t, st, spare)[0].ID, store.AttemptResult{StatusCode: 503, Error: "503 Service Unavailable"})
+	require.NoError(t, err)
+	assert.Equal(t, store.DeliveryFailed, late.Status)
+	assert.Equal(t, "endpoint disabled", late.LastError.String)
+	assert.False(t, late.LastStatusCode.Valid)
+	assert.Equal(t, 1, late.Attempts)
 	n, _, err = st.WebhookBacklog(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n)

@@ -26,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 const (
@@ -64,6 +65,15 @@ func testLinks(t testing.TB) (fb, unsub *feedback.Links) {
 	unsub, err = feedback.New("https://api.touchpoint.test"+apiserver.UnsubscribePath, secretkey.Derive(testSecretKey, secretkey.Unsubscribe))
 	require.NoError(t, err)
 	return fb, unsub
+}
+
+// testWebhookSecrets seals webhook secrets as the API and worker of one
+// deployment do, with the key derived from testSecretKey.
+func testWebhookSecrets(t testing.TB) *webhook.SecretBox {
+	t.Helper()
+	box, err := webhook.NewSecretBox(secretkey.Derive(testSecretKey, secretkey.WebhookSecret))
+	require.NoError(t, err)
+	return box
 }
 
 type syncBuffer struct {
@@ -105,7 +115,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 
 	e.feedbackLinks, e.unsubscribeLinks = testLinks(t)
 	opts := apiserver.Options{Store: st, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
-		SMS: testSMS()}
+		SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t)}
 	for _, c := range configure {
 		c(&opts)
 	}
@@ -163,7 +173,7 @@ func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	c := *e
 	c.logs = &syncBuffer{}
 	c.srv = httptest.NewServer(apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger(),
-		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks}))
+		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t)}))
 	t.Cleanup(c.srv.Close)
 	return &c
 }

@@ -840,6 +840,8 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 		r.success(t, "PATCH /invite-settings/{id}", apiCall{path: setting, body: jsonText(t, ex.value)}, ex.name)
 	}
 
+	hooks := r.createWebhooks(t) // before the events, to hear of them
+
 	// The event examples; the richest is read back, the smallest cancelled.
 	var richest, smallest string
 	for _, ex := range events {
@@ -892,6 +894,8 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	}
 	r.success(t, "GET /suppressions", apiCall{path: "/suppressions"}, "")
 	r.success(t, "DELETE /suppressions/{address}", apiCall{path: "/suppressions/" + url.PathEscape(suppressed)}, "")
+
+	r.webhookOperations(t, hooks)
 
 	r.success(t, "GET /account", apiCall{path: "/account"}, "")
 	for _, ex := range r.examples(t, "PATCH /account") {

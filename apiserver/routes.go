@@ -19,7 +19,7 @@ const (
 	// page routes are public HTML pages for customers, limited per address.
 	page access = 1<<7 | 1<<6
 
-	fullOnly  = allowFull                               // writes of event types, channels, settings; cancel, retry
+	fullOnly  = allowFull                               // writes of event types, channels, settings, webhooks; cancel, retry
 	senders   = allowFull | allowEvents                 // POST /events, POST /events/batch
 	anyClient = allowFull | allowEvents | allowReadonly // every read
 )
@@ -76,6 +76,14 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/suppressions", anyClient, s.listSuppressions},
 		{http.MethodPost, "/suppressions", fullOnly, s.createSuppression},
 		{http.MethodDelete, "/suppressions/{address}", fullOnly, s.deleteSuppression},
+
+		{http.MethodGet, "/webhooks", anyClient, s.listWebhooks},
+		{http.MethodPost, "/webhooks", fullOnly, s.createWebhook},
+		{http.MethodGet, "/webhooks/{id}", anyClient, s.getWebhook},
+		{http.MethodPatch, "/webhooks/{id}", fullOnly, s.updateWebhook},
+		{http.MethodDelete, "/webhooks/{id}", fullOnly, s.deleteWebhook},
+		{http.MethodPost, "/webhooks/{id}/rotate-secret", fullOnly, s.rotateWebhookSecret},
+		{http.MethodGet, "/webhooks/{id}/deliveries", anyClient, s.listWebhookDeliveries},
 
 		{http.MethodGet, "/account", anyClient, s.getAccount},
 		{http.MethodPatch, "/account", fullOnly, s.updateAccount},

@@ -23,6 +23,7 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 // DefaultMaxBodyBytes is the body limit when Options leaves it 0.
@@ -65,6 +66,13 @@ type Options struct {
 	// callbacks are verified with it, and only with it may an invite
 	// setting choose medium sms. nil: no provider is configured.
 	SMS *SMSCallbacks
+	// WebhookSecrets seals the signing secrets of webhook endpoints for
+	// storage (the worker opens them to sign). Required.
+	WebhookSecrets *webhook.SecretBox
+	// WebhookAllowPrivate admits endpoint URLs on http and on private,
+	// loopback and link-local addresses (TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE:
+	// development and tests only).
+	WebhookAllowPrivate bool
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -93,6 +101,9 @@ type server struct {
 	ready                           readyCache
 
 	sms *SMSCallbacks // nil: no SMS provider
+
+	webhookSecrets      *webhook.SecretBox
+	webhookAllowPrivate bool
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -105,8 +116,8 @@ type Server struct {
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil {
-		panic("apiserver.New: Store, Auth, FeedbackLinks and UnsubscribeLinks are required")
+	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil {
+		panic("apiserver.New: Store, Auth, FeedbackLinks, UnsubscribeLinks and WebhookSecrets are required")
 	}
 	pg, err := pages.New()
 	if err != nil {
@@ -116,7 +127,8 @@ func New(opts Options) *Server {
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
 		limits: newLimiter(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		pages: pg, feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
-		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst), sms: opts.SMS}
+		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst), sms: opts.SMS,
+		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate}
 	if s.notify == nil {
 		s.notify = func() {}
 	}

@@ -112,6 +112,11 @@ type Config struct {
 	// SMS is the text-message provider: Twilio, or another that speaks
 	// its Messages API (SPEC §11.7). See SMSConfigured.
 	SMS SMS
+	// WebhookAllowPrivate lets webhook endpoints use http and reach
+	// private, loopback and link-local addresses. For development and
+	// tests only (`touchpoint dev` sets it): in production it would let a
+	// shop point an endpoint at internal services.
+	WebhookAllowPrivate bool
 }
 
 // SMS configures the text-message provider (TOUCHPOINT_SMS_*).
@@ -219,6 +224,7 @@ var Variables = []string{
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
 	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
 	"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL",
+	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE",
 }
 
 // Load reads the environment through getenv (os.Getenv in production) on
@@ -318,6 +324,13 @@ func Load(getenv func(string) string) (Config, error) {
 		} else {
 			c.MaxBodyBytes = n
 		}
+	}
+	switch v := strings.TrimSpace(getenv("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE")); v {
+	case "", "false":
+	case "true":
+		c.WebhookAllowPrivate = true
+	default:
+		errs = append(errs, fmt.Errorf("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE: %q must be true or false", v))
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
@@ -584,6 +597,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("recipient_daily_cap", c.RecipientDailyCap),
 		slog.Int("channel_quota", c.ChannelQuota),
 		slog.Int("event_type_quota", c.EventTypeQuota),
+		slog.Bool("webhook_allow_private", c.WebhookAllowPrivate),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 		slog.Group("sms",
 			slog.Bool("configured", c.SMSConfigured()),

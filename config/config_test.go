@@ -24,6 +24,16 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, []string{"http://127.0.0.1:8081"}, c.OIDCIssuers, "the built-in issuer by default")
 	assert.NoError(t, c.Validate(false))
 	assert.ErrorContains(t, c.Validate(true), "TOUCHPOINT_SECRET_KEY", "the secret key is required outside dev")
+	assert.False(t, c.WebhookAllowPrivate, "webhooks reach public addresses only, unless told")
+}
+
+func TestWebhookAllowPrivate(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]bool{"true": true, "false": false, "": false} {
+		c, err := config.Load(env(map[string]string{"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE": v}))
+		require.NoError(t, err)
+		assert.Equal(t, want, c.WebhookAllowPrivate, "%q", v)
+	}
 }
 
 func TestDerivedAndListValues(t *testing.T) {
@@ -57,6 +67,7 @@ func TestBadValuesAreNamed(t *testing.T) {
 		"flush":        {map[string]string{"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL": "10s"}, "TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL"},
 		"short secret": {map[string]string{"TOUCHPOINT_SECRET_KEY": "short"}, "TOUCHPOINT_SECRET_KEY"},
 		"listen":       {map[string]string{"TOUCHPOINT_API_ADDR": "8080"}, "TOUCHPOINT_API_ADDR"},
+		"webhooks":     {map[string]string{"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE": "yes"}, "TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -26,6 +26,7 @@ type Set struct {
 	tokenVerifications *prometheus.CounterVec
 	reviews            *prometheus.CounterVec
 	quotaExceeded      *prometheus.CounterVec
+	webhookDeliveries  *prometheus.CounterVec
 }
 
 // New makes a Set with the Go runtime and process collectors.
@@ -56,6 +57,7 @@ func New() *Set {
 		quotaExceeded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "touchpoint_quota_exceeded_total", Help: "Refusals by an account quota, by kind (daily_sends, recipient_daily_cap: an invite skipped; channels, event_types: a create answered 429).",
 		}, []string{"kind"}),
+		webhookDeliveries: newWebhookDeliveries(),
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -66,6 +68,7 @@ func New() *Set {
 	f(s.tokenVerifications)
 	f(s.reviews)
 	f(s.quotaExceeded)
+	f(s.webhookDeliveries)
 	return s
 }
 

@@ -294,6 +294,9 @@ func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, 
 				id, s.Now()); err != nil {
 				return err
 			}
+			if err := s.emitInviteWebhook(ctx, tx, id, cur.Status, invite.Cancelled); err != nil {
+				return err
+			}
 		case cur.Status == invite.Sent && cur.Reminder == string(invite.Scheduled):
 			if _, err := tx.ExecContext(ctx, `UPDATE events SET reminder_status = 'cancelled', updated_at = $2 WHERE id = $1`,
 				id, s.Now()); err != nil {

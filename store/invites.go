@@ -118,8 +118,11 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 			return err
 		}
 		out = n
-		return s.execPrepared(ctx, tx, &s.invite.writeState,
-			eventID, n.Status, n.Reason, n.Medium, n.ScheduledFor, n.SentAt, n.Attempts, n.LastError, s.Now())
+		if err := s.execPrepared(ctx, tx, &s.invite.writeState,
+			eventID, n.Status, n.Reason, n.Medium, n.ScheduledFor, n.SentAt, n.Attempts, n.LastError, s.Now()); err != nil {
+			return err
+		}
+		return s.emitInviteWebhook(ctx, tx, eventID, cur.Status, n.Status)
 	})
 	if err != nil {
 		return invite.State{}, fmt.Errorf("invite %s: %w", eventID, err)

@@ -82,7 +82,10 @@ func (s *Store) changeReminder(ctx context.Context, eventID string,
 		_, err = tx.ExecContext(ctx, `UPDATE events SET reminder_status = NULLIF($2, ''), reminder_reason = NULLIF($3, ''),
 			reminder_scheduled_for = $4, reminder_sent_at = $5, updated_at = $6 WHERE id = $1`,
 			eventID, n.Status, n.Reason, n.ScheduledFor, n.SentAt, s.Now())
-		return err
+		if err != nil {
+			return err
+		}
+		return s.emitReminderWebhook(ctx, tx, eventID, row.Reminder.Status, n.Status)
 	})
 	if err != nil {
 		return invite.Reminder{}, fmt.Errorf("reminder %s: %w", eventID, err)

@@ -46,7 +46,7 @@ func (s *Store) SaveReview(ctx context.Context, eventID string, rating int, comm
 			return err
 		}
 		r, created = row.Review, row.Created
-		return nil
+		return s.emitReviewWebhook(ctx, tx, r, created)
 	})
 	if err != nil {
 		return Review{}, false, fmt.Errorf("save review: %w", err)

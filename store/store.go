@@ -51,6 +51,7 @@ type Store struct {
 	// preparedStmt).
 	acceptStmt, acceptBatchStmt, acceptManyStmt preparedStmt
 	invite                                      *inviteStatements
+	webhooks                                    *webhookStatements
 }
 
 // New wraps an open pool.
@@ -58,7 +59,7 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	return &Store{db: db, DefaultInviteDelay: defaultInviteDelay, now: time.Now,
 		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
 		acceptManyStmt: preparedStmt{query: acceptManySQL},
-		invite:         newInviteStatements()}
+		invite:         newInviteStatements(), webhooks: newWebhookStatements()}
 }
 
 // preparedStmt is a statement prepared on first use and kept: running it

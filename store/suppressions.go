@@ -79,6 +79,9 @@ func (s *Store) addSuppression(ctx context.Context, tx *sqlx.Tx, accountID, addr
 	}
 	var sup Suppression
 	err = tx.GetContext(ctx, &sup, `SELECT * FROM `+suppressionsTable+` WHERE account_id = $1 AND id = $2`, accountID, address)
+	if err == nil && n == 1 {
+		err = s.emitSuppressionWebhook(ctx, tx, sup)
+	}
 	return sup, n == 1, err
 }
 

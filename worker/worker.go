@@ -76,7 +76,7 @@ func Run(ctx context.Context, c client.Client, w sdkworker.Worker, logger *slog.
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
-	logger.Info("worker started", "task_queue", workflows.TaskQueue)
+	logger.Info("worker started") // the caller's logger names the task queue
 	<-ctx.Done()
 	w.Stop()
 	logger.Info("stopped", "server", "worker")

@@ -21,6 +21,10 @@
 // Every state change updates the TouchpointInviteStatus search attribute
 // and the workflow's current details (shown in the Temporal UI).
 //
+// The webhook delivery workflow (webhook.go) lives here too, with its own
+// contract and task queue: one run per delivery, one activity retried for
+// up to three days. Its recorded histories are in testdata/webhook.
+//
 // # Changing this workflow
 //
 // Workflow code is replayed from history, so a change that alters the

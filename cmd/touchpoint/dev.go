@@ -31,6 +31,8 @@ const devSummary = "run everything in one process: embedded Temporal + UI, auth,
 var devDefaults = map[string]string{
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY": "PT10S",
 	"TOUCHPOINT_METRICS_ADDR":         "127.0.0.1:9464",
+	// Webhooks to receivers on this machine (http://127.0.0.1:…).
+	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE": "true",
 }
 
 func (env *environment) runDev(ctx context.Context, args []string) error {
@@ -160,6 +162,10 @@ func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *
 	if err != nil {
 		return err
 	}
+	webhookRun, err := webhookPart(cfg, st, tc, log, m)
+	if err != nil {
+		return err
+	}
 	metricsRun, err := metricsPart(cfg, log, m)
 	if err != nil {
 		return err
@@ -170,7 +176,7 @@ func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *
 		}
 		return nil
 	}
-	err = runParts(ctx, authRun, apiRun, workerRun, metricsRun, announce)
+	err = runParts(ctx, authRun, apiRun, workerRun, webhookRun, metricsRun, announce)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -101,6 +102,10 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
+	secrets, err := webhookSecrets(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	notifier := starter.NewNotifier(st, logger)
 	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m}
 	m.WatchOutbox(st.OutboxBacklog)
@@ -115,6 +120,9 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		FeedbackLinks:    fb,
 		UnsubscribeLinks: unsub,
 		SMS:              smsCallbacks(cfg),
+		// Webhook secrets are made by the API and sealed for the worker.
+		WebhookSecrets:      secrets,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		// Per replica (SPEC §10); bench raises them for its run.
 		RatePerSecond: cfg.RatePerSecond,
 		RateBurst:     cfg.RateBurst,
@@ -241,7 +249,38 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 		SendMaxInterval:     cfg.SendRetryMax,
 		SendGiveUpAfter:     cfg.SendGiveUpAfter,
 	}})
-	return func(ctx context.Context) error { return worker.Run(ctx, tc, w, logger) }, mailbox, nil
+	return func(ctx context.Context) error {
+		return worker.Run(ctx, tc, w, logger.With("task_queue", workflows.TaskQueue))
+	}, mailbox, nil
+}
+
+// webhookPart builds the webhook worker (its own task queue, so invites
+// never wait behind webhook retries) and the starter that turns delivery
+// rows into its workflows, and exports the delivery backlog to m. It runs
+// wherever the invite worker runs.
+func webhookPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, m *metrics.Set) (part, error) {
+	secrets, err := webhookSecrets(cfg)
+	if err != nil {
+		return nil, err
+	}
+	logger = logger.With("component", "webhooks", "task_queue", workflows.WebhookTaskQueue)
+	if cfg.WebhookAllowPrivate {
+		logger.Warn("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE=true: webhooks may reach private and loopback addresses; never in production")
+	}
+	acts := &activities.Webhooks{Store: st, Secrets: secrets, Metrics: m, Logger: logger,
+		Client: webhook.NewClient(webhook.Options{AllowPrivate: cfg.WebhookAllowPrivate})}
+	w := worker.NewWebhooks(tc, acts, worker.WebhookOptions{})
+	start := &starter.WebhookStarter{Store: st, Temporal: tc, Logger: logger.With("component", "webhook-starter")}
+	m.WatchWebhooks(st.WebhookBacklog)
+	return func(ctx context.Context) error {
+		return runParts(ctx, start.Run, func(ctx context.Context) error { return worker.Run(ctx, tc, w, logger) })
+	}, nil
+}
+
+// webhookSecrets seals and opens webhook endpoint secrets with a key of
+// their own purpose.
+func webhookSecrets(cfg config.Config) (*webhook.SecretBox, error) {
+	return webhook.NewSecretBox(secretkey.Derive(cfg.SecretKey, secretkey.WebhookSecret))
 }
 
 // runWorkerCommand is `touchpoint worker`.
@@ -265,7 +304,11 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 	if err != nil {
 		return err
 	}
-	return withMetrics(ctx, cfg, env, m, p)
+	hooks, err := webhookPart(cfg, st, tc, env.logger, m)
+	if err != nil {
+		return err
+	}
+	return withMetrics(ctx, cfg, env, m, func(ctx context.Context) error { return runParts(ctx, p, hooks) })
 }
 
 func redactedURL(raw string) string {

@@ -15,6 +15,7 @@ const (
 	SigningKeySeal = "signing-key-seal" // AES-GCM sealing of the issuer's private keys
 	FeedbackLink   = "feedback-link"    // signature of feedback links
 	Unsubscribe    = "unsubscribe-link" // signature of unsubscribe links (RFC 8058)
+	WebhookSecret  = "webhook-secret"   // AES-GCM sealing of webhook endpoint secrets
 )
 
 // Derive returns the 32-byte key for purpose: HMAC-SHA256 keyed with the

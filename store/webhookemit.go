@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/webhook"
+)
+
+// Emitting webhooks is the outbox write of SPEC §11.5: each state change
+// that an endpoint may subscribe to inserts its delivery rows in the
+// transaction that makes the change, so the change cannot commit without
+// them, nor they without it. The emit functions below are called at the
+// point of each write (changeInvite, CancelInvite, changeReminder,
+// SaveReview, addSuppression); payloads are built from the event row's
+// IDs, statuses and customer reference, never from its customer data.
+
+// webhookStatements are the statements emitting runs inside the hot
+// invite transitions, prepared like the invite's own.
+type webhookStatements struct {
+	source preparedStmt
+	// preparing is set while source is being prepared in the background.
+	preparing atomic.Bool
+}
+
+func newWebhookStatements() *webhookStatements {
+	return &webhookStatements{source: preparedStmt{query: webhookSourceSQL}}
+}
+
+// webhookSourceSQL reads what a payload about an event needs, as the
+// transaction has just written it, and whether any enabled endpoint of the
+// account subscribes to the type ($2): most transitions then cost this one
+// read and nothing more.
+const webhookSourceSQL = `
+	SELECT e.account_id, e.event_type_id, e.channel_id, COALESCE(e.customer_reference, '') AS customer_reference,
+	       e.invite_status, COALESCE(e.invite_reason, '') AS invite_reason, COALESCE(e.invite_medium, '') AS invite_medium,
+	       e.scheduled_for, e.sent_at, e.reminder_scheduled_for, e.reminder_sent_at,
+	       EXISTS (SELECT 1 FROM webhook_endpoints w
+	               WHERE w.account_id = e.account_id AND w.enabled AND $2 = ANY (w.events)) AS subscribed
+	FROM events e WHERE e.id = $1`
+
+// webhookSource is a row of webhookSourceSQL.
+type webhookSource struct {
+	AccountID            string        `db:"account_id"`
+	EventTypeID          string        `db:"event_type_id"`
+	ChannelID            string        `db:"channel_id"`
+	CustomerReference    string        `db:"customer_reference"`
+	InviteStatus         invite.Status `db:"invite_status"`
+	InviteReason         invite.Reason `db:"invite_reason"`
+	InviteMedium         invite.Medium `db:"invite_medium"`
+	ScheduledFor         *time.Time    `db:"scheduled_for"`
+	SentAt               *time.Time    `db:"sent_at"`
+	ReminderScheduledFor *time.Time    `db:"reminder_scheduled_for"`
+	ReminderSentAt       *time.Time    `db:"reminder_sent_at"`
+	Subscribed           bool          `db:"subscribed"`
+}
+
+// loadWebhookSource runs webhookSourceSQL in tx. Until the statement has
+// been prepared on the pool it runs unprepared and has it prepared in the
+// background: preparing it here would hold this transaction's connection
+// while waiting for a second one (see preparedStmt.on).
+func (s *Store) loadWebhookSource(ctx context.Context, tx *sqlx.Tx, eventID, eventType string) (webhookSource, error) {
+	var src webhookSource
+	w := s.webhooks
+	if w.source.stmt.Load() != nil {
+		err := s.getPrepared(ctx, tx, &w.source, &src, eventID, eventType)
+		return src, err
+	}
+	if w.preparing.CompareAndSwap(false, true) {
+		go func() {
+			defer w.preparing.Store(false)
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			w.source.get(pctx, s.db) // on failure the next emit tries again
+		}()
+	}
+	err := tx.GetContext(ctx, &src, webhookSourceSQL, eventID, eventType)
+	return src, err
+}
+
+// emitWebhooks writes a delivery of msg for every enabled endpoint of the
+// account that subscribes to msg.Type, in tx. The body is marshalled once
+// and stored: every attempt sends these same bytes.
+func (s *Store) emitWebhooks(ctx context.Context, tx *sqlx.Tx, accountID string, msg webhook.Message) error {
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("webhook %s: %w", msg.Type, err)
+	}
+	now := s.Now()
+	_, err = tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, created_at, next_start_at)
+		SELECT 'msg-' || gen_random_uuid(), w.id, w.account_id, $2, $3, $4, $4
+		FROM webhook_endpoints w WHERE w.account_id = $1 AND w.enabled AND $2 = ANY (w.events)`,
+		accountID, msg.Type, string(body), now)
+	if err != nil {
+		return fmt.Errorf("emit webhook %s: %w", msg.Type, err)
+	}
+	return nil
+}
+
+// inviteWebhookType is the event type that an invite moving from one
+// status to another reports, or "" for none. pending and sending are
+// steps no shop needs to hear about; sending back to scheduled is a send
+// to be tried again, not a new schedule.
+func inviteWebhookType(from, to invite.Status) string {
+	if from == to || (from == invite.Sending && to == invite.Scheduled) {
+		return ""
+	}
+	switch to {
+	case invite.Scheduled:
+		return webhook.InviteScheduled
+	case invite.Sent:
+		return webhook.InviteSent
+	case invite.Skipped:
+		return webhook.InviteSkipped
+	case invite.Failed:
+		return webhook.InviteFailed
+	case invite.Cancelled:
+		return webhook.InviteCancelled
+	}
+	return ""
+}
+
+// emitInviteWebhook reports the invite of eventID moving from one status
+// to another, after the transaction has written it.
+func (s *Store) emitInviteWebhook(ctx context.Context, tx *sqlx.Tx, eventID string, from, to invite.Status) error {
+	typ := inviteWebhookType(from, to)
+	if typ == "" {
+		return nil
+	}
+	src, err := s.loadWebhookSource(ctx, tx, eventID, typ)
+	if err != nil || !src.Subscribed {
+		return err
+	}
+	return s.emitWebhooks(ctx, tx, src.AccountID, webhook.Message{Type: typ, Timestamp: s.Now(), Data: webhook.InviteData{
+		EventID: eventID, EventTypeID: src.EventTypeID, ChannelID: src.ChannelID, CustomerReference: src.CustomerReference,
+		Status: string(src.InviteStatus), Reason: string(src.InviteReason), Medium: string(src.InviteMedium),
+		ScheduledFor: timeOf(src.ScheduledFor), SentAt: timeOf(src.SentAt),
+	}})
+}
+
+// emitReminderWebhook reports a reminder that has just been recorded
+// sent (reminder.sent, the one reminder event type).
+func (s *Store) emitReminderWebhook(ctx context.Context, tx *sqlx.Tx, eventID string, from, to invite.Status) error {
+	if from == to || to != invite.Sent {
+		return nil
+	}
+	src, err := s.loadWebhookSource(ctx, tx, eventID, webhook.ReminderSent)
+	if err != nil || !src.Subscribed {
+		return err
+	}
+	return s.emitWebhooks(ctx, tx, src.AccountID, webhook.Message{Type: webhook.ReminderSent, Timestamp: s.Now(), Data: webhook.ReminderData{
+		EventID: eventID, EventTypeID: src.EventTypeID, ChannelID: src.ChannelID, CustomerReference: src.CustomerReference,
+		Status: string(invite.Sent), Medium: string(src.InviteMedium),
+		ScheduledFor: timeOf(src.ReminderScheduledFor), SentAt: timeOf(src.ReminderSentAt),
+	}})
+}
+
+// emitReviewWebhook reports a review stored for the first time
+// (review.created) or replaced (review.updated).
+func (s *Store) emitReviewWebhook(ctx context.Context, tx *sqlx.Tx, r Review, created bool) error {
+	typ := webhook.ReviewUpdated
+	if created {
+		typ = webhook.ReviewCreated
+	}
+	src, err := s.loadWebhookSource(ctx, tx, r.EventID, typ)
+	if err != nil || !src.Subscribed {
+		return err
+	}
+	return s.emitWebhooks(ctx, tx, r.AccountID, webhook.Message{Type: typ, Timestamp: r.UpdatedAt, Data: webhook.ReviewData{
+		ReviewID: r.ID, EventID: r.EventID, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID,
+		CustomerReference: src.CustomerReference, Rating: r.Rating, Comment: r.Comment, Locale: r.Locale,
+	}})
+}
+
+// emitSuppressionWebhook reports a new entry of the suppression list. The
+// address itself is the customer's contact and is not sent; when the
+// entry came from an event (an unsubscribe link, a bounce), its ID and
+// customer reference let the shop find the customer.
+func (s *Store) emitSuppressionWebhook(ctx context.Context, tx *sqlx.Tx, sup Suppression) error {
+	data := webhook.SuppressionData{Medium: string(sup.Medium), Reason: string(sup.Reason)}
+	if sup.EventID != nil {
+		data.EventID = *sup.EventID
+		src, err := s.loadWebhookSource(ctx, tx, *sup.EventID, webhook.SuppressionCreated)
+		switch {
+		case errors.Is(err, sql.ErrNoRows): // the event is gone: no reference to add
+		case err != nil:
+			return err
+		case !src.Subscribed:
+			return nil
+		default:
+			data.CustomerReference = src.CustomerReference
+		}
+	}
+	return s.emitWebhooks(ctx, tx, sup.AccountID, webhook.Message{Type: webhook.SuppressionCreated, Timestamp: sup.CreatedAt, Data: data})
+}
+
+func timeOf(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}

@@ -1,0 +1,334 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Webhook endpoints and their deliveries (SPEC §11.5). The endpoints are
+// an account's resource like any other; the deliveries are an outbox:
+// emitting (webhookemit.go) writes them in the transaction of the state
+// change they report, the webhook starter (webhookstart.go) starts one
+// workflow per row, and the workflow's activity records each attempt here.
+
+// Delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliverySucceeded = "succeeded"
+	DeliveryFailed    = "failed"
+)
+
+// WebhookEndpoint is a URL that receives an account's webhooks of the
+// event types it subscribes to.
+type WebhookEndpoint struct {
+	ID          string         `db:"id"`
+	AccountID   string         `db:"account_id"`
+	URL         string         `db:"url"`
+	Events      pq.StringArray `db:"events"`
+	Description string         `db:"description"`
+	Enabled     bool           `db:"enabled"`
+	// Secret is the signing secret, sealed by the caller: the store never
+	// sees it in the clear. PreviousSecret (sealed too) signs beside it
+	// until PreviousExpiresAt, after a rotation.
+	Secret            []byte     `db:"secret"`
+	PreviousSecret    []byte     `db:"previous_secret"`
+	PreviousExpiresAt *time.Time `db:"previous_expires_at"`
+	CreatedAt         time.Time  `db:"created_at"`
+	UpdatedAt         time.Time  `db:"updated_at"`
+}
+
+const webhookEndpointColumns = `id, account_id, url, events, description, enabled, secret, previous_secret,
+	previous_expires_at, created_at, updated_at`
+
+// WebhookEndpointUpdate is a partial update; nil fields keep their value.
+type WebhookEndpointUpdate struct {
+	URL         *string
+	Events      []string // nil: keep
+	Description *string
+	Enabled     *bool
+}
+
+// CreateWebhookEndpoint stores a new, enabled endpoint. The caller makes
+// its ID (the secret is sealed for it) and validates URL and events.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, ep WebhookEndpoint) (WebhookEndpoint, error) {
+	now := s.Now()
+	ep.Enabled, ep.CreatedAt, ep.UpdatedAt = true, now, now
+	ep.PreviousSecret, ep.PreviousExpiresAt = nil, nil
+	if ep.Events == nil {
+		ep.Events = pq.StringArray{}
+	}
+	_, err := s.db.NamedExecContext(ctx, `INSERT INTO webhook_endpoints (`+webhookEndpointColumns+`)
+		VALUES (:id, :account_id, :url, :events, :description, :enabled, :secret, :previous_secret,
+		        :previous_expires_at, :created_at, :updated_at)`, ep)
+	if err != nil {
+		return WebhookEndpoint{}, fmt.Errorf("create webhook endpoint: %w", translate(err))
+	}
+	return ep, nil
+}
+
+// WebhookEndpoint returns one endpoint of an account.
+func (s *Store) WebhookEndpoint(ctx context.Context, accountID, id string) (WebhookEndpoint, error) {
+	var ep WebhookEndpoint
+	err := s.db.GetContext(ctx, &ep, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
+	return ep, translate(err)
+}
+
+// ListWebhookEndpoints returns a page of the account's endpoints, newest
+// first.
+func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, p Page) ([]WebhookEndpoint, *Cursor, error) {
+	var eps []WebhookEndpoint
+	query, args := newWhere(accountID).page(`SELECT `+webhookEndpointColumns+` FROM webhook_endpoints`, p)
+	if err := s.db.SelectContext(ctx, &eps, query, args...); err != nil {
+		return nil, nil, fmt.Errorf("list webhook endpoints: %w", translate(err))
+	}
+	eps, next := trim(eps, pageLimit(p), func(ep WebhookEndpoint) Cursor { return Cursor{ep.CreatedAt, ep.ID} })
+	return eps, next, nil
+}
+
+// UpdateWebhookEndpoint applies u. Disabling an endpoint gives up its
+// pending deliveries in the same transaction (failed, "endpoint
+// disabled"): they would otherwise wait out their retries against an
+// endpoint that is not to be called.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID, id string, u WebhookEndpointUpdate) (WebhookEndpoint, error) {
+	var ep WebhookEndpoint
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &ep, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
+			WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID); err != nil {
+			return err
+		}
+		wasEnabled := ep.Enabled
+		if u.URL != nil {
+			ep.URL = *u.URL
+		}
+		if u.Events != nil {
+			ep.Events = u.Events
+		}
+		if u.Description != nil {
+			ep.Description = *u.Description
+		}
+		if u.Enabled != nil {
+			ep.Enabled = *u.Enabled
+		}
+		ep.UpdatedAt = s.Now()
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $2, events = $3, description = $4,
+			enabled = $5, updated_at = $6 WHERE id = $1`, id, ep.URL, ep.Events, ep.Description, ep.Enabled, ep.UpdatedAt); err != nil {
+			return err
+		}
+		if wasEnabled && !ep.Enabled {
+			return failPendingDeliveries(ctx, tx, id, "", "endpoint disabled")
+		}
+		return nil
+	})
+	if err != nil {
+		return WebhookEndpoint{}, fmt.Errorf("update webhook endpoint: %w", err)
+	}
+	return ep, nil
+}
+
+// DeleteWebhookEndpoint deletes an endpoint and its deliveries (their
+// workflows find nothing left to deliver); ErrNotFound when there is none.
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint: %w", translate(err))
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return cmpErr(err, ErrNotFound)
+	}
+	return nil
+}
+
+// RotateWebhookSecret makes sealed the endpoint's secret; the one it
+// replaces goes on signing beside it for overlap, so receivers can switch
+// at their own pace. A rotation within the overlap of the previous one
+// drops the oldest secret: at most two ever sign.
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, overlap time.Duration) (WebhookEndpoint, error) {
+	now := s.Now()
+	var ep WebhookEndpoint
+	err := s.db.GetContext(ctx, &ep, `UPDATE webhook_endpoints
+		SET previous_secret = secret, previous_expires_at = $3, secret = $4, updated_at = $5
+		WHERE id = $1 AND account_id = $2 RETURNING `+webhookEndpointColumns,
+		id, accountID, now.Add(overlap), sealed, now)
+	if err != nil {
+		return WebhookEndpoint{}, fmt.Errorf("rotate webhook secret: %w", translate(err))
+	}
+	return ep, nil
+}
+
+// WebhookDelivery is one message to one endpoint.
+type WebhookDelivery struct {
+	ID         string `db:"id"` // msg-<uuid>, the webhook-id
+	EndpointID string `db:"endpoint_id"`
+	AccountID  string `db:"account_id"`
+	Type       string `db:"type"`
+	// Payload is the exact body sent on every attempt.
+	Payload        json.RawMessage `db:"payload"`
+	Status         string          `db:"status"`
+	Attempts       int             `db:"attempts"`
+	LastStatusCode sql.NullInt32   `db:"last_status_code"`
+	LastError      sql.NullString  `db:"last_error"`
+	CreatedAt      time.Time       `db:"created_at"`
+	DeliveredAt    sql.NullTime    `db:"delivered_at"`
+}
+
+const webhookDeliveryColumns = `id, endpoint_id, account_id, type, payload, status, attempts, last_status_code,
+	last_error, created_at, delivered_at`
+
+// ListWebhookDeliveries returns a page of an endpoint's deliveries, newest
+// first, of one status when status is not "". ErrNotFound when the
+// account has no such endpoint.
+func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p Page) ([]WebhookDelivery, *Cursor, error) {
+	var exists bool
+	if err := s.db.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND account_id = $2)`,
+		endpointID, accountID); err != nil {
+		return nil, nil, fmt.Errorf("list webhook deliveries: %w", translate(err))
+	}
+	if !exists {
+		return nil, nil, ErrNotFound
+	}
+	w := newWhere(accountID)
+	w.add("endpoint_id = ", endpointID)
+	if status != "" {
+		w.add("status = ", status)
+	}
+	var ds []WebhookDelivery
+	query, args := w.page(`SELECT `+webhookDeliveryColumns+` FROM webhook_deliveries`, p)
+	if err := s.db.SelectContext(ctx, &ds, query, args...); err != nil {
+		return nil, nil, fmt.Errorf("list webhook deliveries: %w", translate(err))
+	}
+	ds, next := trim(ds, pageLimit(p), func(d WebhookDelivery) Cursor { return Cursor{d.CreatedAt, d.ID} })
+	return ds, next, nil
+}
+
+// WebhookAttempt is what one delivery attempt needs: the delivery and its
+// endpoint's URL, state and sealed secrets.
+type WebhookAttempt struct {
+	Delivery WebhookDelivery
+	URL      string
+	Enabled  bool
+	// Secrets are the sealed secrets that sign now: the endpoint's, and
+	// during a rotation the previous one.
+	Secrets [][]byte
+}
+
+// LoadWebhookAttempt reads a delivery with its endpoint; ErrNotFound when
+// the delivery is gone (its endpoint was deleted).
+func (s *Store) LoadWebhookAttempt(ctx context.Context, deliveryID string) (WebhookAttempt, error) {
+	var r struct {
+		WebhookDelivery
+		URL               string     `db:"url"`
+		Enabled           bool       `db:"enabled"`
+		Secret            []byte     `db:"secret"`
+		PreviousSecret    []byte     `db:"previous_secret"`
+		PreviousExpiresAt *time.Time `db:"previous_expires_at"`
+	}
+	err := s.db.GetContext(ctx, &r, `SELECT d.id, d.endpoint_id, d.account_id, d.type, d.payload, d.status, d.attempts,
+		       d.last_status_code, d.last_error, d.created_at, d.delivered_at,
+		       e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at
+		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+		WHERE d.id = $1`, deliveryID)
+	if err != nil {
+		return WebhookAttempt{}, fmt.Errorf("load webhook delivery %s: %w", deliveryID, translate(err))
+	}
+	a := WebhookAttempt{Delivery: r.WebhookDelivery, URL: r.URL, Enabled: r.Enabled, Secrets: [][]byte{r.Secret}}
+	if r.PreviousSecret != nil && r.PreviousExpiresAt != nil && r.PreviousExpiresAt.After(s.Now()) {
+		a.Secrets = append(a.Secrets, r.PreviousSecret)
+	}
+	return a, nil
+}
+
+// AttemptResult is how one delivery attempt went.
+type AttemptResult struct {
+	StatusCode int    // the HTTP status answered; 0: none
+	Error      string // why it did not succeed; "" when it did
+	Delivered  bool   // answered 2xx
+	// Gone: answered 410; the endpoint is disabled and the delivery fails.
+	Gone bool
+}
+
+// RecordWebhookAttempt counts an attempt and keeps its status code and
+// error. A delivered attempt makes the delivery succeeded — whatever it
+// was, since the receiver has it. A 410 fails the delivery and disables
+// the endpoint, giving up its other pending deliveries, in one
+// transaction. Otherwise the status is unchanged: the retry schedule
+// decides when to give up (FailWebhookDelivery).
+func (s *Store) RecordWebhookAttempt(ctx context.Context, deliveryID string, r AttemptResult) (WebhookDelivery, error) {
+	var d WebhookDelivery
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		now := s.Now()
+		status := `status`
+		switch {
+		case r.Delivered:
+			status = `'succeeded'`
+		case r.Gone:
+			status = `CASE WHEN status = 'pending' THEN 'failed' ELSE status END`
+		}
+		// The answer is kept while the delivery is pending, and when it
+		// delivered; an attempt that ends after the delivery was given up
+		// (its endpoint disabled meanwhile) leaves the reason it was.
+		err := tx.GetContext(ctx, &d, `UPDATE webhook_deliveries SET attempts = attempts + 1,
+			last_status_code = CASE WHEN status = 'pending' OR $4 THEN NULLIF($2, 0) ELSE last_status_code END,
+			last_error = CASE WHEN status = 'pending' OR $4 THEN NULLIF($3, '') ELSE last_error END,
+			status = `+status+`,
+			delivered_at = CASE WHEN $4 THEN COALESCE(delivered_at, $5) ELSE delivered_at END
+			WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, r.StatusCode, truncate(r.Error, 1000), r.Delivered, now)
+		if err != nil || !r.Gone {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = false, updated_at = $2
+			WHERE id = $1 AND enabled`, d.EndpointID, now); err != nil {
+			return err
+		}
+		return failPendingDeliveries(ctx, tx, d.EndpointID, d.ID, "endpoint disabled: it answered 410 Gone to another delivery")
+	})
+	if err != nil {
+		return WebhookDelivery{}, fmt.Errorf("record webhook attempt %s: %w", deliveryID, err)
+	}
+	return d, nil
+}
+
+// FailWebhookDelivery gives up a pending delivery (its retries are
+// exhausted, or its endpoint is disabled). The last attempt's error is
+// kept; reason is stored only when there is none. A delivery that is no
+// longer pending is returned unchanged.
+func (s *Store) FailWebhookDelivery(ctx context.Context, deliveryID, reason string) (WebhookDelivery, error) {
+	var d WebhookDelivery
+	err := s.db.GetContext(ctx, &d, `UPDATE webhook_deliveries
+		SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
+		    last_error = CASE WHEN status = 'pending' THEN COALESCE(last_error, NULLIF($2, '')) ELSE last_error END
+		WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, truncate(reason, 1000))
+	if err != nil {
+		return WebhookDelivery{}, fmt.Errorf("fail webhook delivery %s: %w", deliveryID, translate(err))
+	}
+	return d, nil
+}
+
+// failPendingDeliveries gives up the pending deliveries of an endpoint
+// (but except) with reason as their last error.
+func failPendingDeliveries(ctx context.Context, tx *sqlx.Tx, endpointID, except, reason string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $3
+		WHERE endpoint_id = $1 AND status = 'pending' AND id <> $2`, endpointID, except, reason)
+	return err
+}
+
+// WebhookBacklog reports the deliveries not yet succeeded or given up and
+// the age of the oldest, for the backlog gauges.
+func (s *Store) WebhookBacklog(ctx context.Context) (pending int, oldest time.Duration, err error) {
+	var r struct {
+		N      int          `db:"n"`
+		Oldest sql.NullTime `db:"oldest"`
+	}
+	if err := s.db.GetContext(ctx, &r, `SELECT count(*) AS n, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'`); err != nil {
+		return 0, 0, translate(err)
+	}
+	if r.Oldest.Valid {
+		oldest = max(s.Now().Sub(r.Oldest.Time), 0)
+	}
+	return r.N, oldest, nil
+}

@@ -1,0 +1,41 @@
+package worker
+
+import (
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// WebhookOptions configure the webhook worker; the zero value is the
+// default.
+type WebhookOptions struct {
+	// Workflow holds the delivery retries (defaults: from 10 s, doubling
+	// to at most 1 h, for up to 3 days).
+	Workflow workflows.WebhookOptions
+	// Worker holds the SDK's worker options. WorkerStopTimeout defaults to
+	// DefaultStopTimeout.
+	Worker sdkworker.Options
+}
+
+// NewWebhooks builds the worker of workflows.WebhookTaskQueue: webhook
+// deliveries run on a task queue of their own, so invites never wait
+// behind them, and each can be given its own pollers and limits. Start it
+// with Run beside the invite worker.
+func NewWebhooks(c client.Client, acts *activities.Webhooks, opts WebhookOptions) sdkworker.Worker {
+	if opts.Worker.WorkerStopTimeout == 0 {
+		opts.Worker.WorkerStopTimeout = DefaultStopTimeout
+	}
+	w := sdkworker.New(c, workflows.WebhookTaskQueue, opts.Worker)
+	RegisterWebhooks(w, acts, opts.Workflow)
+	return w
+}
+
+// RegisterWebhooks registers the delivery workflow under
+// workflows.WebhookWorkflowType and every method of acts as an activity.
+func RegisterWebhooks(r Registry, acts *activities.Webhooks, opts workflows.WebhookOptions) {
+	r.RegisterWorkflowWithOptions(workflows.DeliverWebhookWith(opts), workflow.RegisterOptions{Name: workflows.WebhookWorkflowType})
+	r.RegisterActivity(acts)
+}

@@ -49,7 +49,9 @@ type eventIn struct {
 }
 
 type eventCustomer struct {
-	Email     string `json:"email" required:"true"`
+	// Email is required in a request; a stored event whose customer was
+	// erased has none.
+	Email     string `json:"email,omitempty" required:"true"`
 	FirstName string `json:"firstName,omitempty"`
 	LastName  string `json:"lastName,omitempty"`
 	Address   string `json:"address,omitempty"`
@@ -269,6 +271,9 @@ type eventOut struct {
 	eventIn
 	Invite inviteOut      `json:"invite"`
 	Review *reviewSummary `json:"review"`
+	// ErasedAt is when the customer's personal data left the event
+	// (POST /customers/erase); null while it has not.
+	ErasedAt *timestamp `json:"erasedAt"`
 }
 
 type inviteOut struct {
@@ -280,6 +285,8 @@ type inviteOut struct {
 	Attempts     int           `json:"attempts"`
 	LastError    *string       `json:"lastError"`
 	Reminder     *reminderOut  `json:"reminder"`
+	// AttemptHistory is every send attempt (see attemptOut).
+	AttemptHistory []attemptOut `json:"attemptHistory"`
 }
 
 // reminderOut is the invite's reminder (SPEC §11.3); null when none is
@@ -327,6 +334,10 @@ func eventOutOf(e store.Event) (eventOut, error) {
 	if out.Review, err = reviewSummaryOf(e.Review); err != nil {
 		return out, fmt.Errorf("event %s: decode review: %w", e.ID, err)
 	}
+	if out.Invite.AttemptHistory, err = attemptsOut(e); err != nil {
+		return out, err
+	}
+	out.ErasedAt = optionalTime(e.ErasedAt)
 	return out, nil
 }
 

@@ -77,6 +77,8 @@ func (s *server) routes() []route {
 		{http.MethodPost, "/suppressions", fullOnly, s.createSuppression},
 		{http.MethodDelete, "/suppressions/{address}", fullOnly, s.deleteSuppression},
 
+		{http.MethodPost, "/customers/erase", fullOnly, s.eraseCustomer},
+
 		{http.MethodGet, "/account", anyClient, s.getAccount},
 		{http.MethodPatch, "/account", fullOnly, s.updateAccount},
 

@@ -234,7 +234,7 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 		SendInitialInterval: cfg.SendRetryInitial,
 		SendMaxInterval:     cfg.SendRetryMax,
 		SendGiveUpAfter:     cfg.SendGiveUpAfter,
-	}})
+	}, ReconcileGrace: cfg.ReconcileGrace})
 	return func(ctx context.Context) error { return worker.Run(ctx, tc, w, logger) }, mailbox, nil
 }
 

@@ -267,6 +267,10 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 	if err != nil {
 		return fmt.Errorf("event %s: %w", id, err)
 	}
+	attempts, err := e.History()
+	if err != nil {
+		return err
+	}
 	wf := describeWorkflow(ctx, cfg, env, id)
 	if asJSON {
 		return json.NewEncoder(env.stdout).Encode(map[string]any{
@@ -274,6 +278,7 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 			"id":       e.ID,
 			"account":  e.AccountID,
 			"invite":   inviteFields(e),
+			"attempts": attempts,
 			"workflow": wf,
 		})
 	}
@@ -281,6 +286,13 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 	fmt.Fprintf(tw, "event\t%s\naccount\t%s\ntype\t%s (%s)\nreceived\t%s\n", e.ID, e.AccountID, e.Type, e.EventTypeID, e.ReceivedAt.UTC().Format(time.RFC3339Nano))
 	for _, kv := range inviteFields(e) {
 		fmt.Fprintf(tw, "invite.%s\t%v\n", kv.key, kv.value)
+	}
+	for _, a := range attempts {
+		outcome := string(a.Outcome)
+		if outcome == "" {
+			outcome = "running"
+		}
+		fmt.Fprintf(tw, "attempt\t%s %d (%s) %s: %s %s\n", a.Kind, a.N, a.Medium, a.StartedAt.UTC().Format(time.RFC3339), outcome, oneLine(a.Detail, 100))
 	}
 	fmt.Fprintf(tw, "workflow\t%s\n", wf.summary())
 	tw.Flush()

@@ -135,6 +135,37 @@ func TestInvitesRetryFilters(t *testing.T) {
 	assert.Equal(t, invite.Pending, status(uncertain))
 }
 
+// `invites show` lists the invite's attempts.
+func TestInvitesShowAttempts(t *testing.T) {
+	t.Parallel()
+	vars, db := opsDatabase(t)
+	st := store.New(db, "P7D")
+	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
+	ctx := context.Background()
+	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send)
+	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Retry: true, Error: "421 busy"})
+	require.NoError(t, err)
+
+	out, err := opsCLI(t, vars, "invites", "show", id, "--json")
+	require.NoError(t, err)
+	var shown struct {
+		Attempts []store.Attempt
+		Workflow struct{ Error string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &shown), out)
+	require.Len(t, shown.Attempts, 1)
+	assert.Equal(t, store.OutcomeTransient, shown.Attempts[0].Outcome)
+	assert.Equal(t, "421 busy", shown.Attempts[0].Detail)
+	assert.NotEmpty(t, shown.Workflow.Error, "Temporal does not answer here; the database state is shown anyway")
+
+	out, err = opsCLI(t, vars, "invites", "show", id)
+	require.NoError(t, err)
+	assert.Regexp(t, `attempt\s+invite 1 \(email\) \S+: transient 421 busy`, out)
+}
+
 // `customers erase` does what POST /customers/erase does.
 func TestCustomersEraseCLI(t *testing.T) {
 	t.Parallel()

@@ -60,10 +60,6 @@ type Erasure struct {
 	Cancelled []string
 }
 
-// erasedCustomerFields are the members of an event's customer that are
-// personal data; reference stays.
-var erasedCustomerFields = []string{"email", "firstName", "lastName", "address", "mobile"}
-
 // erasedMark replaces an address found outside the customer's fields.
 const erasedMark = "[erased]"
 
@@ -210,7 +206,9 @@ func erasePayload(raw []byte, scrub func(string) string) ([]byte, error) {
 		return nil, fmt.Errorf("decode payload: %w", err)
 	}
 	if c, ok := doc["customer"].(map[string]any); ok {
-		for _, f := range erasedCustomerFields {
+		// The members of the customer that are personal data; the
+		// client's reference stays.
+		for _, f := range []string{"email", "firstName", "lastName", "address", "mobile"} {
 			delete(c, f)
 		}
 	}

@@ -43,18 +43,21 @@ type StuckCursor struct {
 // Done reports whether the scan is complete.
 func (c StuckCursor) Done() bool { return c.Phase >= 2 }
 
-// stuckPhases are the queries of the scan, each served by its partial
-// index (schema 0009): scheduled invites past their send time, and pending
-// invites without an open start order or sending invites, unchanged for
-// a while. A pending invite with an open start order is the starter's.
-var stuckPhases = [2]string{
-	`SELECT id, invite_status, scheduled_for AS since FROM events
-	 WHERE invite_status = 'scheduled' AND scheduled_for < $1 AND (scheduled_for, id) > ($2, $3)
-	 ORDER BY scheduled_for, id LIMIT $4`,
-	`SELECT id, invite_status, updated_at AS since FROM events e
+// stuckPhase is the query of one phase of the scan, each served by its
+// partial index (schema 0009): scheduled invites past their send time,
+// then pending invites without an open start order and sending invites,
+// unchanged for a while. A pending invite with an open start order is the
+// starter's.
+func stuckPhase(phase int) string {
+	if phase == 0 {
+		return `SELECT id, invite_status, scheduled_for AS since FROM events
+		 WHERE invite_status = 'scheduled' AND scheduled_for < $1 AND (scheduled_for, id) > ($2, $3)
+		 ORDER BY scheduled_for, id LIMIT $4`
+	}
+	return `SELECT id, invite_status, updated_at AS since FROM events e
 	 WHERE invite_status IN ('pending', 'sending') AND updated_at < $1 AND (updated_at, id) > ($2, $3)
 	   AND NOT (invite_status = 'pending' AND EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.done_at IS NULL))
-	 ORDER BY updated_at, id LIMIT $4`,
+	 ORDER BY updated_at, id LIMIT $4`
 }
 
 // StuckCandidates returns up to limit invites that should have moved
@@ -67,7 +70,7 @@ func (s *Store) StuckCandidates(ctx context.Context, cutoff time.Time, cur Stuck
 		if after.IsZero() {
 			after = time.Unix(0, 0)
 		}
-		if err := s.db.SelectContext(ctx, &page, stuckPhases[cur.Phase], cutoff, after, cur.ID, limit); err != nil {
+		if err := s.db.SelectContext(ctx, &page, stuckPhase(cur.Phase), cutoff, after, cur.ID, limit); err != nil {
 			return nil, cur, fmt.Errorf("stuck invites: %w", translate(err))
 		}
 		if len(page) == 0 {

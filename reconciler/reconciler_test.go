@@ -38,11 +38,10 @@ import (
 // a helper process), PostgreSQL, a worker with the real activities, the
 // outbox starter and an SMTP server.
 type rig struct {
-	t     *testing.T
 	c     client.Client
 	db    *store.Store
 	smtp  *smtptest.Server
-	fixed func(eventfixture.Setting) *eventfixture.Account
+	fixed func(*testing.T, eventfixture.Setting) *eventfixture.Account
 }
 
 const namespace = "default"
@@ -77,68 +76,68 @@ func newRig(t *testing.T) *rig {
 		cancel()
 		assert.NoError(t, <-done)
 	})
-	return &rig{t: t, c: c, db: st, smtp: smtp, fixed: func(s eventfixture.Setting) *eventfixture.Account {
+	return &rig{c: c, db: st, smtp: smtp, fixed: func(t *testing.T, s eventfixture.Setting) *eventfixture.Account {
 		return eventfixture.NewAccount(t, db, s)
 	}}
 }
 
 // accept stores an event of a with its start order, as the API does.
-func (r *rig) accept(a *eventfixture.Account) string {
-	r.t.Helper()
-	id := a.Event(r.t, eventfixture.Event{})
+func (r *rig) accept(t *testing.T, a *eventfixture.Account) string {
+	t.Helper()
+	id := a.Event(t, eventfixture.Event{})
 	_, err := r.db.DB().Exec(`INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, 'start', now(), now())`, id)
-	require.NoError(r.t, err)
-	require.NoError(r.t, r.db.Notify(context.Background()))
+	require.NoError(t, err)
+	require.NoError(t, r.db.Notify(context.Background()))
 	return id
 }
 
-func (r *rig) state(id string) invite.State {
-	r.t.Helper()
+func (r *rig) state(t *testing.T, id string) invite.State {
+	t.Helper()
 	st, err := r.db.LoadInviteState(context.Background(), id)
-	require.NoError(r.t, err)
+	require.NoError(t, err)
 	return st
 }
 
 // waitStatus waits until the invite has the status.
-func (r *rig) waitStatus(id string, want invite.Status) {
-	r.t.Helper()
-	require.EventuallyWithT(r.t, func(c *assert.CollectT) {
-		assert.Equal(c, want, r.state(id).Status)
+func (r *rig) waitStatus(t *testing.T, id string, want invite.Status) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, want, r.state(t, id).Status)
 	}, 30*time.Second, 50*time.Millisecond, "invite %s to become %s", id, want)
 }
 
 // reconcile runs the reconciler workflow once, as its schedule would,
 // with grace, and returns what it did.
-func (r *rig) reconcile(grace time.Duration) workflows.ReconcileResult {
-	r.t.Helper()
+func (r *rig) reconcile(t *testing.T, grace time.Duration) workflows.ReconcileResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: workflows.ReconcileScheduleID + "-test-" + uuid.NewString(), TaskQueue: workflows.TaskQueue,
 	}, workflows.ReconcileWorkflowType, workflows.ReconcileInput{Grace: grace})
-	require.NoError(r.t, err)
+	require.NoError(t, err)
 	var res workflows.ReconcileResult
-	require.NoError(r.t, run.Get(ctx, &res))
+	require.NoError(t, run.Get(ctx, &res))
 	return res
 }
 
 // reconcileUntil runs the reconciler until the invite has the status: a
 // candidate becomes one only once its grace has passed.
-func (r *rig) reconcileUntil(id string, want invite.Status, grace time.Duration) {
-	r.t.Helper()
-	require.EventuallyWithT(r.t, func(c *assert.CollectT) {
-		r.reconcile(grace)
-		assert.Equal(c, want, r.state(id).Status)
+func (r *rig) reconcileUntil(t *testing.T, id string, want invite.Status, grace time.Duration) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r.reconcile(t, grace)
+		assert.Equal(c, want, r.state(t, id).Status)
 	}, time.Minute, 200*time.Millisecond, "invite %s to become %s", id, want)
 }
 
 // mails counts the invites the SMTP server received for the event.
-func (r *rig) mails(id string) int {
-	r.t.Helper()
+func (r *rig) mails(t *testing.T, id string) int {
+	t.Helper()
 	n := 0
 	for _, m := range r.smtp.Messages() {
 		msg, err := m.Parse()
-		require.NoError(r.t, err)
+		require.NoError(t, err)
 		if strings.HasPrefix(strings.Trim(msg.Header.Get("Message-Id"), "<>"), id+"@") {
 			n++
 		}
@@ -163,23 +162,23 @@ func TestReconciler(t *testing.T) {
 	// restarted through the outbox, keeping its schedule, and sent once.
 	t.Run("terminated", func(t *testing.T) {
 		t.Parallel()
-		id := r.accept(r.fixed(eventfixture.Setting{Delay: "PT6S"}))
-		r.waitStatus(id, invite.Scheduled)
-		planned := r.state(id).ScheduledFor
+		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "PT6S"}))
+		r.waitStatus(t, id, invite.Scheduled)
+		planned := r.state(t, id).ScheduledFor
 		require.NoError(t, r.c.TerminateWorkflow(context.Background(), workflows.WorkflowID(id), "", "lost by accident"))
 		status, err := r.describe(id)
 		require.NoError(t, err)
 		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, status)
-		assert.Equal(t, invite.Scheduled, r.state(id).Status, "the database still says scheduled")
-		r.reconcile(time.Hour)
-		assert.Equal(t, invite.Scheduled, r.state(id).Status, "not a candidate within the grace period")
+		assert.Equal(t, invite.Scheduled, r.state(t, id).Status, "the database still says scheduled")
+		r.reconcile(t, time.Hour)
+		assert.Equal(t, invite.Scheduled, r.state(t, id).Status, "not a candidate within the grace period")
 
-		r.reconcileUntil(id, invite.Sent, grace)
-		st := r.state(id)
+		r.reconcileUntil(t, id, invite.Sent, grace)
+		st := r.state(t, id)
 		assert.Equal(t, 1, st.Attempts)
 		require.NotNil(t, st.SentAt)
 		assert.False(t, st.SentAt.Before(*planned), "sent at its time or later, never before: the schedule was kept")
-		assert.Equal(t, 1, r.mails(id))
+		assert.Equal(t, 1, r.mails(t, id))
 		status, err = r.describe(id)
 		require.NoError(t, err)
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, status, "the new run did it")
@@ -189,8 +188,8 @@ func TestReconciler(t *testing.T) {
 	// same.
 	t.Run("deleted", func(t *testing.T) {
 		t.Parallel()
-		id := r.accept(r.fixed(eventfixture.Setting{Delay: "PT6S"}))
-		r.waitStatus(id, invite.Scheduled)
+		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "PT6S"}))
+		r.waitStatus(t, id, invite.Scheduled)
 		_, err := r.c.WorkflowService().DeleteWorkflowExecution(context.Background(), &workflowservice.DeleteWorkflowExecutionRequest{
 			Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: workflows.WorkflowID(id)}})
 		require.NoError(t, err)
@@ -200,25 +199,25 @@ func TestReconciler(t *testing.T) {
 			assert.ErrorAs(c, err, &notFound)
 		}, 30*time.Second, 50*time.Millisecond, "the workflow is gone")
 
-		r.reconcileUntil(id, invite.Sent, grace)
-		assert.Equal(t, 1, r.mails(id))
-		assert.Equal(t, 1, r.state(id).Attempts)
+		r.reconcileUntil(t, id, invite.Sent, grace)
+		assert.Equal(t, 1, r.mails(t, id))
+		assert.Equal(t, 1, r.state(t, id).Attempts)
 	})
 
 	// A send interrupted together with its workflow: the invite may have
 	// gone out, so it fails as delivery_uncertain and nothing is sent.
 	t.Run("sending without a run", func(t *testing.T) {
 		t.Parallel()
-		a := r.fixed(eventfixture.Setting{})
+		a := r.fixed(t, eventfixture.Setting{})
 		id := a.Event(t, eventfixture.Event{Status: invite.Sending})
 		_, err := r.db.DB().Exec(`UPDATE events SET updated_at = now() - interval '1 hour', attempts = 1 WHERE id = $1`, id)
 		require.NoError(t, err)
 
-		r.reconcileUntil(id, invite.Failed, grace)
-		st := r.state(id)
+		r.reconcileUntil(t, id, invite.Failed, grace)
+		st := r.state(t, id)
 		assert.Equal(t, invite.DeliveryUncertain, st.Reason)
 		assert.Contains(t, st.LastError, "its workflow is missing")
-		assert.Zero(t, r.mails(id))
+		assert.Zero(t, r.mails(t, id))
 		var orders int
 		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1`, id))
 		assert.Zero(t, orders, "never restarted")
@@ -229,26 +228,26 @@ func TestReconciler(t *testing.T) {
 	// A pending invite whose start order was done, yet no run exists.
 	t.Run("pending without a run", func(t *testing.T) {
 		t.Parallel()
-		a := r.fixed(eventfixture.Setting{})
+		a := r.fixed(t, eventfixture.Setting{})
 		id := a.Event(t, eventfixture.Event{})
 		_, err := r.db.DB().Exec(`UPDATE events SET updated_at = now() - interval '1 hour' WHERE id = $1`, id)
 		require.NoError(t, err)
 		_, err = r.db.DB().Exec(`INSERT INTO outbox (event_id, created_at, next_attempt_at, done_at) VALUES ($1, now(), now(), now())`, id)
 		require.NoError(t, err)
-		r.reconcileUntil(id, invite.Sent, grace)
-		assert.Equal(t, 1, r.mails(id))
+		r.reconcileUntil(t, id, invite.Sent, grace)
+		assert.Equal(t, 1, r.mails(t, id))
 	})
 
 	// A late invite whose workflow runs is left to it.
 	t.Run("running", func(t *testing.T) {
 		t.Parallel()
-		id := r.accept(r.fixed(eventfixture.Setting{Delay: "P1D"}))
-		r.waitStatus(id, invite.Scheduled)
+		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "P1D"}))
+		r.waitStatus(t, id, invite.Scheduled)
 		_, err := r.db.DB().Exec(`UPDATE events SET scheduled_for = now() - interval '1 hour' WHERE id = $1`, id)
 		require.NoError(t, err)
-		res := r.reconcile(grace)
+		res := r.reconcile(t, grace)
 		assert.GreaterOrEqual(t, res.Running, 1)
-		assert.Equal(t, invite.Scheduled, r.state(id).Status)
+		assert.Equal(t, invite.Scheduled, r.state(t, id).Status)
 		var orders int
 		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
 		assert.Zero(t, orders)

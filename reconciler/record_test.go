@@ -36,8 +36,8 @@ func TestRecordReconcileHistory(t *testing.T) {
 		t.Skip("kept the history recorded before")
 	}
 
-	id := r.accept(r.fixed(eventfixture.Setting{Delay: "PT2S"}))
-	r.waitStatus(id, invite.Scheduled)
+	id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "PT2S"}))
+	r.waitStatus(t, id, invite.Scheduled)
 	require.NoError(t, r.c.TerminateWorkflow(ctx, workflows.WorkflowID(id), "", "lost"))
 	var run client.WorkflowRun
 	for deadline := time.Now().Add(time.Minute); ; {

@@ -48,7 +48,9 @@ type eventIn struct {
 }
 
 type eventCustomer struct {
-	Email     string `json:"email" required:"true"`
+	// Email is required in a request; a stored event whose customer was
+	// erased has none.
+	Email     string `json:"email,omitempty" required:"true"`
 	FirstName string `json:"firstName,omitempty"`
 	LastName  string `json:"lastName,omitempty"`
 	Address   string `json:"address,omitempty"`
@@ -259,6 +261,9 @@ type eventOut struct {
 	eventIn
 	Invite inviteOut      `json:"invite"`
 	Review *reviewSummary `json:"review"`
+	// ErasedAt is when the customer's personal data left the event
+	// (POST /customers/erase); null while it has not.
+	ErasedAt *timestamp `json:"erasedAt"`
 }
 
 type inviteOut struct {
@@ -271,6 +276,8 @@ type inviteOut struct {
 	LastError    *string       `json:"lastError"`
 	Delivery     *smsDelivery  `json:"delivery"`
 	Reminder     *reminderOut  `json:"reminder"`
+	// AttemptHistory is every send attempt (see attemptOut).
+	AttemptHistory []attemptOut `json:"attemptHistory"`
 }
 
 // reminderOut is the invite's reminder (SPEC §11.3); null when none is
@@ -322,6 +329,10 @@ func eventOutOf(e store.Event) (eventOut, error) {
 	if err := addSMSDelivery(&out.Invite, e.SMSDelivery); err != nil {
 		return out, fmt.Errorf("event %s: decode sms delivery: %w", e.ID, err)
 	}
+	if out.Invite.AttemptHistory, err = attemptsOut(e); err != nil {
+		return out, err
+	}
+	out.ErasedAt = optionalTime(e.ErasedAt)
 	return out, nil
 }
 

@@ -864,6 +864,7 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 		}
 	}
 	r.publicPages(t, richest) // before the richest event is read back: it then has a review
+	r.addAttempt(t, smallest)
 	r.success(t, "GET /events", apiCall{path: "/events"}, "")
 	r.success(t, "GET /events/{id}", apiCall{path: "/events/" + richest}, "")
 	r.success(t, "POST /events/{id}/cancel", apiCall{path: "/events/" + smallest + "/cancel"}, "")
@@ -871,11 +872,13 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	_, err := e.store.DB().Exec(`UPDATE events SET invite_status = 'sent', sent_at = now(), attempts = 1,
 		reminder_status = 'scheduled', reminder_scheduled_for = now() + interval '3 days' WHERE id = $1`, reminded)
 	require.NoError(t, err)
+	r.addAttempt(t, reminded)
 	cancelled := r.success(t, "POST /events/{id}/cancel", apiCall{path: "/events/" + reminded + "/cancel"}, "reminderCancelled")
 	assert.Equal(t, "sent", asMap(cancelled["invite"])["status"])
 	assert.Equal(t, "cancelled", asMap(asMap(cancelled["invite"])["reminder"])["status"])
 	failed := r.acceptMinimal(t)
 	r.setInviteStatus(t, failed, invite.Failed)
+	r.addAttempt(t, failed)
 	r.success(t, "POST /events/{id}/retry", apiCall{path: "/events/" + failed + "/retry"}, "")
 	r.smsCallbacks(t, r.acceptMinimal(t))
 
@@ -900,6 +903,10 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	r.success(t, "GET /account", apiCall{path: "/account"}, "")
 	for _, ex := range r.examples(t, "PATCH /account") {
 		r.success(t, "PATCH /account", apiCall{path: "/account", body: jsonText(t, ex.value)}, ex.name)
+	}
+
+	for _, ex := range r.examples(t, "POST /customers/erase") {
+		r.success(t, "POST /customers/erase", apiCall{path: "/customers/erase", body: jsonText(t, ex.value)}, ex.name)
 	}
 
 	var api []string
@@ -1017,6 +1024,14 @@ func (r *openAPIRun) acceptMinimal(t *testing.T) string {
 	res := r.e.do(t, http.MethodPost, "/events", r.e.token, r.minimalEvent)
 	require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
 	return res.object(t)["EventRef"].(string)
+}
+
+// addAttempt records a finished send attempt of the event, as a worker
+// would have.
+func (r *openAPIRun) addAttempt(t *testing.T, eventID string) {
+	_, err := r.e.store.DB().Exec(`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome)
+		VALUES ($1, 'invite', 1, 'email', now(), now(), 'sent')`, eventID)
+	require.NoError(t, err)
 }
 
 func (r *openAPIRun) setInviteStatus(t *testing.T, eventID string, status invite.Status) {

@@ -85,6 +85,8 @@ func (s *server) routes() []route {
 		{http.MethodPost, "/webhooks/{id}/rotate-secret", fullOnly, s.rotateWebhookSecret},
 		{http.MethodGet, "/webhooks/{id}/deliveries", anyClient, s.listWebhookDeliveries},
 
+		{http.MethodPost, "/customers/erase", fullOnly, s.eraseCustomer},
+
 		{http.MethodGet, "/account", anyClient, s.getAccount},
 		{http.MethodPatch, "/account", fullOnly, s.updateAccount},
 

@@ -102,6 +102,13 @@ type Config struct {
 	// this old; 0 keeps them forever (the default).
 	EventRetention time.Duration
 
+	// ReconcileInterval is how often the reconciler's Temporal Schedule
+	// runs (set by `touchpoint migrate` and `dev`); ReconcileGrace is how
+	// long an invite may be overdue, or pending or sending unchanged,
+	// before the worker's reconciler checks its workflow.
+	ReconcileInterval time.Duration
+	ReconcileGrace    time.Duration
+
 	// RatePerSecond and RateBurst shape each API client's token bucket,
 	// per API replica.
 	RatePerSecond float64
@@ -200,6 +207,8 @@ func Defaults() Config {
 		SendRetryInitial:      10 * time.Second,
 		SendRetryMax:          time.Hour,
 		SendGiveUpAfter:       24 * time.Hour,
+		ReconcileInterval:     5 * time.Minute,
+		ReconcileGrace:        10 * time.Minute,
 		RatePerSecond:         100,
 		RateBurst:             200,
 		MaxBodyBytes:          64 << 10,
@@ -218,7 +227,7 @@ var Variables = []string{
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY", "TOUCHPOINT_TOKEN_MAX_LIFETIME",
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
 	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
-	"TOUCHPOINT_SEND_GIVE_UP_AFTER",
+	"TOUCHPOINT_SEND_GIVE_UP_AFTER", "TOUCHPOINT_RECONCILE_INTERVAL", "TOUCHPOINT_RECONCILE_GRACE",
 	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
 	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
@@ -298,6 +307,8 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.TrustedProxies = ps
 	}
+	dur("TOUCHPOINT_RECONCILE_INTERVAL", &c.ReconcileInterval)
+	dur("TOUCHPOINT_RECONCILE_GRACE", &c.ReconcileGrace)
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_EVENT_RETENTION")); v != "" && v != "0" {
 		dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
 	}
@@ -500,6 +511,13 @@ func (c Config) Validate(requireSecret bool) error {
 	if c.TokenUseFlushInterval > 5*time.Second {
 		bad("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "must be at most 5s (the documented precision of the idle rule)")
 	}
+	if c.ReconcileInterval < time.Second {
+		bad("TOUCHPOINT_RECONCILE_INTERVAL", "must be at least 1s")
+	}
+	if c.ReconcileGrace <= c.SendTimeout {
+		// A send in progress is `sending` for up to the send timeout.
+		bad("TOUCHPOINT_RECONCILE_GRACE", "must be longer than TOUCHPOINT_SEND_TIMEOUT (%s)", c.SendTimeout)
+	}
 	if c.SendRetryMax < c.SendRetryInitial {
 		bad("TOUCHPOINT_SEND_RETRY_MAX", "must be at least TOUCHPOINT_SEND_RETRY_INITIAL")
 	}
@@ -588,6 +606,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("send_retry_max", c.SendRetryMax.String()),
 		slog.String("send_give_up_after", c.SendGiveUpAfter.String()),
 		slog.String("event_retention", c.EventRetention.String()),
+		slog.String("reconcile_interval", c.ReconcileInterval.String()),
+		slog.String("reconcile_grace", c.ReconcileGrace.String()),
 		slog.Float64("rate_per_second", c.RatePerSecond),
 		slog.Int("rate_burst", c.RateBurst),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),

@@ -165,17 +165,24 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 
 // startRun starts the run and says how it went: started, existing (the
 // run was there already), skipped (nothing to run) or error.
+//
+// A restart (store.OutboxRestart, ordered by the reconciler for an invite
+// whose run is gone or closed) is recognised like a retry, and may follow
+// a closed run of any kind; "already started" means its own run is open.
 func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result string, err error) {
-	retry := o.Kind == "retry"
+	retry, restart := o.Kind == "retry", o.Kind == store.OutboxRestart
 	switch {
 	case o.InviteStatus == invite.Cancelled:
 		return "skipped", nil // cancelled before its run began (SPEC §10): nothing to run
-	case retry && o.InviteStatus != invite.Pending:
+	case (retry || restart) && o.InviteStatus != invite.Pending:
 		return "skipped", nil // the retry's run was started and has taken the invite over
 	}
 	policy := enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
-	if retry {
+	switch {
+	case retry:
 		policy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
+	case restart:
+		policy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
 	defer cancel()
@@ -188,8 +195,11 @@ func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result stri
 		Retry:             retry,
 	}
 	summary := fmt.Sprintf("Invite for %q event %s", o.EventType, o.EventID)
-	if in.Retry {
+	switch {
+	case in.Retry:
 		summary = "Retry: " + summary
+	case restart:
+		summary = "Restart: " + summary
 	}
 	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                    workflows.WorkflowID(o.EventID),
@@ -202,7 +212,7 @@ func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result stri
 		StaticSummary:                            summary,
 	}, workflows.WorkflowType, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &already) && !retry {
+	if errors.As(err, &already) && !retry { // a start's or a restart's own run
 		return "existing", nil
 	}
 	if err != nil {

@@ -194,13 +194,17 @@ type Event struct {
 	// and the reminder's messages, as {"invite"|"reminder": {"status",
 	// "errorCode","updatedAt"}}, or nil (see sms.go).
 	SMSDelivery []byte `db:"sms_delivery"`
+	// AttemptHistory is the event's send attempts as JSON (see History).
+	AttemptHistory []byte `db:"attempt_history"`
+	// ErasedAt is when the customer's data was erased (EraseCustomer).
+	ErasedAt sql.NullTime `db:"erased_at"`
 }
 
 const eventColumns = `id, account_id, event_type_id, channel_id, received_at, type, customer_reference, payload,
 	invite_status, invite_reason, invite_medium, scheduled_for, sent_at, attempts, last_error, updated_at,
 	reminder_status, reminder_reason, reminder_scheduled_for, reminder_sent_at,
 	(SELECT json_build_object('id', r.id, 'rating', r.rating, 'createdAt', r.created_at)
-	 FROM reviews r WHERE r.event_id = events.id) AS review,
+	 FROM reviews r WHERE r.event_id = events.id) AS review, erased_at, ` + attemptsColumn + `,
 	` + smsDeliveryColumn
 
 // Event returns one event of an account.

@@ -118,6 +118,9 @@ func (s *Store) changeInvite(ctx context.Context, eventID string,
 			return err
 		}
 		out = n
+		if err := s.trackInviteAttempt(ctx, tx, eventID, cur, n); err != nil {
+			return err
+		}
 		if err := s.execPrepared(ctx, tx, &s.invite.writeState,
 			eventID, n.Status, n.Reason, n.Medium, n.ScheduledFor, n.SentAt, n.Attempts, n.LastError, s.Now()); err != nil {
 			return err

@@ -20,7 +20,7 @@ const OutboxChannel = "touchpoint_outbox"
 type StartOrder struct {
 	ID                int64          `db:"id"`
 	EventID           string         `db:"event_id"`
-	Kind              string         `db:"kind"` // "start" or "retry"
+	Kind              string         `db:"kind"` // "start", "retry" or OutboxRestart
 	Attempts          int            `db:"attempts"`
 	CreatedAt         time.Time      `db:"created_at"`
 	AccountID         string         `db:"account_id"`

@@ -79,6 +79,9 @@ func (s *Store) changeReminder(ctx context.Context, eventID string,
 			return err
 		}
 		out = n
+		if err := s.trackReminderAttempt(ctx, tx, eventID, row.Reminder, n); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE events SET reminder_status = NULLIF($2, ''), reminder_reason = NULLIF($3, ''),
 			reminder_scheduled_for = $4, reminder_sent_at = $5, updated_at = $6 WHERE id = $1`,
 			eventID, n.Status, n.Reason, n.ScheduledFor, n.SentAt, s.Now())

@@ -25,6 +25,9 @@ type Options struct {
 	// Worker holds the SDK's worker options (concurrency, rate limits,
 	// interceptors, ...). WorkerStopTimeout defaults to DefaultStopTimeout.
 	Worker sdkworker.Options
+	// ReconcileGrace is the reconciler's grace period (0: its default,
+	// activities.DefaultReconcileGrace); keep it above the send timeout.
+	ReconcileGrace time.Duration
 }
 
 // DefaultStopTimeout is how long Stop lets running activities finish: a
@@ -39,7 +42,16 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 	}
 	w := sdkworker.New(c, workflows.TaskQueue, opts.Worker)
 	Register(w, acts, opts.Workflow)
+	RegisterReconciler(w, &activities.Reconciler{Store: acts.Store, Temporal: c, Grace: opts.ReconcileGrace, Logger: acts.Logger})
 	return w
+}
+
+// RegisterReconciler registers the reconciler workflow under
+// workflows.ReconcileWorkflowType and its step. Every worker of the
+// invites task queue registers it, as the Schedule may hand a run to any.
+func RegisterReconciler(r Registry, rec *activities.Reconciler) {
+	r.RegisterWorkflowWithOptions(workflows.Reconcile, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowType})
+	r.RegisterActivity(rec)
 }
 
 // Registry is what Register registers on: a worker, a test environment.

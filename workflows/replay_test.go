@@ -20,7 +20,8 @@ import (
 )
 
 // TestReplayRecordedHistories replays the histories of real runs (recorded
-// with `go test -tags record ./internal/recordhistory/`) with the current
+// with `go test -tags record ./internal/recordhistory/`, and the
+// reconciler's with `go test -tags record ./reconciler/`) with the current
 // code: a change that is not behind workflow.GetVersion fails here.
 func TestReplayRecordedHistories(t *testing.T) {
 	t.Parallel()
@@ -33,6 +34,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			t.Parallel()
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.InviteWith(workflows.Options{}), workflow.RegisterOptions{Name: workflows.WorkflowType})
+			r.RegisterWorkflowWithOptions(workflows.Reconcile, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowType})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(logger, f))
 
 			// The recorded runs had a customer jane.doe@example.com named

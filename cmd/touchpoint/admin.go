@@ -93,7 +93,7 @@ func adminStore(ctx context.Context, env *environment, withSecret bool) (config.
 func (env *environment) runMigrate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	schemaOnly := fs.Bool("schema-only", false, "apply the PostgreSQL schema only; skip the Temporal search attributes")
+	schemaOnly := fs.Bool("schema-only", false, "apply the PostgreSQL schema only; skip the Temporal search attributes and the reconciler's schedule")
 	wait := fs.Duration("temporal-wait", 2*time.Minute, "how long to wait for Temporal to answer")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -116,7 +116,15 @@ func (env *environment) runMigrate(ctx context.Context, args []string) error {
 	if *schemaOnly {
 		return nil
 	}
-	return registerSearchAttributes(ctx, env, cfg, *wait)
+	if err := registerSearchAttributes(ctx, env, cfg, *wait); err != nil {
+		return err
+	}
+	tc, err := dialTemporal(cfg, env.logger, nil)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	return ensureReconciler(ctx, tc, cfg, *wait, func(line string) { fmt.Fprintln(env.stdout, line) })
 }
 
 // registerSearchAttributes adds the invite workflow's search attributes

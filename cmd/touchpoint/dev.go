@@ -82,6 +82,9 @@ func (env *environment) runDev(ctx context.Context, args []string) error {
 		}
 	}()
 	cfg.TemporalAddress = temporal.FrontendAddress()
+	if err := devReconciler(ctx, env, cfg); err != nil {
+		return err
+	}
 
 	creds, err := seedDev(ctx, st, newSecretFunc(cfg))
 	if err != nil {
@@ -218,4 +221,14 @@ Get a token:
 
 `, cfg.BaseURL, cfg.AuthURL, uiURL, cfg.TemporalAddress, cfg.TemporalNamespace, mailbox, cfg.MetricsAddr,
 		c.AccountID, c.ChannelID, c.ClientID, c.ClientSecret, c.ChannelID, cfg.AuthURL, cfg.BaseURL)
+}
+
+// devReconciler puts the reconciler's schedule on the embedded Temporal.
+func devReconciler(ctx context.Context, env *environment, cfg config.Config) error {
+	tc, err := dialTemporal(cfg, env.logger, nil)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	return ensureReconciler(ctx, tc, cfg, time.Minute, func(line string) { env.logger.Info(line) })
 }

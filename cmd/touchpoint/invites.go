@@ -7,10 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -20,8 +22,9 @@ import (
 // again; the outbox starter of a running `touchpoint api` starts it.
 const invitesUsage = `usage:
   touchpoint invites show evt-… [--json]
-  touchpoint invites retry evt-…    (a new run that sends now; started by a running touchpoint api)
-  touchpoint invites retry --failed --since 24h [--account acc-…] [--event-type ety-…] [--dry-run]`
+  touchpoint invites retry evt-… [--include-uncertain]   (a new run that sends now; started by a running touchpoint api)
+  touchpoint invites retry --failed [--since 24h|2026-11-20T00:00:00Z] [--until …] [--account acc-…]
+      [--event-type ety-…] [--channel chl-…] [--reason rejected,retries_exhausted,…] [--include-uncertain] [--dry-run]`
 
 func (env *environment) runInvites(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -32,9 +35,13 @@ func (env *environment) runInvites(ctx context.Context, args []string) error {
 	fs.SetOutput(env.stderr)
 	asJSON := fs.Bool("json", false, "print JSON (show)")
 	failed := fs.Bool("failed", false, "retry every failed invite matching the filters")
-	since := fs.Duration("since", 24*time.Hour, "with --failed: invites that failed within this long")
+	since := fs.String("since", "24h", "with --failed: invites that failed at or after this time, or within this long (24h)")
+	until := fs.String("until", "", "with --failed: invites that failed before this time, or longer ago than this (1h)")
 	account := fs.String("account", "", "with --failed: only this account (acc-…)")
 	eventType := fs.String("event-type", "", "with --failed: only this event type (ety-…)")
+	channel := fs.String("channel", "", "with --failed: only this channel (chl-…)")
+	reasons := fs.String("reason", "", "with --failed: only these reasons, comma-separated (rejected, retries_exhausted, no_provider, …)")
+	includeUncertain := fs.Bool("include-uncertain", false, "also retry invites failed as delivery_uncertain: they may have been delivered")
 	dryRun := fs.Bool("dry-run", false, "with --failed: list what would be retried, change nothing")
 	// Flags may follow the event id: parse what comes after it too.
 	var id string
@@ -47,6 +54,13 @@ func (env *environment) runInvites(ctx context.Context, args []string) error {
 	if id == "" && fs.NArg() > 0 {
 		id = fs.Arg(0)
 	}
+	var filter store.FailedFilter
+	if sub == "retry" && *failed {
+		var err error
+		if filter, err = failedFilter(time.Now(), *since, *until, *account, *eventType, *channel, *reasons, *includeUncertain); err != nil {
+			return fmt.Errorf("invites retry: %w", err)
+		}
+	}
 	cfg, st, err := adminStore(ctx, env, false)
 	if err != nil {
 		return err
@@ -57,27 +71,94 @@ func (env *environment) runInvites(ctx context.Context, args []string) error {
 	case sub == "show" && id != "":
 		return showInvite(ctx, env, cfg, st, id, *asJSON)
 	case sub == "retry" && *failed && id == "":
-		if *account != "" && !store.ValidID("acc", *account) || *eventType != "" && !store.ValidID("ety", *eventType) {
-			return errors.New("invites retry: --account takes acc-… and --event-type ety-…")
-		}
-		return retryFailed(ctx, env.stdout, st, store.FailedFilter{
-			Since: time.Now().Add(-*since), AccountID: *account, EventTypeID: *eventType, Limit: 100}, *dryRun)
+		return retryFailed(ctx, env.stdout, st, filter, *dryRun)
 	case sub == "retry" && !*failed && id != "":
-		acc, err := eventAccount(ctx, st, id)
-		if err != nil {
-			return err
-		}
-		if _, err := st.RetryInvite(ctx, acc, id); err != nil {
-			if errors.Is(err, store.ErrInviteState) {
-				return fmt.Errorf("invite of %s has not failed; only failed invites are retried", id)
-			}
-			return fmt.Errorf("retry %s: %w", id, err)
-		}
-		st.Notify(ctx) // wakes the starters at once; they also sweep
-		fmt.Fprintf(env.stdout, "retry of %s ordered; the invite is sent again shortly\n", id)
-		return nil
+		return retryOne(ctx, env.stdout, st, id, *includeUncertain)
 	}
 	return errors.New(invitesUsage)
+}
+
+// failedFilter reads the bulk retry's filters. A time is RFC 3339 or a
+// duration back from now.
+func failedFilter(now time.Time, since, until, account, eventType, channel, reasons string, includeUncertain bool) (store.FailedFilter, error) {
+	f := store.FailedFilter{AccountID: account, EventTypeID: eventType, ChannelID: channel, IncludeUncertain: includeUncertain, Limit: 100}
+	for _, id := range []struct{ flag, prefix, value string }{
+		{"--account", "acc", account}, {"--event-type", "ety", eventType}, {"--channel", "chl", channel},
+	} {
+		if id.value != "" && !store.ValidID(id.prefix, id.value) {
+			return f, fmt.Errorf("%s takes %s-…, not %q", id.flag, id.prefix, id.value)
+		}
+	}
+	var err error
+	if f.Since, err = pointInTime(now, since); err != nil {
+		return f, fmt.Errorf("--since: %w", err)
+	}
+	if until != "" {
+		if f.Until, err = pointInTime(now, until); err != nil {
+			return f, fmt.Errorf("--until: %w", err)
+		}
+		if !f.Until.After(f.Since) {
+			return f, errors.New("--until must be later than --since")
+		}
+	}
+	for _, r := range strings.Split(reasons, ",") {
+		r := invite.Reason(strings.TrimSpace(r))
+		switch {
+		case r == "":
+			continue
+		case !r.Valid():
+			return f, fmt.Errorf("--reason: %q is not a reason (%s)", r, joinReasons(invite.Reasons()))
+		case r == invite.DeliveryUncertain && !includeUncertain:
+			return f, errors.New("--reason delivery_uncertain: these invites may have been delivered; add --include-uncertain to retry them")
+		}
+		f.Reasons = append(f.Reasons, r)
+	}
+	return f, nil
+}
+
+// pointInTime is an RFC 3339 time, or now minus a duration.
+func pointInTime(now time.Time, v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("%q is neither a time such as 2026-11-20T00:00:00Z nor a duration such as 24h", v)
+	}
+	return now.Add(-d), nil
+}
+
+func joinReasons(rs []invite.Reason) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = string(r)
+	}
+	return strings.Join(s, ", ")
+}
+
+// retryOne retries one failed invite. One failed as delivery_uncertain
+// may have arrived: it is retried only with includeUncertain.
+func retryOne(ctx context.Context, out io.Writer, st *store.Store, id string, includeUncertain bool) error {
+	acc, err := eventAccount(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	e, err := st.Event(ctx, acc, id)
+	if err != nil {
+		return fmt.Errorf("event %s: %w", id, err)
+	}
+	if e.InviteStatus == invite.Failed && invite.Reason(e.InviteReason.String) == invite.DeliveryUncertain && !includeUncertain {
+		return fmt.Errorf("invite of %s failed as delivery_uncertain: it may have been delivered (look for Message-ID <%s@…> in the mail server's log); add --include-uncertain to send it again", id, id)
+	}
+	if _, err := st.RetryInvite(ctx, acc, id); err != nil {
+		if errors.Is(err, store.ErrInviteState) {
+			return fmt.Errorf("invite of %s has not failed; only failed invites are retried", id)
+		}
+		return fmt.Errorf("retry %s: %w", id, err)
+	}
+	st.Notify(ctx) // wakes the starters at once; they also sweep
+	fmt.Fprintf(out, "retry of %s ordered; the invite is sent again shortly\n", id)
+	return nil
 }
 
 func eventAccount(ctx context.Context, st *store.Store, id string) (string, error) {
@@ -93,9 +174,13 @@ func eventAccount(ctx context.Context, st *store.Store, id string) (string, erro
 
 // retryFailed retries failed invites page by page. Each retry commits on
 // its own, so an interrupted run can simply be run again: what was retried
-// is no longer failed.
+// is no longer failed. A dry run lists what it would retry.
 func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f store.FailedFilter, dryRun bool) error {
 	retried, skipped := 0, 0
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if dryRun {
+		fmt.Fprintln(tw, "EVENT\tACCOUNT\tEVENT TYPE\tCHANNEL\tFAILED AT\tREASON\tLAST ERROR")
+	}
 	for {
 		page, err := st.FailedInvites(ctx, f)
 		if err != nil {
@@ -103,7 +188,8 @@ func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f store.Fa
 		}
 		for _, inv := range page {
 			if dryRun {
-				fmt.Fprintf(out, "%s\t%s\tfailed %s (%s)\n", inv.EventID, inv.AccountID, inv.FailedAt.UTC().Format(time.RFC3339), inv.Reason)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inv.EventID, inv.AccountID, inv.EventTypeID, inv.ChannelID,
+					inv.FailedAt.UTC().Format(time.RFC3339), inv.Reason, oneLine(inv.LastError, 80))
 				retried++
 				continue
 			}
@@ -125,13 +211,49 @@ func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f store.Fa
 		}
 		f.AfterID = page[len(page)-1].EventID
 	}
+	tw.Flush()
 	switch {
 	case dryRun:
 		fmt.Fprintf(out, "%d failed invites would be retried (dry run: nothing changed)\n", retried)
 	default:
 		fmt.Fprintf(out, "done: %d retried, %d no longer failed\n", retried, skipped)
 	}
+	if !f.IncludeUncertain {
+		if n, err := countUncertain(ctx, st, f); err == nil && n > 0 {
+			fmt.Fprintf(out, "%d invites failed as delivery_uncertain match too and were left out: they may have been delivered; add --include-uncertain to retry them\n", n)
+		}
+	}
 	return nil
+}
+
+// countUncertain counts the delivery_uncertain invites the filter leaves
+// out, so a run can say so.
+func countUncertain(ctx context.Context, st *store.Store, f store.FailedFilter) (int, error) {
+	if len(f.Reasons) > 0 {
+		return 0, nil // reasons were named, and delivery_uncertain was not among them
+	}
+	f.Reasons, f.IncludeUncertain, f.AfterID = []invite.Reason{invite.DeliveryUncertain}, true, ""
+	n := 0
+	for {
+		page, err := st.FailedInvites(ctx, f)
+		if err != nil {
+			return 0, err
+		}
+		n += len(page)
+		if len(page) < f.Limit {
+			return n, nil
+		}
+		f.AfterID = page[len(page)-1].EventID
+	}
+}
+
+// oneLine shortens s to one line of at most n bytes, for a table.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
 }
 
 // showInvite prints the event, its invite state and, when Temporal can be
@@ -145,6 +267,10 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 	if err != nil {
 		return fmt.Errorf("event %s: %w", id, err)
 	}
+	attempts, err := e.History()
+	if err != nil {
+		return err
+	}
 	wf := describeWorkflow(ctx, cfg, env, id)
 	if asJSON {
 		return json.NewEncoder(env.stdout).Encode(map[string]any{
@@ -152,6 +278,7 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 			"id":       e.ID,
 			"account":  e.AccountID,
 			"invite":   inviteFields(e),
+			"attempts": attempts,
 			"workflow": wf,
 		})
 	}
@@ -159,6 +286,13 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 	fmt.Fprintf(tw, "event\t%s\naccount\t%s\ntype\t%s (%s)\nreceived\t%s\n", e.ID, e.AccountID, e.Type, e.EventTypeID, e.ReceivedAt.UTC().Format(time.RFC3339Nano))
 	for _, kv := range inviteFields(e) {
 		fmt.Fprintf(tw, "invite.%s\t%v\n", kv.key, kv.value)
+	}
+	for _, a := range attempts {
+		outcome := string(a.Outcome)
+		if outcome == "" {
+			outcome = "running"
+		}
+		fmt.Fprintf(tw, "attempt\t%s %d (%s) %s: %s %s\n", a.Kind, a.N, a.Medium, a.StartedAt.UTC().Format(time.RFC3339), outcome, oneLine(a.Detail, 100))
 	}
 	fmt.Fprintf(tw, "workflow\t%s\n", wf.summary())
 	tw.Flush()

@@ -44,7 +44,8 @@ func (env *environment) commands() []command {
 		{"clients", "manage API clients: clients create|link|list|delete|revoke-tokens", env.runClients},
 		{"keys", "the built-in issuer's signing keys: keys list|rotate|retire KID", env.runKeys},
 		{"suppressions", "the suppression list: suppressions import --account acc-… FILE", env.runSuppressions},
-		{"invites", "ops: invites show evt-… | invites retry evt-… | invites retry --failed --since 24h", env.runInvites},
+		{"invites", "ops: invites show evt-… | invites retry evt-… | invites retry --failed [--since 24h] [--reason …] [--dry-run] …", env.runInvites},
+		{"customers", "privacy: customers erase --account acc-… (--email E | --reference R)", env.runCustomers},
 		{"bench", "measure accepted events/s and invites sent/s: bench [--events N] [--concurrency C] [--baseline]", env.runBench},
 		{"healthcheck", "GET a URL; exit 0 on a 2xx answer (container health checks)", env.runHealthcheck},
 	}

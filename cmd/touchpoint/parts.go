@@ -248,7 +248,7 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 		SendInitialInterval: cfg.SendRetryInitial,
 		SendMaxInterval:     cfg.SendRetryMax,
 		SendGiveUpAfter:     cfg.SendGiveUpAfter,
-	}})
+	}, ReconcileGrace: cfg.ReconcileGrace})
 	return func(ctx context.Context) error {
 		return worker.Run(ctx, tc, w, logger.With("task_queue", workflows.TaskQueue))
 	}, mailbox, nil

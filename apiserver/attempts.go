@@ -1,0 +1,52 @@
+package apiserver
+
+import (
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// attemptOut is one send attempt of an event (SPEC §11.8). The stored
+// event lists them as invite.attemptHistory, oldest first: invite.attempts
+// stays the count it always was, so clients that read it as a number keep
+// working, and attemptHistory holds the attempts themselves, kept across
+// retries. kind tells the invite's attempts from its reminder's, which
+// are numbered on their own.
+type attemptOut struct {
+	N          int               `json:"n"`
+	Kind       store.AttemptKind `json:"kind"`
+	Medium     *string           `json:"medium"`
+	StartedAt  timestamp         `json:"startedAt"`
+	FinishedAt *timestamp        `json:"finishedAt"`
+	// Outcome is null while the attempt runs.
+	Outcome *store.AttemptOutcome `json:"outcome"`
+	Detail  *string               `json:"detail"`
+}
+
+// attemptsOut converts the event's attempts; never null.
+func attemptsOut(e store.Event) ([]attemptOut, error) {
+	all, err := e.History()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]attemptOut, len(all))
+	for i, a := range all {
+		out[i] = attemptOut{N: a.N, Kind: a.Kind, StartedAt: timestamp(a.StartedAt),
+			Medium: nonEmpty(a.Medium), Detail: nonEmpty(a.Detail)}
+		if a.FinishedAt != nil {
+			t := timestamp(*a.FinishedAt)
+			out[i].FinishedAt = &t
+		}
+		if a.Outcome != "" {
+			o := a.Outcome
+			out[i].Outcome = &o
+		}
+	}
+	return out, nil
+}
+
+// nonEmpty is s, or nil for "".
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,301 @@
+package reconciler_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtemporal"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/reconciler"
+	"github.com/touchpoint/touchpoint/starter"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/worker"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// rig is the whole invite machinery on real parts: a Temporal server (in
+// a helper process), PostgreSQL, a worker with the real activities, the
+// outbox starter and an SMTP server.
+type rig struct {
+	c     client.Client
+	db    *store.Store
+	smtp  *smtptest.Server
+	fixed func(*testing.T, eventfixture.Setting) *eventfixture.Account
+}
+
+const namespace = "default"
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	srv := testtemporal.Start(t, testtemporal.Options{Namespace: namespace, SearchAttributes: workflows.SearchAttributes()})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: namespace, Logger: sdklog.NewStructuredLogger(quiet)})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+
+	db := testdb.New(t)
+	st := store.New(db, "P7D")
+	smtp := smtptest.Start(t, smtptest.Options{})
+	mailer, err := mail.NewSMTP(smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
+	require.NoError(t, err)
+	tpl, err := templates.New()
+	require.NoError(t, err)
+	links, err := feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	require.NoError(t, err)
+	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tpl, Feedback: links, Logger: quiet}
+	w := worker.New(c, acts, worker.Options{ReconcileGrace: time.Hour}) // runs below pass their own grace
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	s := &starter.Starter{Store: st, Temporal: c, Logger: quiet, DatabaseURL: testdb.URL(t, db), Sweep: 200 * time.Millisecond}
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+	})
+	return &rig{c: c, db: st, smtp: smtp, fixed: func(t *testing.T, s eventfixture.Setting) *eventfixture.Account {
+		return eventfixture.NewAccount(t, db, s)
+	}}
+}
+
+// accept stores an event of a with its start order, as the API does.
+func (r *rig) accept(t *testing.T, a *eventfixture.Account) string {
+	t.Helper()
+	id := a.Event(t, eventfixture.Event{})
+	_, err := r.db.DB().Exec(`INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, 'start', now(), now())`, id)
+	require.NoError(t, err)
+	require.NoError(t, r.db.Notify(context.Background()))
+	return id
+}
+
+func (r *rig) state(t *testing.T, id string) invite.State {
+	t.Helper()
+	st, err := r.db.LoadInviteState(context.Background(), id)
+	require.NoError(t, err)
+	return st
+}
+
+// waitStatus waits until the invite has the status.
+func (r *rig) waitStatus(t *testing.T, id string, want invite.Status) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, want, r.state(t, id).Status)
+	}, 30*time.Second, 50*time.Millisecond, "invite %s to become %s", id, want)
+}
+
+// reconcile runs the reconciler workflow once, as its schedule would,
+// with grace, and returns what it did.
+func (r *rig) reconcile(t *testing.T, grace time.Duration) workflows.ReconcileResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.ReconcileScheduleID + "-test-" + uuid.NewString(), TaskQueue: workflows.TaskQueue,
+	}, workflows.ReconcileWorkflowType, workflows.ReconcileInput{Grace: grace})
+	require.NoError(t, err)
+	var res workflows.ReconcileResult
+	require.NoError(t, run.Get(ctx, &res))
+	return res
+}
+
+// reconcileUntil runs the reconciler until the invite has the status: a
+// candidate becomes one only once its grace has passed.
+func (r *rig) reconcileUntil(t *testing.T, id string, want invite.Status, grace time.Duration) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r.reconcile(t, grace)
+		assert.Equal(c, want, r.state(t, id).Status)
+	}, time.Minute, 200*time.Millisecond, "invite %s to become %s", id, want)
+}
+
+// mails counts the invites the SMTP server received for the event.
+func (r *rig) mails(t *testing.T, id string) int {
+	t.Helper()
+	n := 0
+	for _, m := range r.smtp.Messages() {
+		msg, err := m.Parse()
+		require.NoError(t, err)
+		if strings.HasPrefix(strings.Trim(msg.Header.Get("Message-Id"), "<>"), id+"@") {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *rig) describe(id string) (enumspb.WorkflowExecutionStatus, error) {
+	d, err := r.c.DescribeWorkflowExecution(context.Background(), workflows.WorkflowID(id), "")
+	if err != nil {
+		return 0, err
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus(), nil
+}
+
+func TestReconciler(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	const grace = time.Second
+
+	// A waiting workflow terminated from the Temporal client: its invite is
+	// restarted through the outbox, keeping its schedule, and sent once.
+	t.Run("terminated", func(t *testing.T) {
+		t.Parallel()
+		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "PT6S"}))
+		r.waitStatus(t, id, invite.Scheduled)
+		planned := r.state(t, id).ScheduledFor
+		require.NoError(t, r.c.TerminateWorkflow(context.Background(), workflows.WorkflowID(id), "", "lost by accident"))
+		status, err := r.describe(id)
+		require.NoError(t, err)
+		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, status)
+		assert.Equal(t, invite.Scheduled, r.state(t, id).Status, "the database still says scheduled")
+		r.reconcile(t, time.Hour)
+		assert.Equal(t, invite.Scheduled, r.state(t, id).Status, "not a candidate within the grace period")
+
+		r.reconcileUntil(t, id, invite.Sent, grace)
+		st := r.state(t, id)
+		assert.Equal(t, 1, st.Attempts)
+		require.NotNil(t, st.SentAt)
+		assert.False(t, st.SentAt.Before(*planned), "sent at its time or later, never before: the schedule was kept")
+		assert.Equal(t, 1, r.mails(t, id))
+		status, err = r.describe(id)
+		require.NoError(t, err)
+		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, status, "the new run did it")
+	})
+
+	// A workflow deleted from Temporal's store (as with lost state): the
+	// same.
+	t.Run("deleted", func(t *testing.T) {
+		t.Parallel()
+		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "PT6S"}))
+		r.waitStatus(t, id, invite.Scheduled)
+		_, err := r.c.WorkflowService().DeleteWorkflowExecution(context.Background(), &workflowservice.DeleteWorkflowExecutionRequest{
+			Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: workflows.WorkflowID(id)}})
+		require.NoError(t, err)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, err := r.describe(id)
+			var notFound *serviceerror.NotFound
+			assert.ErrorAs(c, err, &notFound)
+		}, 30*time.Second, 50*time.Millisecond, "the workflow is gone")
+
+		r.reconcileUntil(t, id, invite.Sent, grace)
+		assert.Equal(t, 1, r.mails(t, id))
+		assert.Equal(t, 1, r.state(t, id).Attempts)
+	})
+
+	// A send interrupted together with its workflow: the invite may have
+	// gone out, so it fails as delivery_uncertain and nothing is sent.
+	t.Run("sending without a run", func(t *testing.T) {
+		t.Parallel()
+		a := r.fixed(t, eventfixture.Setting{})
+		id := a.Event(t, eventfixture.Event{Status: invite.Sending})
+		_, err := r.db.DB().Exec(`UPDATE events SET updated_at = now() - interval '1 hour', attempts = 1 WHERE id = $1`, id)
+		require.NoError(t, err)
+
+		r.reconcileUntil(t, id, invite.Failed, grace)
+		st := r.state(t, id)
+		assert.Equal(t, invite.DeliveryUncertain, st.Reason)
+		assert.Contains(t, st.LastError, "its workflow is missing")
+		assert.Zero(t, r.mails(t, id))
+		var orders int
+		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1`, id))
+		assert.Zero(t, orders, "never restarted")
+		_, err = r.describe(id)
+		assert.Error(t, err, "no run was started")
+	})
+
+	// A pending invite whose start order was done, yet no run exists.
+	t.Run("pending without a run", func(t *testing.T) {
+		t.Parallel()
+		a := r.fixed(t, eventfixture.Setting{})
+		id := a.Event(t, eventfixture.Event{})
+		_, err := r.db.DB().Exec(`UPDATE events SET updated_at = now() - interval '1 hour' WHERE id = $1`, id)
+		require.NoError(t, err)
+		_, err = r.db.DB().Exec(`INSERT INTO outbox (event_id, created_at, next_attempt_at, done_at) VALUES ($1, now(), now(), now())`, id)
+		require.NoError(t, err)
+		r.reconcileUntil(t, id, invite.Sent, grace)
+		assert.Equal(t, 1, r.mails(t, id))
+	})
+
+	// A late invite whose workflow runs is left to it.
+	t.Run("running", func(t *testing.T) {
+		t.Parallel()
+		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "P1D"}))
+		r.waitStatus(t, id, invite.Scheduled)
+		_, err := r.db.DB().Exec(`UPDATE events SET scheduled_for = now() - interval '1 hour' WHERE id = $1`, id)
+		require.NoError(t, err)
+		res := r.reconcile(t, grace)
+		assert.GreaterOrEqual(t, res.Running, 1)
+		assert.Equal(t, invite.Scheduled, r.state(t, id).Status)
+		var orders int
+		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
+		assert.Zero(t, orders)
+		status, err := r.describe(id)
+		require.NoError(t, err)
+		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, status)
+	})
+}
+
+// The schedule is created once, brought to a new interval, left paused
+// when ops paused it, and it runs the reconciler.
+func TestEnsureSchedule(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+
+	got, err := reconciler.EnsureSchedule(ctx, r.c, 2*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, reconciler.Created, got)
+	got, err = reconciler.EnsureSchedule(ctx, r.c, 2*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, reconciler.UpToDate, got, "idempotent")
+
+	h := r.c.ScheduleClient().GetHandle(ctx, workflows.ReconcileScheduleID)
+	// It runs the reconciler workflow on the invites task queue, and the run succeeds.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		d, err := h.Describe(ctx)
+		require.NoError(c, err)
+		require.NotEmpty(c, d.Info.RecentActions)
+		wf := d.Info.RecentActions[0].StartWorkflowResult
+		var res workflows.ReconcileResult
+		assert.NoError(c, r.c.GetWorkflow(ctx, wf.WorkflowID, wf.FirstExecutionRunID).Get(ctx, &res))
+	}, time.Minute, 200*time.Millisecond)
+
+	require.NoError(t, h.Pause(ctx, client.SchedulePauseOptions{Note: "paused by ops"}))
+	got, err = reconciler.EnsureSchedule(ctx, r.c, 10*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, reconciler.Updated, got)
+	d, err := h.Describe(ctx)
+	require.NoError(t, err)
+	assert.True(t, d.Schedule.State.Paused, "a schedule paused by ops stays paused")
+	require.Len(t, d.Schedule.Spec.Intervals, 1)
+	assert.Equal(t, 10*time.Minute, d.Schedule.Spec.Intervals[0].Every)
+	assert.Equal(t, enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, d.Schedule.Policy.Overlap)
+	got, err = reconciler.EnsureSchedule(ctx, r.c, 10*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, reconciler.UpToDate, got)
+
+	_, err = reconciler.EnsureSchedule(ctx, r.c, time.Millisecond)
+	assert.Error(t, err)
+}

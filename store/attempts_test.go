@@ -1,0 +1,199 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// attemptOf is the part of an attempt a test compares: everything but the
+// times, which are checked on their own.
+type attemptOf struct {
+	N       int
+	Kind    store.AttemptKind
+	Outcome store.AttemptOutcome
+	Detail  string
+}
+
+func attemptsOf(t *testing.T, st *store.Store, id string) ([]attemptOf, []store.Attempt) {
+	t.Helper()
+	all, err := st.EventAttempts(context.Background(), id)
+	require.NoError(t, err)
+	out := make([]attemptOf, len(all))
+	for i, a := range all {
+		out[i] = attemptOf{a.N, a.Kind, a.Outcome, a.Detail}
+	}
+	return out, all
+}
+
+// Every attempt is kept, in the transactions of the claim and of the
+// outcome, across a retry of the invite.
+func TestSendAttemptsKeptAcrossRetries(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{})
+	clock := time.Date(2026, 5, 8, 10, 0, 0, 0, time.UTC)
+	st.SetClock(func() time.Time { return clock })
+	tick := func() { clock = clock.Add(time.Second) }
+
+	_, err := st.MarkInviteScheduled(ctx, id, clock)
+	require.NoError(t, err)
+	claim := func() {
+		t.Helper()
+		tick()
+		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+		require.NoError(t, err)
+		require.True(t, c.Send)
+	}
+	finish := func(o store.SendOutcome) {
+		t.Helper()
+		tick()
+		_, err := st.FinishInviteSend(ctx, id, o)
+		require.NoError(t, err)
+	}
+
+	claim()
+	got, all := attemptsOf(t, st, id)
+	assert.Equal(t, []attemptOf{{1, store.AttemptInvite, "", ""}}, got, "an attempt is recorded as it starts")
+	assert.Nil(t, all[0].FinishedAt)
+	assert.Equal(t, "email", all[0].Medium)
+
+	finish(store.SendOutcome{Retry: true, Error: "451 4.7.1 try again later"})
+	claim()
+	finish(store.SendOutcome{Reason: invite.Rejected, Error: "550 5.1.1 <j***@example.com>: no such user"})
+
+	// A retry keeps the history and adds to it.
+	_, err = st.RetryInvite(ctx, a.AccountID, id)
+	require.NoError(t, err)
+	_, err = st.MarkInviteScheduled(ctx, id, clock)
+	require.NoError(t, err)
+	claim()
+	finish(store.SendOutcome{SentAt: clock})
+
+	got, all = attemptsOf(t, st, id)
+	assert.Equal(t, []attemptOf{
+		{1, store.AttemptInvite, store.OutcomeTransient, "451 4.7.1 try again later"},
+		{2, store.AttemptInvite, store.OutcomeRejected, "550 5.1.1 <j***@example.com>: no such user"},
+		{3, store.AttemptInvite, store.OutcomeSent, ""},
+	}, got)
+	for i, a := range all {
+		require.NotNil(t, a.FinishedAt, "attempt %d", a.N)
+		assert.Equal(t, a.StartedAt.Add(time.Second), *a.FinishedAt, "attempt %d took one tick", a.N)
+		if i > 0 {
+			assert.True(t, a.StartedAt.After(all[i-1].StartedAt), "oldest first")
+		}
+	}
+	e, err := st.Event(ctx, a.AccountID, id)
+	require.NoError(t, err)
+	assert.Equal(t, 3, e.Attempts, "the count and the history agree")
+	h, err := e.History()
+	require.NoError(t, err)
+	assert.Equal(t, all, h, "the stored event carries the same history")
+}
+
+// An attempt cut off by a crash is finished by whoever finds it: the next
+// claim, the workflow giving up, or the reconciler. A delivery recorded
+// after all turns it sent.
+func TestInterruptedAttempts(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+
+	sending := func() string {
+		t.Helper()
+		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
+		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+		require.NoError(t, err)
+		require.True(t, c.Send)
+		return id
+	}
+	for name, giveUp := range map[string]func(id string) error{
+		"next claim": func(id string) error {
+			c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+			assert.False(t, c.Send)
+			return err
+		},
+		"workflow": func(id string) error {
+			_, err := st.MarkInviteFailed(ctx, id, invite.RetriesExhausted, "send attempt timed out")
+			return err
+		},
+		"reconciler": func(id string) error {
+			changed, err := st.AbandonSend(ctx, id, "its workflow is gone")
+			assert.True(t, changed)
+			return err
+		},
+	} {
+		id := sending()
+		require.NoError(t, giveUp(id), name)
+		got, all := attemptsOf(t, st, id)
+		require.Len(t, got, 1, name)
+		assert.Equal(t, store.OutcomeUncertain, got[0].Outcome, name)
+		assert.Contains(t, got[0].Detail, "may have been delivered", name)
+		assert.NotNil(t, all[0].FinishedAt, name)
+		state, err := st.LoadInviteState(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, invite.DeliveryUncertain, state.Reason, name)
+	}
+
+	id := sending()
+	_, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: time.Now()})
+	require.NoError(t, err)
+	got, _ := attemptsOf(t, st, id)
+	assert.Equal(t, []attemptOf{{1, store.AttemptInvite, store.OutcomeSent, "delivered; recorded after the attempt had been judged uncertain"}}, got)
+
+	// AbandonSend leaves an invite that is not sending alone.
+	changed, err := st.AbandonSend(ctx, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), "")
+	require.NoError(t, err)
+	assert.False(t, changed)
+}
+
+// The reminder's attempts are kept beside the invite's, numbered on their
+// own.
+func TestReminderAttempts(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
+	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send)
+	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: time.Now()})
+	require.NoError(t, err)
+
+	_, err = st.MarkReminderScheduled(ctx, id, time.Now())
+	require.NoError(t, err)
+	rc, err := st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, rc.Send)
+	_, err = st.FinishReminderSend(ctx, id, store.SendOutcome{Retry: true, Error: "421 busy"})
+	require.NoError(t, err)
+	rc, err = st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, rc.Send)
+	// Crashed mid-send: the next claim skips it as delivery_uncertain.
+	rc, err = st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.False(t, rc.Send)
+
+	got, all := attemptsOf(t, st, id)
+	require.Len(t, got, 3)
+	assert.Equal(t, attemptOf{1, store.AttemptInvite, store.OutcomeSent, ""}, got[0])
+	assert.Equal(t, attemptOf{1, store.AttemptReminder, store.OutcomeTransient, ""}, got[1])
+	assert.Equal(t, 2, got[2].N)
+	assert.Equal(t, store.AttemptReminder, got[2].Kind)
+	assert.Equal(t, store.OutcomeUncertain, got[2].Outcome)
+	assert.Equal(t, "email", all[1].Medium)
+}

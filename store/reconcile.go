@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/invite"
+)
+
+// The reconciler's side of the database (SPEC §11.8): the invites that
+// should have moved by now — a candidate whose workflow Temporal still
+// runs is only late, one whose workflow is gone or closed is stuck — and
+// the two repairs: a new run ordered through the outbox, or, for a send
+// that was interrupted, the verdict delivery_uncertain.
+
+// OutboxRestart is the kind of start order the reconciler writes: a new
+// run of an invite whose workflow is gone or closed. Unlike a retry it
+// keeps the event's schedule (the run computes the send time from the
+// event's copy) and may follow a closed run of any kind.
+const OutboxRestart = "restart"
+
+// StuckCandidate is an invite that should have moved by now.
+type StuckCandidate struct {
+	EventID string        `db:"id"`
+	Status  invite.Status `db:"invite_status"`
+	// Since is when it should have moved: the send time of a scheduled
+	// invite, the last change of a pending or sending one.
+	Since time.Time `db:"since"`
+}
+
+// StuckCursor is where a scan of candidates goes on: a phase (0: overdue
+// scheduled invites, 1: stalled pending and sending ones, 2: done) and a
+// keyset position within it. The zero value starts a scan.
+type StuckCursor struct {
+	Phase int       `json:"phase"`
+	Since time.Time `json:"since"`
+	ID    string    `json:"id"`
+}
+
+// Done reports whether the scan is complete.
+func (c StuckCursor) Done() bool { return c.Phase >= 2 }
+
+// stuckPhase is the query of one phase of the scan, each served by its
+// partial index (schema 0009): scheduled invites past their send time,
+// then pending invites without an open start order and sending invites,
+// unchanged for a while. A pending invite with an open start order is the
+// starter's.
+func stuckPhase(phase int) string {
+	if phase == 0 {
+		return `SELECT id, invite_status, scheduled_for AS since FROM events
+		 WHERE invite_status = 'scheduled' AND scheduled_for < $1 AND (scheduled_for, id) > ($2, $3)
+		 ORDER BY scheduled_for, id LIMIT $4`
+	}
+	return `SELECT id, invite_status, updated_at AS since FROM events e
+	 WHERE invite_status IN ('pending', 'sending') AND updated_at < $1 AND (updated_at, id) > ($2, $3)
+	   AND NOT (invite_status = 'pending' AND EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.done_at IS NULL))
+	 ORDER BY updated_at, id LIMIT $4`
+}
+
+// StuckCandidates returns up to limit invites that should have moved
+// before cutoff, from cur on, and the cursor of the next page; an empty
+// page with a Done cursor ends the scan.
+func (s *Store) StuckCandidates(ctx context.Context, cutoff time.Time, cur StuckCursor, limit int) ([]StuckCandidate, StuckCursor, error) {
+	for !cur.Done() {
+		var page []StuckCandidate
+		after := cur.Since
+		if after.IsZero() {
+			after = time.Unix(0, 0)
+		}
+		if err := s.db.SelectContext(ctx, &page, stuckPhase(cur.Phase), cutoff, after, cur.ID, limit); err != nil {
+			return nil, cur, fmt.Errorf("stuck invites: %w", translate(err))
+		}
+		if len(page) == 0 {
+			cur = StuckCursor{Phase: cur.Phase + 1}
+			continue
+		}
+		last := page[len(page)-1]
+		return page, StuckCursor{Phase: cur.Phase, Since: last.Since, ID: last.EventID}, nil
+	}
+	return nil, cur, nil
+}
+
+// RestartInvite orders a new workflow run of an invite whose run is gone
+// or closed: the invite, still in the status seen (pending or scheduled)
+// and without an open start order, goes back to pending and a restart
+// order is written in the same transaction. It reports whether it did;
+// an invite that moved meanwhile is left alone.
+func (s *Store) RestartInvite(ctx context.Context, eventID string, seen invite.Status) (bool, error) {
+	if seen != invite.Pending && seen != invite.Scheduled {
+		return false, fmt.Errorf("restart invite %s: status %s cannot be restarted", eventID, seen)
+	}
+	restarted := false
+	_, err := s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
+		if cur.Status != seen {
+			return cur, false, nil
+		}
+		var open bool
+		if err := tx.GetContext(ctx, &open, `SELECT EXISTS (SELECT 1 FROM outbox WHERE event_id = $1 AND done_at IS NULL)`, eventID); err != nil {
+			return cur, false, err
+		}
+		if open {
+			return cur, false, nil
+		}
+		now := s.Now()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, $2, $3, $3)`,
+			eventID, OutboxRestart, now); err != nil {
+			return cur, false, err
+		}
+		restarted = true
+		cur.Status, cur.Reason = invite.Pending, ""
+		return cur, true, nil
+	})
+	return restarted, err
+}
+
+// AbandonSend gives up on a send whose workflow is gone or closed while
+// the invite was marked sending: it may have been delivered, so it fails
+// as delivery_uncertain and is never sent again by itself (ops may retry
+// it on purpose). Only an invite still sending changes; it reports
+// whether it did.
+func (s *Store) AbandonSend(ctx context.Context, eventID, why string) (bool, error) {
+	changed := false
+	_, err := s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
+		if cur.Status != invite.Sending {
+			return cur, false, nil
+		}
+		changed = true
+		cur.Status, cur.Reason, cur.LastError = invite.Failed, invite.DeliveryUncertain, uncertain(why)
+		return cur, true, nil
+	})
+	return changed, err
+}

@@ -1,0 +1,119 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// The reconciler's candidates: invites that should have moved by the
+// cutoff, except a pending one whose start order is still open.
+func TestStuckCandidates(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	event := func(status invite.Status, changed time.Time, scheduledFor *time.Time, outbox string) string {
+		t.Helper()
+		id := a.Event(t, eventfixture.Event{Status: status})
+		_, err := st.DB().Exec(`UPDATE events SET updated_at = $2, scheduled_for = $3 WHERE id = $1`, id, changed, scheduledFor)
+		require.NoError(t, err)
+		switch outbox {
+		case "open":
+			_, err = st.DB().Exec(`INSERT INTO outbox (event_id, created_at, next_attempt_at) VALUES ($1, $2, $2)`, id, changed)
+		case "done":
+			_, err = st.DB().Exec(`INSERT INTO outbox (event_id, created_at, next_attempt_at, done_at) VALUES ($1, $2, $2, $2)`, id, changed)
+		}
+		require.NoError(t, err)
+		return id
+	}
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	hourAgo := now.Add(-time.Hour)
+
+	overdue := event(invite.Scheduled, hourAgo, at(-time.Hour), "done")
+	event(invite.Scheduled, hourAgo, at(time.Hour), "done")    // not due yet
+	event(invite.Scheduled, hourAgo, at(-time.Minute), "done") // due within the grace
+	startedLong := event(invite.Pending, hourAgo, nil, "done") // started, yet still pending
+	neverStarted := event(invite.Pending, hourAgo, nil, "")    // no start order at all
+	event(invite.Pending, hourAgo, nil, "open")                // the starter's to start
+	event(invite.Pending, now, nil, "done")                    // just accepted
+	sending := event(invite.Sending, hourAgo, at(-time.Hour), "done")
+	event(invite.Sending, now, at(-time.Hour), "done") // being sent right now
+	event(invite.Sent, hourAgo, at(-time.Hour), "done")
+	event(invite.Failed, hourAgo, at(-time.Hour), "done")
+
+	cutoff := now.Add(-10 * time.Minute)
+	got := map[string]invite.Status{}
+	var cur store.StuckCursor
+	for pages := 0; !cur.Done(); pages++ {
+		require.Less(t, pages, 20, "the scan ends")
+		page, next, err := st.StuckCandidates(ctx, cutoff, cur, 1)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(page), 1)
+		for _, c := range page {
+			assert.NotContains(t, got, c.EventID, "each candidate once")
+			got[c.EventID] = c.Status
+			assert.True(t, c.Since.Before(cutoff), "%s: should have moved before the cutoff", c.EventID)
+		}
+		cur = next
+	}
+	assert.Equal(t, map[string]invite.Status{
+		overdue: invite.Scheduled, startedLong: invite.Pending, neverStarted: invite.Pending, sending: invite.Sending,
+	}, got)
+}
+
+// A restart goes back to pending with a restart order in one
+// transaction, only from the status the reconciler saw and only without
+// another open start order.
+func TestRestartInvite(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
+	openOrders := func(id string) []string {
+		var kinds []string
+		require.NoError(t, st.DB().Select(&kinds, `SELECT kind FROM outbox WHERE event_id = $1 AND done_at IS NULL`, id))
+		return kinds
+	}
+
+	ok, err := st.RestartInvite(ctx, id, invite.Scheduled)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	state, err := st.LoadInviteState(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Pending, state.Status)
+	assert.Equal(t, []string{store.OutboxRestart}, openOrders(id))
+
+	ok, err = st.RestartInvite(ctx, id, invite.Scheduled)
+	require.NoError(t, err)
+	assert.False(t, ok, "the invite moved since it was seen")
+	ok, err = st.RestartInvite(ctx, id, invite.Pending)
+	require.NoError(t, err)
+	assert.False(t, ok, "a start order is open")
+	assert.Len(t, openOrders(id), 1)
+
+	sent := a.Event(t, eventfixture.Event{Status: invite.Sent})
+	ok, err = st.RestartInvite(ctx, sent, invite.Scheduled)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Empty(t, openOrders(sent))
+	_, err = st.RestartInvite(ctx, sent, invite.Sent)
+	assert.Error(t, err, "only pending and scheduled invites restart")
+
+	// The starter sees the order with its kind.
+	b, err := st.ClaimOutbox(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, b.Orders, 1)
+	assert.Equal(t, store.OutboxRestart, b.Orders[0].Kind)
+	assert.Equal(t, invite.Pending, b.Orders[0].InviteStatus)
+	require.NoError(t, b.Release())
+}

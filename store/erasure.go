@@ -142,7 +142,7 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 			return out, fmt.Errorf("event %s: %w", e.ID, err)
 		}
 		if _, err := tx.ExecContext(ctx, `
-			UPDATE events SET customer_email = '', payload = $2,
+			UPDATE events SET customer_email = '', customer_mobile = NULL, payload = $2,
 				transaction_reference = COALESCE($2::jsonb #>> '{transaction,reference}', transaction_reference),
 				last_error = NULL, erased_at = $3, updated_at = $3,
 				invite_status = CASE WHEN invite_status IN ('pending', 'scheduled') THEN 'cancelled' ELSE invite_status END,
@@ -151,6 +151,13 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 				                       ELSE reminder_status END
 			WHERE id = $1`, e.ID, payload, now); err != nil {
 			return out, fmt.Errorf("erase event %s: %w", e.ID, err)
+		}
+		// A cancelled invite is reported like the API's cancel (the
+		// webhook carries no customer data).
+		if e.Status == invite.Pending || e.Status == invite.Scheduled {
+			if err := s.emitInviteWebhook(ctx, tx, e.ID, e.Status, invite.Cancelled); err != nil {
+				return out, err
+			}
 		}
 	}
 	out.Events = len(events)

@@ -25,6 +25,7 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -43,21 +44,22 @@ func runParts(ctx context.Context, parts ...part) error {
 	return g.Wait()
 }
 
-// dialTemporal returns a client that connects on first use, so a process
-// starts (and the API accepts events) while Temporal is still down. The
-// SDK's metrics go to m.
+// dialTemporal returns a client of cfg.Temporal (Temporal's own
+// environment configuration, logged here with its secrets masked) that
+// connects on first use, so a process starts (and the API accepts
+// events) while Temporal is still down; a TLS mistake is explained in the
+// terms of the TEMPORAL_* variables when a call fails. The SDK's metrics
+// go to m.
 func dialTemporal(cfg config.Config, logger *slog.Logger, m *metrics.Set) (client.Client, error) {
-	handler, _ := m.TemporalHandler() // reports until the process ends
-	c, err := client.NewLazyClient(client.Options{
-		HostPort:       cfg.TemporalAddress,
-		Namespace:      cfg.TemporalNamespace,
-		Logger:         sdklog.NewStructuredLogger(logger.With("component", "temporal-sdk")),
-		MetricsHandler: handler,
-	})
+	opts, err := cfg.Temporal.ClientOptions()
 	if err != nil {
-		return nil, fmt.Errorf("temporal client: %w", err)
+		return nil, err
 	}
-	return c, nil
+	logger.Info("temporal client", "temporal", cfg.Temporal)
+	handler, _ := m.TemporalHandler() // reports until the process ends
+	opts.Logger = sdklog.NewStructuredLogger(logger.With("component", "temporal-sdk"))
+	opts.MetricsHandler = handler
+	return temporalclient.NewLazy(opts)
 }
 
 // authPart builds the built-in issuer listening on ln.

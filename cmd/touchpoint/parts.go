@@ -25,8 +25,8 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )

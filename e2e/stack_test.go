@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -67,7 +68,7 @@ type stackVars map[string]string
 // is ready: the APIs have discovered the issuer, the workers poll.
 func startStack(tb testing.TB, vars stackVars) *stack {
 	tb.Helper()
-	s := &stack{tb: tb, bin: testbin.Touchpoint(tb), smtp: smtptest.Start(tb, smtptest.Options{}), procs: map[string]*proc{}}
+	s := &stack{tb: tb, bin: touchpointBinary(tb), smtp: smtptest.Start(tb, smtptest.Options{}), procs: map[string]*proc{}}
 	// Temporal logs the calls cut off by the kills as errors: shown only
 	// when the test fails.
 	temporalLog := &lockedBuffer{}
@@ -136,6 +137,23 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 		s.waitReady(name)
 	}
 	return s
+}
+
+// touchpointBinary is a copy of the touchpoint binary of this tree, in
+// the test's temporary directory: processes started again later in the
+// test run the very binary the first ones ran, whatever rebuilds the
+// shared one meanwhile.
+func touchpointBinary(tb testing.TB) string {
+	tb.Helper()
+	src, err := os.Open(testbin.Touchpoint(tb))
+	require.NoError(tb, err)
+	defer src.Close()
+	path := filepath.Join(tb.TempDir(), "touchpoint")
+	dst, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	require.NoError(tb, err)
+	_, err = io.Copy(dst, src)
+	require.NoError(tb, errors.Join(err, dst.Close()))
+	return path
 }
 
 // freeAddrs returns n loopback addresses that were free a moment ago.
@@ -210,25 +228,34 @@ func (s *stack) apiURL(i int) string { return "http://" + s.apiAddrs[i] }
 func (s *stack) start(name string) *proc {
 	s.tb.Helper()
 	sub, vars := s.process(name)
-	p := &proc{tb: s.tb, name: name, out: &lockedBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(s.bin, sub)
-	p.cmd.Env = s.childEnv(vars)
+	p := startProc(s.tb, s.bin, name, s.childEnv(vars), sub)
+	s.mu.Lock()
+	s.procs[name] = p
+	s.mu.Unlock()
+	return p
+}
+
+// startProc runs `bin args…` in env until the test ends (then SIGINT,
+// SIGKILL if it does not stop in time); its output is logged when the
+// test fails.
+func startProc(tb testing.TB, bin, name string, env []string, args ...string) *proc {
+	tb.Helper()
+	p := &proc{tb: tb, name: name, out: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = sysProcAttr()
-	require.NoError(s.tb, p.cmd.Start(), "start %s", name)
+	require.NoError(tb, p.cmd.Start(), "start %s", name)
 	go func() {
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
-	s.tb.Cleanup(func() {
+	tb.Cleanup(func() {
 		p.stop()
-		if s.tb.Failed() {
-			s.tb.Logf("%s (pid %d) output, last 6 KiB:\n%s", name, p.cmd.Process.Pid, p.out.tail(6<<10))
+		if tb.Failed() {
+			tb.Logf("%s (pid %d) output, last 6 KiB:\n%s", name, p.cmd.Process.Pid, p.out.tail(6<<10))
 		}
 	})
-	s.mu.Lock()
-	s.procs[name] = p
-	s.mu.Unlock()
 	return p
 }
 

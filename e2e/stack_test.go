@@ -108,8 +108,10 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 		"TOUCHPOINT_SECRET_KEY":           "e2e-test-secret-key-0123456789abcdef",
 		"TOUCHPOINT_DEFAULT_INVITE_DELAY": "PT0S",
 		// A send attempt on a killed worker is retried once it has run
-		// this long, instead of the default two minutes.
-		"TOUCHPOINT_SEND_TIMEOUT":       "5s",
+		// this long, instead of the default two minutes; still far longer
+		// than a send takes on a busy machine (an attempt that ran out
+		// mid-send would end delivery_uncertain).
+		"TOUCHPOINT_SEND_TIMEOUT":       "10s",
 		"TOUCHPOINT_SEND_RETRY_INITIAL": "100ms",
 		"TOUCHPOINT_SEND_RETRY_MAX":     "1s",
 		// Per replica; the limit itself is tested in apiserver.

@@ -138,6 +138,8 @@ func TestProductionTopology(t *testing.T) {
 	defer tc.Close()
 	open := unique
 	require.EventuallyWithT(t, func(col *assert.CollectT) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
 		for ref := range open {
 			d, err := tc.DescribeWorkflowExecution(ctx, workflows.WorkflowID(ref), "")
 			if !assert.NoError(col, err) {

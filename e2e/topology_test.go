@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,8 +23,8 @@ import (
 const (
 	// topologyEvents are posted, half through each API.
 	topologyEvents = 300
-	// killAfter is how many events are accepted when a worker and an API
-	// are killed.
+	// killAfter events are accepted, and some of their invites sent,
+	// when a worker and an API are killed.
 	killAfter = 100
 	// posters post events at once.
 	posters = 8
@@ -43,17 +42,19 @@ const (
 // again with the same key to the other API — which answers with the
 // original event when the dead one had committed it.
 //
-// The worker is killed while none of its sends is inside its SMTP
-// transaction: a send cut off there may or may not have been delivered,
-// and by design (SPEC §10, at most once per attempt) it then ends
-// failed/delivery_uncertain instead of risking a second mail — a case of
-// its own, tested in cmd/touchpoint (TestCrashBetweenSendAndRecord). To
-// kill at such a moment the test briefly holds, in PostgreSQL, what a new
-// send's claim needs (the events' rows) and what a new accept needs (its
-// event type's row); sends under way finish meanwhile. Everything else is
-// mid-flight: workflow tasks and activities held by the worker, claims
-// waiting on those rows, accepts waiting in the API, start orders its
-// starter holds.
+// The kills come once killAfter events are accepted and at least ten of
+// their invites sent, while the test holds two things in PostgreSQL for a
+// moment. First the idempotency keys' table (every keyed accept writes
+// it), so that the posters' next requests — to both APIs, at least one to
+// the API about to die — are in flight, waiting inside the APIs: the kill
+// cuts them off. Then the rows of the events whose invites are not being
+// sent, since a send's claim locks its row first: sends under way finish
+// meanwhile, new ones wait. So the worker dies with workflow tasks,
+// activities and claims in hand, but with none of its sends inside the
+// SMTP transaction: a send cut off there may or may not have been
+// delivered, and by design (SPEC §10, at most once per attempt) it then
+// ends failed/delivery_uncertain instead of risking a second mail — a case
+// of its own, tested in cmd/touchpoint (TestCrashBetweenSendAndRecord).
 func TestProductionTopology(t *testing.T) {
 	t.Parallel()
 	started := time.Now()
@@ -65,17 +66,25 @@ func TestProductionTopology(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	// Post the events; the kill happens once killAfter are accepted.
-	var accepted atomic.Int32
-	killNow := make(chan struct{})
-	var once sync.Once
+	// Post the events; after the first killAfter the posters wait until
+	// the test holds the accepts.
+	var accepted, retries atomic.Int32
+	var inFlight [2]atomic.Int32 // requests under way, by API
+	paused, resume := make(chan struct{}), make(chan struct{})
 	refs := make([]string, topologyEvents)
-	var retries atomic.Int32
 	posting, pctx := errgroup.WithContext(ctx)
 	next := make(chan int)
 	go func() {
 		defer close(next)
 		for i := range topologyEvents {
+			if i == killAfter {
+				close(paused)
+				select {
+				case <-resume:
+				case <-pctx.Done():
+					return
+				}
+			}
 			select {
 			case next <- i:
 			case <-pctx.Done():
@@ -86,30 +95,46 @@ func TestProductionTopology(t *testing.T) {
 	for range posters {
 		posting.Go(func() error {
 			for i := range next {
-				ref, err := postEvent(pctx, s, c, i, &retries)
+				ref, err := postEvent(pctx, s, c, i, &retries, &inFlight)
 				if err != nil {
 					return err
 				}
 				refs[i] = ref
-				if accepted.Add(1) == killAfter {
-					once.Do(func() { close(killNow) })
-				}
+				accepted.Add(1)
 			}
 			return nil
 		})
 	}
 
 	select {
-	case <-killNow:
+	case <-paused:
 	case <-ctx.Done():
 		require.NoError(t, posting.Wait())
 		t.Fatal("events were not accepted in time")
 	}
-	release := holdSends(t, ctx, s.db, etID)
+	// Mid-flight: some invites sent, the others on their way.
+	require.EventuallyWithT(t, func(col *assert.CollectT) {
+		var sent int
+		if assert.NoError(col, s.db.Get(&sent, `SELECT count(*) FROM events WHERE event_type_id = $1 AND invite_status = 'sent'`, etID)) {
+			assert.GreaterOrEqual(col, sent, 10)
+		}
+	}, time.Minute, 10*time.Millisecond)
+	tx, err := s.db.BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback() // when the test fails before release
+	release := func() { require.NoError(t, tx.Rollback()) }
+	holdAccepts(t, ctx, tx)
+	close(resume)
+	waitForBlockedAccepts(t, ctx, tx, &inFlight)
+	statuses := holdSends(t, ctx, tx, etID)
+	cutOff := inFlight[0].Load()
 	s.kill("worker1")
 	s.kill("api1")
 	release()
-	t.Logf("killed worker1 and api1 with %d events accepted", accepted.Load())
+	t.Logf("killed worker1 and api1 with %d requests under way to api1 and %d events accepted, their invites %v",
+		cutOff, accepted.Load(), statuses)
+	require.Positive(t, statuses["sent"], "some invites were sent before the kill")
+	require.Less(t, statuses["sent"], killAfter, "some invites were still to send at the kill")
 	s.start("api1")
 	s.start("worker1")
 	s.waitReady("api1")
@@ -117,6 +142,7 @@ func TestProductionTopology(t *testing.T) {
 
 	require.NoError(t, posting.Wait())
 	t.Logf("%d events accepted; %d requests sent again to the other API", topologyEvents, retries.Load())
+	require.Positive(t, retries.Load(), "the kill cut requests to api1 off, which clients sent again")
 	unique := map[string]bool{}
 	for _, ref := range refs {
 		unique[ref] = true
@@ -179,7 +205,7 @@ func TestProductionTopology(t *testing.T) {
 // postEvent posts event i through API i%2 with an Idempotency-Key and,
 // while an API fails (down, restarting, answering 503), sends the same
 // request to the other one.
-func postEvent(ctx context.Context, s *stack, c *client, i int, retries *atomic.Int32) (string, error) {
+func postEvent(ctx context.Context, s *stack, c *client, i int, retries *atomic.Int32, inFlight *[2]atomic.Int32) (string, error) {
 	body := s.event("checkout", i)
 	key := map[string]string{"Idempotency-Key": "e2e-" + strconv.Itoa(i)}
 	var last string
@@ -190,8 +216,11 @@ func postEvent(ctx context.Context, s *stack, c *client, i int, retries *atomic.
 		if attempt > 0 {
 			retries.Add(1)
 		}
-		api := s.apiURL((i + attempt) % 2)
+		n := (i + attempt) % 2
+		api := s.apiURL(n)
+		inFlight[n].Add(1)
 		code, res, err := c.do(http.MethodPost, api+"/events", body, key)
+		inFlight[n].Add(-1)
 		switch {
 		case err != nil:
 			last = err.Error()
@@ -210,24 +239,45 @@ func postEvent(ctx context.Context, s *stack, c *client, i int, retries *atomic.
 	return "", fmt.Errorf("event %d: no API took it (last answer: %s)", i, last)
 }
 
-// holdSends takes, in one transaction, the row of the event type (an
-// accept's insert needs a share of it, so new events of the type wait) and
-// then the row of every event of the type that is not being sent (a
-// send's claim locks it first, so no send can begin). Sends already under
-// way finish meanwhile and their rows are taken as they do. It returns
-// once no invite of the type is being sent and none can start, and gives
-// back the function that lets everything go on.
-func holdSends(t *testing.T, ctx context.Context, db *sqlx.DB, eventTypeID string) (release func()) {
+// holdAccepts takes the idempotency keys' table in share mode, which
+// waits for the accepts under way and then holds every keyed accept back
+// (a lock queue is fair: later accepts wait behind it). Nothing a worker
+// does writes that table.
+func holdAccepts(t *testing.T, ctx context.Context, tx *sqlx.Tx) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	tx, err := db.BeginTxx(ctx, nil)
+	_, err := tx.ExecContext(ctx, `LOCK TABLE idempotency_keys IN SHARE MODE`)
 	require.NoError(t, err)
-	release = func() {
-		require.NoError(t, tx.Rollback())
-		cancel()
+}
+
+// waitForBlockedAccepts waits until every poster's request is held inside
+// an API, waiting for the lock of holdAccepts (an API's housekeeping may
+// wait beside them), with at least one of them sent to api1.
+func waitForBlockedAccepts(t *testing.T, ctx context.Context, tx *sqlx.Tx, inFlight *[2]atomic.Int32) {
+	t.Helper()
+	for {
+		var waiting int
+		require.NoError(t, tx.GetContext(ctx, &waiting, `
+			SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+			WHERE c.relname = 'idempotency_keys' AND NOT l.granted
+			  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`))
+		if waiting >= posters && inFlight[0].Load() > 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("accepts not held: %d waiting, %d and %d requests under way: %v", waiting, inFlight[0].Load(), inFlight[1].Load(), ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	_, err = tx.ExecContext(ctx, `SELECT 1 FROM event_types WHERE id = $1 FOR UPDATE`, eventTypeID)
-	require.NoError(t, err)
+}
+
+// holdSends takes the row of every event of the type that is not being
+// sent (a send's claim locks it first, so no send can begin). Sends
+// already under way finish meanwhile and their rows are taken as they do.
+// It returns once no invite of the type is being sent and none can start,
+// with the number of invites by status.
+func holdSends(t *testing.T, ctx context.Context, tx *sqlx.Tx, eventTypeID string) map[string]int {
+	t.Helper()
 	held := []string{}
 	for {
 		var ids []string
@@ -239,12 +289,20 @@ func holdSends(t *testing.T, ctx context.Context, db *sqlx.DB, eventTypeID strin
 		var total int
 		require.NoError(t, tx.GetContext(ctx, &total, `SELECT count(*) FROM events WHERE event_type_id = $1`, eventTypeID))
 		if len(held) == total {
-			t.Logf("holding %d events: none being sent", total)
-			return release
+			var rows []struct {
+				Status string `db:"invite_status"`
+				N      int    `db:"n"`
+			}
+			require.NoError(t, tx.SelectContext(ctx, &rows,
+				`SELECT invite_status, count(*) AS n FROM events WHERE event_type_id = $1 GROUP BY invite_status`, eventTypeID))
+			statuses := map[string]int{}
+			for _, r := range rows {
+				statuses[r.Status] = r.N
+			}
+			return statuses
 		}
 		select {
 		case <-ctx.Done():
-			release()
 			t.Fatalf("sends under way did not finish: %v", ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}

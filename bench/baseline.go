@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
 // Baseline is the "baseline" object of bench's JSON line.
@@ -46,16 +47,26 @@ func runBaselines(ctx context.Context, logTo io.Writer, t Target, ins *insertBas
 	if b.InsertsPerS, b.InsertP99MS, err = ins.measure(ctx, "pg inserts", n, c, prog); err != nil {
 		return err
 	}
-	tc, err := client.Dial(client.Options{HostPort: t.TemporalAddress, Namespace: t.Namespace,
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	tc, err := t.dialTemporal(ctx, logTo)
 	if err != nil {
-		return fmt.Errorf("temporal: %w", err)
+		return err
 	}
 	defer tc.Close()
 	if err := baselineCompletions(ctx, tc, n, c, runID, prog, b); err != nil {
 		return err
 	}
 	return baselineStarts(ctx, tc, n, c, runID, prog, b)
+}
+
+// dialTemporal connects to the target's Temporal, its SDK warnings to
+// logTo.
+func (t Target) dialTemporal(ctx context.Context, logTo io.Writer) (client.Client, error) {
+	opts, err := t.Temporal.ClientOptions()
+	if err != nil {
+		return nil, fmt.Errorf("temporal: %w", err)
+	}
+	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewJSONHandler(logTo, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	return temporalclient.Dial(ctx, opts)
 }
 
 // insertBaseline times bare single-row inserts (sqlx + lib/pq, the

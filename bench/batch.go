@@ -12,13 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
-
-	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -220,7 +216,7 @@ func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 	if r.dev != nil {
 		res.PeakRSSMB = r.dev.peakRSSMB()
 	}
-	if r.o.Baseline && r.o.Target.TemporalAddress != "" && res.Backlog > 0 {
+	if r.o.Baseline && res.Backlog > 0 {
 		starts, err := r.bareStarts(ctx, min(res.Backlog, 5000))
 		if err != nil {
 			return res, fmt.Errorf("baseline: %w", err)
@@ -233,10 +229,9 @@ func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 
 // bareStarts times n bare workflow starts at the starter's concurrency.
 func (r *batchRun) bareStarts(ctx context.Context, n int) (float64, error) {
-	tc, err := client.Dial(client.Options{HostPort: r.o.Target.TemporalAddress, Namespace: r.o.Target.Namespace,
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewJSONHandler(r.o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	tc, err := r.o.Target.dialTemporal(ctx, r.o.Stderr)
 	if err != nil {
-		return 0, fmt.Errorf("temporal: %w", err)
+		return 0, err
 	}
 	defer tc.Close()
 	var b Baseline

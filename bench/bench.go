@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
 // Options are the flags of `touchpoint bench` and what the command adds.
@@ -45,26 +47,34 @@ type Options struct {
 	Backfill int
 }
 
-// Target is the stack under measurement. DatabaseURL and
-// TemporalAddress are optional against BaseURL: without a database
-// URL bench polls the API, and Baseline needs both.
+// Target is the stack under measurement. DatabaseURL is optional against
+// BaseURL: without it bench polls the API, and Baseline needs it.
 type Target struct {
-	BaseURL, AuthURL                        string
-	ClientID, ClientSecret, ChannelID       string
-	DatabaseURL, TemporalAddress, Namespace string
+	BaseURL, AuthURL                  string
+	ClientID, ClientSecret, ChannelID string
+	DatabaseURL                       string
+	// Temporal is the stack's Temporal, for Baseline: against BaseURL,
+	// Temporal's own environment configuration (TEMPORAL_ADDRESS,
+	// TEMPORAL_TLS_*, TEMPORAL_API_KEY, a temporal.toml profile) as every
+	// touchpoint process reads it, with --temporal-address and
+	// --temporal-namespace over it.
+	Temporal temporalclient.Config
 }
 
 // Usage is the text of `touchpoint bench -h` above the flags.
 const Usage = `usage: touchpoint bench [--events N] [--concurrency C] [--baseline]
        [--base-url U --auth-url A --client-id … --client-secret … --channel-id …]
-       [--database-url …] [--temporal-address …]
+       [--database-url …] [--temporal-address … --temporal-namespace …]
        [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8] [--backfill N]
 
 Without --base-url, bench starts "touchpoint dev" itself (temporary data dir,
 fresh PostgreSQL database on the server of --database-url, free ports, rate
 limit raised) and stops it at the end. Before the clock starts it sends C
 events of an event type of their own end to end and waits for their invites.
-Against --base-url the client's rate limit must allow the run.
+Against --base-url the client's rate limit must allow the run, and --baseline
+reaches its Temporal as the stack's processes do: TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY or a temporal.toml profile
+(TEMPORAL_PROFILE), the flags over them.
 
 Then it posts --batch-events events through POST /events/batch at each batch
 size (with --baseline beside a bare COPY of the same rows), and with --backfill
@@ -92,8 +102,8 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	fs.StringVar(&t.ClientSecret, "client-secret", getenv("CLIENT_SECRET"), "its secret (default $CLIENT_SECRET)")
 	fs.StringVar(&t.ChannelID, "channel-id", getenv("CHANNEL_ID"), "channel of the events (default $CHANNEL_ID)")
 	fs.StringVar(&t.DatabaseURL, "database-url", getenv("DATABASE_URL"), "PostgreSQL of the stack; without --base-url, the server for the temporary database (default $DATABASE_URL)")
-	fs.StringVar(&t.TemporalAddress, "temporal-address", getenv("TEMPORAL_ADDRESS"), "Temporal of a running stack, for --baseline (default $TEMPORAL_ADDRESS)")
-	fs.StringVar(&t.Namespace, "temporal-namespace", "default", "its namespace")
+	temporalAddress := fs.String("temporal-address", "", "Temporal of a running stack, for --baseline (default: Temporal's configuration, $TEMPORAL_ADDRESS or a profile, else 127.0.0.1:7233)")
+	temporalNamespace := fs.String("temporal-namespace", "", "its namespace (default: Temporal's configuration, $TEMPORAL_NAMESPACE or a profile, else default)")
 	fs.IntVar(&o.BatchEvents, "batch-events", 5000, "events posted through POST /events/batch at each batch size (0: none)")
 	sizes := fs.String("batch-sizes", "1,50,500", "events per batch request, comma-separated")
 	fs.IntVar(&o.BatchConcurrency, "batch-concurrency", 8, "batch requests in flight at once")
@@ -107,6 +117,19 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 			return o, fmt.Errorf("bench: --batch-sizes: %q is not a size from 1 to 500", f)
 		}
 		o.BatchSizes = append(o.BatchSizes, n)
+	}
+	if t.BaseURL != "" { // else bench starts dev and dials its Temporal
+		flags := map[string]string{"TEMPORAL_ADDRESS": *temporalAddress, "TEMPORAL_NAMESPACE": *temporalNamespace}
+		tc, err := temporalclient.Load(func(k string) string {
+			if v := flags[k]; v != "" {
+				return v
+			}
+			return getenv(k)
+		})
+		if err != nil {
+			return o, fmt.Errorf("bench: %w", err)
+		}
+		t.Temporal = tc
 	}
 	return o, o.validate()
 }
@@ -122,8 +145,8 @@ func (o Options) validate() error {
 		return nil
 	case t.AuthURL == "" || t.ClientID == "" || t.ClientSecret == "" || t.ChannelID == "":
 		return errors.New("bench: --base-url needs --auth-url, --client-id, --client-secret and --channel-id")
-	case o.Baseline && (t.DatabaseURL == "" || t.TemporalAddress == ""):
-		return errors.New("bench: --baseline against --base-url needs --database-url and --temporal-address")
+	case o.Baseline && t.DatabaseURL == "":
+		return errors.New("bench: --baseline against --base-url needs --database-url")
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
 // devChild is a `touchpoint dev` that bench started and stops.
@@ -76,7 +77,7 @@ func (d *devChild) prepare(ctx context.Context, logLevel string) (map[string]str
 		return nil, err
 	}
 	d.target = Target{BaseURL: "http://" + addrs[0], AuthURL: "http://" + addrs[1],
-		DatabaseURL: dbURL, TemporalAddress: addrs[2], Namespace: "default"}
+		DatabaseURL: dbURL, Temporal: temporalclient.Plain(addrs[2], "default")}
 	return map[string]string{
 		"DATABASE_URL":                    dbURL,
 		"TEMPORAL_ADDRESS":                addrs[2],

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -80,10 +81,12 @@ func TestRun(t *testing.T) {
 
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"CLIENT_ID": "cid", "CLIENT_SECRET": "sec", "CHANNEL_ID": "chl-1", "DATABASE_URL": "postgres://db", "TEMPORAL_ADDRESS": "t:7233"}
+	env := map[string]string{"CLIENT_ID": "cid", "CLIENT_SECRET": "sec", "CHANNEL_ID": "chl-1", "DATABASE_URL": "postgres://db",
+		"TEMPORAL_ADDRESS": "t:7233", "TEMPORAL_NAMESPACE": "shop", "TEMPORAL_CONFIG_FILE": filepath.Join(t.TempDir(), "absent.toml")}
 	for _, tc := range []struct {
 		name    string
 		args    []string
+		env     map[string]string // over env
 		wantErr string
 		check   func(t *testing.T, o Options)
 	}{
@@ -94,14 +97,25 @@ func TestParseFlags(t *testing.T) {
 			assert.Equal(t, 10*time.Minute, o.Timeout)
 			assert.Equal(t, []int{1, 50, 500}, o.BatchSizes)
 			assert.Equal(t, 0, o.Backfill)
-			assert.Equal(t, Target{ClientID: "cid", ClientSecret: "sec", ChannelID: "chl-1", DatabaseURL: "postgres://db",
-				TemporalAddress: "t:7233", Namespace: "default"}, o.Target)
+			assert.Equal(t, Target{ClientID: "cid", ClientSecret: "sec", ChannelID: "chl-1", DatabaseURL: "postgres://db"}, o.Target,
+				"bench starts dev, whose Temporal it dials")
 		}},
 		{name: "a running stack", args: []string{"--base-url", "http://api", "--auth-url", "http://auth", "--baseline"},
 			check: func(t *testing.T, o Options) {
 				assert.Equal(t, "http://api", o.Target.BaseURL)
 				assert.True(t, o.Baseline)
+				assert.Equal(t, "t:7233", o.Target.Temporal.Address(), "Temporal's own configuration")
+				assert.Equal(t, "shop", o.Target.Temporal.Namespace())
 			}},
+		{name: "Temporal flags over the configuration", args: []string{"--base-url", "http://api", "--auth-url", "http://auth",
+			"--temporal-address", "other:7233", "--temporal-namespace", "bench"},
+			check: func(t *testing.T, o Options) {
+				assert.Equal(t, "other:7233", o.Target.Temporal.Address())
+				assert.Equal(t, "bench", o.Target.Temporal.Namespace())
+			}},
+		{name: "Temporal's configuration is checked", args: []string{"--base-url", "http://api", "--auth-url", "http://auth",
+			"--temporal-address", "x:7233"}, env: map[string]string{"TEMPORAL_TLS_CLIENT_CERT_PATH": "/nonexistent/c.pem",
+			"TEMPORAL_TLS_CLIENT_KEY_PATH": "/nonexistent/c.key"}, wantErr: "/nonexistent/c.pem"},
 		{name: "batch sizes", args: []string{"--batch-sizes", "500, 7", "--backfill", "10"}, check: func(t *testing.T, o Options) {
 			assert.Equal(t, []int{500, 7}, o.BatchSizes)
 			assert.Equal(t, 5000, o.BatchEvents)
@@ -111,12 +125,19 @@ func TestParseFlags(t *testing.T) {
 		{name: "a batch too large", args: []string{"--batch-sizes", "501"}, wantErr: "not a size from 1 to 500"},
 		{name: "no events", args: []string{"--events", "0"}, wantErr: "--events and --concurrency must be at least 1"},
 		{name: "base URL alone", args: []string{"--base-url", "http://api"}, wantErr: "--base-url needs --auth-url"},
+		{name: "baseline without a database", args: []string{"--base-url", "http://api", "--auth-url", "http://auth", "--baseline"},
+			env: map[string]string{"DATABASE_URL": ""}, wantErr: "--baseline against --base-url needs --database-url"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var stderr bytes.Buffer
-			o, err := ParseFlags(tc.args, func(k string) string { return env[k] }, &stderr)
+			o, err := ParseFlags(tc.args, func(k string) string {
+				if v, ok := tc.env[k]; ok {
+					return v
+				}
+				return env[k]
+			}, &stderr)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return

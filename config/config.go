@@ -17,12 +17,24 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
 // Config is every setting of every touchpoint process. Each subcommand reads
 // the parts it needs.
 type Config struct {
-	DatabaseURL       string
+	DatabaseURL string
+
+	// Temporal is the Temporal client's configuration: Temporal's own
+	// environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+	// TEMPORAL_API_KEY, TEMPORAL_TLS_*, a temporal.toml profile), read by
+	// package temporalclient, so mTLS clusters and Temporal Cloud need no
+	// Touchpoint-only settings.
+	Temporal temporalclient.Config
+	// TemporalAddress and TemporalNamespace are TEMPORAL_ADDRESS and
+	// TEMPORAL_NAMESPACE as set (or their defaults): where the embedded
+	// server of `touchpoint dev` listens and the namespace it registers.
+	// Other processes dial Temporal as Temporal says.
 	TemporalAddress   string
 	TemporalNamespace string
 
@@ -43,6 +55,11 @@ type Config struct {
 	APIAddr     string
 	AuthAddr    string
 	MetricsAddr string
+	// WorkerAddr is where `touchpoint worker` serves /healthz, /readyz and
+	// /metrics. Empty: DefaultWorkerAddr, which a worker does without (with
+	// a warning) when another process on the host has it, so several
+	// workers run side by side on one machine without settings.
+	WorkerAddr string
 
 	SMTPURL     string
 	MailFrom    string
@@ -181,6 +198,10 @@ type OIDCIssuerOptions struct {
 	MaxLifetime time.Duration
 }
 
+// DefaultWorkerAddr is where `touchpoint worker` serves its health and
+// metrics when TOUCHPOINT_WORKER_ADDR is unset.
+const DefaultWorkerAddr = "127.0.0.1:8082"
+
 // Defaults are the values used when a variable is unset.
 func Defaults() Config {
 	return Config{
@@ -218,10 +239,10 @@ func Defaults() Config {
 
 // Variables names every environment variable Load reads, for documentation
 // and for checking deployment files against it.
-var Variables = []string{
-	"DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE",
+var Variables = append([]string{
+	"DATABASE_URL",
 	"TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL", "TOUCHPOINT_OIDC_ISSUER", "TOUCHPOINT_OIDC_DISCOVERY_URL",
-	"TOUCHPOINT_API_ADDR", "TOUCHPOINT_AUTH_ADDR", "TOUCHPOINT_METRICS_ADDR",
+	"TOUCHPOINT_API_ADDR", "TOUCHPOINT_AUTH_ADDR", "TOUCHPOINT_METRICS_ADDR", "TOUCHPOINT_WORKER_ADDR",
 	"TOUCHPOINT_SMTP_URL", "TOUCHPOINT_MAIL_FROM", "TOUCHPOINT_FEEDBACK_URL",
 	"TOUCHPOINT_DATA_DIR", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_TEMPORAL_UI_ADDR",
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY", "TOUCHPOINT_TOKEN_MAX_LIFETIME",
@@ -234,7 +255,7 @@ var Variables = []string{
 	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
 	"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL",
 	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE",
-}
+}, temporalclient.Variables...)
 
 // Load reads the environment through getenv (os.Getenv in production) on
 // top of Defaults. It does not validate; call Validate.
@@ -265,6 +286,7 @@ func Load(getenv func(string) string) (Config, error) {
 	str("TOUCHPOINT_API_ADDR", &c.APIAddr)
 	str("TOUCHPOINT_AUTH_ADDR", &c.AuthAddr)
 	str("TOUCHPOINT_METRICS_ADDR", &c.MetricsAddr)
+	str("TOUCHPOINT_WORKER_ADDR", &c.WorkerAddr)
 	str("TOUCHPOINT_SMTP_URL", &c.SMTPURL)
 	str("TOUCHPOINT_MAIL_FROM", &c.MailFrom)
 	str("TOUCHPOINT_FEEDBACK_URL", &c.FeedbackURL)
@@ -342,6 +364,11 @@ func Load(getenv func(string) string) (Config, error) {
 		c.WebhookAllowPrivate = true
 	default:
 		errs = append(errs, fmt.Errorf("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE: %q must be true or false", v))
+	}
+	if tc, err := temporalclient.Load(getenv); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.Temporal = tc
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
@@ -483,9 +510,9 @@ func (c Config) Validate(requireSecret bool) error {
 			bad(name, "%q must be host:port", v)
 		}
 	}
-	if c.MetricsAddr != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			bad("TOUCHPOINT_METRICS_ADDR", "%q must be host:port", c.MetricsAddr)
+	for name, v := range map[string]string{"TOUCHPOINT_METRICS_ADDR": c.MetricsAddr, "TOUCHPOINT_WORKER_ADDR": c.WorkerAddr} {
+		if _, _, err := net.SplitHostPort(v); v != "" && err != nil {
+			bad(name, "%q must be host:port", v)
 		}
 	}
 	if c.SMTPURL != "" {
@@ -583,11 +610,11 @@ func (s SMS) validate() []error {
 }
 
 // LogValue lets the config be logged at start with its secrets masked.
+// The Temporal client's settings are logged where the client is made,
+// which may dial another server (`touchpoint dev`'s own).
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("database_url", redactURL(c.DatabaseURL)),
-		slog.String("temporal_address", c.TemporalAddress),
-		slog.String("temporal_namespace", c.TemporalNamespace),
 		slog.String("base_url", c.BaseURL),
 		slog.String("auth_url", c.AuthURL),
 		slog.Any("oidc_issuers", c.OIDCIssuers),
@@ -596,6 +623,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("api_addr", c.APIAddr),
 		slog.String("auth_addr", c.AuthAddr),
 		slog.String("metrics_addr", c.MetricsAddr),
+		slog.String("worker_addr", c.WorkerAddr),
 		slog.String("smtp_url", redactURL(c.SMTPURL)),
 		slog.String("mail_from", c.MailFrom),
 		slog.String("feedback_url", c.FeedbackURL),

@@ -21,25 +21,26 @@ import (
 )
 
 // announcedMetrics are exported by parts of §11 that land beside these
-// rules: the overdue-invite gauge, the webhook backlog gauge, the webhook
-// delivery counter and the review counter. When they are in metrics.Set,
-// exportedMetrics finds them there too and this list may shrink.
+// rules: the webhook backlog gauge, the webhook delivery counter and the
+// review counter (a vector that a scrape lists only once it has counted).
+// When they are in metrics.Set, exportedMetrics finds them there too and
+// this list may shrink.
 var announcedMetrics = []string{
-	"touchpoint_invites_overdue",
 	"touchpoint_webhook_oldest_pending_seconds",
 	"touchpoint_webhook_deliveries_total",
 	"touchpoint_reviews_total",
 }
 
 // exportedMetrics are the series names a Touchpoint process serves: what
-// a metrics.Set actually exposes (with the outbox gauges registered, as the
-// API does), the invite workflow's counter (exported by the worker through
+// a metrics.Set actually exposes (with the outbox and overdue gauges
+// registered, as the API and the worker do), the invite workflow's counter (exported by the worker through
 // the Temporal SDK, without a _total suffix), the announced ones, and
 // Prometheus' own per-target `up`.
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	m := metrics.New()
 	m.WatchOutbox(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
+	m.WatchOverdue(func(context.Context, time.Duration) (int, error) { return 0, nil })
 	m.Request("api", "/events", http.MethodPost, http.StatusAccepted, time.Millisecond)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -66,6 +67,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	}
 	require.NoError(t, sc.Err())
 	require.True(t, names["touchpoint_outbox_oldest_pending_seconds"], "sanity: the scrape lists the outbox gauges")
+	require.True(t, names["touchpoint_invites_overdue"], "sanity: the scrape lists the overdue gauge")
 	return names
 }
 

@@ -44,6 +44,7 @@ type composeFile struct {
 
 type service struct {
 	Image       string       `yaml:"image"`
+	Volumes     []string     `yaml:"volumes"`
 	Build       any          `yaml:"build"`
 	Entrypoint  any          `yaml:"entrypoint"`
 	Command     any          `yaml:"command"`
@@ -297,7 +298,7 @@ func TestComposeTouchpointServices(t *testing.T) {
 		"the services built from this repository")
 
 	pg := c.Services["postgres"].Environment
-	temporal := c.Services["temporal"]
+	namespaceJob := c.Services["temporal-namespace"].Environment
 	for name, subcommand := range touchpointServices {
 		t.Run(name, func(t *testing.T) {
 			s := c.Services[name]
@@ -322,9 +323,12 @@ func TestComposeTouchpointServices(t *testing.T) {
 			assert.Equal(t, pg["POSTGRES_PASSWORD"], pass)
 			assert.Equal(t, "/"+pg["POSTGRES_DB"], db.Path)
 
-			// Temporal: the temporal service and the namespace it registers.
-			assert.Equal(t, "temporal:7233", cfg.TemporalAddress)
-			assert.Equal(t, temporal.Environment["DEFAULT_NAMESPACE"], cfg.TemporalNamespace)
+			// Temporal, through Temporal's own client settings: the temporal
+			// service and the namespace the temporal-namespace job creates.
+			assert.Equal(t, "temporal:7233", cfg.Temporal.Address())
+			assert.Equal(t, namespaceJob["TEMPORAL_NAMESPACE"], cfg.Temporal.Namespace())
+			assert.Equal(t, namespaceJob["TEMPORAL_ADDRESS"], cfg.Temporal.Address())
+			assert.False(t, cfg.Temporal.TLS(), "plain text inside the compose network")
 
 			// The public addresses a user's curl (and the token's iss and aud) use.
 			assert.Equal(t, "http://localhost:8080", cfg.BaseURL)
@@ -402,18 +406,53 @@ func TestComposePortsMatchURLsAndListenAddresses(t *testing.T) {
 		})
 	}
 
-	assert.Contains(t, c.Services["temporal-ui"].Ports, port{Published: "8233", Target: "8080"}, "Temporal Web UI")
-	assert.Contains(t, c.Services["mailpit"].Ports, port{Published: "8025", Target: "8025"}, "mail inbox")
+	// Tools without authentication are for this machine only.
+	assert.Equal(t, []port{{HostIP: "127.0.0.1", Published: "8233", Target: "8080"}}, c.Services["temporal-ui"].Ports, "Temporal Web UI")
+	assert.Equal(t, []port{{HostIP: "127.0.0.1", Published: "8025", Target: "8025"}}, c.Services["mailpit"].Ports, "mail inbox")
+	assert.Equal(t, []port{{HostIP: "127.0.0.1", Published: "9090", Target: "9090"}}, c.Services["prometheus"].Ports, "Prometheus")
+	assert.Equal(t, []port{{HostIP: "127.0.0.1", Published: "7233", Target: "7233"}}, c.Services["temporal"].Ports, "Temporal gRPC")
 	assert.Empty(t, c.Services["migrate"].Ports)
-	assert.Empty(t, c.Services["worker"].Ports)
+	assert.Empty(t, c.Services["worker"].Ports, "scales to any number of replicas")
+}
+
+// TestComposeMetricsAndWorkerHealth: the api serves metrics, the worker
+// its /healthz, /readyz and /metrics, and the worker's health check asks
+// its /readyz on the address it listens on.
+func TestComposeMetricsAndWorkerHealth(t *testing.T) {
+	t.Parallel()
+	c := mustLoadCompose(t)
+	entrypoint := dockerfileEntrypoint(t)
+
+	api := loadConfig(t, c.Services["api"])
+	host, _, err := net.SplitHostPort(api.MetricsAddr)
+	require.NoError(t, err, "the api serves metrics (TOUCHPOINT_METRICS_ADDR)")
+	assert.Equal(t, "0.0.0.0", host, "reachable by Prometheus in the network")
+
+	worker := loadConfig(t, c.Services["worker"])
+	host, workerPort, err := net.SplitHostPort(worker.WorkerAddr)
+	require.NoError(t, err, "the worker's health and metrics listener (TOUCHPOINT_WORKER_ADDR)")
+	assert.Equal(t, "0.0.0.0", host, "reachable by Prometheus in the network")
+	require.NotNil(t, c.Services["worker"].Healthcheck, "the worker needs a health check")
+	assert.Equal(t, []string{"CMD", entrypoint, "healthcheck", "http://127.0.0.1:" + workerPort + "/readyz"},
+		args(c.Services["worker"].Healthcheck.Test))
+
+	for _, name := range []string{"auth", "migrate"} {
+		cfg := loadConfig(t, c.Services[name])
+		assert.Empty(t, cfg.WorkerAddr, "%s runs no worker", name)
+	}
 }
 
 func TestComposeStartOrder(t *testing.T) {
 	t.Parallel()
 	c := mustLoadCompose(t)
 
-	assert.Equal(t, dependsOn{"postgres": "service_healthy", "temporal": "service_healthy"}, c.Services["migrate"].DependsOn)
+	assert.Equal(t, dependsOn{"postgres": "service_healthy", "temporal-namespace": "service_completed_successfully"}, c.Services["migrate"].DependsOn,
+		"migrate registers search attributes in the namespace, so it waits for it")
 	assert.Contains(t, []string{"", "no"}, c.Services["migrate"].Restart, "migrate runs once")
+	// Temporal's schema before its server, its namespace before Touchpoint.
+	assert.Equal(t, dependsOn{"postgres": "service_healthy"}, c.Services["temporal-schema"].DependsOn)
+	assert.Equal(t, dependsOn{"temporal-schema": "service_completed_successfully"}, c.Services["temporal"].DependsOn)
+	assert.Equal(t, dependsOn{"temporal": "service_healthy"}, c.Services["temporal-namespace"].DependsOn)
 	for _, name := range []string{"auth", "api", "worker"} {
 		assert.Equal(t, "service_completed_successfully", c.Services[name].DependsOn["migrate"],
 			"%s starts after migrate has finished", name)
@@ -425,7 +464,11 @@ func TestComposeStartOrder(t *testing.T) {
 				assert.NotNil(t, c.Services[dep].Healthcheck, "%s waits for %s to be healthy, which has no health check", name, dep)
 			}
 		}
-		if name != "migrate" {
+		switch name {
+		case "migrate":
+		case "temporal-schema", "temporal-namespace": // jobs that end, tried again when they fail
+			assert.Regexp(t, `^on-failure(:\d+)?$`, s.Restart, "%s", name)
+		default:
 			assert.Contains(t, []string{"always", "unless-stopped", "on-failure"}, strings.Split(s.Restart, ":")[0],
 				"%s runs for good and needs a restart policy", name)
 		}
@@ -449,12 +492,37 @@ func TestComposePostgresAndTemporalShareCredentials(t *testing.T) {
 	assert.Equal(t, "postgres", temporal["POSTGRES_SEEDS"])
 	assert.Equal(t, pg["POSTGRES_USER"], temporal["POSTGRES_USER"])
 	assert.Equal(t, pg["POSTGRES_PASSWORD"], temporal["POSTGRES_PWD"])
+	schemaJob := c.Services["temporal-schema"].Environment
+	assert.Equal(t, "postgres12", schemaJob["SQL_PLUGIN"])
+	assert.Equal(t, "postgres", schemaJob["SQL_HOST"])
+	assert.Equal(t, pg["POSTGRES_USER"], schemaJob["SQL_USER"])
+	assert.Equal(t, pg["POSTGRES_PASSWORD"], schemaJob["SQL_PASSWORD"])
 	db, err := url.Parse(c.Services["migrate"].Environment["DATABASE_URL"])
 	require.NoError(t, err)
 	pass, _ := db.User.Password()
 	assert.Equal(t, pg["POSTGRES_PASSWORD"], pass)
-	assert.Contains(t, args(c.Services["temporal"].Healthcheck.Test), temporal["DEFAULT_NAMESPACE"],
-		"temporal is healthy once the namespace touchpoint uses exists")
+}
+
+// TestComposeTemporalOnItsProductionPath: the Temporal server image with
+// its schema set up by Temporal's admin tools of the same version, not the
+// deprecated auto-setup image.
+func TestComposeTemporalOnItsProductionPath(t *testing.T) {
+	t.Parallel()
+	c := mustLoadCompose(t)
+	for name, s := range c.Services {
+		assert.NotContains(t, s.Image, "auto-setup", "%s: temporalio/auto-setup is deprecated", name)
+	}
+	server, version, _ := strings.Cut(c.Services["temporal"].Image, ":")
+	assert.Equal(t, "temporalio/server", server)
+	for _, job := range []string{"temporal-schema", "temporal-namespace"} {
+		assert.Equal(t, "temporalio/admin-tools:"+version, c.Services[job].Image, "%s: the tools of the server's version", job)
+	}
+	script := strings.Join(args(c.Services["temporal-schema"].Command), " ")
+	for _, step := range []string{"temporal-sql-tool", "create", "setup-schema -v 0.0", "update-schema -d",
+		"/etc/temporal/schema/postgresql/v12/", "temporal_visibility"} {
+		assert.Contains(t, script, step, "the schema job runs Temporal's documented steps")
+	}
+	assert.Contains(t, strings.Join(args(c.Services["temporal-namespace"].Command), " "), "temporal operator namespace create")
 }
 
 func TestComposeAPIDiscoversTheIssuerInsideTheNetwork(t *testing.T) {

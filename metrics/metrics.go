@@ -1,5 +1,6 @@
 // Package metrics holds a process's Prometheus metrics: HTTP requests,
-// accepted events, workflow starts, token checks, the outbox backlog, and
+// accepted events, workflow starts, token checks, the outbox backlog and
+// the overdue invites (read from the database at most every ReadEvery), and
 // the Temporal SDK's metrics — its own and the invite workflow's
 // touchpoint_invites_total by status and reason — all served by one
 // /metrics handler. A nil *Set records nothing, so callers need no checks.
@@ -14,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/touchpoint/touchpoint/internal/memo"
 )
 
 // Set is one process's metrics.
@@ -125,38 +128,92 @@ func (s *Set) QuotaExceeded(kind string) {
 	}
 }
 
+// ReadEvery is how often, at most, a gauge read from the database asks it:
+// scrapes within this time of the last read get that read's values, so
+// scraping /metrics (unauthenticated) as often as anyone likes costs the
+// database at most one query per gauge set and interval.
+const ReadEvery = 2 * time.Second
+
+// readTimeout bounds one database read of a scrape.
+const readTimeout = 2 * time.Second
+
 // WatchOutbox exports the outbox backlog (pending start orders and the age
-// of the oldest), read from the database once per scrape.
+// of the oldest), read from the database with one query at most every
+// ReadEvery.
 func (s *Set) WatchOutbox(backlog func(ctx context.Context) (int, time.Duration, error)) {
+	s.watchBacklog(backlog,
+		prometheus.NewDesc("touchpoint_outbox_pending",
+			"Accepted events whose workflow has not been started yet (-1: database unreachable).", nil, nil),
+		prometheus.NewDesc("touchpoint_outbox_oldest_pending_seconds",
+			"Age of the oldest pending start order (-1: database unreachable).", nil, nil))
+}
+
+// watchBacklog exports a backlog read from the database — its size and
+// the age of its oldest item — as two gauges, read at most every
+// ReadEvery with one query for both.
+func (s *Set) watchBacklog(backlog func(ctx context.Context) (int, time.Duration, error), pending, oldest *prometheus.Desc) {
 	if s == nil {
 		return
 	}
-	s.reg.MustRegister(&outboxCollector{
-		backlog: backlog,
-		pending: prometheus.NewDesc("touchpoint_outbox_pending",
-			"Accepted events whose workflow has not been started yet (-1: database unreachable).", nil, nil),
-		oldest: prometheus.NewDesc("touchpoint_outbox_oldest_pending_seconds",
-			"Age of the oldest pending start order (-1: database unreachable).", nil, nil),
-	})
-}
-
-// outboxCollector reads the backlog with one query for both of its gauges.
-type outboxCollector struct {
-	backlog         func(ctx context.Context) (int, time.Duration, error)
-	pending, oldest *prometheus.Desc
-}
-
-func (c *outboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.pending; ch <- c.oldest }
-
-func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	pending, oldest := -1.0, -1.0 // the database is unreachable: the gauges say so
-	if n, age, err := c.backlog(ctx); err == nil {
-		pending, oldest = float64(n), age.Seconds()
+	type reading struct {
+		n   int
+		age time.Duration
 	}
-	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, pending)
-	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, oldest)
+	read := memo.New(ReadEvery, func(ctx context.Context) (reading, error) {
+		n, age, err := backlog(ctx)
+		return reading{n, age}, err
+	})
+	s.reg.MustRegister(&dbCollector{descs: []*prometheus.Desc{pending, oldest}, read: func(ctx context.Context) ([]float64, error) {
+		r, err := read.Get(ctx)
+		return []float64{float64(r.n), r.age.Seconds()}, err
+	}})
+}
+
+// OverdueAfter is how far past its send time a scheduled invite counts as
+// overdue (touchpoint_invites_overdue): well beyond the moments a healthy
+// worker fleet takes to pick it up.
+const OverdueAfter = 5 * time.Minute
+
+// WatchOverdue exports touchpoint_invites_overdue: invites still scheduled
+// more than OverdueAfter past their send time, the sign of a dead worker
+// fleet. overdue is called with OverdueAfter, at most every ReadEvery.
+func (s *Set) WatchOverdue(overdue func(ctx context.Context, after time.Duration) (int, error)) {
+	if s == nil {
+		return
+	}
+	read := memo.New(ReadEvery, func(ctx context.Context) (int, error) { return overdue(ctx, OverdueAfter) })
+	desc := prometheus.NewDesc("touchpoint_invites_overdue",
+		"Invites still scheduled more than 5 minutes past their send time: no worker sends them (-1: database unreachable).", nil, nil)
+	s.reg.MustRegister(&dbCollector{descs: []*prometheus.Desc{desc}, read: func(ctx context.Context) ([]float64, error) {
+		n, err := read.Get(ctx)
+		return []float64{float64(n)}, err
+	}})
+}
+
+// dbCollector serves gauges read together from the database: one value
+// per desc, or -1 for each when the database cannot be read.
+type dbCollector struct {
+	descs []*prometheus.Desc
+	read  func(ctx context.Context) ([]float64, error)
+}
+
+func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	vals, err := c.read(ctx)
+	for i, d := range c.descs {
+		v := -1.0 // the database is unreachable: the gauges say so
+		if err == nil {
+			v = vals[i]
+		}
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
 }
 
 // Instrument records the requests of a server that has no route templates

@@ -30,16 +30,11 @@ func (s *Set) WebhookDelivery(outcome string) {
 
 // WatchWebhooks exports the webhook backlog (deliveries neither succeeded
 // nor given up, and the age of the oldest), read from the database once
-// per scrape.
+// at most every ReadEvery.
 func (s *Set) WatchWebhooks(backlog func(ctx context.Context) (int, time.Duration, error)) {
-	if s == nil {
-		return
-	}
-	s.reg.MustRegister(&outboxCollector{
-		backlog: backlog,
-		pending: prometheus.NewDesc("touchpoint_webhook_pending",
+	s.watchBacklog(backlog,
+		prometheus.NewDesc("touchpoint_webhook_pending",
 			"Webhook deliveries not yet succeeded or given up (-1: database unreachable).", nil, nil),
-		oldest: prometheus.NewDesc("touchpoint_webhook_oldest_pending_seconds",
-			"Age of the oldest webhook delivery not yet succeeded or given up (-1: database unreachable).", nil, nil),
-	})
+		prometheus.NewDesc("touchpoint_webhook_oldest_pending_seconds",
+			"Age of the oldest webhook delivery not yet succeeded or given up (-1: database unreachable).", nil, nil))
 }

@@ -39,6 +39,17 @@ const (
 	DefaultNamespace = "default"
 )
 
+// Variables names every environment variable Load reads, for
+// documentation and for checking deployment files against it.
+var Variables = []string{
+	"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_API_KEY", "TEMPORAL_TLS",
+	"TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_CERT_DATA",
+	"TEMPORAL_TLS_CLIENT_KEY_PATH", "TEMPORAL_TLS_CLIENT_KEY_DATA",
+	"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_CA_CERT_DATA",
+	"TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION",
+	"TEMPORAL_CLIENT_AUTHORITY", "TEMPORAL_PROFILE", "TEMPORAL_CONFIG_FILE",
+}
+
 // Config is a loaded client profile. Its zero value is not usable: use
 // Load. It logs (slog) with its secrets masked.
 type Config struct {
@@ -82,6 +93,15 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// Plain is the configuration of a plain-text client of address and
+// namespace, read from nowhere: no profile file and no TEMPORAL_*
+// variable applies. It is for a server the process runs or started itself
+// (the embedded server of `touchpoint dev`), which a user's profile for
+// their cluster must not reach.
+func Plain(address, namespace string) Config {
+	return Config{profile: envconfig.ClientConfigProfile{Address: address, Namespace: namespace}}
 }
 
 // Address is the frontend's host:port.

@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +78,48 @@ func TestLoadDefaultsAndOverrides(t *testing.T) {
 			assert.Equal(t, tc.env["TEMPORAL_API_KEY"] != "", opts.Credentials != nil)
 		})
 	}
+}
+
+// TestVariablesListsWhatLoadReads: every variable Load looks up is in
+// Variables (so deployment files can be checked against it), except the
+// codec settings, which Load ignores on purpose.
+func TestVariablesListsWhatLoadReads(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	read := map[string]bool{}
+	_, err := temporalclient.Load(func(k string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		read[k] = true
+		if k == "TEMPORAL_CONFIG_FILE" {
+			return noFile(t)
+		}
+		return ""
+	})
+	require.NoError(t, err)
+	require.Contains(t, read, "TEMPORAL_ADDRESS", "sanity: the lookups were seen")
+	for k := range read {
+		if strings.HasPrefix(k, "TEMPORAL_CODEC_") {
+			continue
+		}
+		assert.Contains(t, temporalclient.Variables, k)
+	}
+}
+
+// TestPlain: a plain configuration is exactly what it says, whatever a
+// profile or the environment would say.
+func TestPlain(t *testing.T) {
+	t.Parallel()
+	cfg := temporalclient.Plain("127.0.0.1:17233", "dev")
+	assert.Equal(t, "127.0.0.1:17233", cfg.Address())
+	assert.Equal(t, "dev", cfg.Namespace())
+	assert.False(t, cfg.TLS())
+	opts, err := cfg.ClientOptions()
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:17233", opts.HostPort)
+	assert.Equal(t, "dev", opts.Namespace)
+	assert.Nil(t, opts.ConnectionOptions.TLS)
+	assert.Nil(t, opts.Credentials)
 }
 
 func TestLoadErrors(t *testing.T) {

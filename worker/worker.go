@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -28,6 +30,9 @@ type Options struct {
 	// ReconcileGrace is the reconciler's grace period (0: its default,
 	// activities.DefaultReconcileGrace); keep it above the send timeout.
 	ReconcileGrace time.Duration
+	// Polling, when set, learns of a fatal error that stops the worker
+	// (the SDK's OnFatalError); run the worker with its Run.
+	Polling *Polling
 }
 
 // DefaultStopTimeout is how long Stop lets running activities finish: a
@@ -37,10 +42,7 @@ const DefaultStopTimeout = time.Minute
 // New builds the worker on workflows.TaskQueue. The caller starts it
 // (Start, or Run with an interrupt channel) and stops it on shutdown.
 func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.Worker {
-	if opts.Worker.WorkerStopTimeout == 0 {
-		opts.Worker.WorkerStopTimeout = DefaultStopTimeout
-	}
-	w := sdkworker.New(c, workflows.TaskQueue, opts.Worker)
+	w := sdkworker.New(c, workflows.TaskQueue, opts.sdkOptions())
 	Register(w, acts, opts.Workflow)
 	RegisterReconciler(w, &activities.Reconciler{Store: acts.Store, Temporal: c, Grace: opts.ReconcileGrace, Logger: acts.Logger})
 	return w
@@ -52,6 +54,25 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 func RegisterReconciler(r Registry, rec *activities.Reconciler) {
 	r.RegisterWorkflowWithOptions(workflows.Reconcile, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowType})
 	r.RegisterActivity(rec)
+}
+
+// sdkOptions are the SDK's worker options with the defaults and the hook
+// of Polling.
+func (opts Options) sdkOptions() sdkworker.Options {
+	o := opts.Worker
+	if o.WorkerStopTimeout == 0 {
+		o.WorkerStopTimeout = DefaultStopTimeout
+	}
+	if p := opts.Polling; p != nil {
+		next := o.OnFatalError
+		o.OnFatalError = func(err error) {
+			p.stoppedBy(err)
+			if next != nil {
+				next(err)
+			}
+		}
+	}
+	return o
 }
 
 // Registry is what Register registers on: a worker, a test environment.
@@ -68,11 +89,46 @@ func Register(r Registry, acts *activities.Activities, opts workflows.Options) {
 	r.RegisterActivity(acts)
 }
 
+// Polling tells whether a worker run by its Run is polling its task
+// queue: Start returned nil, and neither a fatal error (see
+// Options.Polling) nor Stop has ended it since. The SDK keeps its pollers'
+// own state to itself; this is what the process can know of them. The
+// zero value is ready to use; its methods are safe for concurrent use.
+type Polling struct {
+	running atomic.Bool
+	fatal   chan error // the first fatal error, once
+	once    sync.Once
+}
+
+// Running reports whether the worker is polling.
+func (p *Polling) Running() bool { return p.running.Load() }
+
+func (p *Polling) init() { p.once.Do(func() { p.fatal = make(chan error, 1) }) }
+
+// stoppedBy records the fatal error that stopped the worker.
+func (p *Polling) stoppedBy(err error) {
+	p.init()
+	p.running.Store(false)
+	select {
+	case p.fatal <- err:
+	default: // the SDK reports only the first; keep that one
+	}
+}
+
 // Run starts w once Temporal answers and stops it when ctx ends. Temporal
 // may still be starting (a fresh cluster): Run waits for it rather than
 // fail, since a worker's Start cannot be retried. Stop lets running
 // activities finish, up to the worker's stop timeout.
 func Run(ctx context.Context, c client.Client, w sdkworker.Worker, logger *slog.Logger) error {
+	return new(Polling).Run(ctx, c, w, logger)
+}
+
+// Run is the package's Run, keeping p up to date. A fatal error that
+// stops the worker (when w was built with Options.Polling p) ends it with
+// that error, so the process exits and its supervisor restarts it, rather
+// than living on without pollers.
+func (p *Polling) Run(ctx context.Context, c client.Client, w sdkworker.Worker, logger *slog.Logger) error {
+	p.init()
 	for {
 		_, err := c.CheckHealth(ctx, &client.CheckHealthRequest{})
 		if err == nil {
@@ -88,8 +144,16 @@ func Run(ctx context.Context, c client.Client, w sdkworker.Worker, logger *slog.
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	p.running.Store(true)
 	logger.Info("worker started") // the caller's logger names the task queue
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err := <-p.fatal:
+		p.running.Store(false)
+		w.Stop() // the SDK stops it too; Stop is safe to repeat
+		return fmt.Errorf("worker stopped: %w", err)
+	}
+	p.running.Store(false)
 	w.Stop()
 	logger.Info("stopped", "server", "worker")
 	return nil

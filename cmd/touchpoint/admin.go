@@ -138,7 +138,7 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for {
-		added, err := searchattr.Register(ctx, tc, cfg.TemporalNamespace, workflows.SearchAttributes())
+		added, err := searchattr.Register(ctx, tc, cfg.Temporal.Namespace(), workflows.SearchAttributes())
 		if err == nil {
 			if len(added) == 0 {
 				fmt.Fprintln(env.stdout, "temporal search attributes are up to date")
@@ -150,7 +150,7 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)
+			return fmt.Errorf("temporal at %s: %w", cfg.Temporal.Address(), err)
 		case <-time.After(2 * time.Second):
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -81,7 +82,10 @@ func (env *environment) runDev(ctx context.Context, args []string) error {
 			log.Warn("embedded temporal stop", "error", err)
 		}
 	}()
+	// The client dials the server just started, in plain text, whatever
+	// TEMPORAL_* or a temporal.toml profile say of another cluster.
 	cfg.TemporalAddress = temporal.FrontendAddress()
+	cfg.Temporal = temporalclient.Plain(cfg.TemporalAddress, cfg.TemporalNamespace)
 	if err := devReconciler(ctx, env, cfg); err != nil {
 		return err
 	}

@@ -20,12 +20,14 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/health"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -44,21 +46,22 @@ func runParts(ctx context.Context, parts ...part) error {
 	return g.Wait()
 }
 
-// dialTemporal returns a client that connects on first use, so a process
-// starts (and the API accepts events) while Temporal is still down. The
-// SDK's metrics go to m.
+// dialTemporal returns a client of cfg.Temporal (Temporal's own
+// environment configuration, logged here with its secrets masked) that
+// connects on first use, so a process starts (and the API accepts
+// events) while Temporal is still down; a TLS mistake is explained in the
+// terms of the TEMPORAL_* variables when a call fails. The SDK's metrics
+// go to m.
 func dialTemporal(cfg config.Config, logger *slog.Logger, m *metrics.Set) (client.Client, error) {
-	handler, _ := m.TemporalHandler() // reports until the process ends
-	c, err := client.NewLazyClient(client.Options{
-		HostPort:       cfg.TemporalAddress,
-		Namespace:      cfg.TemporalNamespace,
-		Logger:         sdklog.NewStructuredLogger(logger.With("component", "temporal-sdk")),
-		MetricsHandler: handler,
-	})
+	opts, err := cfg.Temporal.ClientOptions()
 	if err != nil {
-		return nil, fmt.Errorf("temporal client: %w", err)
+		return nil, err
 	}
-	return c, nil
+	logger.Info("temporal client", "temporal", cfg.Temporal)
+	handler, _ := m.TemporalHandler() // reports until the process ends
+	opts.Logger = sdklog.NewStructuredLogger(logger.With("component", "temporal-sdk"))
+	opts.MetricsHandler = handler
+	return temporalclient.NewLazy(opts)
 }
 
 // authPart builds the built-in issuer listening on ln.
@@ -222,6 +225,12 @@ func startProcess(ctx context.Context, env *environment, name string, args []str
 // written as .eml files into mailDir (`touchpoint dev`); it returns where
 // mail goes, for the dev banner.
 func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, mailDir string) (part, string, error) {
+	return pollingWorkerPart(cfg, st, tc, logger, mailDir, new(worker.Polling))
+}
+
+// pollingWorkerPart is workerPart keeping polling up to date.
+func pollingWorkerPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, mailDir string,
+	polling *worker.Polling) (part, string, error) {
 	logger = logger.With("component", "worker")
 	mailer, err := mail.New(cfg.SMTPURL, cfg.MailFrom, mailDir, logger)
 	if err != nil {
@@ -243,14 +252,14 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 	if acts.SMS, acts.SMSTemplates, err = smsSender(cfg); err != nil {
 		return nil, "", err
 	}
-	w := worker.New(tc, acts, worker.Options{Workflow: workflows.Options{
+	w := worker.New(tc, acts, worker.Options{Polling: polling, Workflow: workflows.Options{
 		SendTimeout:         cfg.SendTimeout,
 		SendInitialInterval: cfg.SendRetryInitial,
 		SendMaxInterval:     cfg.SendRetryMax,
 		SendGiveUpAfter:     cfg.SendGiveUpAfter,
 	}, ReconcileGrace: cfg.ReconcileGrace})
 	return func(ctx context.Context) error {
-		return worker.Run(ctx, tc, w, logger.With("task_queue", workflows.TaskQueue))
+		return polling.Run(ctx, tc, w, logger.With("task_queue", workflows.TaskQueue))
 	}, mailbox, nil
 }
 
@@ -283,6 +292,47 @@ func webhookSecrets(cfg config.Config) (*webhook.SecretBox, error) {
 	return webhook.NewSecretBox(secretkey.Derive(cfg.SecretKey, secretkey.WebhookSecret))
 }
 
+// workerHealthPart serves the worker's /healthz, /readyz and /metrics at
+// TOUCHPOINT_WORKER_ADDR. /readyz is 503 unless PostgreSQL answers, Temporal
+// answers and the worker polls its task queue. Left at its default address,
+// which another worker on the same host may hold, the server is given up
+// with a warning rather than stopping the worker.
+func workerHealthPart(cfg config.Config, st *store.Store, tc client.Client, polling *worker.Polling, logger *slog.Logger, m *metrics.Set) (part, error) {
+	logger = logger.With("component", "worker-health")
+	addr := cfg.WorkerAddr
+	if addr == "" {
+		addr = config.DefaultWorkerAddr
+	}
+	ln, err := listen("worker health", addr)
+	if err != nil && cfg.WorkerAddr == "" {
+		logger.Warn("no /healthz, /readyz or /metrics for this worker: its default address is taken; set TOUCHPOINT_WORKER_ADDR",
+			"addr", addr, "error", err.Error())
+		return func(ctx context.Context) error { <-ctx.Done(); return nil }, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	probes := health.Handler(map[string]health.Check{
+		"postgresql": func(ctx context.Context) error { return st.DB().PingContext(ctx) },
+		"temporal": func(ctx context.Context) error {
+			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+			return err
+		},
+		"poller": func(context.Context) error {
+			if !polling.Running() {
+				return errors.New("the worker is not polling its task queue")
+			}
+			return nil
+		},
+	}, logger)
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", probes)
+	mux.Handle("GET /readyz", probes)
+	mux.Handle("GET /metrics", m.Handler())
+	h := m.Instrument("worker", []string{"/healthz", "/readyz", "/metrics"}, mux)
+	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "worker", ln, h) }, nil
+}
+
 // runWorkerCommand is `touchpoint worker`.
 func (env *environment) runWorkerCommand(ctx context.Context, args []string) error {
 	cfg, st, err := startProcess(ctx, env, "worker", args)
@@ -300,7 +350,8 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 		return err
 	}
 	defer tc.Close()
-	p, _, err := workerPart(cfg, st, tc, env.logger, "")
+	polling := new(worker.Polling)
+	p, _, err := pollingWorkerPart(cfg, st, tc, env.logger, "", polling)
 	if err != nil {
 		return err
 	}
@@ -308,7 +359,18 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 	if err != nil {
 		return err
 	}
-	return withMetrics(ctx, cfg, env, m, func(ctx context.Context) error { return runParts(ctx, p, hooks) })
+	// Every replica reports the same database-wide gauges; the alert
+	// rules aggregate them with max.
+	m.WatchOutbox(st.OutboxBacklog)
+	m.WatchOverdue(st.OverdueInvites)
+	hp, err := workerHealthPart(cfg, st, tc, polling, env.logger, m)
+	if err != nil {
+		return err
+	}
+	if cfg.MetricsAddr == "" || cfg.MetricsAddr == cfg.WorkerAddr {
+		return runParts(ctx, p, hooks, hp) // the worker's own server serves /metrics
+	}
+	return withMetrics(ctx, cfg, env, m, func(ctx context.Context) error { return runParts(ctx, p, hooks, hp) })
 }
 
 func redactedURL(raw string) string {

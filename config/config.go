@@ -133,6 +133,9 @@ type Config struct {
 
 	MaxBodyBytes int64
 
+	// DBMaxConns is the most PostgreSQL connections the process keeps.
+	DBMaxConns int
+
 	// SMS is the text-message provider: Twilio, or another that speaks
 	// its Messages API (SPEC §11.7). See SMSConfigured.
 	SMS SMS
@@ -233,6 +236,7 @@ func Defaults() Config {
 		RatePerSecond:         100,
 		RateBurst:             200,
 		MaxBodyBytes:          64 << 10,
+		DBMaxConns:            32,
 		SMS:                   SMS{URL: "https://api.twilio.com"},
 	}
 }
@@ -249,7 +253,7 @@ var Variables = append([]string{
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
 	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
 	"TOUCHPOINT_SEND_GIVE_UP_AFTER", "TOUCHPOINT_RECONCILE_INTERVAL", "TOUCHPOINT_RECONCILE_GRACE",
-	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL",
+	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL", "TOUCHPOINT_DB_MAX_CONNS",
 	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
 	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
@@ -356,6 +360,14 @@ func Load(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("TOUCHPOINT_MAX_BODY_BYTES: %q is not a byte count of at least 1024", v))
 		} else {
 			c.MaxBodyBytes = n
+		}
+	}
+	if v := strings.TrimSpace(getenv("TOUCHPOINT_DB_MAX_CONNS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 || n > 1000 {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_DB_MAX_CONNS: %q is not a connection count from 2 to 1000", v))
+		} else {
+			c.DBMaxConns = n
 		}
 	}
 	switch v := strings.TrimSpace(getenv("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE")); v {
@@ -639,6 +651,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Float64("rate_per_second", c.RatePerSecond),
 		slog.Int("rate_burst", c.RateBurst),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.Int("db_max_conns", c.DBMaxConns),
 		slog.String("jwks_refresh", c.JWKSRefresh.String()),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.Int("daily_send_quota", c.DailySendQuota),

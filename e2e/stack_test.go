@@ -118,6 +118,9 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 		"TOUCHPOINT_RATE_LIMIT": "1000000",
 		"TOUCHPOINT_RATE_BURST": "1000000",
 		"TOUCHPOINT_LOG_LEVEL":  "warn",
+		// Five processes share one PostgreSQL server with the rest of
+		// the test suite (100 connections).
+		"TOUCHPOINT_DB_MAX_CONNS": "8",
 	}
 	for k, v := range vars {
 		s.env[k] = v

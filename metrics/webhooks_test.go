@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/metrics"
 )
@@ -35,10 +36,14 @@ func TestWebhookMetrics(t *testing.T) {
 	assert.Contains(t, body, `touchpoint_webhook_deliveries_total{outcome="gone"} 1`+"\n")
 	assert.EqualValues(t, 1, calls.Load(), "one backlog query for both gauges")
 
+	// Read at most every ReadEvery, like the outbox gauges.
 	down.Store(true)
-	body = scrape(t, m)
-	assert.Contains(t, body, "touchpoint_webhook_pending -1\n", "an unreachable database shows as -1")
-	assert.Contains(t, body, "touchpoint_webhook_oldest_pending_seconds -1\n")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		body := scrape(t, m)
+		assert.Contains(c, body, "touchpoint_webhook_pending -1\n", "an unreachable database shows as -1")
+		assert.Contains(c, body, "touchpoint_webhook_oldest_pending_seconds -1\n")
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.EqualValues(t, 2, calls.Load(), "one more query for every scrape of the interval")
 
 	var none *metrics.Set
 	none.WebhookDelivery(metrics.WebhookFailed) // a nil set records nothing

@@ -18,11 +18,19 @@ type Cleanup struct {
 	IdempotencyKeys, TokenUses, OutboxRows, Events int64
 	// SendCounters are the daily send-quota counters of past days.
 	SendCounters int64
+	// WebhookDeliveries are deliveries that ended longer ago than
+	// WebhookDeliveryKeep.
+	WebhookDeliveries int64
 }
+
+// WebhookDeliveryKeep is how long a webhook delivery that ended (succeeded
+// or given up) stays in GET /webhooks/{id}/deliveries.
+const WebhookDeliveryKeep = 30 * 24 * time.Hour
 
 // Housekeep deletes expired idempotency keys and token uses, outbox rows
 // finished more than outboxKeep ago, the send-quota counters of days
-// before yesterday (UTC) and, when retention > 0, events older than
+// before yesterday (UTC), webhook deliveries that ended more than
+// WebhookDeliveryKeep ago and, when retention > 0, events older than
 // retention whose invite has ended. It returns ran=false when another
 // replica holds the round.
 func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Duration) (c Cleanup, ran bool, err error) {
@@ -48,6 +56,8 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 				AND invite_status IN ('sent', 'skipped', 'failed', 'cancelled')`, now.Add(-retention), retention <= 0},
 			{&accountCounters, `DELETE FROM account_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday, false},
 			{&recipientCounters, `DELETE FROM recipient_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday, false},
+			{&c.WebhookDeliveries, `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`,
+				now.Add(-WebhookDeliveryKeep), false},
 		}
 		for _, st := range steps {
 			if st.skip {
@@ -90,7 +100,8 @@ func (s *Store) RunHousekeeping(ctx context.Context, retention time.Duration, lo
 			logger.Warn("housekeeping failed; will try again", "error", err)
 		case ran && c != Cleanup{}:
 			logger.Info("housekeeping", "idempotency_keys", c.IdempotencyKeys, "token_uses", c.TokenUses,
-				"outbox_rows", c.OutboxRows, "events", c.Events, "send_counters", c.SendCounters)
+				"outbox_rows", c.OutboxRows, "events", c.Events, "send_counters", c.SendCounters,
+				"webhook_deliveries", c.WebhookDeliveries)
 		}
 	}
 }

@@ -51,6 +51,28 @@ func TestHousekeeping(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	_, err = st.Event(ctx, tn.accountID, waiting)
 	assert.NoError(t, err, "an invite still under way is never deleted")
+
+	// Webhook deliveries that ended go after WebhookDeliveryKeep; one
+	// still pending stays however old.
+	_, err = st.DB().Exec(`INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at, updated_at)
+		VALUES ('whk-1', $1, 'https://hooks.example.com', '{invite.sent}', '\x00', $2, $2)`, tn.accountID, t0)
+	require.NoError(t, err)
+	for id, status := range map[string]string{"msg-done": "succeeded", "msg-gaveup": "failed", "msg-waiting": "pending"} {
+		_, err = st.DB().Exec(`INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, status, created_at, next_start_at)
+			VALUES ($1, 'whk-1', $2, 'invite.sent', '{}', $3, $4, $4)`, id, tn.accountID, status, t0)
+		require.NoError(t, err)
+	}
+	st.SetClock(func() time.Time { return t0.Add(store.WebhookDeliveryKeep - time.Hour) })
+	c, _, err = st.Housekeep(ctx, 48*time.Hour, 0)
+	require.NoError(t, err)
+	assert.Zero(t, c.WebhookDeliveries, "kept for WebhookDeliveryKeep")
+	st.SetClock(func() time.Time { return t0.Add(store.WebhookDeliveryKeep + time.Hour) })
+	c, _, err = st.Housekeep(ctx, 48*time.Hour, 0)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, c.WebhookDeliveries)
+	var left []string
+	require.NoError(t, st.DB().Select(&left, `SELECT id FROM webhook_deliveries`))
+	assert.Equal(t, []string{"msg-waiting"}, left)
 }
 
 func TestHousekeepingRunsOnOneReplicaAtATime(t *testing.T) {

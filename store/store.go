@@ -142,14 +142,24 @@ func (s *Store) execPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, 
 // (migrations, health checks).
 func (s *Store) DB() *sqlx.DB { return s.db }
 
-// Open connects to PostgreSQL and checks the connection.
+// DefaultMaxConns is the most PostgreSQL connections a process keeps by
+// default (TOUCHPOINT_DB_MAX_CONNS).
+const DefaultMaxConns = 32
+
+// Open connects to PostgreSQL with a pool of DefaultMaxConns connections
+// and checks the connection.
 func Open(ctx context.Context, url string) (*sqlx.DB, error) {
+	return OpenPool(ctx, url, DefaultMaxConns)
+}
+
+// OpenPool is Open with a pool of at most maxConns connections.
+func OpenPool(ctx context.Context, url string, maxConns int) (*sqlx.DB, error) {
 	db, err := sqlx.Open("postgres", url)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db.SetMaxOpenConns(32)
-	db.SetMaxIdleConns(32)
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

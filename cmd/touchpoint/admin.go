@@ -66,7 +66,7 @@ func devSecretKeyPath(cfg config.Config) string { return filepath.Join(cfg.DataD
 // openStore connects to PostgreSQL with the configured defaults (invite
 // delay, account quotas); the caller closes the returned pool.
 func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	db, err := store.OpenPool(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
 	if err != nil {
 		return nil, err
 	}

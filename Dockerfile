@@ -30,6 +30,8 @@ COPY --from=build /src/bin/touchpoint-prod /touchpoint
 # 65532 is distroless's "nonroot" user; numeric so that runtimes can verify
 # it is not root (Kubernetes runAsNonRoot).
 USER 65532:65532
-EXPOSE 8080 8081
+# The API, the issuer, the worker's health and metrics, and the API's
+# metrics when TOUCHPOINT_METRICS_ADDR is set to :9464.
+EXPOSE 8080 8081 8082 9464
 ENTRYPOINT ["/touchpoint"]
 CMD ["help"]

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -110,29 +109,15 @@ func (s *Starter) startBatch(ctx context.Context) (started, claimed int, err err
 	if len(batch.Orders) == 0 {
 		return 0, 0, batch.Release()
 	}
-	var (
-		mu      sync.Mutex
-		done    []int64
-		retries []store.Retry
-		wg      sync.WaitGroup
-		sem     = make(chan struct{}, s.Concurrency)
-	)
-	for _, o := range batch.Orders {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			err := s.start(ctx, o)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				done = append(done, o.ID)
-				return
-			}
-			retries = append(retries, store.Retry{ID: o.ID, After: s.backoff(o.Attempts), Error: err.Error()})
-		}()
+	ok, failed := startEach(ctx, batch.Orders, s.Concurrency, s.start)
+	done := make([]int64, len(ok))
+	for i, o := range ok {
+		done[i] = o.ID
 	}
-	wg.Wait()
+	retries := make([]store.Retry, len(failed))
+	for i, f := range failed {
+		retries[i] = store.Retry{ID: f.item.ID, After: s.backoff(f.item.Attempts), Error: f.err.Error()}
+	}
 	if ctx.Err() != nil {
 		// Shutting down: hand the whole batch back untouched; the next
 		// starter recognises the starts that did happen (see start).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -111,29 +110,15 @@ func (s *WebhookStarter) startBatch(ctx context.Context) (started, claimed int, 
 	if len(batch.Starts) == 0 {
 		return 0, 0, batch.Release()
 	}
-	var (
-		mu      sync.Mutex
-		done    []string
-		retries []store.WebhookStartRetry
-		wg      sync.WaitGroup
-		sem     = make(chan struct{}, s.Concurrency)
-	)
-	for _, d := range batch.Starts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			err := s.start(ctx, d)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				done = append(done, d.ID)
-				return
-			}
-			retries = append(retries, store.WebhookStartRetry{ID: d.ID, After: backoff(s.MinBackoff, s.MaxBackoff, d.StartAttempts), Error: err.Error()})
-		}()
+	ok, failed := startEach(ctx, batch.Starts, s.Concurrency, s.start)
+	done := make([]string, len(ok))
+	for i, d := range ok {
+		done[i] = d.ID
 	}
-	wg.Wait()
+	retries := make([]store.WebhookStartRetry, len(failed))
+	for i, f := range failed {
+		retries[i] = store.WebhookStartRetry{ID: f.item.ID, After: backoff(s.MinBackoff, s.MaxBackoff, f.item.StartAttempts), Error: f.err.Error()}
+	}
 	if ctx.Err() != nil {
 		return 0, len(batch.Starts), batch.Release()
 	}

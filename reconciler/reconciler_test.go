@@ -70,7 +70,7 @@ func newRig(t *testing.T) *rig {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	s := &starter.Starter{Store: st, Temporal: c, Logger: quiet, DatabaseURL: testdb.URL(t, db), Sweep: 200 * time.Millisecond}
+	s := &starter.Starter{Store: st, Temporal: c, Logger: quiet, DatabaseURL: testdb.URL(t, db), Tuning: starter.Tuning{Sweep: 200 * time.Millisecond}}
 	go func() { done <- s.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -179,9 +179,12 @@ func TestReconciler(t *testing.T) {
 		require.NotNil(t, st.SentAt)
 		assert.False(t, st.SentAt.Before(*planned), "sent at its time or later, never before: the schedule was kept")
 		assert.Equal(t, 1, r.mails(t, id))
-		status, err = r.describe(id)
-		require.NoError(t, err)
-		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, status, "the new run did it")
+		// The run marks the invite sent and then completes.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			status, err := r.describe(id)
+			require.NoError(c, err)
+			assert.Equal(c, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, status)
+		}, 30*time.Second, 50*time.Millisecond, "the new run did it")
 	})
 
 	// A workflow deleted from Temporal's store (as with lost state): the

@@ -29,51 +29,24 @@ type Starter struct {
 	Logger   *slog.Logger
 	// DatabaseURL is used for the LISTEN connection.
 	DatabaseURL string
-	// Sweep is the backstop interval when no notification arrives.
-	Sweep time.Duration
-	// BatchSize rows are claimed at once; Concurrency starts run in parallel.
-	BatchSize, Concurrency int
 	// Metrics counts the starts. Optional.
 	Metrics *metrics.Set
-	// StartTimeout bounds one StartWorkflow call.
-	StartTimeout time.Duration
-	// MinBackoff and MaxBackoff bound the wait before a failed start is
-	// tried again: it doubles with the order's attempts from MinBackoff
-	// (default 1 s) up to MaxBackoff (default 1 min).
-	MinBackoff, MaxBackoff time.Duration
-}
-
-func (s *Starter) defaults() {
-	if s.Sweep == 0 {
-		s.Sweep = 5 * time.Second
-	}
-	if s.BatchSize == 0 {
-		s.BatchSize = 200
-	}
-	if s.Concurrency == 0 {
-		s.Concurrency = 16
-	}
-	if s.StartTimeout == 0 {
-		s.StartTimeout = 10 * time.Second
-	}
-	if s.MinBackoff == 0 {
-		s.MinBackoff = time.Second
-	}
-	if s.MaxBackoff == 0 {
-		s.MaxBackoff = time.Minute
-	}
+	// Tuning paces the starter; its Sweep, the backstop interval when no
+	// notification arrives, defaults to 5 s.
+	Tuning
 }
 
 // Run starts workflows until ctx is cancelled. Rows being started when it
 // stops are handed back untouched.
 func (s *Starter) Run(ctx context.Context) error {
-	s.defaults()
+	s.defaults(5 * time.Second)
 	listener := store.ListenOutbox(s.DatabaseURL, s.Logger)
 	defer listener.Close()
 	sweep := time.NewTicker(s.Sweep)
 	defer sweep.Stop()
+	p := pump[store.StartOrder]{what: "outbox", logger: s.Logger, tuning: &s.Tuning, claim: s.claim, start: s.start}
 	for {
-		s.drain(ctx)
+		p.drain(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -83,53 +56,24 @@ func (s *Starter) Run(ctx context.Context) error {
 	}
 }
 
-// drain starts due orders batch by batch until none are left or a batch
-// makes no progress (Temporal down: its rows were rescheduled).
-func (s *Starter) drain(ctx context.Context) {
-	for ctx.Err() == nil {
-		started, claimed, err := s.startBatch(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.Logger.Error("outbox batch", "error", err)
-			}
-			return
-		}
-		if claimed < s.BatchSize || started == 0 {
-			return
-		}
-	}
-}
-
-// startBatch claims one batch and starts its workflows.
-func (s *Starter) startBatch(ctx context.Context) (started, claimed int, err error) {
-	batch, err := s.Store.ClaimOutbox(ctx, s.BatchSize)
+// claim claims a batch of due start orders.
+func (s *Starter) claim(ctx context.Context, limit int) (claimed[store.StartOrder], error) {
+	b, err := s.Store.ClaimOutbox(ctx, limit)
 	if err != nil {
-		return 0, 0, err
+		return claimed[store.StartOrder]{}, err
 	}
-	if len(batch.Orders) == 0 {
-		return 0, 0, batch.Release()
+	finish := func(ctx context.Context, ok []store.StartOrder, failed []failedStart[store.StartOrder]) error {
+		done := make([]int64, len(ok))
+		for i, o := range ok {
+			done[i] = o.ID
+		}
+		retries := make([]store.Retry, len(failed))
+		for i, f := range failed {
+			retries[i] = store.Retry{ID: f.item.ID, After: s.backoff(f.item.Attempts), Error: f.err.Error()}
+		}
+		return b.Finish(ctx, done, retries)
 	}
-	ok, failed := startEach(ctx, batch.Orders, s.Concurrency, s.start)
-	done := make([]int64, len(ok))
-	for i, o := range ok {
-		done[i] = o.ID
-	}
-	retries := make([]store.Retry, len(failed))
-	for i, f := range failed {
-		retries[i] = store.Retry{ID: f.item.ID, After: s.backoff(f.item.Attempts), Error: f.err.Error()}
-	}
-	if ctx.Err() != nil {
-		// Shutting down: hand the whole batch back untouched; the next
-		// starter recognises the starts that did happen (see start).
-		return 0, len(batch.Orders), batch.Release()
-	}
-	if len(retries) > 0 {
-		s.Logger.Warn("workflow starts failed; will retry", "failed", len(retries), "started", len(done), "error", retries[0].Error)
-	}
-	if err := batch.Finish(ctx, done, retries); err != nil {
-		return 0, len(batch.Orders), err
-	}
-	return len(done), len(batch.Orders), nil
+	return claimed[store.StartOrder]{items: b.Orders, finish: finish, release: b.Release}, nil
 }
 
 // start starts the order's workflow run, or finds that it needs none.
@@ -204,14 +148,4 @@ func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result stri
 		return "error", fmt.Errorf("start workflow %s: %w", o.EventID, err)
 	}
 	return "started", nil
-}
-
-// backoff grows from MinBackoff to MaxBackoff with the attempts of one
-// order.
-func (s *Starter) backoff(attempts int) time.Duration {
-	d := s.MinBackoff
-	for i := 0; i < attempts && d < s.MaxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, s.MaxBackoff)
 }

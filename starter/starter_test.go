@@ -431,8 +431,8 @@ func newEnv(t *testing.T) *env {
 func (e *env) starter(tc client.Client) *starter.Starter {
 	return &starter.Starter{
 		Store: e.st, Temporal: tc, Logger: e.logger, DatabaseURL: e.dbURL,
-		Sweep: 50 * time.Millisecond, BatchSize: 10, Concurrency: 4, StartTimeout: 10 * time.Second,
-		MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+		Tuning: starter.Tuning{Sweep: 50 * time.Millisecond, BatchSize: 10, Concurrency: 4, StartTimeout: 10 * time.Second,
+			MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond},
 	}
 }
 

@@ -32,50 +32,23 @@ type WebhookStarter struct {
 	Store    *store.Store
 	Temporal client.Client
 	Logger   *slog.Logger // nil: discard
-	// Sweep is how often the rows are looked for; default 1 s.
-	Sweep time.Duration
-	// BatchSize rows are claimed at once; Concurrency starts run in
-	// parallel. Defaults 200 and 16.
-	BatchSize, Concurrency int
-	// StartTimeout bounds one StartWorkflow call; default 10 s.
-	StartTimeout time.Duration
-	// MinBackoff and MaxBackoff bound the wait before a failed start is
-	// tried again (defaults 1 s and 1 min), doubling with its attempts.
-	MinBackoff, MaxBackoff time.Duration
-}
-
-func (s *WebhookStarter) defaults() {
-	if s.Logger == nil {
-		s.Logger = slog.New(slog.DiscardHandler)
-	}
-	if s.Sweep == 0 {
-		s.Sweep = time.Second
-	}
-	if s.BatchSize == 0 {
-		s.BatchSize = 200
-	}
-	if s.Concurrency == 0 {
-		s.Concurrency = 16
-	}
-	if s.StartTimeout == 0 {
-		s.StartTimeout = 10 * time.Second
-	}
-	if s.MinBackoff == 0 {
-		s.MinBackoff = time.Second
-	}
-	if s.MaxBackoff == 0 {
-		s.MaxBackoff = time.Minute
-	}
+	// Tuning paces the starter; its Sweep, how often the rows are looked
+	// for, defaults to 1 s.
+	Tuning
 }
 
 // Run starts delivery workflows until ctx is cancelled. Rows being started
 // when it stops are handed back untouched.
 func (s *WebhookStarter) Run(ctx context.Context) error {
-	s.defaults()
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	s.defaults(time.Second)
 	t := time.NewTicker(s.Sweep)
 	defer t.Stop()
+	p := pump[store.WebhookStart]{what: "webhook", logger: s.Logger, tuning: &s.Tuning, claim: s.claim, start: s.start}
 	for {
-		s.drain(ctx)
+		p.drain(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -84,51 +57,24 @@ func (s *WebhookStarter) Run(ctx context.Context) error {
 	}
 }
 
-// drain starts due deliveries batch by batch until none are left or a
-// batch makes no progress (Temporal down: its rows were rescheduled).
-func (s *WebhookStarter) drain(ctx context.Context) {
-	for ctx.Err() == nil {
-		started, claimed, err := s.startBatch(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.Logger.Error("webhook start batch", "error", err)
-			}
-			return
-		}
-		if claimed < s.BatchSize || started == 0 {
-			return
-		}
-	}
-}
-
-// startBatch claims one batch and starts its workflows.
-func (s *WebhookStarter) startBatch(ctx context.Context) (started, claimed int, err error) {
-	batch, err := s.Store.ClaimWebhookStarts(ctx, s.BatchSize)
+// claim claims a batch of deliveries due to be started.
+func (s *WebhookStarter) claim(ctx context.Context, limit int) (claimed[store.WebhookStart], error) {
+	b, err := s.Store.ClaimWebhookStarts(ctx, limit)
 	if err != nil {
-		return 0, 0, err
+		return claimed[store.WebhookStart]{}, err
 	}
-	if len(batch.Starts) == 0 {
-		return 0, 0, batch.Release()
+	finish := func(ctx context.Context, ok []store.WebhookStart, failed []failedStart[store.WebhookStart]) error {
+		done := make([]string, len(ok))
+		for i, d := range ok {
+			done[i] = d.ID
+		}
+		retries := make([]store.WebhookStartRetry, len(failed))
+		for i, f := range failed {
+			retries[i] = store.WebhookStartRetry{ID: f.item.ID, After: s.backoff(f.item.StartAttempts), Error: f.err.Error()}
+		}
+		return b.Finish(ctx, done, retries)
 	}
-	ok, failed := startEach(ctx, batch.Starts, s.Concurrency, s.start)
-	done := make([]string, len(ok))
-	for i, d := range ok {
-		done[i] = d.ID
-	}
-	retries := make([]store.WebhookStartRetry, len(failed))
-	for i, f := range failed {
-		retries[i] = store.WebhookStartRetry{ID: f.item.ID, After: backoff(s.MinBackoff, s.MaxBackoff, f.item.StartAttempts), Error: f.err.Error()}
-	}
-	if ctx.Err() != nil {
-		return 0, len(batch.Starts), batch.Release()
-	}
-	if len(retries) > 0 {
-		s.Logger.Warn("webhook workflow starts failed; will retry", "failed", len(retries), "started", len(done), "error", retries[0].Error)
-	}
-	if err := batch.Finish(ctx, done, retries); err != nil {
-		return 0, len(batch.Starts), err
-	}
-	return len(done), len(batch.Starts), nil
+	return claimed[store.WebhookStart]{items: b.Starts, finish: finish, release: b.Release}, nil
 }
 
 // start starts the delivery's workflow; "already started" is success (see
@@ -152,13 +98,4 @@ func (s *WebhookStarter) start(ctx context.Context, d store.WebhookStart) error 
 		return fmt.Errorf("start webhook workflow %s: %w", d.ID, err)
 	}
 	return nil
-}
-
-// backoff grows from lo to hi with the attempts made.
-func backoff(lo, hi time.Duration, attempts int) time.Duration {
-	d := lo
-	for i := 0; i < attempts && d < hi; i++ {
-		d *= 2
-	}
-	return min(d, hi)
 }

@@ -120,7 +120,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 
 	parts := []func(context.Context) error{
 		verifier.Run, api.Run, notifier.Run,
-		(&starter.Starter{Store: s.st, Temporal: s.temporal, Logger: logger, DatabaseURL: testdb.URL(t, db), Sweep: 100 * time.Millisecond}).Run,
+		(&starter.Starter{Store: s.st, Temporal: s.temporal, Logger: logger, DatabaseURL: testdb.URL(t, db), Tuning: starter.Tuning{Sweep: 100 * time.Millisecond}}).Run,
 		func(ctx context.Context) error { return worker.Run(ctx, s.temporal, invites, quiet) },
 		func(ctx context.Context) error { return worker.Run(ctx, s.temporal, hooks, quiet) },
 	}
@@ -164,7 +164,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 }
 
 func (s *stack) webhookStarter() *starter.WebhookStarter {
-	return &starter.WebhookStarter{Store: s.st, Temporal: s.temporal, Logger: s.logger, Sweep: 50 * time.Millisecond}
+	return &starter.WebhookStarter{Store: s.st, Temporal: s.temporal, Logger: s.logger, Tuning: starter.Tuning{Sweep: 50 * time.Millisecond}}
 }
 
 // webhook registers url for events and returns its id and secret; the

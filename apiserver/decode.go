@@ -79,21 +79,16 @@ func decodeStrict(data []byte, dst any) error {
 	if !utf8.Valid(data) {
 		return badRequest("the body is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	wk := &walker{dec: dec}
-	tok, err := dec.Token()
-	if err == nil {
-		if tok != json.Delim('{') {
-			return badRequest("the body must be a JSON object")
-		}
-		err = wk.object(reflect.TypeOf(dst).Elem(), "")
+	if !json.Valid(data) {
+		return badRequest(syntaxProblem(data))
 	}
-	if err != nil {
-		return badRequest(syntaxMessage(err, dec))
+	src := &lexer{data: data}
+	if tok, _ := src.Token(); tok != json.Delim('{') {
+		return badRequest("the body must be a JSON object")
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return badRequest(fmt.Sprintf("unexpected data after the JSON object at byte %d", dec.InputOffset()))
+	wk := &walker{src: src}
+	if err := wk.object(reflect.TypeOf(dst).Elem(), ""); err != nil {
+		return err // not reached: the lexer reads only valid JSON
 	}
 	if len(wk.errs) > 0 {
 		return invalid(wk.errs...)
@@ -108,6 +103,31 @@ func decodeStrict(data []byte, dst any) error {
 		return badRequest("the body does not match the expected shape")
 	}
 	return nil
+}
+
+// syntaxProblem words what makes data, which json.Valid rejected, not a
+// JSON object: its first syntax error, or what follows the object.
+func syntaxProblem(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err == nil && tok != json.Delim('{') {
+		return "the body must be a JSON object"
+	}
+	for depth := 1; err == nil && depth > 0; {
+		if tok, err = dec.Token(); err == nil {
+			switch tok {
+			case json.Delim('{'), json.Delim('['):
+				depth++
+			case json.Delim('}'), json.Delim(']'):
+				depth--
+			}
+		}
+	}
+	if err != nil {
+		return syntaxMessage(err, dec)
+	}
+	return fmt.Sprintf("unexpected data after the JSON object at byte %d", dec.InputOffset())
 }
 
 func syntaxMessage(err error, dec *json.Decoder) string {
@@ -174,9 +194,10 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// walker checks a token stream against a Go type.
+// walker checks a token stream against a Go type. Its methods return
+// only the lexer's errors, which valid JSON does not have.
 type walker struct {
-	dec  *json.Decoder
+	src  *lexer
 	errs []fieldError
 }
 
@@ -188,7 +209,7 @@ func (w *walker) fail(path, format string, args ...any) {
 
 // value checks the next value; only syntax errors are returned.
 func (w *walker) value(t reflect.Type, path string) error {
-	tok, err := w.dec.Token()
+	tok, err := w.src.Token()
 	if err != nil {
 		return err
 	}
@@ -243,12 +264,15 @@ func (w *walker) valueFrom(tok json.Token, t reflect.Type, path string) error {
 		if tok != json.Delim('[') {
 			return w.mismatch(tok, t, path)
 		}
-		for i := 0; w.dec.More(); i++ {
+		if t.Elem() == rawMessageType {
+			return w.rawElements()
+		}
+		for i := 0; w.src.More(); i++ {
 			if err := w.value(t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}
 		}
-		_, err := w.dec.Token() // ]
+		_, err := w.src.Token() // ]
 		return err
 	case reflect.String:
 		s, ok := tok.(string)
@@ -300,6 +324,14 @@ func (w *walker) valueFrom(tok json.Token, t reflect.Type, path string) error {
 	return nil
 }
 
+// rawElements passes over the elements of an array of json.RawMessage
+// after its '[', and the ']'. Their owner checks each of them on its own
+// (the events of a batch).
+func (w *walker) rawElements() error {
+	w.src.skipRest()
+	return nil
+}
+
 func isInteger(n json.Number) bool {
 	s := strings.TrimPrefix(string(n), "-")
 	return s != "" && strings.Trim(s, "0123456789") == ""
@@ -309,8 +341,8 @@ func isInteger(n json.Number) bool {
 func (w *walker) object(t reflect.Type, path string) error {
 	fs := fieldsOf(t)
 	seen := make(map[string]bool, len(fs.byName))
-	for w.dec.More() {
-		tok, err := w.dec.Token()
+	for w.src.More() {
+		tok, err := w.src.Token()
 		if err != nil {
 			return err
 		}
@@ -331,7 +363,7 @@ func (w *walker) object(t reflect.Type, path string) error {
 			}
 			continue
 		}
-		tok, err = w.dec.Token()
+		tok, err = w.src.Token()
 		if err != nil {
 			return err
 		}
@@ -352,7 +384,7 @@ func (w *walker) object(t reflect.Type, path string) error {
 			w.fail(joinPath(path, name), "is required")
 		}
 	}
-	_, err := w.dec.Token() // }
+	_, err := w.src.Token() // }
 	return err
 }
 
@@ -362,8 +394,8 @@ func (w *walker) mapping(t reflect.Type, path string) error {
 		panic(fmt.Sprintf("apiserver: decodeStrict cannot check %s at %q", t, path))
 	}
 	seen := map[string]bool{}
-	for w.dec.More() {
-		tok, err := w.dec.Token()
+	for w.src.More() {
+		tok, err := w.src.Token()
 		if err != nil {
 			return err
 		}
@@ -384,7 +416,7 @@ func (w *walker) mapping(t reflect.Type, path string) error {
 			return err
 		}
 	}
-	_, err := w.dec.Token() // }
+	_, err := w.src.Token() // }
 	return err
 }
 
@@ -395,29 +427,14 @@ func (w *walker) mismatch(tok json.Token, t reflect.Type, path string) error {
 
 // skipValue consumes the next value whole.
 func (w *walker) skipValue() error {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return err
-	}
-	return w.skip(tok)
+	w.src.skipValue()
+	return nil
 }
 
 // skip consumes the rest of the value that began with tok.
 func (w *walker) skip(tok json.Token) error {
-	if tok != json.Delim('{') && tok != json.Delim('[') {
-		return nil
-	}
-	for depth := 1; depth > 0; {
-		tok, err := w.dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
+	if tok == json.Delim('{') || tok == json.Delim('[') {
+		w.src.skipRest()
 	}
 	return nil
 }

@@ -26,6 +26,13 @@ type benchAPI struct {
 	token string
 }
 
+// at is a copy of a, with its token, that calls the API at baseURL.
+func (a *benchAPI) at(baseURL string) *benchAPI {
+	b := *a
+	b.t.BaseURL = baseURL
+	return &b
+}
+
 func newBenchAPI(ctx context.Context, t Target, concurrency int) (*benchAPI, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency // one kept-alive connection per client

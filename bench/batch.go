@@ -8,6 +8,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,7 +22,7 @@ import (
 
 // starterConcurrency is the starter's default number of starts in flight
 // (starter.Starter.Concurrency): the bare-start baseline of the drain
-// runs at the same.
+// runs at the same per starter.
 const starterConcurrency = 16
 
 // BatchResult is the "batch" object of bench's JSON line.
@@ -49,19 +50,25 @@ type BatchSizeResult struct {
 
 // BackfillResult is a backfill of Events events in batches of 500: the
 // accept rate, the start orders still waiting when the last batch was
-// answered, how fast the starter then started their workflows beside
-// bare StartWorkflow calls at the starter's concurrency, and the peak RSS
-// of the self-started `touchpoint dev` (API, starter, worker and
-// embedded Temporal in one process) during the backfill.
+// answered, how fast the starters then started their workflows beside
+// bare StartWorkflow calls at the starters' combined concurrency, and
+// peak memory. When bench started dev, the backfill is posted to a
+// `touchpoint api` process it starts beside dev (same database and
+// Temporal), whose peak RSS from its start to the end of the drain is
+// APIPeakRSSMB; DevPeakRSSMB is dev's (API, starter, worker and embedded
+// Temporal in one process) over the same span. Both starters, dev's and
+// the API process's, drain the backlog.
 type BackfillResult struct {
 	Events         int      `json:"events"`
 	Accepted       int      `json:"accepted"`
 	AcceptedPerS   float64  `json:"accepted_per_s"`
 	Backlog        int      `json:"backlog"`
+	Starters       int      `json:"starters,omitempty"`
 	DrainPerS      float64  `json:"drain_per_s"`
 	BareStartsPerS float64  `json:"bare_starts_per_s,omitempty"`
 	DrainVsStarts  float64  `json:"drain_vs_starts,omitempty"`
-	PeakRSSMB      *float64 `json:"peak_rss_mb"`
+	APIPeakRSSMB   *float64 `json:"api_peak_rss_mb,omitempty"`
+	DevPeakRSSMB   *float64 `json:"dev_peak_rss_mb,omitempty"`
 }
 
 // batchRun is the setting of the batch measurements.
@@ -164,15 +171,26 @@ func (r *batchRun) bareCopy(ctx context.Context, size, n int) (perS, p99MS float
 }
 
 // backfill posts Backfill events in batches of 500 and measures the drain
-// of the start orders they leave, and the peak RSS of a self-started dev
-// meanwhile (its peak is reset first, where Linux allows it).
+// of the start orders they leave. With a self-started dev it posts them
+// to an API process started beside dev and reports the peak RSS of both
+// (dev's peak is reset first, where Linux allows it).
 func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 	n := r.o.Backfill
 	res := &BackfillResult{Events: n}
 	if err := r.awaitDrained(ctx); err != nil {
 		return res, err
 	}
+	api := r.api
 	if r.dev != nil {
+		exe := cmp.Or(r.o.APIExecutable, r.o.Executable)
+		proc, err := r.dev.startAPI(ctx, exe)
+		if err != nil {
+			return res, err
+		}
+		defer proc.terminate()
+		defer func() { res.APIPeakRSSMB = proc.peakRSSMB() }() // to the end of the drain
+		api = r.api.at(proc.baseURL)
+		res.Starters = 2
 		r.dev.resetPeakRSS()
 	}
 	// Bodies are made as they are sent: a million events held at once
@@ -187,7 +205,7 @@ func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 		k := min(size, n-i*size)
 		body := batchBody(r.typ, r.o.Target.ChannelID, fmt.Sprintf("%s-f%d", r.runID, i), k)
 		t0 := time.Now()
-		statuses[i] = r.api.postBatch(ctx, body)
+		statuses[i] = api.postBatch(ctx, body)
 		lat[i] = time.Since(t0)
 		r.prog.add(k)
 	})
@@ -214,10 +232,10 @@ func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 		res.DrainPerS = round(float64(pending)/max(time.Since(t0), time.Millisecond).Seconds(), 1)
 	}
 	if r.dev != nil {
-		res.PeakRSSMB = r.dev.peakRSSMB()
+		res.DevPeakRSSMB = r.dev.peakRSSMB()
 	}
 	if r.o.Baseline && res.Backlog > 0 {
-		starts, err := r.bareStarts(ctx, min(res.Backlog, 5000))
+		starts, err := r.bareStarts(ctx, min(res.Backlog, 5000), starterConcurrency*max(res.Starters, 1))
 		if err != nil {
 			return res, fmt.Errorf("baseline: %w", err)
 		}
@@ -227,15 +245,15 @@ func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 	return res, nil
 }
 
-// bareStarts times n bare workflow starts at the starter's concurrency.
-func (r *batchRun) bareStarts(ctx context.Context, n int) (float64, error) {
+// bareStarts times n bare workflow starts, concurrency at once.
+func (r *batchRun) bareStarts(ctx context.Context, n, concurrency int) (float64, error) {
 	tc, err := r.o.Target.dialTemporal(ctx, r.o.Stderr)
 	if err != nil {
 		return 0, err
 	}
 	defer tc.Close()
 	var b Baseline
-	if err := baselineStarts(ctx, tc, n, starterConcurrency, r.runID+"-drain", r.prog, &b); err != nil {
+	if err := baselineStarts(ctx, tc, n, concurrency, r.runID+"-drain", r.prog, &b); err != nil {
 		return 0, err
 	}
 	return b.WorkflowStartsPerS, nil

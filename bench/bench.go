@@ -32,6 +32,10 @@ type Options struct {
 	// Executable is the touchpoint binary started as `touchpoint dev`
 	// when Target.BaseURL is empty (the command passes os.Executable()).
 	Executable string
+	// APIExecutable is the binary started as `touchpoint api` beside dev
+	// for the backfill (default Executable): the production build, which
+	// leaves the embedded Temporal server out, is what runs in production.
+	APIExecutable string
 	// LogLevel is the child's TOUCHPOINT_LOG_LEVEL; empty keeps its default.
 	LogLevel string
 	// Stderr gets the progress bar (when it is a terminal) and the
@@ -65,7 +69,8 @@ type Target struct {
 const Usage = `usage: touchpoint bench [--events N] [--concurrency C] [--baseline]
        [--base-url U --auth-url A --client-id … --client-secret … --channel-id …]
        [--database-url …] [--temporal-address … --temporal-namespace …]
-       [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8] [--backfill N]
+       [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8]
+       [--backfill N [--api-executable bin/touchpoint-prod]]
 
 Without --base-url, bench starts "touchpoint dev" itself (temporary data dir,
 fresh PostgreSQL database on the server of --database-url, free ports, rate
@@ -78,10 +83,12 @@ TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY or a temporal.toml profile
 
 Then it posts --batch-events events through POST /events/batch at each batch
 size (with --baseline beside a bare COPY of the same rows), and with --backfill
-N it posts N events in batches of 500 and measures how fast the starter drains
-their start orders (with --baseline beside bare StartWorkflow calls) and the
-peak RSS of the dev it started meanwhile. These events are of an event type
-whose settings are inactive: their workflows record "skipped" and send nothing.`
+N it posts N events in batches of 500 and measures how fast the starters drain
+their start orders (with --baseline beside bare StartWorkflow calls). When
+bench started dev, the backfill goes to a "touchpoint api" process it starts
+beside dev (--api-executable) and the JSON line has that API's peak RSS.
+These events are of an event type whose settings are inactive: their
+workflows record "skipped" and send nothing.`
 
 // ParseFlags reads the flags of `touchpoint bench`; getenv supplies the
 // defaults named in their help, stderr gets the usage and flag errors.
@@ -108,6 +115,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	sizes := fs.String("batch-sizes", "1,50,500", "events per batch request, comma-separated")
 	fs.IntVar(&o.BatchConcurrency, "batch-concurrency", 8, "batch requests in flight at once")
 	fs.IntVar(&o.Backfill, "backfill", 0, "events of a backfill whose drain and peak memory are measured (0: none)")
+	fs.StringVar(&o.APIExecutable, "api-executable", "", "touchpoint binary run as the API process beside dev for --backfill, e.g. bin/touchpoint-prod (default: this one)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -2,18 +2,15 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"net"
+	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/touchpoint/touchpoint/config"
@@ -23,10 +20,8 @@ import (
 
 // devChild is a `touchpoint dev` that bench started and stops.
 type devChild struct {
-	cmd            *exec.Cmd
-	stdin          io.Closer   // kept open until the child has exited
-	out, logs      *tailBuffer // its stdout (the banner) and the end of its stderr
-	done           chan struct{}
+	*child
+	vars           map[string]string // its environment, for the API process beside it
 	dataDir        string
 	server, dbName string // the temporary database and its server's URL
 	target         Target
@@ -42,11 +37,10 @@ func startDevChild(ctx context.Context, exe, serverURL, logLevel string) (*devCh
 	if serverURL == "" {
 		serverURL = config.Defaults().DatabaseURL
 	}
-	d := &devChild{out: &tailBuffer{max: 64 << 10}, logs: &tailBuffer{max: 64 << 10}, done: make(chan struct{}), server: serverURL,
-		dbName: "touchpoint_bench_" + benchRunID()}
-	vars, err := d.prepare(ctx, logLevel)
+	d := &devChild{server: serverURL, dbName: "touchpoint_bench_" + benchRunID()}
+	err := d.prepare(ctx, logLevel)
 	if err == nil {
-		err = d.start(exe, vars)
+		d.child, err = startChild(exe, "dev", d.vars)
 	}
 	if err == nil {
 		err = d.awaitBanner(ctx)
@@ -57,28 +51,29 @@ func startDevChild(ctx context.Context, exe, serverURL, logLevel string) (*devCh
 	return d, nil
 }
 
-// prepare makes the data dir and the database and returns the child's
-// configuration, on free ports.
-func (d *devChild) prepare(ctx context.Context, logLevel string) (map[string]string, error) {
+// prepare makes the data dir and the database and the child's
+// configuration, on free ports. The secret key is bench's, so that an API
+// process beside dev shares it.
+func (d *devChild) prepare(ctx context.Context, logLevel string) error {
 	dir, err := os.MkdirTemp("", "touchpoint-bench-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.dataDir = dir
 	dbURL, err := store.DatabaseURL(d.server, d.dbName)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := store.EnsureDatabase(ctx, dbURL); err != nil {
-		return nil, err
+		return err
 	}
 	addrs, err := benchFreeAddrs(5)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.target = Target{BaseURL: "http://" + addrs[0], AuthURL: "http://" + addrs[1],
 		DatabaseURL: dbURL, Temporal: temporalclient.Plain(addrs[2], "default")}
-	return map[string]string{
+	d.vars = map[string]string{
 		"DATABASE_URL":                    dbURL,
 		"TEMPORAL_ADDRESS":                addrs[2],
 		"TOUCHPOINT_API_ADDR":             addrs[0],
@@ -94,36 +89,8 @@ func (d *devChild) prepare(ctx context.Context, logLevel string) (map[string]str
 		"TOUCHPOINT_DAILY_SEND_QUOTA":     "0", // a run sends more than a tenant's daily quota
 		"TOUCHPOINT_RECIPIENT_DAILY_CAP":  "0",
 		"TOUCHPOINT_LOG_LEVEL":            logLevel,
-	}, nil
-}
-
-// start runs the child, `exe dev`, with vars in place of every
-// Touchpoint variable of ours.
-func (d *devChild) start(exe string, vars map[string]string) error {
-	d.cmd = exec.Command(exe, "dev")
-	d.cmd.SysProcAttr = childProcAttr()
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(config.Variables, k) {
-			d.cmd.Env = append(d.cmd.Env, kv)
-		}
+		"TOUCHPOINT_SECRET_KEY":           rand.Text() + rand.Text(), // 256 random bits; the key must have at least 32 characters
 	}
-	for k, v := range vars {
-		if v != "" {
-			d.cmd.Env = append(d.cmd.Env, k+"="+v)
-		}
-	}
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.logs
-	var err error
-	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
-		return err
-	}
-	if err := d.cmd.Start(); err != nil {
-		return fmt.Errorf("start touchpoint dev: %w", err)
-	}
-	go func() {
-		d.cmd.Wait()
-		close(d.done)
-	}()
 	return nil
 }
 
@@ -149,38 +116,69 @@ func (d *devChild) awaitBanner(ctx context.Context) error {
 	}
 }
 
-// peakRSSMB is the child's peak resident set (VmHWM), nil where /proc
-// cannot tell.
-func (d *devChild) peakRSSMB() *float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
-	if err != nil {
-		return nil
-	}
-	for line := range strings.Lines(string(raw)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			if err != nil {
-				return nil
-			}
-			mb := round(kb/1024, 1)
-			return &mb
-		}
-	}
-	return nil
+// apiChild is a `touchpoint api` that bench started beside dev, so that
+// the memory of the API alone can be told apart from dev's, which holds
+// the embedded Temporal server too.
+type apiChild struct {
+	*child
+	baseURL string
 }
 
-// resetPeakRSS starts the child's peak resident set (VmHWM) afresh, so
-// that peakRSSMB tells the peak of what follows; where /proc cannot, the
-// peak stays the child's lifetime peak.
-func (d *devChild) resetPeakRSS() {
-	os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", d.cmd.Process.Pid), []byte("5"), 0) // best effort
+// startAPI starts `exe api` beside d: d's database, Temporal, issuer,
+// secret key and limits, its own port, no metrics listener. Its base URL
+// (the audience of tokens and the root of links) stays d's, so d's tokens
+// are good for it. It returns once the API answers GET /readyz with 200.
+func (d *devChild) startAPI(ctx context.Context, exe string) (*apiChild, error) {
+	addrs, err := benchFreeAddrs(1)
+	if err != nil {
+		return nil, err
+	}
+	vars := maps.Clone(d.vars)
+	vars["TOUCHPOINT_API_ADDR"], vars["TOUCHPOINT_METRICS_ADDR"] = addrs[0], ""
+	c, err := startChild(exe, "api", vars)
+	if err != nil {
+		return nil, err
+	}
+	a := &apiChild{child: c, baseURL: "http://" + addrs[0]}
+	if err := a.awaitReady(ctx); err != nil {
+		return nil, errors.Join(err, a.terminate())
+	}
+	return a, nil
+}
+
+// awaitReady waits until the API answers GET /readyz with 200.
+func (a *apiChild) awaitReady(ctx context.Context) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(time.Minute)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.baseURL+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-a.done:
+			return fmt.Errorf("%s exited (%v) before it was ready; its output ends:\n%s", a.name, a.cmd.ProcessState, a.logs)
+		case <-deadline:
+			return fmt.Errorf("%s not ready within a minute; its output ends:\n%s", a.name, a.logs)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 // stop ends the child with SIGTERM (SIGKILL after 30 s) and removes its
 // data dir and database.
 func (d *devChild) stop() error {
 	var errs []error
-	if d.cmd != nil && d.cmd.Process != nil {
+	if d.child != nil {
 		errs = append(errs, d.terminate())
 	}
 	if d.dataDir != "" {
@@ -190,24 +188,6 @@ func (d *devChild) stop() error {
 	defer cancel()
 	errs = append(errs, store.DropDatabase(ctx, d.server, d.dbName))
 	return errors.Join(errs...)
-}
-
-func (d *devChild) terminate() error {
-	defer d.stdin.Close()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
-	}
-	select {
-	case <-d.done:
-		if !d.cmd.ProcessState.Success() {
-			return fmt.Errorf("touchpoint dev stopped with %v; its output ends:\n%s", d.cmd.ProcessState, d.logs)
-		}
-		return nil
-	case <-time.After(30 * time.Second):
-		d.cmd.Process.Kill()
-		<-d.done
-		return errors.New("touchpoint dev did not stop within 30 s of SIGTERM; killed it")
-	}
 }
 
 // benchFreeAddrs returns n 127.0.0.1 addresses whose ports are free now.

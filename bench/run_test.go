@@ -70,9 +70,11 @@ func TestRun(t *testing.T) {
 	backfill, _ := batch["backfill"].(map[string]any)
 	assert.EqualValues(t, 1200, backfill["events"])
 	assert.EqualValues(t, 1200, backfill["accepted"])
-	for _, k := range []string{"accepted_per_s", "drain_per_s", "peak_rss_mb"} {
+	assert.EqualValues(t, 2, backfill["starters"], "dev's starter and the API process's")
+	for _, k := range []string{"accepted_per_s", "drain_per_s", "api_peak_rss_mb", "dev_peak_rss_mb"} {
 		assert.Positive(t, backfill[k], k)
 	}
+	assert.Less(t, backfill["api_peak_rss_mb"], backfill["dev_peak_rss_mb"], "the API process holds no Temporal server")
 	if backfill["backlog"].(float64) > 0 {
 		assert.Positive(t, backfill["bare_starts_per_s"])
 		assert.Positive(t, backfill["drain_vs_starts"])
@@ -116,12 +118,14 @@ func TestParseFlags(t *testing.T) {
 		{name: "Temporal's configuration is checked", args: []string{"--base-url", "http://api", "--auth-url", "http://auth",
 			"--temporal-address", "x:7233"}, env: map[string]string{"TEMPORAL_TLS_CLIENT_CERT_PATH": "/nonexistent/c.pem",
 			"TEMPORAL_TLS_CLIENT_KEY_PATH": "/nonexistent/c.key"}, wantErr: "/nonexistent/c.pem"},
-		{name: "batch sizes", args: []string{"--batch-sizes", "500, 7", "--backfill", "10"}, check: func(t *testing.T, o Options) {
-			assert.Equal(t, []int{500, 7}, o.BatchSizes)
-			assert.Equal(t, 5000, o.BatchEvents)
-			assert.Equal(t, 8, o.BatchConcurrency)
-			assert.Equal(t, 10, o.Backfill)
-		}},
+		{name: "batch sizes", args: []string{"--batch-sizes", "500, 7", "--backfill", "10", "--api-executable", "bin/touchpoint-prod"},
+			check: func(t *testing.T, o Options) {
+				assert.Equal(t, []int{500, 7}, o.BatchSizes)
+				assert.Equal(t, 5000, o.BatchEvents)
+				assert.Equal(t, 8, o.BatchConcurrency)
+				assert.Equal(t, 10, o.Backfill)
+				assert.Equal(t, "bin/touchpoint-prod", o.APIExecutable)
+			}},
 		{name: "a batch too large", args: []string{"--batch-sizes", "501"}, wantErr: "not a size from 1 to 500"},
 		{name: "no events", args: []string{"--events", "0"}, wantErr: "--events and --concurrency must be at least 1"},
 		{name: "base URL alone", args: []string{"--base-url", "http://api"}, wantErr: "--base-url needs --auth-url"},

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -145,4 +146,30 @@ func TestCountInvitesOfType(t *testing.T) {
 	c, err := f.st.CountInvitesOfType(ctx, etID)
 	require.NoError(t, err)
 	assert.Equal(t, InviteCounts{Waiting: 1, Ended: 1}, c)
+}
+
+// Events hold no keys of their own to their event type and channel
+// (schema 0012): their invite setting's keys keep both. Deleting either
+// while it has events still fails, and an event names what its setting
+// names.
+func TestEventsKeepTheirEventTypeAndChannelThroughTheirSetting(t *testing.T) {
+	t.Parallel()
+	f := newBatchFixture(t)
+	ctx := context.Background()
+	out, err := f.st.AcceptEvents(ctx, []NewEvent{f.call(ctx, "kept@example.com").event})
+	require.NoError(t, err)
+	require.NoError(t, out[0].Err)
+	var mismatched int
+	require.NoError(t, f.st.db.GetContext(ctx, &mismatched, `SELECT count(*) FROM events e JOIN invite_settings s ON s.id = e.invite_setting_id
+		WHERE e.id = $1 AND (s.event_type_id <> e.event_type_id OR s.channel_id <> e.channel_id)`, out[0].EventID))
+	assert.Zero(t, mismatched)
+	for del, arg := range map[string]string{
+		`DELETE FROM event_types WHERE account_id = $1`: f.account,
+		`DELETE FROM channels WHERE id = $1`:            f.channel,
+	} {
+		_, err := f.st.db.ExecContext(ctx, del, arg)
+		var pqErr *pq.Error
+		require.ErrorAs(t, err, &pqErr, del)
+		assert.Equal(t, pq.ErrorCode("23503"), pqErr.Code, "%s: %v", del, err)
+	}
 }

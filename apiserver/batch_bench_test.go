@@ -1,0 +1,108 @@
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// BenchmarkAcceptBatch measures POST /events/batch of 500 events at
+// concurrency 8 (SPEC §11.6) with no starter, worker or Temporal on the
+// machine, beside the accept statement alone (store.AcceptEvents) and a
+// bare COPY of the same rows into a table of the events table's shape.
+// One op is one batch; events/s is what the target compares.
+//
+//	go test ./apiserver/ -run '^$' -bench AcceptBatch -benchtime 100x -cpuprofile cpu.out
+func BenchmarkAcceptBatch(b *testing.B) {
+	const concurrency, size = 8, 500
+	e := newEnv(b, func(o *apiserver.Options) { o.RatePerSecond, o.RateBurst = 1e6, 1e6 })
+	e.create(b, "/event-types", map[string]any{"name": "checkout"})
+	e.store.DB().SetMaxOpenConns(concurrency)
+	e.store.DB().SetMaxIdleConns(concurrency)
+	e.srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = concurrency
+	body := func(batch int) string {
+		events := make([]map[string]any, size)
+		for i := range events {
+			ev := e.minimalEvent("checkout")
+			ev["customer"] = map[string]any{"email": fmt.Sprintf("c%d-%d@example.com", batch, i), "firstName": "Ann"}
+			events[i] = ev
+		}
+		raw, err := json.Marshal(map[string]any{"events": events})
+		require.NoError(b, err)
+		return string(raw)
+	}
+	newEvents := func(batch int) []store.NewEvent {
+		out := make([]store.NewEvent, size)
+		for i := range out {
+			out[i] = store.NewEvent{AccountID: e.account, Type: "checkout", ChannelID: e.channel,
+				CustomerEmail: fmt.Sprintf("s%d-%d@example.com", batch, i), TransactionReference: "order-1",
+				TransactionDate: time.Now(), Payload: json.RawMessage(`{"customer":{"email":"ann@example.com"},"type":"checkout"}`)}
+		}
+		return out
+	}
+
+	run := func(b *testing.B, prepare func(i int) any, op func(in any) error) {
+		inputs := make([]any, b.N)
+		for i := range inputs {
+			inputs[i] = prepare(i)
+		}
+		var next atomic.Int64
+		lat := make([]time.Duration, b.N)
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		start := time.Now()
+		for range concurrency {
+			wg.Go(func() {
+				for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
+					t0 := time.Now()
+					if err := op(inputs[i]); err != nil {
+						b.Error(err)
+						return
+					}
+					lat[i] = time.Since(t0)
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		slices.Sort(lat)
+		b.ReportMetric(float64(b.N*size)/elapsed.Seconds(), "events/s")
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99_ms")
+	}
+
+	var batches atomic.Int64 // every sub-benchmark run gets fresh addresses
+	b.Run("http", func(b *testing.B) {
+		run(b, func(int) any { return body(int(batches.Add(1))) }, func(in any) error {
+			r := e.do(b, http.MethodPost, "/events/batch", e.token, in.(string))
+			if r.status != http.StatusOK {
+				return fmt.Errorf("status %d: %s", r.status, r.body)
+			}
+			return nil
+		})
+	})
+	b.Run("store only", func(b *testing.B) {
+		run(b, func(int) any { return newEvents(int(batches.Add(1))) }, func(in any) error {
+			_, err := e.store.AcceptEvents(context.Background(), in.([]store.NewEvent))
+			return err
+		})
+	})
+	table, err := e.store.CreateEventsScratch(context.Background(), "bench_copy")
+	require.NoError(b, err)
+	b.Run("bare copy", func(b *testing.B) {
+		run(b, func(int) any { return newEvents(int(batches.Add(1))) }, func(in any) error {
+			return table.Copy(context.Background(), in.([]store.NewEvent))
+		})
+	})
+}

@@ -47,8 +47,9 @@ type Options struct {
 	BatchEvents, BatchConcurrency int
 	BatchSizes                    []int
 	// Backfill events are posted in batches of 500 to measure the drain of
-	// their start orders and the peak memory meanwhile (0: none).
-	Backfill int
+	// their start orders and the peak memory meanwhile (0: none); the
+	// drain is timed over the first DrainSample orders (0: all of them).
+	Backfill, DrainSample int
 }
 
 // Target is the stack under measurement. DatabaseURL is optional against
@@ -70,7 +71,7 @@ const Usage = `usage: touchpoint bench [--events N] [--concurrency C] [--baselin
        [--base-url U --auth-url A --client-id … --client-secret … --channel-id …]
        [--database-url …] [--temporal-address … --temporal-namespace …]
        [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8]
-       [--backfill N [--api-executable bin/touchpoint-prod]]
+       [--backfill N [--drain-sample 20000] [--api-executable bin/touchpoint-prod]]
 
 Without --base-url, bench starts "touchpoint dev" itself (temporary data dir,
 fresh PostgreSQL database on the server of --database-url, free ports, rate
@@ -84,7 +85,8 @@ TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY or a temporal.toml profile
 Then it posts --batch-events events through POST /events/batch at each batch
 size (with --baseline beside a bare COPY of the same rows), and with --backfill
 N it posts N events in batches of 500 and measures how fast the starters drain
-their start orders (with --baseline beside bare StartWorkflow calls). When
+their start orders (the first --drain-sample of them; with --baseline beside
+bare StartWorkflow calls). When
 bench started dev, the backfill goes to a "touchpoint api" process it starts
 beside dev (--api-executable) and the JSON line has that API's peak RSS.
 These events are of an event type whose settings are inactive: their
@@ -115,6 +117,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	sizes := fs.String("batch-sizes", "1,50,500", "events per batch request, comma-separated")
 	fs.IntVar(&o.BatchConcurrency, "batch-concurrency", 8, "batch requests in flight at once")
 	fs.IntVar(&o.Backfill, "backfill", 0, "events of a backfill whose drain and peak memory are measured (0: none)")
+	fs.IntVar(&o.DrainSample, "drain-sample", 20000, "time the backfill's drain over its first N start orders and discard the rest (0: the whole backlog)")
 	fs.StringVar(&o.APIExecutable, "api-executable", "", "touchpoint binary run as the API process beside dev for --backfill, e.g. bin/touchpoint-prod (default: this one)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -147,8 +150,8 @@ func (o Options) validate() error {
 	switch {
 	case o.Events < 1 || o.Concurrency < 1:
 		return errors.New("bench: --events and --concurrency must be at least 1")
-	case o.BatchEvents < 0 || o.Backfill < 0 || (o.BatchEvents+o.Backfill > 0 && o.BatchConcurrency < 1):
-		return errors.New("bench: --batch-events and --backfill must not be negative, --batch-concurrency at least 1")
+	case o.BatchEvents < 0 || o.Backfill < 0 || o.DrainSample < 0 || (o.BatchEvents+o.Backfill > 0 && o.BatchConcurrency < 1):
+		return errors.New("bench: --batch-events, --backfill and --drain-sample must not be negative, --batch-concurrency at least 1")
 	case t.BaseURL == "":
 		return nil
 	case t.AuthURL == "" || t.ClientID == "" || t.ClientSecret == "" || t.ChannelID == "":

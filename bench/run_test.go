@@ -21,7 +21,7 @@ import (
 func TestRun(t *testing.T) {
 	t.Parallel()
 	o, err := ParseFlags([]string{"--events", "20", "--concurrency", "4", "--baseline",
-		"--batch-events", "100", "--batch-sizes", "1,50", "--batch-concurrency", "2", "--backfill", "1200"},
+		"--batch-events", "100", "--batch-sizes", "1,50", "--batch-concurrency", "2", "--backfill", "1200", "--drain-sample", "300"},
 		func(k string) string { return map[string]string{"DATABASE_URL": testdb.ServerURL()}[k] }, &bytes.Buffer{})
 	require.NoError(t, err)
 	o.Executable = testbin.Touchpoint(t)
@@ -75,6 +75,11 @@ func TestRun(t *testing.T) {
 		assert.Positive(t, backfill[k], k)
 	}
 	assert.Less(t, backfill["api_peak_rss_mb"], backfill["dev_peak_rss_mb"], "the API process holds no Temporal server")
+	if backlog := backfill["backlog"].(float64); backlog > 300 {
+		assert.EqualValues(t, 300, backfill["drained"], "the sample")
+	} else {
+		assert.Equal(t, backlog, backfill["drained"], "the whole backlog")
+	}
 	if backfill["backlog"].(float64) > 0 {
 		assert.Positive(t, backfill["bare_starts_per_s"])
 		assert.Positive(t, backfill["drain_vs_starts"])
@@ -125,9 +130,11 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, 8, o.BatchConcurrency)
 				assert.Equal(t, 10, o.Backfill)
 				assert.Equal(t, "bin/touchpoint-prod", o.APIExecutable)
+				assert.Equal(t, 20000, o.DrainSample)
 			}},
 		{name: "a batch too large", args: []string{"--batch-sizes", "501"}, wantErr: "not a size from 1 to 500"},
 		{name: "no events", args: []string{"--events", "0"}, wantErr: "--events and --concurrency must be at least 1"},
+		{name: "a negative drain sample", args: []string{"--drain-sample", "-1"}, wantErr: "must not be negative"},
 		{name: "base URL alone", args: []string{"--base-url", "http://api"}, wantErr: "--base-url needs --auth-url"},
 		{name: "baseline without a database", args: []string{"--base-url", "http://api", "--auth-url", "http://auth", "--baseline"},
 			env: map[string]string{"DATABASE_URL": ""}, wantErr: "--baseline against --base-url needs --database-url"},

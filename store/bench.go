@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -213,4 +214,35 @@ func (t *EventsScratch) Copy(ctx context.Context, events []NewEvent) (err error)
 func (t *EventsScratch) Drop(ctx context.Context) error {
 	_, err := t.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+t.table)
 	return translate(err)
+}
+
+// NthPendingOrder is the ID of the n-th pending start order in the order
+// the starter claims them, and false when fewer are pending: once it is
+// done, about n orders have been, without counting a large backlog.
+func (s *Store) NthPendingOrder(ctx context.Context, n int) (id int64, ok bool, err error) {
+	err = s.db.GetContext(ctx, &id, `SELECT id FROM outbox WHERE done_at IS NULL
+		ORDER BY next_attempt_at, id OFFSET $1 LIMIT 1`, n-1)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return id, err == nil, translate(err)
+}
+
+// OrderDone reports whether the order id has been carried out.
+func (s *Store) OrderDone(ctx context.Context, id int64) (bool, error) {
+	var done bool
+	err := s.db.GetContext(ctx, &done, `SELECT done_at IS NOT NULL FROM outbox WHERE id = $1`, id)
+	return done, translate(err)
+}
+
+// DiscardPendingOrders marks every pending order done without carrying it
+// out: a measurement that sampled the drain of a large backlog leaves no
+// backlog behind to compete with what it measures next. Only for a
+// database of its own.
+func (s *Store) DiscardPendingOrders(ctx context.Context) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE outbox SET done_at = $1, last_error = 'discarded by bench' WHERE done_at IS NULL`, s.Now())
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -23,6 +24,20 @@ const (
 // that each gets its own problem.
 type batchIn struct {
 	Events []json.RawMessage `json:"events" required:"true"`
+}
+
+// decodeBatch checks a batch as decodeStrict checks a body and returns
+// its events unread. They were checked for syntax with the batch; each
+// is then decoded on its own (decodeValid).
+func decodeBatch(body []byte) ([]json.RawMessage, error) {
+	if err := checkSyntax(body); err != nil {
+		return nil, err
+	}
+	wk, err := walk(body, reflect.TypeFor[batchIn]())
+	if err != nil {
+		return nil, err
+	}
+	return wk.raws, nil
 }
 
 // batchEventIn is one event of a batch: an event as for POST /events plus
@@ -58,12 +73,12 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var in batchIn
-	if err := decodeStrict(body, &in); err != nil {
+	raws, err := decodeBatch(body)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	switch n := len(in.Events); {
+	switch n := len(raws); {
 	case n > maxBatchEvents:
 		s.fail(w, r, newError(http.StatusRequestEntityTooLarge, "the batch has %d events; at most %d are allowed in one request", n, maxBatchEvents))
 		return
@@ -72,10 +87,10 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	requestID := infoFrom(r.Context()).id
-	items := make([]batchItem, len(in.Events))
+	items := make([]batchItem, len(raws))
 	var events []store.NewEvent
 	var at []int // events[k] is item at[k]
-	for i, raw := range in.Events {
+	for i, raw := range raws {
 		items[i].Index = i
 		e, err := s.batchEvent(r, raw)
 		if err != nil {
@@ -119,7 +134,7 @@ func (s *server) batchEvent(r *http.Request, raw json.RawMessage) (store.NewEven
 		return store.NewEvent{}, newError(http.StatusRequestEntityTooLarge, "the event is larger than %d bytes", s.maxBody)
 	}
 	var in batchEventIn
-	if err := decodeStrict(raw, &in); err != nil {
+	if err := decodeValid(raw, &in); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) { // the decoder speaks of the body; here it is one event of it
 			ae.detail = strings.Replace(ae.detail, "the body", "the event", 1)

@@ -73,25 +73,31 @@ const maxFieldErrors = 50
 // Every field error is collected with its path (customer.email,
 // products[2].url) into one 400; a syntax error stops at once.
 func decodeStrict(data []byte, dst any) error {
-	if len(bytes.TrimSpace(data)) == 0 {
+	if err := checkSyntax(data); err != nil {
+		return err
+	}
+	return decodeValid(data, dst)
+}
+
+// checkSyntax answers 400 for a body that is empty, not UTF-8 or not
+// JSON.
+func checkSyntax(data []byte) error {
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
 		return badRequest("the body is empty; send a JSON object")
-	}
-	if !utf8.Valid(data) {
+	case !utf8.Valid(data):
 		return badRequest("the body is not valid UTF-8")
-	}
-	if !json.Valid(data) {
+	case !json.Valid(data):
 		return badRequest(syntaxProblem(data))
 	}
-	src := &lexer{data: data}
-	if tok, _ := src.Token(); tok != json.Delim('{') {
-		return badRequest("the body must be a JSON object")
-	}
-	wk := &walker{src: src}
-	if err := wk.object(reflect.TypeOf(dst).Elem(), ""); err != nil {
-		return err // not reached: the lexer reads only valid JSON
-	}
-	if len(wk.errs) > 0 {
-		return invalid(wk.errs...)
+	return nil
+}
+
+// decodeValid is decodeStrict for JSON that checkSyntax has passed, such
+// as each event of a batch whose body it passed.
+func decodeValid(data []byte, dst any) error {
+	if _, err := walk(data, reflect.TypeOf(dst).Elem()); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(data, dst); err != nil {
 		// The walk accepts only what Unmarshal can store, except values of
@@ -103,6 +109,23 @@ func decodeStrict(data []byte, dst any) error {
 		return badRequest("the body does not match the expected shape")
 	}
 	return nil
+}
+
+// walk checks valid JSON against struct type t and returns the walker,
+// which holds the elements of the arrays of json.RawMessage it met.
+func walk(data []byte, t reflect.Type) (*walker, error) {
+	src := &lexer{data: data}
+	if tok, _ := src.Token(); tok != json.Delim('{') {
+		return nil, badRequest("the body must be a JSON object")
+	}
+	wk := &walker{src: src}
+	if err := wk.object(t, ""); err != nil {
+		return nil, err // not reached: the lexer reads only valid JSON
+	}
+	if len(wk.errs) > 0 {
+		return nil, invalid(wk.errs...)
+	}
+	return wk, nil
 }
 
 // syntaxProblem words what makes data, which json.Valid rejected, not a
@@ -199,6 +222,7 @@ var (
 type walker struct {
 	src  *lexer
 	errs []fieldError
+	raws []json.RawMessage // elements of arrays of json.RawMessage
 }
 
 func (w *walker) fail(path, format string, args ...any) {
@@ -324,12 +348,17 @@ func (w *walker) valueFrom(tok json.Token, t reflect.Type, path string) error {
 	return nil
 }
 
-// rawElements passes over the elements of an array of json.RawMessage
-// after its '[', and the ']'. Their owner checks each of them on its own
-// (the events of a batch).
+// rawElements keeps the elements of an array of json.RawMessage after
+// its '[' in raws, unread, and consumes the ']'. Their owner checks each
+// of them on its own (the events of a batch).
 func (w *walker) rawElements() error {
-	w.src.skipRest()
-	return nil
+	for w.src.More() {
+		start := w.src.pos
+		w.src.skipValue()
+		w.raws = append(w.raws, w.src.data[start:w.src.pos])
+	}
+	_, err := w.src.Token() // ]
+	return err
 }
 
 func isInteger(n json.Number) bool {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,29 +55,7 @@ func BenchmarkAcceptBatch(b *testing.B) {
 		for i := range inputs {
 			inputs[i] = prepare(i)
 		}
-		var next atomic.Int64
-		lat := make([]time.Duration, b.N)
-		var wg sync.WaitGroup
-		b.ResetTimer()
-		start := time.Now()
-		for range concurrency {
-			wg.Go(func() {
-				for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
-					t0 := time.Now()
-					if err := op(inputs[i]); err != nil {
-						b.Error(err)
-						return
-					}
-					lat[i] = time.Since(t0)
-				}
-			})
-		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		slices.Sort(lat)
-		b.ReportMetric(float64(b.N*size)/elapsed.Seconds(), "events/s")
-		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99_ms")
+		runConcurrently(b, concurrency, size, "events/s", func(i int) error { return op(inputs[i]) })
 	}
 
 	var batches atomic.Int64 // every sub-benchmark run gets fresh addresses

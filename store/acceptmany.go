@@ -34,16 +34,6 @@ const singleHeadStart = "1 hour"
 // MaxAcceptEvents is the most events one AcceptEvents call takes.
 const MaxAcceptEvents = 1000
 
-// acceptManyInFlight bounds the AcceptEvents statements a Store runs at
-// once; the others wait their turn in order. On a PostgreSQL with few
-// cores, more 500-event statements at once only share its CPU and the
-// row locks of their parents (account, invite setting), so each takes
-// as long as all of them together: with two in flight the rate stays the
-// same and the slowest batches wait about half as long
-// (BenchmarkAcceptBatch, docs/performance.md). More API replicas bring
-// more slots.
-const acceptManyInFlight = 2
-
 // Outcome is what became of one event of AcceptEvents: accepted (as by
 // AcceptEvent, Replayed for a known key with the same body), or one of
 // ErrUnknownEventType, ErrUnknownChannel, ErrIdempotencyMismatch and
@@ -180,12 +170,6 @@ func (s *Store) AcceptEvents(ctx context.Context, events []NewEvent) ([]Outcome,
 		SettingFound bool `db:"setting_found"`
 		Inserted     bool `db:"inserted"`
 	}
-	select {
-	case s.acceptManySlots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("accept %d events: %w", len(idx), ctx.Err())
-	}
-	defer func() { <-s.acceptManySlots }()
 	err := s.selectPrepared(ctx, nil, &s.acceptManyStmt, &rows, pq.Array(ids), pq.Array(accounts), pq.Array(types),
 		pq.Array(channels), pq.Array(emails), now, pq.Array(customerRefs), pq.Array(txRefs),
 		pq.Array(txDates), pq.Array(deliveries), string(payloads), pq.Array(keys), pq.Array(hashes),

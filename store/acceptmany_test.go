@@ -173,25 +173,3 @@ func TestEventsKeepTheirEventTypeAndChannelThroughTheirSetting(t *testing.T) {
 		assert.EqualValues(t, "23503", pqErr.Code, "%s: %v", del, err) // foreign_key_violation
 	}
 }
-
-// While acceptManyInFlight statements run, the next batch waits for a
-// slot, and gives up when its request does.
-func TestAcceptEventsWaitsForASlot(t *testing.T) {
-	t.Parallel()
-	f := newBatchFixture(t)
-	for range acceptManyInFlight {
-		f.st.acceptManySlots <- struct{}{} // statements in flight
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_, err := f.st.AcceptEvents(ctx, []NewEvent{f.call(ctx, "waits@example.com").event})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-
-	<-f.st.acceptManySlots // one statement ends
-	out, err := f.st.AcceptEvents(context.Background(), []NewEvent{f.call(context.Background(), "next@example.com").event})
-	require.NoError(t, err)
-	require.NoError(t, out[0].Err)
-	var stored int
-	require.NoError(t, f.st.db.Get(&stored, `SELECT count(*) FROM events WHERE account_id = $1`, f.account))
-	assert.Equal(t, 1, stored, "only the batch that got a slot")
-}

@@ -50,7 +50,6 @@ type Store struct {
 	// The statements every event or invite runs are prepared once (see
 	// preparedStmt).
 	acceptStmt, acceptBatchStmt, acceptManyStmt preparedStmt
-	acceptManySlots                             chan struct{} // acceptManyInFlight
 	invite                                      *inviteStatements
 	webhooks                                    *webhookStatements
 }
@@ -59,8 +58,8 @@ type Store struct {
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	return &Store{db: db, DefaultInviteDelay: defaultInviteDelay, now: time.Now,
 		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
-		acceptManyStmt: preparedStmt{query: acceptManySQL}, acceptManySlots: make(chan struct{}, acceptManyInFlight),
-		invite: newInviteStatements(), webhooks: newWebhookStatements()}
+		acceptManyStmt: preparedStmt{query: acceptManySQL},
+		invite:         newInviteStatements(), webhooks: newWebhookStatements()}
 }
 
 // preparedStmt is a statement prepared on first use and kept: running it

@@ -80,6 +80,22 @@ type pump[T any] struct {
 	start  func(ctx context.Context, item T) error
 }
 
+// run drains the due rows every sweep, and whenever wake fires (a nil
+// wake never does), until ctx is cancelled.
+func (p pump[T]) run(ctx context.Context, wake <-chan struct{}) error {
+	sweep := time.NewTicker(p.tuning.Sweep)
+	defer sweep.Stop()
+	for {
+		p.drain(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-sweep.C:
+		}
+	}
+}
+
 // drain starts due rows batch by batch until none are left or a batch
 // makes no progress (Temporal down: its rows were rescheduled).
 func (p pump[T]) drain(ctx context.Context) {

@@ -42,18 +42,8 @@ func (s *Starter) Run(ctx context.Context) error {
 	s.defaults(5 * time.Second)
 	listener := store.ListenOutbox(s.DatabaseURL, s.Logger)
 	defer listener.Close()
-	sweep := time.NewTicker(s.Sweep)
-	defer sweep.Stop()
 	p := pump[store.StartOrder]{what: "outbox", logger: s.Logger, tuning: &s.Tuning, claim: s.claim, start: s.start}
-	for {
-		p.drain(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-listener.Wake():
-		case <-sweep.C:
-		}
-	}
+	return p.run(ctx, listener.Wake())
 }
 
 // claim claims a batch of due start orders.

@@ -44,17 +44,8 @@ func (s *WebhookStarter) Run(ctx context.Context) error {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
 	s.defaults(time.Second)
-	t := time.NewTicker(s.Sweep)
-	defer t.Stop()
 	p := pump[store.WebhookStart]{what: "webhook", logger: s.Logger, tuning: &s.Tuning, claim: s.claim, start: s.start}
-	for {
-		p.drain(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	return p.run(ctx, nil)
 }
 
 // claim claims a batch of deliveries due to be started.

@@ -4,19 +4,16 @@ package reconciler_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/recordhistory"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -32,7 +29,7 @@ func TestRecordReconcileHistory(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	path := filepath.Join("..", "workflows", "testdata", "reconcile_restarted.json")
-	if _, err := os.Stat(path); err == nil && os.Getenv("TOUCHPOINT_RECORD_OVERWRITE") != "1" {
+	if recordhistory.Kept(path) {
 		t.Skip("kept the history recorded before")
 	}
 
@@ -53,14 +50,5 @@ func TestRecordReconcileHistory(t *testing.T) {
 		}
 		require.True(t, time.Now().Before(deadline), "the invite never became a candidate")
 	}
-	hist := &historypb.History{}
-	it := r.c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, e)
-	}
-	raw, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, append(raw, '\n'), 0o644))
+	recordhistory.Save(ctx, t, r.c, path, run.GetID(), run.GetRunID())
 }

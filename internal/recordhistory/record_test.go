@@ -6,7 +6,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,8 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
@@ -23,6 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/devtemporal"
 	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/recordhistory"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
@@ -143,25 +141,14 @@ func TestRecordHistories(t *testing.T) {
 	finish("reminder_skipped_reviewed", run, invite.Sent)
 }
 
-// save writes the run's history as testdata/<name>.json. A history that is
-// there already is kept: it was recorded by the workflow code of its day,
-// which is what the replay test must go on replaying. Set
-// TOUCHPOINT_RECORD_OVERWRITE=1 to record every one anew.
+// save writes the run's history as testdata/<name>.json, unless one
+// recorded before is kept (Kept).
 func save(ctx context.Context, t *testing.T, c client.Client, name string, run client.WorkflowRun) {
 	t.Helper()
 	path := filepath.Join(testdata, name+".json")
-	if _, err := os.Stat(path); err == nil && os.Getenv("TOUCHPOINT_RECORD_OVERWRITE") != "1" {
+	if recordhistory.Kept(path) {
 		t.Logf("%s: kept the history recorded before", name)
 		return
 	}
-	hist := &historypb.History{}
-	it := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, e)
-	}
-	raw, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, append(raw, '\n'), 0o644))
+	recordhistory.Save(ctx, t, c, path, run.GetID(), run.GetRunID())
 }

@@ -12,10 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 
+	"github.com/touchpoint/touchpoint/internal/recordhistory"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -69,18 +67,9 @@ func TestRecordWebhookHistories(t *testing.T) {
 func save(t *testing.T, s *stack, name, workflowID string) {
 	t.Helper()
 	path := filepath.Join(webhookTestdata, name+".json")
-	if _, err := os.Stat(path); err == nil && os.Getenv("TOUCHPOINT_RECORD_OVERWRITE") != "1" {
+	if recordhistory.Kept(path) {
 		t.Logf("%s: kept the history recorded before", name)
 		return
 	}
-	hist := &historypb.History{}
-	it := s.temporal.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, e)
-	}
-	raw, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, append(raw, '\n'), 0o644))
+	recordhistory.Save(context.Background(), t, s.temporal, path, workflowID, "")
 }

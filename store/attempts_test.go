@@ -50,9 +50,7 @@ func TestSendAttemptsKeptAcrossRetries(t *testing.T) {
 	claim := func() {
 		t.Helper()
 		tick()
-		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
-		require.NoError(t, err)
-		require.True(t, c.Send)
+		claimSend(t, st, id)
 	}
 	finish := func(o store.SendOutcome) {
 		t.Helper()
@@ -112,9 +110,7 @@ func TestInterruptedAttempts(t *testing.T) {
 	sending := func() string {
 		t.Helper()
 		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
-		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
-		require.NoError(t, err)
-		require.True(t, c.Send)
+		claimSend(t, st, id)
 		return id
 	}
 	for name, giveUp := range map[string]func(id string) error{
@@ -167,10 +163,8 @@ func TestReminderAttempts(t *testing.T) {
 	ctx := context.Background()
 	a := account(eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
-	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
-	require.NoError(t, err)
-	require.True(t, c.Send)
-	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: time.Now()})
+	claimSend(t, st, id)
+	_, err := st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: time.Now()})
 	require.NoError(t, err)
 
 	_, err = st.MarkReminderScheduled(ctx, id, time.Now())

@@ -27,6 +27,15 @@ func inviteStore(t *testing.T) (*store.Store, func(eventfixture.Setting) *eventf
 	}
 }
 
+// claimSend claims the send of a scheduled invite, which must go out.
+func claimSend(t *testing.T, st *store.Store, id string) store.Claim {
+	t.Helper()
+	c, err := st.ClaimInviteSend(context.Background(), id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send)
+	return c
+}
+
 func TestLoadInvitePlan(t *testing.T) {
 	t.Parallel()
 	st, account := inviteStore(t)
@@ -295,9 +304,7 @@ func TestFinishInviteSend(t *testing.T) {
 	sentAt := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	claimed := func() string {
 		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
-		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
-		require.NoError(t, err)
-		require.True(t, c.Send)
+		claimSend(t, st, id)
 		return id
 	}
 

@@ -75,10 +75,8 @@ func TestSuppressionOutlivesItsEvent(t *testing.T) {
 	ctx := context.Background()
 	a := account(eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
-	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
-	require.NoError(t, err)
-	require.True(t, c.Send)
-	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Reason: invite.Rejected, Error: "550 5.1.1 unknown user",
+	c := claimSend(t, st, id)
+	_, err := st.FinishInviteSend(ctx, id, store.SendOutcome{Reason: invite.Rejected, Error: "550 5.1.1 unknown user",
 		Suppress: invite.Bounced, Address: c.Address})
 	require.NoError(t, err)
 	x, err := st.Suppression(ctx, a.AccountID, "jane.doe@example.com")

@@ -147,9 +147,7 @@ func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.MarkInviteScheduled(ctx, id, at.Add(time.Hour))
 	require.NoError(t, err) // scheduled again: no new status, no webhook
-	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
-	require.NoError(t, err)
-	require.True(t, c.Send)
+	claimSend(t, st, id)
 	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Retry: true, Error: "421 try later"})
 	require.NoError(t, err) // back to scheduled for another try: not a new schedule
 	_, err = st.ClaimInviteSend(ctx, id, store.ClaimOptions{})

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -48,7 +48,7 @@ type env struct {
 	issuerURL string
 	verifier  *auth.Verifier
 	srv       *httptest.Server
-	logs      *syncBuffer
+	logs      *syncbuf.Buffer
 	account   string
 	channel   string // the account's Default channel
 	token     string // a full-access token of the account
@@ -76,23 +76,6 @@ func testWebhookSecrets(t testing.TB) *webhook.SecretBox {
 	return box
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func newEnv(t testing.TB, configure ...func(*apiserver.Options)) *env {
 	t.Helper()
 	return newEnvWith(t, store.New(testdb.New(t), "P7D"), configure...)
@@ -104,7 +87,7 @@ func newEnv(t testing.TB, configure ...func(*apiserver.Options)) *env {
 func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Options)) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{store: st, authStore: st, logs: &syncBuffer{}}
+	e := &env{store: st, authStore: st, logs: &syncbuf.Buffer{}}
 	if st.DB().PingContext(ctx) != nil {
 		e.authStore = store.New(testdb.New(t), "P7D")
 	}
@@ -171,7 +154,7 @@ func (e *env) startVerifier(t testing.TB, is auth.Issuer, audience string) *auth
 func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	t.Helper()
 	c := *e
-	c.logs = &syncBuffer{}
+	c.logs = &syncbuf.Buffer{}
 	c.srv = httptest.NewServer(apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger(),
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t)}))
 	t.Cleanup(c.srv.Close)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
@@ -400,7 +401,7 @@ func TestForwardedForIsIgnoredFromUntrustedPeers(t *testing.T) {
 
 func TestMalformedClientIDsAreNotKeptOrLogged(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	f := newFixture(t, func(o *authserver.Options) {
 		o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
@@ -423,23 +424,6 @@ func TestMalformedClientIDsAreNotKeptOrLogged(t *testing.T) {
 	assert.Equal(t, 41, addrs, "each address still counts its failures")
 	assert.NotContains(t, logs.String(), marker, "a malformed client id is never logged")
 	assert.Contains(t, logs.String(), f.client.ClientID, "a well-formed one is")
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestDiscoveryAndJWKS(t *testing.T) {

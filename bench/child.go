@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/syncbuf"
 )
 
 // child is a touchpoint process that bench started and stops: `dev`, or
@@ -20,8 +21,8 @@ import (
 type child struct {
 	name      string
 	cmd       *exec.Cmd
-	stdin     io.Closer   // kept open until the child has exited
-	out, logs *tailBuffer // its stdout and the end of its stderr
+	stdin     io.Closer       // kept open until the child has exited
+	out, logs *syncbuf.Buffer // its stdout and the end of its stderr
 	done      chan struct{}
 }
 
@@ -29,7 +30,7 @@ type child struct {
 // variable of ours.
 func startChild(exe, command string, vars map[string]string) (*child, error) {
 	c := &child{name: "touchpoint " + command, cmd: exec.Command(exe, command),
-		out: &tailBuffer{max: 64 << 10}, logs: &tailBuffer{max: 64 << 10}, done: make(chan struct{})}
+		out: &syncbuf.Buffer{Max: 64 << 10}, logs: &syncbuf.Buffer{Max: 64 << 10}, done: make(chan struct{})}
 	c.cmd.SysProcAttr = childProcAttr()
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(config.Variables, k) {

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testbin"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
@@ -71,7 +72,7 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 	s := &stack{tb: tb, bin: touchpointBinary(tb), smtp: smtptest.Start(tb, smtptest.Options{}), procs: map[string]*proc{}}
 	// Temporal logs the calls cut off by the kills as errors: shown only
 	// when the test fails.
-	temporalLog := &lockedBuffer{}
+	temporalLog := &syncbuf.Buffer{}
 	s.temporal = testtemporal.Start(tb, testtemporal.Options{
 		SearchAttributes: workflows.SearchAttributes(),
 		PostgresURL:      testdb.ServerURL(),
@@ -79,7 +80,7 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 	})
 	tb.Cleanup(func() {
 		if tb.Failed() {
-			tb.Logf("temporal server output, last 6 KiB:\n%s", temporalLog.tail(6<<10))
+			tb.Logf("temporal server output, last 6 KiB:\n%s", temporalLog.Tail(6<<10))
 		}
 	})
 	dbURL := testdb.NewURL(tb)
@@ -245,7 +246,7 @@ func (s *stack) start(name string) *proc {
 // test fails.
 func startProc(tb testing.TB, bin, name string, env []string, args ...string) *proc {
 	tb.Helper()
-	p := &proc{tb: tb, name: name, out: &lockedBuffer{}, done: make(chan struct{})}
+	p := &proc{tb: tb, name: name, out: &syncbuf.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -258,7 +259,7 @@ func startProc(tb testing.TB, bin, name string, env []string, args ...string) *p
 	tb.Cleanup(func() {
 		p.stop()
 		if tb.Failed() {
-			tb.Logf("%s (pid %d) output, last 6 KiB:\n%s", name, p.cmd.Process.Pid, p.out.tail(6<<10))
+			tb.Logf("%s (pid %d) output, last 6 KiB:\n%s", name, p.cmd.Process.Pid, p.out.Tail(6<<10))
 		}
 	})
 	return p
@@ -318,7 +319,7 @@ func (s *stack) waitReady(name string) {
 		}
 		select {
 		case <-p.done:
-			s.tb.Fatalf("%s exited while starting (%v):\n%s", name, p.err, p.out.tail(6<<10))
+			s.tb.Fatalf("%s exited while starting (%v):\n%s", name, p.err, p.out.Tail(6<<10))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -342,7 +343,7 @@ type proc struct {
 	tb   testing.TB
 	name string
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *syncbuf.Buffer
 	done chan struct{} // closed once it has exited
 	err  error         // its exit, once done is closed
 }
@@ -363,28 +364,6 @@ func (p *proc) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
-}
-
-// lockedBuffer collects a child's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.b.String()
-	if len(s) > n {
-		s = "…" + s[len(s)-n:]
-	}
-	return s
 }
 
 // client is an API client of the seeded account.

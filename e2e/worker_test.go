@@ -54,7 +54,7 @@ func TestWorkerReadiness(t *testing.T) {
 		var err error
 		code, body, err = getJSON("http://" + addr + "/readyz")
 		assert.NoError(c, err)
-	}, time.Minute, 50*time.Millisecond, "the worker serves /readyz (output:\n%s)", w.out.tail(4<<10))
+	}, time.Minute, 50*time.Millisecond, "the worker serves /readyz (output:\n%s)", w.out.Tail(4<<10))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Equal(t, map[string]any{"status": "unavailable",
 		"checks": map[string]any{"poller": "down", "postgresql": "ok", "temporal": "down"}}, body)
@@ -88,14 +88,14 @@ func TestWorkerWithoutItsDefaultAddress(t *testing.T) {
 
 	w := startProc(t, bin, "worker", workerEnv(t, bin, nil), "worker")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		out := w.out.tail(64 << 10)
+		out := w.out.Tail(64 << 10)
 		assert.Contains(c, out, "no /healthz, /readyz or /metrics for this worker: its default address is taken")
 		// It goes on: it waits for Temporal, as a worker does.
 		assert.Contains(c, out, "worker cannot reach Temporal yet")
 	}, time.Minute, 50*time.Millisecond)
 	select {
 	case <-w.done:
-		t.Fatalf("the worker exited: %v\n%s", w.err, w.out.tail(4<<10))
+		t.Fatalf("the worker exited: %v\n%s", w.err, w.out.Tail(4<<10))
 	default:
 	}
 

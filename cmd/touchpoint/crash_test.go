@@ -18,6 +18,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testbin"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -121,9 +122,9 @@ type process struct {
 	t      testing.TB
 	name   string
 	cmd    *exec.Cmd
-	out    *lockedBuffer // everything it printed
-	stderr *lockedBuffer // its logs alone
-	done   chan struct{} // closed when it has exited
+	out    *syncbuf.Buffer // everything it printed
+	stderr *syncbuf.Buffer // its logs alone
+	done   chan struct{}   // closed when it has exited
 }
 
 // startProcess runs `touchpoint <args>` with the stack's configuration
@@ -138,7 +139,7 @@ func (s *stack) startProcess(args ...string) *process {
 // killed when the test ends, and by the kernel if the test process dies.
 func startChild(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{t: t, name: strings.Join(args, " "), out: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &process{t: t, name: strings.Join(args, " "), out: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(testbin.Touchpoint(t), args...)
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.out, io.MultiWriter(p.out, p.stderr)

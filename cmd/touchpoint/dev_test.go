@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,27 +18,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/mail"
 )
-
-// lockedBuffer is an io.Writer safe for the concurrent writes of a run.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // freeAddr returns a 127.0.0.1 address with a port free right now.
 func freeAddr(t *testing.T) string {
@@ -54,7 +36,7 @@ func freeAddr(t *testing.T) string {
 // runs it. logs are its JSON logs (stderr), apart from the banner.
 type devRun struct {
 	p    *process
-	logs *lockedBuffer
+	logs *syncbuf.Buffer
 }
 
 func startDev(t *testing.T, vars map[string]string) *devRun {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
@@ -44,7 +45,7 @@ type stack struct {
 	pg       *tcpproxy.Proxy
 	tp       *tcpproxy.Proxy // in front of Temporal
 	creds    devCredentials
-	logs     *lockedBuffer
+	logs     *syncbuf.Buffer
 	running  map[string]func() // stops a running part
 	metrics  *metrics.Set
 }
@@ -61,7 +62,7 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 	_, err = schema.Migrate(ctx, directDB)
 	require.NoError(t, err)
 
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	temporal := testtemporal.Start(t, testtemporal.Options{SearchAttributes: workflows.SearchAttributes(), LogLevel: "error", Stderr: logs})
 
 	tt, _ := t.(*testing.T)

@@ -30,6 +30,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+
+	"github.com/touchpoint/touchpoint/internal/syncbuf"
 )
 
 // Environment variables read by the package.
@@ -90,7 +92,7 @@ func Start(t testing.TB) *Browser {
 		t.Log("**************************************************************")
 		t.Skip(msg)
 	}
-	var output syncBuffer
+	output := syncbuf.Buffer{Max: 64 << 10} // its end, for an error message
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -229,27 +231,6 @@ func Capture(t testing.TB, tab context.Context, name string) string {
 	}
 	t.Logf("capture: %s", path)
 	return path
-}
-
-// syncBuffer collects the browser's output for an error message.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 64<<10 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Enter presses Enter as a keyboard does: one keyDown that carries the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -279,7 +280,12 @@ func waitForBlockedAccepts(t *testing.T, ctx context.Context, tx *sqlx.Tx, inFli
 func holdSends(t *testing.T, ctx context.Context, tx *sqlx.Tx, eventTypeID string) map[string]int {
 	t.Helper()
 	held := []string{}
+	explainAt := time.Now().Add(time.Minute) // a send that long under way is stuck: say on what
 	for {
+		if !explainAt.IsZero() && time.Now().After(explainAt) {
+			t.Logf("sends still under way after a minute; statements waiting for a lock:\n%s", waitingStatements(ctx, tx))
+			explainAt = time.Time{}
+		}
 		var ids []string
 		require.NoError(t, tx.SelectContext(ctx, &ids, `
 			SELECT id FROM events
@@ -307,6 +313,24 @@ func holdSends(t *testing.T, ctx context.Context, tx *sqlx.Tx, eventTypeID strin
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// waitingStatements describes the statements of the database that wait
+// for a lock, and who holds it.
+func waitingStatements(ctx context.Context, tx *sqlx.Tx) string {
+	var rows []string
+	err := tx.SelectContext(ctx, &rows, `
+		SELECT format('pid %s (%s) waits %s for %s: %s; blocked by %s', pid, application_name,
+		              now() - query_start, wait_event_type || '/' || wait_event, left(query, 300),
+		              pg_blocking_pids(pid))
+		FROM pg_stat_activity
+		WHERE datname = current_database() AND wait_event_type = 'Lock'`)
+	if err != nil {
+		return err.Error()
+	}
+	var own int
+	tx.GetContext(ctx, &own, `SELECT pg_backend_pid()`)
+	return fmt.Sprintf("(the test's own transaction is pid %d)\n%s", own, strings.Join(rows, "\n"))
 }
 
 func readAll(t *testing.T, res *http.Response) string {

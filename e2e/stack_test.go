@@ -111,10 +111,9 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 		// A send attempt on a killed worker is retried once it has run
 		// this long, instead of the default two minutes; still far longer
 		// than a send takes on a busy machine (an attempt that ran out
-		// mid-send would end delivery_uncertain). 10 s was not: while the
-		// topology test holds the invites' rows, the workflows' blocked
-		// MarkScheduled calls occupy the worker's connections, and a send
-		// under way waited past 10 s for one to finish.
+		// mid-send would end delivery_uncertain), and longer than the
+		// topology test holds rows that a send under way may wait on
+		// (holdSends lets go of them after 15 s).
 		"TOUCHPOINT_SEND_TIMEOUT":       "30s",
 		"TOUCHPOINT_SEND_RETRY_INITIAL": "100ms",
 		"TOUCHPOINT_SEND_RETRY_MAX":     "1s",
@@ -224,9 +223,7 @@ func (s *stack) process(name string) (subcommand string, vars map[string]string)
 	case "api1", "api2":
 		return "api", map[string]string{"TOUCHPOINT_API_ADDR": s.apiAddrs[name[3]-'1']}
 	case "worker1", "worker2":
-		// More connections than the other processes: a send under way must
-		// find one while the workflows' writes wait on rows a test holds.
-		return "worker", map[string]string{"TOUCHPOINT_WORKER_ADDR": s.workerAddr[name[6]-'1'], "TOUCHPOINT_DB_MAX_CONNS": "16"}
+		return "worker", map[string]string{"TOUCHPOINT_WORKER_ADDR": s.workerAddr[name[6]-'1']}
 	}
 	s.tb.Fatalf("no process %q", name)
 	return "", nil

@@ -17,9 +17,9 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -60,10 +60,10 @@ type Activities struct {
 	Templates *templates.Set
 	// SMSTemplates render the text messages; required with SMS.
 	SMSTemplates *templates.SMSSet
-	Feedback     *feedback.Links
+	Feedback     *signedlink.Links
 	// Unsubscribe makes the one-click unsubscribe links of invites and
 	// reminders (RFC 8058); nil leaves them out.
-	Unsubscribe *feedback.Links
+	Unsubscribe *signedlink.Links
 	Clock       func() time.Time // nil: time.Now
 	Logger      *slog.Logger     // nil: discard
 }

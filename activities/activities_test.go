@@ -20,12 +20,12 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/touchpoint/touchpoint/activities"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -38,8 +38,8 @@ type harness struct {
 	db    *sqlx.DB
 	st    *store.Store
 	smtp  *smtptest.Server
-	links *feedback.Links
-	unsub *feedback.Links
+	links *signedlink.Links
+	unsub *signedlink.Links
 	acts  *activities.Activities
 }
 
@@ -53,9 +53,9 @@ func newHarness(t *testing.T) *harness {
 	require.NoError(t, err)
 	smsTpl, err := templates.NewSMS()
 	require.NoError(t, err)
-	h.links, err = feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	h.links, err = signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	h.unsub, err = feedback.New("https://touchpoint.example/unsubscribe", []byte("an unsubscribe key of 32 bytes.."))
+	h.unsub, err = signedlink.New("https://touchpoint.example/unsubscribe", []byte("an unsubscribe key of 32 bytes.."))
 	require.NoError(t, err)
 	h.acts = &activities.Activities{Store: h.st, Mailer: mailer, Templates: tpl, SMSTemplates: smsTpl, Feedback: h.links, Unsubscribe: h.unsub}
 	return h

@@ -21,10 +21,10 @@ import (
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -53,16 +53,16 @@ type env struct {
 	channel   string // the account's Default channel
 	token     string // a full-access token of the account
 	// The signed links of the public pages, as invites carry them.
-	feedbackLinks, unsubscribeLinks *feedback.Links
+	feedbackLinks, unsubscribeLinks *signedlink.Links
 }
 
 // testLinks makes the link makers of the public pages, under the test
 // server's path layout (the host does not matter to the pages).
-func testLinks(t testing.TB) (fb, unsub *feedback.Links) {
+func testLinks(t testing.TB) (fb, unsub *signedlink.Links) {
 	t.Helper()
-	fb, err := feedback.New("https://api.touchpoint.test/feedback", secretkey.Derive(testSecretKey, secretkey.FeedbackLink))
+	fb, err := signedlink.New("https://api.touchpoint.test/feedback", secretkey.Derive(testSecretKey, secretkey.FeedbackLink))
 	require.NoError(t, err)
-	unsub, err = feedback.New("https://api.touchpoint.test"+apiserver.UnsubscribePath, secretkey.Derive(testSecretKey, secretkey.Unsubscribe))
+	unsub, err = signedlink.New("https://api.touchpoint.test"+apiserver.UnsubscribePath, secretkey.Derive(testSecretKey, secretkey.Unsubscribe))
 	require.NoError(t, err)
 	return fb, unsub
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -19,7 +19,7 @@ type inviteSettingJSON struct {
 	Medium                invite.Medium        `json:"medium"`
 	Delay                 string               `json:"delay"`
 	DelayFrom             string               `json:"delayFrom"`
-	SendWindow            *schedule.SendWindow `json:"sendWindow"`
+	SendWindow            *sendtime.SendWindow `json:"sendWindow"`
 	MinDaysBetweenInvites int                  `json:"minDaysBetweenInvites"`
 	Reminder              *reminderSetting     `json:"reminder"`
 	CreatedAt             timestamp            `json:"createdAt"`
@@ -106,7 +106,7 @@ func (p inviteSettingPatch) apply(is *store.InviteSetting) error {
 	}
 	if p.Delay.Set {
 		is.Delay = p.Delay.Value
-		if _, err := schedule.ParseDuration(is.Delay); err != nil {
+		if _, err := sendtime.ParseDuration(is.Delay); err != nil {
 			errs.check("delay", err.Error())
 		}
 	}
@@ -125,7 +125,7 @@ func (p inviteSettingPatch) apply(is *store.InviteSetting) error {
 		is.ReminderDelay = ""
 	case p.Reminder.Set:
 		is.ReminderDelay = p.Reminder.Value.Delay
-		if d, err := schedule.ParseDuration(is.ReminderDelay); err != nil {
+		if d, err := sendtime.ParseDuration(is.ReminderDelay); err != nil {
 			errs.check("reminder.delay", err.Error())
 		} else if d > maxReminderDelay {
 			errs.check("reminder.delay", fmt.Sprintf("%q is longer than the maximum of 30 days (P30D)", is.ReminderDelay))
@@ -142,8 +142,8 @@ func (p inviteSettingPatch) apply(is *store.InviteSetting) error {
 
 // mergeWindow merges a sendWindow patch into the current window (nil: a
 // new window, whose three members are then all required).
-func mergeWindow(errs *fieldErrors, cur *schedule.SendWindow, p windowPatch) *schedule.SendWindow {
-	var w schedule.SendWindow
+func mergeWindow(errs *fieldErrors, cur *sendtime.SendWindow, p windowPatch) *sendtime.SendWindow {
+	var w sendtime.SendWindow
 	if cur != nil {
 		w = *cur
 	}
@@ -163,7 +163,7 @@ func mergeWindow(errs *fieldErrors, cur *schedule.SendWindow, p windowPatch) *sc
 	if len(*errs) == n { // members present: check their values
 		if err := w.Validate(); err != nil {
 			for _, e := range unwrapAll(err) {
-				var fe schedule.FieldError
+				var fe sendtime.FieldError
 				if errors.As(e, &fe) {
 					errs.check("sendWindow."+fe.Field, fe.Message)
 				} else {

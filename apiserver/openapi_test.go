@@ -28,9 +28,9 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/authserver"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -968,7 +968,7 @@ func signedCall(path, query string, form url.Values, signedURL string) apiCall {
 }
 
 // linkQuery is the query of links' signed link to event id.
-func linkQuery(t testing.TB, links *feedback.Links, id string) url.Values {
+func linkQuery(t testing.TB, links *signedlink.Links, id string) url.Values {
 	t.Helper()
 	u, err := url.Parse(links.URL(id))
 	require.NoError(t, err)

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -75,7 +75,7 @@ func (s *server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 
 // linkTarget verifies a signed link's query and loads its event; a link
 // that does not verify, or whose event is gone, is store.ErrNotFound.
-func (s *server) linkTarget(r *http.Request, links *feedback.Links, query url.Values) (store.InviteContent, error) {
+func (s *server) linkTarget(r *http.Request, links *signedlink.Links, query url.Values) (store.InviteContent, error) {
 	eventID, ok := links.Verify(query)
 	if !ok {
 		return store.InviteContent{}, store.ErrNotFound
@@ -101,7 +101,7 @@ func (s *server) feedbackPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	v := s.feedbackView(c, r.URL.Query().Get(feedback.ParamSignature))
+	v := s.feedbackView(c, r.URL.Query().Get(signedlink.ParamSignature))
 	switch rev, err := s.store.ReviewOfEvent(r.Context(), c.EventID); {
 	case err == nil:
 		v.Rating, v.Comment = rev.Rating, rev.Comment
@@ -121,7 +121,7 @@ func (s *server) postFeedback(w http.ResponseWriter, r *http.Request) {
 		s.pages.BadRequest(w, s.pages.AcceptLanguage(r.Header.Get("Accept-Language")))
 		return
 	}
-	c, err := s.linkTarget(r, s.feedbackLinks, url.Values{feedback.ParamEvent: {f.EventID}, feedback.ParamSignature: {f.Sig}})
+	c, err := s.linkTarget(r, s.feedbackLinks, url.Values{signedlink.ParamEvent: {f.EventID}, signedlink.ParamSignature: {f.Sig}})
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -153,7 +153,7 @@ func (s *server) unsubscribePage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	q := url.Values{feedback.ParamEvent: {c.EventID}, feedback.ParamSignature: {r.URL.Query().Get(feedback.ParamSignature)}}
+	q := url.Values{signedlink.ParamEvent: {c.EventID}, signedlink.ParamSignature: {r.URL.Query().Get(signedlink.ParamSignature)}}
 	s.pages.Unsubscribe(w, http.StatusOK, pages.UnsubscribeView{Locale: c.Locale, Brand: c.Account.Brand(),
 		Action: UnsubscribePath + "?" + q.Encode(), Address: mail.MaskEmail(c.Email)})
 }

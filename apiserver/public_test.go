@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
-	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/signedlink"
 )
 
 // pageResponse is a public page as a browser gets it.
@@ -108,7 +108,7 @@ const formType = "application/x-www-form-urlencoded"
 // fields in the form's order.
 func feedbackForm(link, rating, comment string) string {
 	u, _ := url.Parse(link)
-	body := "event=" + url.QueryEscape(u.Query().Get(feedback.ParamEvent)) + "&sig=" + url.QueryEscape(u.Query().Get(feedback.ParamSignature))
+	body := "event=" + url.QueryEscape(u.Query().Get(signedlink.ParamEvent)) + "&sig=" + url.QueryEscape(u.Query().Get(signedlink.ParamSignature))
 	if rating != "" {
 		body += "&rating=" + url.QueryEscape(rating)
 	}
@@ -177,7 +177,7 @@ func TestFeedbackPageRefusesBadInput(t *testing.T) {
 	id := e.acceptEvent(t, e.minimalEvent("checkout"))
 	link := e.feedbackLinks.URL(id)
 	u, _ := url.Parse(link)
-	sig := u.Query().Get(feedback.ParamSignature)
+	sig := u.Query().Get(signedlink.ParamSignature)
 
 	for name, target := range map[string]string{
 		"no signature":      "/feedback?event=" + id,

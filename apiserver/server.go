@@ -19,9 +19,9 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/auth"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -58,7 +58,7 @@ type Options struct {
 	// public pages (SPEC §11.1, §11.4): the feedback page is served at
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
 	// /unsubscribe. Required.
-	FeedbackLinks, UnsubscribeLinks *feedback.Links
+	FeedbackLinks, UnsubscribeLinks *signedlink.Links
 	// Now is the clock of rate limits and of the readiness cache; default
 	// time.Now (tests inject one).
 	Now func() time.Time
@@ -94,7 +94,7 @@ type server struct {
 
 	// The public pages.
 	pages                           *pages.Pages
-	feedbackLinks, unsubscribeLinks *feedback.Links
+	feedbackLinks, unsubscribeLinks *signedlink.Links
 	feedbackPath                    string
 	publicLimits                    *limiter // per client address
 	now                             func() time.Time

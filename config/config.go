@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
@@ -560,7 +560,7 @@ func (c Config) Validate(requireSecret bool) error {
 	if c.SendRetryMax < c.SendRetryInitial {
 		bad("TOUCHPOINT_SEND_RETRY_MAX", "must be at least TOUCHPOINT_SEND_RETRY_INITIAL")
 	}
-	if _, err := schedule.ParseDuration(c.DefaultInviteDelay); err != nil {
+	if _, err := sendtime.ParseDuration(c.DefaultInviteDelay); err != nil {
 		bad("TOUCHPOINT_DEFAULT_INVITE_DELAY", "%v", err)
 	}
 	if c.TokenMaxLifetime < c.TokenIdleTimeout {

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 )
 
 // Status is where an invite stands.
@@ -144,7 +144,7 @@ type Plan struct {
 	Status          Status        `json:"status"`
 	EventTypeActive bool          `json:"eventTypeActive"`
 	SettingActive   bool          `json:"settingActive"`
-	Plan            schedule.Plan `json:"plan"`
+	Plan            sendtime.Plan `json:"plan"`
 }
 
 // Reminder is the state of an invite's reminder (SPEC §11.3): Status is
@@ -162,5 +162,5 @@ type Reminder struct {
 // the invite was sent, moved into the event's send window.
 type ReminderPlan struct {
 	Delay string        `json:"delay,omitempty"`
-	Plan  schedule.Plan `json:"plan"`
+	Plan  sendtime.Plan `json:"plan"`
 }

@@ -19,7 +19,6 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/touchpoint/touchpoint/activities"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
@@ -27,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/reconciler"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -61,7 +61,7 @@ func newRig(t *testing.T) *rig {
 	require.NoError(t, err)
 	tpl, err := templates.New()
 	require.NoError(t, err)
-	links, err := feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
 	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tpl, Feedback: links, Logger: quiet}
 	w := worker.New(c, acts, worker.Options{ReconcileGrace: time.Hour}) // runs below pass their own grace

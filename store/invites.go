@@ -11,7 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 )
 
 const inviteStateColumns = `invite_status, COALESCE(invite_reason, '') AS invite_reason,
@@ -86,10 +86,10 @@ func (s *Store) LoadInvitePlan(ctx context.Context, eventID string) (invite.Plan
 		return invite.Plan{}, fmt.Errorf("load invite plan: %w", translate(err))
 	}
 	p := invite.Plan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive,
-		Plan: schedule.Plan{ReceivedAt: r.ReceivedAt.UTC(), TransactionDate: r.TransactionDate.UTC(),
+		Plan: sendtime.Plan{ReceivedAt: r.ReceivedAt.UTC(), TransactionDate: r.TransactionDate.UTC(),
 			DeliveryDate: r.DeliveryDate, Delay: r.Delay, DelayFrom: r.DelayFrom}}
 	if r.SendWindow != nil {
-		p.Plan.SendWindow = new(schedule.SendWindow)
+		p.Plan.SendWindow = new(sendtime.SendWindow)
 		if err := json.Unmarshal(r.SendWindow, p.Plan.SendWindow); err != nil {
 			return invite.Plan{}, fmt.Errorf("event %s: decode send_window: %w", eventID, err)
 		}

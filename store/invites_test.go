@@ -13,7 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -48,10 +48,10 @@ func TestLoadInvitePlan(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, invite.Plan{
 		Status: invite.Pending, EventTypeActive: true, SettingActive: true,
-		Plan: schedule.Plan{
+		Plan: sendtime.Plan{
 			ReceivedAt: received, TransactionDate: received.Add(-time.Hour), DeliveryDate: "2026-05-04",
 			Delay: "P3D", DelayFrom: "delivery",
-			SendWindow: &schedule.SendWindow{Start: "09:00", End: "17:00", TimeZone: "Europe/Berlin"},
+			SendWindow: &sendtime.SendWindow{Start: "09:00", End: "17:00", TimeZone: "Europe/Berlin"},
 		},
 	}, p)
 

@@ -9,7 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 )
 
 // Invite setting values.
@@ -29,7 +29,7 @@ type InviteSetting struct {
 	Medium                invite.Medium
 	Delay                 string               // ISO 8601 duration, as sent
 	DelayFrom             string               // DelayFrom…
-	SendWindow            *schedule.SendWindow // nil: any time
+	SendWindow            *sendtime.SendWindow // nil: any time
 	MinDaysBetweenInvites int
 	// ReminderDelay is the wait from the invite's sending to its reminder
 	// (ISO 8601, as sent); "" means no reminder.
@@ -69,7 +69,7 @@ func (r inviteSettingRow) setting() (InviteSetting, error) {
 		Active: r.Active, Medium: r.Medium, Delay: r.Delay, DelayFrom: r.DelayFrom,
 		MinDaysBetweenInvites: r.MinDaysBetweenInvites, ReminderDelay: r.ReminderDelay, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.SendWindow != nil {
-		is.SendWindow = new(schedule.SendWindow)
+		is.SendWindow = new(sendtime.SendWindow)
 		if err := json.Unmarshal(r.SendWindow, is.SendWindow); err != nil {
 			return InviteSetting{}, fmt.Errorf("invite setting %s: decode send_window: %w", r.ID, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 )
 
 // The reminder of an invite (SPEC §11.3) has its own small state machine
@@ -41,10 +41,10 @@ func (s *Store) LoadReminderPlan(ctx context.Context, eventID string) (invite.Re
 	if r.Status != invite.Sent || r.SentAt == nil || r.Delay == "" {
 		return invite.ReminderPlan{}, nil
 	}
-	p := invite.ReminderPlan{Delay: r.Delay, Plan: schedule.Plan{ReceivedAt: r.SentAt.UTC(), TransactionDate: r.SentAt.UTC(),
+	p := invite.ReminderPlan{Delay: r.Delay, Plan: sendtime.Plan{ReceivedAt: r.SentAt.UTC(), TransactionDate: r.SentAt.UTC(),
 		Delay: r.Delay, DelayFrom: DelayFromEvent}}
 	if r.SendWindow != nil {
-		p.Plan.SendWindow = new(schedule.SendWindow)
+		p.Plan.SendWindow = new(sendtime.SendWindow)
 		if err := json.Unmarshal(r.SendWindow, p.Plan.SendWindow); err != nil {
 			return invite.ReminderPlan{}, fmt.Errorf("event %s: decode send_window: %w", eventID, err)
 		}

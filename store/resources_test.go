@@ -12,7 +12,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -173,7 +173,7 @@ func TestUpdateInviteSetting(t *testing.T) {
 	require.NoError(t, err)
 	is := list[0]
 
-	window := &schedule.SendWindow{Start: "09:00", End: "20:00", TimeZone: "Europe/Berlin"}
+	window := &sendtime.SendWindow{Start: "09:00", End: "20:00", TimeZone: "Europe/Berlin"}
 	got, err := s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(is *store.InviteSetting) error {
 		is.Medium, is.Delay, is.DelayFrom, is.SendWindow, is.MinDaysBetweenInvites, is.Active = "sms", "PT1H", "delivery", window, 0, false
 		is.ID = "ist-hijack" // ignored

@@ -14,12 +14,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
@@ -67,7 +67,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	tpl, err := templates.New()
 	require.NoError(t, err)
-	links, err := feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
 	acts := &activities.Activities{Store: store.New(db, "P7D"), Mailer: mailer, Templates: tpl, Feedback: links}
 

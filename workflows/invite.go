@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 )
 
 // Options are the worker-side timeouts and retries of the invite workflow.
@@ -127,7 +127,7 @@ func (w *inviteRun) run(ctx workflow.Context) (InviteResult, error) {
 		now := at
 		// Recorded, so a replay never depends on the time-zone data of
 		// the worker that replays it.
-		resolve := func(workflow.Context) any { return schedule.SendTime(now, plan.Plan) }
+		resolve := func(workflow.Context) any { return sendtime.SendTime(now, plan.Plan) }
 		if err := workflow.SideEffect(ctx, resolve).Get(&at); err != nil {
 			return InviteResult{}, err
 		}

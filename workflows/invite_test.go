@@ -19,7 +19,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -58,7 +58,7 @@ func at(s string) time.Time {
 	return t
 }
 
-func activePlan(p schedule.Plan) invite.Plan {
+func activePlan(p sendtime.Plan) invite.Plan {
 	return invite.Plan{Status: invite.Pending, EventTypeActive: true, SettingActive: true, Plan: p}
 }
 
@@ -124,33 +124,33 @@ func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.Invi
 
 func TestSendTimes(t *testing.T) {
 	t.Parallel()
-	berlin := &schedule.SendWindow{Start: "09:00", End: "17:00", TimeZone: "Europe/Berlin"}
+	berlin := &sendtime.SendWindow{Start: "09:00", End: "17:00", TimeZone: "Europe/Berlin"}
 	tests := []struct {
 		name  string
 		start string // the workflow's start: "now"
-		plan  schedule.Plan
+		plan  sendtime.Plan
 		retry bool
 		want  string
 	}{
 		{"delay from the event", "2026-05-01T10:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P7D", DelayFrom: "event"}, false, "2026-05-08T10:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P7D", DelayFrom: "event"}, false, "2026-05-08T10:00:00Z"},
 		{"delay from the transaction", "2026-05-01T10:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), TransactionDate: at("2026-04-30T06:00:00Z"), Delay: "P2D", DelayFrom: "transaction"}, false, "2026-05-02T06:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), TransactionDate: at("2026-04-30T06:00:00Z"), Delay: "P2D", DelayFrom: "transaction"}, false, "2026-05-02T06:00:00Z"},
 		{"delay from the delivery date, in the window's zone", "2026-05-01T10:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), DeliveryDate: "2026-05-05", Delay: "PT12H", DelayFrom: "delivery", SendWindow: berlin}, false, "2026-05-05T10:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), DeliveryDate: "2026-05-05", Delay: "PT12H", DelayFrom: "delivery", SendWindow: berlin}, false, "2026-05-05T10:00:00Z"},
 		{"delivery date absent: from the event", "2026-05-01T10:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P1D", DelayFrom: "delivery"}, false, "2026-05-02T10:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P1D", DelayFrom: "delivery"}, false, "2026-05-02T10:00:00Z"},
 		{"window across the spring-forward (Berlin 2026-03-29)", "2026-03-28T18:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-03-28T18:00:00Z"), Delay: "PT1H", SendWindow: berlin}, false, "2026-03-29T07:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-03-28T18:00:00Z"), Delay: "PT1H", SendWindow: berlin}, false, "2026-03-29T07:00:00Z"},
 		{"window across the fall-back (Berlin 2026-10-25)", "2026-10-24T16:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-10-24T16:00:00Z"), Delay: "PT0S", SendWindow: berlin}, false, "2026-10-25T08:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-10-24T16:00:00Z"), Delay: "PT0S", SendWindow: berlin}, false, "2026-10-25T08:00:00Z"},
 		{"overnight window", "2026-05-01T10:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "PT1H",
-				SendWindow: &schedule.SendWindow{Start: "22:00", End: "06:00", TimeZone: "Europe/Berlin"}}, false, "2026-05-01T20:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "PT1H",
+				SendWindow: &sendtime.SendWindow{Start: "22:00", End: "06:00", TimeZone: "Europe/Berlin"}}, false, "2026-05-01T20:00:00Z"},
 		{"start in the past: now", "2026-05-01T10:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-01-01T10:00:00Z"), Delay: "P7D"}, false, "2026-05-01T10:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-01-01T10:00:00Z"), Delay: "P7D"}, false, "2026-05-01T10:00:00Z"},
 		{"a retry sends now, skipping delay and window", "2026-05-01T18:00:00Z",
-			schedule.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P7D", SendWindow: berlin}, true, "2026-05-01T18:00:00Z"},
+			sendtime.Plan{ReceivedAt: at("2026-05-01T10:00:00Z"), Delay: "P7D", SendWindow: berlin}, true, "2026-05-01T18:00:00Z"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,7 +221,7 @@ func TestDecidedAtSendTime(t *testing.T) {
 			t.Parallel()
 			env := newEnv(t)
 			r := &recorder{env: env}
-			r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "P1D"}))
+			r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "P1D"}))
 			r.markScheduled()
 			r.send(final(tc.status, tc.reason))
 			env.ExecuteWorkflow(workflows.WorkflowType, input())
@@ -238,7 +238,7 @@ func TestCancelledBeforeTheRunBegan(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "P1D"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "P1D"}))
 	env.OnActivity(a.MarkScheduled, mock.Anything, mock.Anything).Return(invite.State{Status: invite.Cancelled}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
@@ -256,7 +256,7 @@ func TestCancelSignalBeforeTheSend(t *testing.T) {
 			start := at("2026-05-01T10:00:00Z")
 			env.SetStartTime(start)
 			r := &recorder{env: env}
-			r.loadPlan(activePlan(schedule.Plan{ReceivedAt: start, Delay: "P7D"}))
+			r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: start, Delay: "P7D"}))
 			r.markScheduled()
 			env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID}).
 				Return(invite.State{Status: invite.Cancelled}, nil).Once()
@@ -284,7 +284,7 @@ func TestTemporalCancelBeforeTheSend(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "P7D"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "P7D"}))
 	r.markScheduled()
 	env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID}).
 		Return(invite.State{Status: invite.Cancelled}, nil).Once()
@@ -303,7 +303,7 @@ func TestCancelAfterTheSendBeganHasNoEffect(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
 	r.markScheduled()
 	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).After(time.Minute).Return(
 		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(env.Now()) }).Once()
@@ -319,7 +319,7 @@ func TestTemporalCancelWhileSendingLetsTheSendFinish(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
 	r.markScheduled()
 	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).After(time.Minute).Return(
 		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(env.Now()) }).Once()
@@ -335,7 +335,7 @@ func TestPermanentFailure(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: rejected: smtp: 550 5.1.1 j***@example.com: mailbox unavailable",
 		workflows.ErrTypeRejected, nil)))
@@ -352,7 +352,7 @@ func TestTransientFailureThenSuccess(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(failWith(transient()), failWith(transient()), func(now time.Time) (invite.State, error) {
 		return invite.State{Status: invite.Sent, SentAt: &now, Attempts: 3, LastError: "smtp: 451 4.3.0 try again later"}, nil
@@ -375,7 +375,7 @@ func TestRetriesExhausted(t *testing.T) {
 	env.OnActivity(a.LoadReminderPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(invite.ReminderPlan{}, nil).Maybe()
 	start := env.Now()
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: start, Delay: "PT0S"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: start, Delay: "PT0S"}))
 	r.markScheduled()
 	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).Return(
 		func(context.Context, workflows.EventInput) (invite.State, error) {
@@ -399,7 +399,7 @@ func TestDeliveryUncertain(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: delivery_uncertain", workflows.ErrTypeUncertain, nil)))
 	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(invite.State{Status: invite.Failed,
@@ -414,7 +414,7 @@ func TestSentButNotRecorded(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	sentAt := at("2026-05-01T10:00:00Z")
 	r.send(failWith(temporal.NewNonRetryableApplicationError("invite sent but not recorded", workflows.ErrTypeSentUnrecorded, nil,
@@ -449,7 +449,7 @@ func TestDatabaseStepsAreRetried(t *testing.T) {
 	env := newEnv(t)
 	r := &recorder{env: env}
 	env.OnActivity(a.LoadPlan, mock.Anything, mock.Anything).Return(invite.Plan{}, errors.New("database unavailable")).Twice()
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(sent)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
@@ -513,7 +513,7 @@ func TestSearchAttributesFollowTheStatus(t *testing.T) {
 		statuses = append(statuses, s)
 	}).Return(nil)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
 	r.markScheduled()
 	r.send(sent)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
@@ -532,7 +532,7 @@ func TestSearchAttributesAddedWhenStartedWithout(t *testing.T) {
 		}
 	}).Return(nil)
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(sent)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())

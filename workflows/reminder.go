@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 )
 
 // reminderChange is the workflow.GetVersion change ID of the reminder
@@ -39,7 +39,7 @@ func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
 	}
 	now := workflow.Now(ctx)
 	var at time.Time
-	resolve := func(workflow.Context) any { return schedule.SendTime(now, plan.Plan) }
+	resolve := func(workflow.Context) any { return sendtime.SendTime(now, plan.Plan) }
 	if err := workflow.SideEffect(ctx, resolve).Get(&at); err != nil {
 		return w.state, err
 	}

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -26,14 +26,14 @@ type reminderRun struct {
 	remindAt time.Time
 }
 
-func newReminderRun(t *testing.T, delay string, window *schedule.SendWindow, start ...time.Time) *reminderRun {
+func newReminderRun(t *testing.T, delay string, window *sendtime.SendWindow, start ...time.Time) *reminderRun {
 	t.Helper()
 	env := newEnvWith(t, workflows.Options{})
 	if len(start) > 0 {
 		env.SetStartTime(start[0])
 	}
 	rr := &reminderRun{env: env, r: &recorder{env: env}}
-	rr.r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	rr.r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	rr.r.markScheduled()
 	rr.r.send(func(now time.Time) (invite.State, error) {
 		rr.sentAt = now
@@ -41,7 +41,7 @@ func newReminderRun(t *testing.T, delay string, window *schedule.SendWindow, sta
 	})
 	env.OnActivity(a.LoadReminderPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
 		func(context.Context, workflows.EventInput) (invite.ReminderPlan, error) {
-			return invite.ReminderPlan{Delay: delay, Plan: schedule.Plan{ReceivedAt: rr.sentAt, TransactionDate: rr.sentAt,
+			return invite.ReminderPlan{Delay: delay, Plan: sendtime.Plan{ReceivedAt: rr.sentAt, TransactionDate: rr.sentAt,
 				Delay: delay, DelayFrom: "event", SendWindow: window}}, nil
 		}).Once()
 	env.OnActivity(a.MarkReminderScheduled, mock.Anything, mock.Anything).Return(
@@ -73,7 +73,7 @@ func TestReminderSentAfterItsDelay(t *testing.T) {
 
 func TestReminderMovedIntoTheSendWindow(t *testing.T) {
 	t.Parallel()
-	rr := newReminderRun(t, "PT1H", &schedule.SendWindow{Start: "09:00", End: "17:00", TimeZone: "UTC"}, at("2026-06-01T16:30:00Z"))
+	rr := newReminderRun(t, "PT1H", &sendtime.SendWindow{Start: "09:00", End: "17:00", TimeZone: "UTC"}, at("2026-06-01T16:30:00Z"))
 	rr.env.OnActivity(a.SendReminder, mock.Anything, mock.Anything).Return(invite.Reminder{Status: invite.Sent}, nil).Once()
 	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
 	result(t, rr.env)
@@ -134,11 +134,11 @@ func TestReminderCancelledBeforeItWasPlanned(t *testing.T) {
 	t.Parallel()
 	env := newEnvWith(t, workflows.Options{})
 	r := &recorder{env: env}
-	r.loadPlan(activePlan(schedule.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(sent)
 	env.OnActivity(a.LoadReminderPlan, mock.Anything, mock.Anything).Return(invite.ReminderPlan{Delay: "P1D",
-		Plan: schedule.Plan{ReceivedAt: env.Now(), Delay: "P1D", DelayFrom: "event"}}, nil).Once()
+		Plan: sendtime.Plan{ReceivedAt: env.Now(), Delay: "P1D", DelayFrom: "event"}}, nil).Once()
 	env.OnActivity(a.MarkReminderScheduled, mock.Anything, mock.Anything).Return(invite.Reminder{Status: invite.Cancelled}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 

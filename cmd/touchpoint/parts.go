@@ -19,11 +19,11 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/health"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -384,12 +384,12 @@ func redactedURL(raw string) string {
 // pageLinks makes the signed links of the public pages: the feedback page
 // at TOUCHPOINT_FEEDBACK_URL and the one-click unsubscribe at the API's
 // /unsubscribe, each signed with a key of its own purpose.
-func pageLinks(cfg config.Config) (fb, unsub *feedback.Links, err error) {
-	if fb, err = feedback.New(cfg.FeedbackURL, secretkey.Derive(cfg.SecretKey, secretkey.FeedbackLink)); err != nil {
+func pageLinks(cfg config.Config) (fb, unsub *signedlink.Links, err error) {
+	if fb, err = signedlink.New(cfg.FeedbackURL, secretkey.Derive(cfg.SecretKey, secretkey.FeedbackLink)); err != nil {
 		return nil, nil, err
 	}
 	unsubURL := strings.TrimRight(cfg.BaseURL, "/") + apiserver.UnsubscribePath
-	if unsub, err = feedback.New(unsubURL, secretkey.Derive(cfg.SecretKey, secretkey.Unsubscribe)); err != nil {
+	if unsub, err = signedlink.New(unsubURL, secretkey.Derive(cfg.SecretKey, secretkey.Unsubscribe)); err != nil {
 		return nil, nil, err
 	}
 	return fb, unsub, nil

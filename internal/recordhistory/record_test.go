@@ -18,13 +18,13 @@ import (
 
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/devtemporal"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/recordhistory"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
@@ -50,7 +50,7 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, err)
 	tpl, err := templates.New()
 	require.NoError(t, err)
-	links, err := feedback.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
 	acts := &activities.Activities{Store: store.New(db, "P7D"), Mailer: mailer, Templates: tpl, Feedback: links}
 	w := worker.New(c, acts, worker.Options{Workflow: workflows.Options{SendInitialInterval: time.Second}})

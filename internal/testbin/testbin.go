@@ -7,11 +7,15 @@
 // `go build` into a per-user cache directory. It is rebuilt every time —
 // with a warm build cache that takes a moment and is never stale — under a
 // file lock, since test packages run in parallel processes that would
-// otherwise write the same file at once.
+// otherwise write the same file at once. Each checkout of the module has
+// its own directory, so two checkouts tested side by side never run each
+// other's binaries.
 package testbin
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,7 +76,12 @@ func goBuild(importPath string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "touchpoint-test")
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(cache, "touchpoint-test", hex.EncodeToString(sum[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -100,6 +109,25 @@ func goBuild(importPath string) (string, error) {
 		return "", err
 	}
 	return out, nil
+}
+
+// moduleRoot is the directory of the go.mod above the working directory
+// (a test runs in its package's directory).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // lock takes an exclusive flock on path, waiting for other processes.

@@ -25,13 +25,13 @@ import (
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
-	"github.com/touchpoint/touchpoint/feedback"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -52,7 +52,7 @@ type stack struct {
 	st       *store.Store
 	temporal client.Client
 	api      *httptest.Server
-	feedback *feedback.Links
+	feedback *signedlink.Links
 	metrics  *metrics.Set
 	logger   *slog.Logger
 	token    string
@@ -97,9 +97,9 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 
 	secrets, err := webhook.NewSecretBox(secretkey.Derive(secretKey, secretkey.WebhookSecret))
 	require.NoError(t, err)
-	s.feedback, err = feedback.New("https://api.webhookstack.test/feedback", secretkey.Derive(secretKey, secretkey.FeedbackLink))
+	s.feedback, err = signedlink.New("https://api.webhookstack.test/feedback", secretkey.Derive(secretKey, secretkey.FeedbackLink))
 	require.NoError(t, err)
-	unsub, err := feedback.New("https://api.webhookstack.test"+apiserver.UnsubscribePath, secretkey.Derive(secretKey, secretkey.Unsubscribe))
+	unsub, err := signedlink.New("https://api.webhookstack.test"+apiserver.UnsubscribePath, secretkey.Derive(secretKey, secretkey.Unsubscribe))
 	require.NoError(t, err)
 	notifier := starter.NewNotifier(s.st, quiet)
 	api := apiserver.New(apiserver.Options{Store: s.st, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,

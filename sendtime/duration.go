@@ -1,6 +1,6 @@
-// Package schedule holds the pure scheduling rules of invite settings:
+// Package sendtime holds the pure scheduling rules of invite settings:
 // ISO 8601 delays and daily send windows. It does no I/O.
-package schedule
+package sendtime
 
 import (
 	"errors"

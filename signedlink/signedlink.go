@@ -1,7 +1,8 @@
-// Package feedback makes and checks the signed links in invites: the
-// customer's way to the feedback page of one event. A link carries the
-// event ID and an HMAC-SHA256 of it, so IDs cannot be guessed or swapped.
-package feedback
+// Package signedlink makes and checks the signed links in invites: the
+// customer's way to the feedback page and to the unsubscribe page of one
+// event. A link carries the event ID and an HMAC-SHA256 of it under the
+// link's own purpose, so IDs cannot be guessed, swapped or reused.
+package signedlink
 
 import (
 	"crypto/hmac"

@@ -1,4 +1,4 @@
-package schedule
+package sendtime
 
 import (
 	"sort"

@@ -1,4 +1,4 @@
-package feedback_test
+package signedlink_test
 
 import (
 	"net/url"
@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/touchpoint/touchpoint/feedback"
+	"github.com/touchpoint/touchpoint/signedlink"
 )
 
 var key = []byte("0123456789abcdef0123456789abcdef")
 
 func TestLinks(t *testing.T) {
 	t.Parallel()
-	l, err := feedback.New("https://shop.example/feedback?utm_source=invite", key)
+	l, err := signedlink.New("https://shop.example/feedback?utm_source=invite", key)
 	require.NoError(t, err)
 
 	const id = "evt-0b5e8f3c-8a3e-4f3e-9a57-1c2d3e4f5a6b"
@@ -36,22 +36,22 @@ func TestLinks(t *testing.T) {
 	_, ok = l.Verify(tampered)
 	assert.False(t, ok, "the signature of one event does not open another")
 
-	other, err := feedback.New("https://shop.example/feedback", []byte("another key, 32 bytes long......"))
+	other, err := signedlink.New("https://shop.example/feedback", []byte("another key, 32 bytes long......"))
 	require.NoError(t, err)
 	_, ok = other.Verify(u.Query())
 	assert.False(t, ok, "another key does not verify")
 
-	for _, sig := range []string{"", "!!", feedback.Sign(key, id) + "A", feedback.Sign(key, id)[1:]} {
-		assert.False(t, feedback.Verify(key, id, sig), "%q", sig)
+	for _, sig := range []string{"", "!!", signedlink.Sign(key, id) + "A", signedlink.Sign(key, id)[1:]} {
+		assert.False(t, signedlink.Verify(key, id, sig), "%q", sig)
 	}
 }
 
 func TestNewRejects(t *testing.T) {
 	t.Parallel()
 	for _, base := range []string{"", "/feedback", "ftp://x/feedback", "https://"} {
-		_, err := feedback.New(base, key)
+		_, err := signedlink.New(base, key)
 		assert.Error(t, err, base)
 	}
-	_, err := feedback.New("https://x/feedback", []byte("short"))
+	_, err := signedlink.New("https://x/feedback", []byte("short"))
 	assert.Error(t, err)
 }

@@ -1,4 +1,4 @@
-package schedule_test
+package sendtime_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/touchpoint/touchpoint/schedule"
+	"github.com/touchpoint/touchpoint/sendtime"
 )
 
 const day = 24 * time.Hour
@@ -37,7 +37,7 @@ func TestParseDuration(t *testing.T) {
 		"PT15552000S":    180 * day,
 	}
 	for in, want := range valid {
-		got, err := schedule.ParseDuration(in)
+		got, err := sendtime.ParseDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
@@ -82,7 +82,7 @@ func TestParseDuration(t *testing.T) {
 		strings.Repeat("P1D", 30): "too long",
 	}
 	for in, want := range invalid {
-		_, err := schedule.ParseDuration(in)
+		_, err := sendtime.ParseDuration(in)
 		if assert.Error(t, err, in) {
 			assert.Contains(t, err.Error(), want, in)
 		}
@@ -95,7 +95,7 @@ func FuzzParseDuration(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := schedule.ParseDuration(s)
+		d, err := sendtime.ParseDuration(s)
 		if err != nil {
 			if d != 0 {
 				t.Fatalf("ParseDuration(%q) = %v with error %v", s, d, err)
@@ -105,7 +105,7 @@ func FuzzParseDuration(f *testing.F) {
 			}
 			return
 		}
-		if d < 0 || d > schedule.MaxDelay {
+		if d < 0 || d > sendtime.MaxDelay {
 			t.Fatalf("ParseDuration(%q) = %v, outside 0…180 days", s, d)
 		}
 		if s[0] != 'P' || !strings.ContainsAny(s, "WDHMS") {
@@ -122,13 +122,13 @@ func TestSendWindow(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
 
-	w, err := schedule.SendWindow{Start: "09:00", End: "20:30", TimeZone: "Europe/Berlin"}.Parse()
+	w, err := sendtime.SendWindow{Start: "09:00", End: "20:30", TimeZone: "Europe/Berlin"}.Parse()
 	require.NoError(t, err)
 	assert.Equal(t, 9*60, w.Start)
 	assert.Equal(t, 20*60+30, w.End)
 	assert.Equal(t, berlin.String(), w.Location.String())
 
-	valid := []schedule.SendWindow{
+	valid := []sendtime.SendWindow{
 		{Start: "22:00", End: "06:00", TimeZone: "America/New_York"}, // overnight
 		{Start: "00:00", End: "23:59", TimeZone: "UTC"},
 		{Start: "23:59", End: "00:00", TimeZone: "Asia/Kolkata"},
@@ -139,27 +139,27 @@ func TestSendWindow(t *testing.T) {
 	}
 
 	invalid := []struct {
-		w      schedule.SendWindow
+		w      sendtime.SendWindow
 		fields []string
 	}{
-		{schedule.SendWindow{Start: "09:00", End: "09:00", TimeZone: "UTC"}, []string{"end"}},
-		{schedule.SendWindow{Start: "24:00", End: "09:00", TimeZone: "UTC"}, []string{"start"}},
-		{schedule.SendWindow{Start: "9:00", End: "09:60", TimeZone: "UTC"}, []string{"start", "end"}},
-		{schedule.SendWindow{Start: "09:00:00", End: "1000", TimeZone: "UTC"}, []string{"start", "end"}},
-		{schedule.SendWindow{Start: "", End: "-1:00", TimeZone: "UTC"}, []string{"start", "end"}},
-		{schedule.SendWindow{Start: "09:00", End: "10:00", TimeZone: ""}, []string{"timeZone"}},
-		{schedule.SendWindow{Start: "09:00", End: "10:00", TimeZone: "Local"}, []string{"timeZone"}},
-		{schedule.SendWindow{Start: "09:00", End: "10:00", TimeZone: "Mars/Olympus_Mons"}, []string{"timeZone"}},
-		{schedule.SendWindow{Start: "09:00", End: "10:00", TimeZone: "../../etc/passwd"}, []string{"timeZone"}},
-		{schedule.SendWindow{Start: "09:00", End: "10:00", TimeZone: "/etc/localtime"}, []string{"timeZone"}},
-		{schedule.SendWindow{Start: "x", End: "y", TimeZone: "z"}, []string{"start", "end", "timeZone"}},
+		{sendtime.SendWindow{Start: "09:00", End: "09:00", TimeZone: "UTC"}, []string{"end"}},
+		{sendtime.SendWindow{Start: "24:00", End: "09:00", TimeZone: "UTC"}, []string{"start"}},
+		{sendtime.SendWindow{Start: "9:00", End: "09:60", TimeZone: "UTC"}, []string{"start", "end"}},
+		{sendtime.SendWindow{Start: "09:00:00", End: "1000", TimeZone: "UTC"}, []string{"start", "end"}},
+		{sendtime.SendWindow{Start: "", End: "-1:00", TimeZone: "UTC"}, []string{"start", "end"}},
+		{sendtime.SendWindow{Start: "09:00", End: "10:00", TimeZone: ""}, []string{"timeZone"}},
+		{sendtime.SendWindow{Start: "09:00", End: "10:00", TimeZone: "Local"}, []string{"timeZone"}},
+		{sendtime.SendWindow{Start: "09:00", End: "10:00", TimeZone: "Mars/Olympus_Mons"}, []string{"timeZone"}},
+		{sendtime.SendWindow{Start: "09:00", End: "10:00", TimeZone: "../../etc/passwd"}, []string{"timeZone"}},
+		{sendtime.SendWindow{Start: "09:00", End: "10:00", TimeZone: "/etc/localtime"}, []string{"timeZone"}},
+		{sendtime.SendWindow{Start: "x", End: "y", TimeZone: "z"}, []string{"start", "end", "timeZone"}},
 	}
 	for _, tc := range invalid {
 		err := tc.w.Validate()
 		require.Error(t, err, "%+v", tc.w)
 		var fields []string
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-			var fe schedule.FieldError
+			var fe sendtime.FieldError
 			require.True(t, errors.As(e, &fe))
 			assert.NotEmpty(t, fe.Message)
 			fields = append(fields, fe.Field)

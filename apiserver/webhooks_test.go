@@ -83,6 +83,13 @@ func TestWebhooksAPI(t *testing.T) {
 		{`{"url":"https://127.0.0.1/hooks","events":["invite.sent"]}`, "url"},
 		{`{"url":"https://169.254.169.254/","events":["invite.sent"]}`, "url"},
 		{`{"url":"https://localhost:8443/","events":["invite.sent"]}`, "url"},
+		// IPv4 inside IPv6 and numeric spellings (every form: webhook's TestEveryNonPublicForm).
+		{`{"url":"https://[::ffff:0:a9fe:a9fe]/","events":["invite.sent"]}`, "url"},
+		{`{"url":"https://[64:ff9b:1::a00:1]/","events":["invite.sent"]}`, "url"},
+		{`{"url":"https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/","events":["invite.sent"]}`, "url"},
+		{`{"url":"https://2130706433/","events":["invite.sent"]}`, "url"},
+		{`{"url":"https://0x7f000001/","events":["invite.sent"]}`, "url"},
+		{`{"url":"https://127.1/","events":["invite.sent"]}`, "url"},
 		{`{"url":"https://hooks.example.com","events":[]}`, "events"},
 		{`{"url":"https://hooks.example.com","events":["invite.opened"]}`, "events[0]"},
 		{`{"url":"https://hooks.example.com","events":["invite.sent","invite.sent"]}`, "events[1]"},

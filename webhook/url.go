@@ -17,10 +17,11 @@ const MaxURLLength = 2048
 //
 // It refuses what can be judged from the text: not absolute, a scheme other
 // than https (http is allowed too with allowPrivate, for development), no
-// host, a user name or password, a fragment, a bad port, a literal IP
-// address that is not public, and "localhost". A host name is not resolved
-// here: what it resolves to can change, so Client checks the address it
-// actually connects to.
+// host, a user name or password, a fragment, a bad port, an IPv4 address
+// spelt other than as a.b.c.d (see numericHost), a literal IP address that
+// is not public (nonPublic: IPv4 inside IPv6 included), and "localhost". A
+// host name is not resolved here: what it resolves to can change, so
+// Client checks the address it actually connects to.
 func ValidateURL(raw string, allowPrivate bool) error {
 	u, err := checkURLForm(raw, allowPrivate)
 	if err != nil || allowPrivate {
@@ -62,6 +63,10 @@ func checkURLForm(raw string, allowPrivate bool) (*url.URL, error) {
 	}
 	if u.Hostname() == "" {
 		return nil, errors.New("must have a host")
+	}
+	if numeric, ok := numericHost(u.Hostname()); numeric && !ok {
+		return nil, fmt.Errorf("must write an IPv4 address as four decimal numbers such as 93.184.215.14; "+
+			"%s is a spelling that resolvers read as another address", u.Hostname())
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {

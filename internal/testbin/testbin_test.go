@@ -19,7 +19,7 @@ func TestBuildRunsTheBuiltProgram(t *testing.T) {
 	path := testbin.Build(t, hello, "TESTBIN_HELLO")
 	cache, err := os.UserCacheDir()
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(cache, "touchpoint-test"), filepath.Dir(path))
+	assert.Equal(t, filepath.Join(cache, "touchpoint-test"), filepath.Dir(filepath.Dir(path)), "a directory of its own checkout in the cache")
 	out, err := exec.Command(path, "a", "b").Output()
 	require.NoError(t, err)
 	assert.Equal(t, "hello a b\n", string(out))

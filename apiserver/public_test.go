@@ -220,6 +220,60 @@ func TestFeedbackPageRefusesBadInput(t *testing.T) {
 	assert.Empty(t, reviews, "nothing was stored")
 }
 
+// TestLinkSignaturesHaveOneSpelling: a link verifies only with its
+// signature as it was made, not with the other spellings a lenient base64
+// decoder reads as the same bytes — on every public page, GET and POST.
+func TestLinkSignaturesHaveOneSpelling(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	id := e.acceptEvent(t, e.minimalEvent("checkout"))
+	sigOf := func(link string) string {
+		u, err := url.Parse(link)
+		require.NoError(t, err)
+		return u.Query().Get(signedlink.ParamSignature)
+	}
+	// Four spellings, four requests each, and two more: within the
+	// pages' per-address burst.
+	spellings := func(sig string) map[string]string {
+		return map[string]string{
+			"unused bits of the last character": otherSpelling(sig),
+			"a line feed inside":                sig[:20] + "%0A" + sig[20:],
+			"a line feed at the end":            sig + "%0A",
+			"padding":                           sig + "%3D",
+		}
+	}
+	fb := sigOf(e.feedbackLinks.URL(id))
+	for _, s := range spellings(fb) {
+		requireHTML(t, e.page(t, http.MethodGet, "/feedback?event="+id+"&sig="+s, "", ""), http.StatusNotFound)
+		body := "event=" + id + "&sig=" + s + "&rating=5&comment="
+		requireHTML(t, e.page(t, http.MethodPost, "/feedback", formType, body), http.StatusNotFound)
+	}
+	unsub := sigOf(e.unsubscribeLinks.URL(id))
+	for _, s := range spellings(unsub) {
+		target := "/unsubscribe?event=" + id + "&sig=" + s
+		requireHTML(t, e.page(t, http.MethodGet, target, "", ""), http.StatusNotFound)
+		requireHTML(t, e.page(t, http.MethodPost, target, formType, "List-Unsubscribe=One-Click"), http.StatusNotFound)
+	}
+	reviews, _ := items(t, e.get(t, "/reviews"))
+	assert.Empty(t, reviews, "no review was stored")
+	sups, _ := items(t, e.get(t, "/suppressions"))
+	assert.Empty(t, sups, "no address was suppressed")
+
+	// The spelling as made still works.
+	requireHTML(t, e.page(t, http.MethodGet, "/feedback?event="+id+"&sig="+fb, "", ""), http.StatusOK)
+	requireHTML(t, e.page(t, http.MethodGet, "/unsubscribe?event="+id+"&sig="+unsub, "", ""), http.StatusOK)
+}
+
+// otherSpelling is a base64url signature of 32 bytes whose last character
+// differs in a bit the encoding leaves unused: the same bytes to a
+// lenient decoder.
+func otherSpelling(sig string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := sig[len(sig)-1]
+	return sig[:len(sig)-1] + string(alphabet[strings.IndexByte(alphabet, last)^1])
+}
+
 func TestPublicPagesAreLimitedPerAddress(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

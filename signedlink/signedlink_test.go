@@ -1,7 +1,9 @@
 package signedlink_test
 
 import (
+	"encoding/base64"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,6 +46,44 @@ func TestLinks(t *testing.T) {
 	for _, sig := range []string{"", "!!", signedlink.Sign(key, id) + "A", signedlink.Sign(key, id)[1:]} {
 		assert.False(t, signedlink.Verify(key, id, sig), "%q", sig)
 	}
+}
+
+// TestOneSpelling: only the signature as Sign writes it verifies, not the
+// other spellings a base64 decoder takes for the same bytes.
+func TestOneSpelling(t *testing.T) {
+	t.Parallel()
+	const id = "evt-0b5e8f3c-8a3e-4f3e-9a57-1c2d3e4f5a6b"
+	sig := signedlink.Sign(key, id)
+	require.Len(t, sig, 43)
+	require.True(t, signedlink.Verify(key, id, sig))
+	want, err := base64.RawURLEncoding.DecodeString(sig)
+	require.NoError(t, err)
+	for name, other := range map[string]string{
+		"last character, an unused bit changed": sig[:42] + lowBitChanged(sig[42]),
+		"line feed inside":                      sig[:20] + "\n" + sig[20:],
+		"carriage return at the end":            sig + "\r",
+		"line break at the end":                 sig + "\r\n",
+	} {
+		got, err := base64.RawURLEncoding.DecodeString(other)
+		require.NoError(t, err, name)
+		require.Equal(t, want, got, "%s: a lenient decoder reads the same bytes", name)
+		assert.False(t, signedlink.Verify(key, id, other), "%s: %q", name, other)
+	}
+	for name, other := range map[string]string{
+		"padding":           sig + "=",
+		"standard alphabet": sig[:42] + "+",
+		"space":             sig[:10] + " " + sig[10:],
+		"lower case":        strings.ToLower(sig),
+	} {
+		assert.False(t, signedlink.Verify(key, id, other), "%s: %q", name, other)
+	}
+}
+
+// lowBitChanged is c, the last character of a 32-byte value in base64url
+// (4 bits of data, 2 unused), with its lowest unused bit flipped.
+func lowBitChanged(c byte) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	return string(alphabet[strings.IndexByte(alphabet, c)^1])
 }
 
 func TestNewRejects(t *testing.T) {

@@ -9,7 +9,7 @@
 #
 # The entrypoint is the binary, /touchpoint; the command is the subcommand
 # (api, auth, worker, migrate, accounts, clients, healthcheck). Configuration
-# comes from the environment at run time (README.md, "Configuration"); no
+# comes from the environment at run time (docs/operations.md, "Configuration"); no
 # secret is part of the image. docker-compose.yml runs the whole stack.
 
 FROM golang:1.26.8-bookworm AS build

@@ -429,8 +429,8 @@ func TestBrowserScreenshots(t *testing.T) {
 	}
 }
 
-// TestBrowserDocsScreenshots refreshes the README's pictures of the
-// feedback page when TOUCHPOINT_UPDATE_DOCS is set.
+// TestBrowserDocsScreenshots refreshes the pictures of the
+// feedback page in docs/customer-experience.md when TOUCHPOINT_UPDATE_DOCS is set.
 func TestBrowserDocsScreenshots(t *testing.T) {
 	if os.Getenv("TOUCHPOINT_UPDATE_DOCS") == "" {
 		t.Skip("set TOUCHPOINT_UPDATE_DOCS=1 to refresh docs/feedback-page*.png")

@@ -86,7 +86,7 @@ func usage(w io.Writer, cmds []command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nConfiguration comes from the environment; see README.md.")
+	fmt.Fprintln(w, "\nConfiguration comes from the environment; see docs/operations.md.")
 }
 
 func logLevel(s string) slog.Level {

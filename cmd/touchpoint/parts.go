@@ -201,7 +201,7 @@ func (env *environment) runAPICommand(ctx context.Context, args []string) error 
 // logged with secrets masked, and the store.
 func startProcess(ctx context.Context, env *environment, name string, args []string) (config.Config, *store.Store, error) {
 	if len(args) > 0 {
-		return config.Config{}, nil, fmt.Errorf("%s takes no arguments; it is configured by the environment (see README.md)", name)
+		return config.Config{}, nil, fmt.Errorf("%s takes no arguments; it is configured by the environment (see docs/operations.md)", name)
 	}
 	cfg, err := serverConfig(env)
 	if err != nil {

@@ -1,6 +1,13 @@
 // Package invite is the vocabulary every part of Touchpoint uses to speak
-// about an invite: its status, why it was skipped or failed, the medium it
-// travels by, and the state an invite workflow records step by step.
+// about an invite — its status, why it was skipped or failed, the medium it
+// travels by, the state an invite workflow records step by step — and the
+// rules that move that state (rules.go): pure functions from a state and
+// the facts read to the next state and what to emit, which the store runs
+// under the event's row lock.
+//
+// An invite and its reminder are two kinds (Kind) of one send: the same
+// state machine, claim and outcomes, apart from the few rules in which
+// the kinds differ.
 //
 // It is a leaf: it imports nothing of ours but the pure schedule package,
 // so the store, the workflows, the activities and the API can all share
@@ -88,6 +95,21 @@ func Reasons() []Reason { return slices.Clone(reasons) }
 // Valid reports whether r is a known reason.
 func (r Reason) Valid() bool { return slices.Contains(reasons, r) }
 
+// Kind is what a send delivers: an event's invite, or the one reminder
+// that may follow it once the invite is sent. Both go through one
+// pipeline — one state machine (State), one claim, one send step — and
+// Kind selects the few rules in which they differ (see rules.go).
+type Kind string
+
+// Kinds, as attempt rows, step inputs and webhook types spell them.
+const (
+	KindInvite   Kind = "invite"
+	KindReminder Kind = "reminder"
+)
+
+// Valid reports whether k is a known kind.
+func (k Kind) Valid() bool { return k == KindInvite || k == KindReminder }
+
 // Medium is how an invite travels.
 type Medium string
 
@@ -125,8 +147,12 @@ func SuppressionReasons() []SuppressionReason { return slices.Clone(suppressionR
 // Valid reports whether r is a known suppression reason.
 func (r SuppressionReason) Valid() bool { return slices.Contains(suppressionReasons, r) }
 
-// State is the invite part of an event row. It travels through Temporal
-// as activity results, so it holds no customer data.
+// State is the state of one send of an event: the invite part of its row,
+// or its reminder's (Medium, Attempts and LastError are then not stored:
+// the medium is the setting's, the attempts are counted in the attempt
+// rows, and the last error is kept in the attempt's detail only). It
+// travels through Temporal as activity results, so it holds no customer
+// data.
 type State struct {
 	Status       Status     `db:"invite_status" json:"status"`
 	Reason       Reason     `db:"invite_reason" json:"reason,omitempty"`
@@ -137,9 +163,12 @@ type State struct {
 	LastError    string     `db:"last_error" json:"lastError,omitempty"`
 }
 
-// Plan is what scheduling an event's invite starts from: the schedule
-// copied into the event at acceptance (SPEC §10) and whether its event
-// type and invite setting are active now.
+// Plan is what scheduling a send starts from. For an invite: the schedule
+// copied into the event at acceptance and whether its event type and
+// invite setting are active now. For a reminder: the setting's reminder
+// delay counted from the time the invite was sent, in the event's send
+// window, with Status the reminder's; Plan.Delay is "" when no reminder
+// is due (none configured, or the invite was not sent).
 type Plan struct {
 	Status          Status        `json:"status"`
 	EventTypeActive bool          `json:"eventTypeActive"`
@@ -147,14 +176,21 @@ type Plan struct {
 	Plan            sendtime.Plan `json:"plan"`
 }
 
-// Reminder is the state of an invite's reminder (SPEC §11.3): Status is
-// "" while none is planned, then Scheduled, Sending (the record-before
-// mark), Sent, Skipped (with Reason) or Cancelled.
+// Reminder is the state of an invite's reminder as the API and the
+// workflow's status query show it: Status is "" while none is planned,
+// then Scheduled, Sending (the record-before mark), Sent, Skipped (with
+// Reason) or Cancelled. The rules work on its State (KindReminder).
 type Reminder struct {
 	Status       Status     `db:"reminder_status" json:"status,omitempty"`
 	Reason       Reason     `db:"reminder_reason" json:"reason,omitempty"`
 	ScheduledFor *time.Time `db:"reminder_scheduled_for" json:"scheduledFor,omitempty"`
 	SentAt       *time.Time `db:"reminder_sent_at" json:"sentAt,omitempty"`
+}
+
+// Reminder is s as the state of a reminder. Its JSON is a subset of
+// State's, so a step that answered with a Reminder decodes into a State.
+func (s State) Reminder() Reminder {
+	return Reminder{Status: s.Status, Reason: s.Reason, ScheduledFor: s.ScheduledFor, SentAt: s.SentAt}
 }
 
 // ReminderPlan is what scheduling a reminder starts from: the invite's

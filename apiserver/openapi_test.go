@@ -775,7 +775,9 @@ func jsonText(t testing.TB, v any) string {
 // Default channel), then produces every error status the document lists.
 func TestOpenAPIExamplesAgainstTheHandlers(t *testing.T) {
 	t.Parallel()
-	r := &openAPIRun{doc: loadOpenAPI(t), e: newEnv(t), good: map[string]apiCall{}}
+	// Feedback links expire as in production, 90 days after the send.
+	r := &openAPIRun{doc: loadOpenAPI(t), e: newEnv(t, func(o *apiserver.Options) { o.FeedbackLinkTTL = 90 * 24 * time.Hour }),
+		good: map[string]apiCall{}}
 	if !t.Run("examples", r.examplesWork) {
 		return
 	}
@@ -1034,6 +1036,16 @@ func (r *openAPIRun) addAttempt(t *testing.T, eventID string) {
 	require.NoError(t, err)
 }
 
+// sentLongAgo accepts an event whose invite was sent a year ago: its
+// feedback link has expired.
+func (r *openAPIRun) sentLongAgo(t *testing.T) string {
+	id := r.acceptMinimal(t)
+	_, err := r.e.store.DB().Exec(`UPDATE events SET invite_status = 'sent', invite_medium = 'email', attempts = 1,
+		sent_at = now() - interval '365 days' WHERE id = $1`, id)
+	require.NoError(t, err)
+	return id
+}
+
 func (r *openAPIRun) setInviteStatus(t *testing.T, eventID string, status invite.Status) {
 	_, err := r.e.store.DB().Exec(`UPDATE events SET invite_status = $2 WHERE id = $1`, eventID, status)
 	require.NoError(t, err)
@@ -1094,6 +1106,19 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 		},
 		"400 POST /sms/inbound": func(c apiCall) apiCall { // signed, no From
 			return resign(t, c, testSMSAuthToken, testSMSInboundURL, func(f url.Values) { f.Del("From") })
+		},
+		"410 GET /feedback": func(c apiCall) apiCall {
+			c.query = linkQuery(t, e.feedbackLinks, r.sentLongAgo(t)).Encode()
+			return c
+		},
+		"410 POST /feedback": func(c apiCall) apiCall {
+			form, err := url.ParseQuery(c.body)
+			require.NoError(t, err)
+			link := linkQuery(t, e.feedbackLinks, r.sentLongAgo(t))
+			form.Set("event", link.Get("event"))
+			form.Set("sig", link.Get("sig"))
+			c.body = form.Encode()
+			return c
 		},
 		"400 POST /feedback": func(c apiCall) apiCall { // a valid link, no rating
 			form, err := url.ParseQuery(c.body)

@@ -83,6 +83,13 @@ func (s *server) linkTarget(r *http.Request, links *signedlink.Links, query url.
 	return s.store.LoadInviteContent(r.Context(), eventID)
 }
 
+// expired reports whether the feedback link of c is past its lifetime: it
+// expires FeedbackLinkTTL after the invite was (last) sent; a link of an
+// invite never sent does not.
+func (s *server) expired(c store.InviteContent) bool {
+	return s.feedbackLinkTTL > 0 && c.SentAt != nil && s.now().Sub(*c.SentAt) > s.feedbackLinkTTL
+}
+
 // feedbackView is the form of the event c, with the link's signature.
 func (s *server) feedbackView(c store.InviteContent, sig string) pages.FeedbackView {
 	v := pages.FeedbackView{Locale: c.Locale, Brand: c.Account.Brand(), Action: s.feedbackPath, EventID: c.EventID, Sig: sig}
@@ -94,11 +101,16 @@ func (s *server) feedbackView(c store.InviteContent, sig string) pages.FeedbackV
 
 // feedbackPage is GET {feedback path}: the form, with the review given so
 // far when there is one. A valid link works whether or not the invite was
-// ever sent.
+// ever sent; once its lifetime after the send is over, it gets the 410
+// page.
 func (s *server) feedbackPage(w http.ResponseWriter, r *http.Request) {
 	c, err := s.linkTarget(r, s.feedbackLinks, r.URL.Query())
 	if err != nil {
 		s.pageError(w, r, err)
+		return
+	}
+	if s.expired(c) {
+		s.pages.Expired(w, pages.ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
 		return
 	}
 	v := s.feedbackView(c, r.URL.Query().Get(signedlink.ParamSignature))
@@ -124,6 +136,10 @@ func (s *server) postFeedback(w http.ResponseWriter, r *http.Request) {
 	c, err := s.linkTarget(r, s.feedbackLinks, url.Values{signedlink.ParamEvent: {f.EventID}, signedlink.ParamSignature: {f.Sig}})
 	if err != nil {
 		s.pageError(w, r, err)
+		return
+	}
+	if s.expired(c) {
+		s.pages.Expired(w, pages.ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
 		return
 	}
 	if len(problems) > 0 {

@@ -7,11 +7,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
+	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/signedlink"
 )
 
@@ -263,6 +265,67 @@ func TestLinkSignaturesHaveOneSpelling(t *testing.T) {
 	// The spelling as made still works.
 	requireHTML(t, e.page(t, http.MethodGet, "/feedback?event="+id+"&sig="+fb, "", ""), http.StatusOK)
 	requireHTML(t, e.page(t, http.MethodGet, "/unsubscribe?event="+id+"&sig="+unsub, "", ""), http.StatusOK)
+}
+
+// TestFeedbackLinksExpire: a feedback link works for FeedbackLinkTTL after
+// its invite was sent, then answers 410 with a page in the customer's
+// language saying so, to GET and POST alike; a link of an invite never
+// sent keeps working, and unsubscribe links never expire.
+func TestFeedbackLinksExpire(t *testing.T) {
+	t.Parallel()
+	const ttl = 90 * 24 * time.Hour
+	e := newEnv(t, func(o *apiserver.Options) { o.FeedbackLinkTTL = ttl })
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	event := func(sentAgo time.Duration) string {
+		ev := e.minimalEvent("checkout")
+		ev["defaultLocale"] = "de_AT"
+		id := e.acceptEvent(t, ev)
+		if sentAgo > 0 {
+			_, err := e.store.DB().Exec(`UPDATE events SET invite_status = 'sent', invite_medium = 'email', attempts = 1,
+				sent_at = now() - make_interval(secs => $2) WHERE id = $1`, id, sentAgo.Seconds())
+			require.NoError(t, err)
+		}
+		return id
+	}
+	neverSent, recent, old := event(0), event(ttl-time.Hour), event(ttl+time.Hour)
+	english := func(method, target, body string) pageResponse {
+		req, err := http.NewRequest(method, e.srv.URL+target, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Accept-Language", "en-GB,en;q=0.9")
+		if body != "" {
+			req.Header.Set("Content-Type", formType)
+		}
+		res, err := e.srv.Client().Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return pageResponse{res.StatusCode, res.Header, string(b)}
+	}
+
+	for _, id := range []string{neverSent, recent} {
+		requireHTML(t, english(http.MethodGet, pathOf(t, e.feedbackLinks.URL(id)), ""), http.StatusOK)
+		requireHTML(t, english(http.MethodPost, "/feedback", feedbackForm(e.feedbackLinks.URL(id), "5", "")), http.StatusOK)
+	}
+
+	for _, p := range []pageResponse{
+		english(http.MethodGet, pathOf(t, e.feedbackLinks.URL(old)), ""),
+		english(http.MethodPost, "/feedback", feedbackForm(e.feedbackLinks.URL(old), "1", "late")),
+	} {
+		doc := requireHTML(t, p, http.StatusGone)
+		assert.Equal(t, "de", attr(find(doc, "html", nil)[0], "lang"), "in the customer's language, not the browser's")
+		assert.Equal(t, "Dieser Link ist abgelaufen", strings.TrimSpace(text(find(doc, "h1", nil)[0])))
+		assert.Empty(t, find(doc, "form", nil))
+	}
+	reviews, _ := items(t, e.get(t, "/reviews"))
+	assert.Len(t, reviews, 2, "the expired link stored nothing")
+
+	// The unsubscribe link of the same invite still works.
+	target := pathOf(t, e.unsubscribeLinks.URL(old))
+	requireHTML(t, english(http.MethodGet, target, ""), http.StatusOK)
+	requireHTML(t, english(http.MethodPost, target, "List-Unsubscribe=One-Click"), http.StatusOK)
+	sups, _ := items(t, e.get(t, "/suppressions"))
+	assert.Len(t, sups, 1)
 }
 
 // otherSpelling is a base64url signature of 32 bytes whose last character

@@ -59,6 +59,10 @@ type Options struct {
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
 	// /unsubscribe. Required.
 	FeedbackLinks, UnsubscribeLinks *signedlink.Links
+	// FeedbackLinkTTL is how long after its invite was sent a feedback
+	// link works (then the page answers 410); 0: forever. Unsubscribe
+	// links never expire.
+	FeedbackLinkTTL time.Duration
 	// Now is the clock of rate limits and of the readiness cache; default
 	// time.Now (tests inject one).
 	Now func() time.Time
@@ -96,6 +100,7 @@ type server struct {
 	pages                           *pages.Pages
 	feedbackLinks, unsubscribeLinks *signedlink.Links
 	feedbackPath                    string
+	feedbackLinkTTL                 time.Duration
 	publicLimits                    *limiter // per client address
 	now                             func() time.Time
 	ready                           readyCache
@@ -127,7 +132,7 @@ func New(opts Options) *Server {
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
 		limits: newLimiter(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		pages: pg, feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
-		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newLimiter(publicRatePerSecond, publicRateBurst), sms: opts.SMS,
+		feedbackPath: opts.FeedbackLinks.Path(), feedbackLinkTTL: opts.FeedbackLinkTTL, publicLimits: newLimiter(publicRatePerSecond, publicRateBurst), sms: opts.SMS,
 		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate}
 	if s.notify == nil {
 		s.notify = func() {}

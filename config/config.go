@@ -61,10 +61,16 @@ type Config struct {
 	// workers run side by side on one machine without settings.
 	WorkerAddr string
 
-	SMTPURL     string
-	MailFrom    string
+	SMTPURL  string
+	MailFrom string
+	// FeedbackURL is the base of the feedback links in invites and where
+	// the API serves the feedback page; default {BaseURL}/feedback.
 	FeedbackURL string
-	DataDir     string
+	// FeedbackLinkTTL is how long after its invite was sent a feedback
+	// link works; after that the page answers 410. 0: forever. Unsubscribe
+	// links never expire.
+	FeedbackLinkTTL time.Duration
+	DataDir         string
 
 	// SecretKey keys the hash of client secrets and the signature of
 	// feedback links. Required outside `touchpoint dev`.
@@ -215,6 +221,7 @@ func Defaults() Config {
 		AuthURL:               "http://127.0.0.1:8081",
 		MailFrom:              "Touchpoint <invites@touchpoint.localhost>",
 		FeedbackURL:           "http://127.0.0.1:8080/feedback",
+		FeedbackLinkTTL:       90 * 24 * time.Hour,
 		DataDir:               ".touchpoint",
 		TemporalUIAddr:        "127.0.0.1:8233",
 		DefaultInviteDelay:    "P7D",
@@ -247,7 +254,7 @@ var Variables = append([]string{
 	"DATABASE_URL",
 	"TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL", "TOUCHPOINT_OIDC_ISSUER", "TOUCHPOINT_OIDC_DISCOVERY_URL",
 	"TOUCHPOINT_API_ADDR", "TOUCHPOINT_AUTH_ADDR", "TOUCHPOINT_METRICS_ADDR", "TOUCHPOINT_WORKER_ADDR",
-	"TOUCHPOINT_SMTP_URL", "TOUCHPOINT_MAIL_FROM", "TOUCHPOINT_FEEDBACK_URL",
+	"TOUCHPOINT_SMTP_URL", "TOUCHPOINT_MAIL_FROM", "TOUCHPOINT_FEEDBACK_URL", "TOUCHPOINT_FEEDBACK_LINK_TTL",
 	"TOUCHPOINT_DATA_DIR", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_TEMPORAL_UI_ADDR",
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY", "TOUCHPOINT_TOKEN_MAX_LIFETIME",
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
@@ -337,6 +344,11 @@ func Load(getenv func(string) string) (Config, error) {
 	dur("TOUCHPOINT_RECONCILE_GRACE", &c.ReconcileGrace)
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_EVENT_RETENTION")); v != "" && v != "0" {
 		dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
+	}
+	if v := strings.TrimSpace(getenv("TOUCHPOINT_FEEDBACK_LINK_TTL")); v == "0" {
+		c.FeedbackLinkTTL = 0
+	} else {
+		dur("TOUCHPOINT_FEEDBACK_LINK_TTL", &c.FeedbackLinkTTL)
 	}
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_RATE_LIMIT")); v != "" {
 		n, err := strconv.ParseFloat(v, 64)
@@ -639,6 +651,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("smtp_url", redactURL(c.SMTPURL)),
 		slog.String("mail_from", c.MailFrom),
 		slog.String("feedback_url", c.FeedbackURL),
+		slog.String("feedback_link_ttl", c.FeedbackLinkTTL.String()),
 		slog.String("data_dir", c.DataDir),
 		slog.String("default_invite_delay", c.DefaultInviteDelay),
 		slog.String("send_timeout", c.SendTimeout.String()),

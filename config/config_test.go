@@ -55,6 +55,19 @@ func TestDerivedAndListValues(t *testing.T) {
 	assert.NoError(t, c.Validate(true))
 }
 
+func TestFeedbackLinkTTL(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]time.Duration{"": 90 * 24 * time.Hour, "720h": 720 * time.Hour, "0": 0} {
+		c, err := config.Load(env(map[string]string{"TOUCHPOINT_FEEDBACK_LINK_TTL": v}))
+		require.NoError(t, err)
+		assert.Equal(t, want, c.FeedbackLinkTTL, "%q", v)
+	}
+	for _, v := range []string{"90d", "-1h", "soon"} {
+		_, err := config.Load(env(map[string]string{"TOUCHPOINT_FEEDBACK_LINK_TTL": v}))
+		assert.ErrorContains(t, err, "TOUCHPOINT_FEEDBACK_LINK_TTL", "%q", v)
+	}
+}
+
 func TestBadValuesAreNamed(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {

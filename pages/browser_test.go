@@ -100,6 +100,9 @@ func newSite(t *testing.T, p *pages.Pages) *site {
 		check(p.Thanks(w, pages.ThanksView{Locale: r.FormValue("lang"), Brand: shop, Rating: 4, EditURL: "/feedback"}))
 	})
 	mux.HandleFunc("GET /notfound", func(w http.ResponseWriter, r *http.Request) { check(p.NotFound(w, r.FormValue("lang"))) })
+	mux.HandleFunc("GET /expired", func(w http.ResponseWriter, r *http.Request) {
+		check(p.Expired(w, pages.ExpiredView{Locale: r.FormValue("lang"), Brand: shop}))
+	})
 	mux.HandleFunc("GET /badrequest", func(w http.ResponseWriter, r *http.Request) { check(p.BadRequest(w, r.FormValue("lang"))) })
 	mux.HandleFunc("GET /unsubscribe", func(w http.ResponseWriter, r *http.Request) {
 		check(p.Unsubscribe(w, http.StatusOK, pages.UnsubscribeView{Locale: r.FormValue("lang"), Brand: shop,
@@ -124,7 +127,7 @@ func newSite(t *testing.T, p *pages.Pages) *site {
 }
 
 // sitePages are the paths of every page, as the reader meets them.
-var sitePages = []string{"/feedback", "/feedback?errors=1", "/thanks", "/unsubscribe", "/unsubscribed", "/notfound", "/badrequest"}
+var sitePages = []string{"/feedback", "/feedback?errors=1", "/thanks", "/unsubscribe", "/unsubscribed", "/notfound", "/expired", "/badrequest"}
 
 func (s *site) url(path, lang string) string {
 	sep := "?"

@@ -96,6 +96,7 @@ const (
 	pageUnsubscribe  = "unsubscribe"
 	pageUnsubscribed = "unsubscribed"
 	pageUnavailable  = "unavailable"
+	pageExpired      = "expired"
 )
 
 // Pages holds the parsed templates and the texts of every locale.
@@ -121,7 +122,7 @@ func New() (*Pages, error) {
 		return nil, fmt.Errorf("parse layout: %w", err)
 	}
 	p := &Pages{tmpl: map[string]*template.Template{}, texts: texts}
-	for _, name := range []string{pageFeedback, pageThanks, pageNotFound, pageBadRequest, pageUnsubscribe, pageUnsubscribed, pageUnavailable} {
+	for _, name := range []string{pageFeedback, pageThanks, pageNotFound, pageBadRequest, pageUnsubscribe, pageUnsubscribed, pageUnavailable, pageExpired} {
 		t, err := template.Must(base.Clone()).ParseFS(htmlFiles, "html/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parse %s page: %w", name, err)
@@ -169,6 +170,19 @@ func (p *Pages) BadRequest(w http.ResponseWriter, locale string) error {
 // database is unreachable. The caller sets Retry-After.
 func (p *Pages) Unavailable(w http.ResponseWriter, status int, locale string) error {
 	return p.render(w, status, pageUnavailable, locale, brand.Brand{}, nil)
+}
+
+// ExpiredView is the page of a feedback link that verified but is too
+// old to use.
+type ExpiredView struct {
+	Locale string // the event's
+	Brand  brand.Brand
+}
+
+// Expired writes the 410 page of a feedback link past its lifetime: the
+// link is genuine (it verified), so the page may name the shop.
+func (p *Pages) Expired(w http.ResponseWriter, v ExpiredView) error {
+	return p.render(w, http.StatusGone, pageExpired, v.Locale, v.Brand, v)
 }
 
 // Unsubscribe writes the page that asks to confirm an unsubscribe; a GET

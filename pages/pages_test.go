@@ -55,6 +55,9 @@ var everyPage = []struct {
 		return p.Thanks(w, pages.ThanksView{Locale: l, Brand: shop, Rating: 4, EditURL: "/feedback?event=evt-3f1c2a9e&sig=c2lnbmF0dXJl"})
 	}},
 	{"notfound", 404, func(p *pages.Pages, w http.ResponseWriter, l string) error { return p.NotFound(w, l) }},
+	{"expired", 410, func(p *pages.Pages, w http.ResponseWriter, l string) error {
+		return p.Expired(w, pages.ExpiredView{Locale: l, Brand: shop})
+	}},
 	{"badrequest", 400, func(p *pages.Pages, w http.ResponseWriter, l string) error { return p.BadRequest(w, l) }},
 	{"unsubscribe", 200, func(p *pages.Pages, w http.ResponseWriter, l string) error {
 		return p.Unsubscribe(w, http.StatusOK, pages.UnsubscribeView{Locale: l, Brand: shop, Action: "/unsubscribe?event=evt-3f1c2a9e&sig=dW5zdWI", Address: "j•••@example.com"})

@@ -424,10 +424,12 @@ type InviteContent struct {
 	Locale    string // defaultLocale as sent, e.g. "de_AT"; may be ""
 	Products  []InviteProduct
 	Account   Account // the shop: its name and branding
+	// SentAt is when the invite was last sent; nil while it never was.
+	SentAt *time.Time
 }
 
 const contentSQL = `
-	SELECT e.account_id, e.customer_email, e.payload,
+	SELECT e.account_id, e.customer_email, e.payload, e.sent_at,
 	       a.name, COALESCE(a.display_name, '') AS display_name, COALESCE(a.logo_url, '') AS logo_url,
 	       COALESCE(a.brand_color, '') AS brand_color, COALESCE(a.reply_to, '') AS reply_to, a.created_at
 	FROM events e JOIN accounts a ON a.id = e.account_id
@@ -443,9 +445,10 @@ type InviteProduct struct {
 // LoadInviteContent reads the event's customer, products and locale.
 func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteContent, error) {
 	var r struct {
-		AccountID string `db:"account_id"`
-		Email     string `db:"customer_email"`
-		Payload   []byte `db:"payload"`
+		AccountID string     `db:"account_id"`
+		Email     string     `db:"customer_email"`
+		Payload   []byte     `db:"payload"`
+		SentAt    *time.Time `db:"sent_at"`
 		Account
 	}
 	if err := s.getPrepared(ctx, nil, &s.invite.content, &r, eventID); err != nil {
@@ -466,5 +469,5 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 	r.Account.ID = r.AccountID
 	return InviteContent{EventID: eventID, AccountID: r.AccountID, Email: r.Email,
 		FirstName: p.Customer.FirstName, LastName: p.Customer.LastName, Mobile: p.Customer.Mobile,
-		Locale: p.DefaultLocale, Products: p.Products, Account: r.Account}, nil
+		Locale: p.DefaultLocale, Products: p.Products, Account: r.Account, SentAt: r.SentAt}, nil
 }

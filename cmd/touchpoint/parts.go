@@ -121,6 +121,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		Notify:           notifier.Poke,
 		Metrics:          m,
 		FeedbackLinks:    fb,
+		FeedbackLinkTTL:  cfg.FeedbackLinkTTL,
 		UnsubscribeLinks: unsub,
 		SMS:              smsCallbacks(cfg),
 		// Webhook secrets are made by the API and sealed for the worker.

@@ -168,6 +168,10 @@ type SMS struct {
 	StatusCallbackURL string
 }
 
+// FeedbackPath is where the feedback page is served when
+// TOUCHPOINT_FEEDBACK_URL is unset: {base_url}/feedback.
+const FeedbackPath = "/feedback"
+
 // SMSStatusPath and SMSInboundPath are where the API takes the provider's
 // callbacks: delivery updates and messages from customers (STOP).
 const (
@@ -220,7 +224,6 @@ func Defaults() Config {
 		BaseURL:               "http://127.0.0.1:8080",
 		AuthURL:               "http://127.0.0.1:8081",
 		MailFrom:              "Touchpoint <invites@touchpoint.localhost>",
-		FeedbackURL:           "http://127.0.0.1:8080/feedback",
 		FeedbackLinkTTL:       90 * 24 * time.Hour,
 		DataDir:               ".touchpoint",
 		TemporalUIAddr:        "127.0.0.1:8233",
@@ -397,6 +400,12 @@ func Load(getenv func(string) string) (Config, error) {
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
 	c.OIDCDiscoveryURL = strings.TrimRight(c.OIDCDiscoveryURL, "/")
+	// Every URL that reaches a customer or a provider is on the base URL
+	// unless its own variable says otherwise (the unsubscribe link always
+	// is: {base_url}/unsubscribe).
+	if c.FeedbackURL == "" {
+		c.FeedbackURL = c.BaseURL + FeedbackPath
+	}
 	if c.SMS.StatusCallbackURL == "" {
 		c.SMS.StatusCallbackURL = c.BaseURL + SMSStatusPath
 	}

@@ -55,6 +55,27 @@ func TestDerivedAndListValues(t *testing.T) {
 	assert.NoError(t, c.Validate(true))
 }
 
+// TestURLsDeriveFromTheBaseURL: every URL that reaches a customer or a
+// provider is on TOUCHPOINT_BASE_URL unless its own variable is set.
+func TestURLsDeriveFromTheBaseURL(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{"TOUCHPOINT_BASE_URL": "https://reviews.shop.example/"}))
+	require.NoError(t, err)
+	assert.Equal(t, "https://reviews.shop.example/feedback", c.FeedbackURL)
+	assert.Equal(t, "https://reviews.shop.example/sms/status", c.SMS.StatusCallbackURL)
+	assert.Equal(t, "https://reviews.shop.example/sms/inbound", c.SMSInboundURL())
+
+	c, err = config.Load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:8080/feedback", c.FeedbackURL, "the default base URL's")
+
+	c, err = config.Load(env(map[string]string{"TOUCHPOINT_BASE_URL": "https://reviews.shop.example",
+		"TOUCHPOINT_FEEDBACK_URL": "https://shop.example/reviews/give", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL": "https://hooks.shop.example/sms"}))
+	require.NoError(t, err)
+	assert.Equal(t, "https://shop.example/reviews/give", c.FeedbackURL, "its own variable wins")
+	assert.Equal(t, "https://hooks.shop.example/sms", c.SMS.StatusCallbackURL)
+}
+
 func TestFeedbackLinkTTL(t *testing.T) {
 	t.Parallel()
 	for v, want := range map[string]time.Duration{"": 90 * 24 * time.Hour, "720h": 720 * time.Hour, "0": 0} {

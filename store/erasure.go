@@ -3,12 +3,15 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -16,22 +19,31 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 )
 
-// Erasure honours a customer's request to have their data erased (SPEC
-// §11.8) in one transaction: their pending invites and reminders are
-// cancelled, as the API's cancel decides them, and the customer's email,
-// name, postal address and mobile leave every event of theirs, together
-// with every other copy Touchpoint keeps in PostgreSQL — the searchable
-// email column, masked addresses in error texts and attempt details,
-// idempotency keys (chosen by the client, and stored with a hash of a
-// body that held the address), and the address wherever else it was
-// written into the event (metadata, references) or a review's comment.
+// Erasure honours a customer's request to have their data erased in one
+// transaction: their pending invites and reminders are cancelled, as the
+// API's cancel decides them, and no copy of their email address, names,
+// postal address, mobile number or customer reference is left in
+// PostgreSQL — not in their events (the customer's fields, the searchable
+// columns, error texts, attempt details, idempotency keys chosen by the
+// client, metadata and references that repeat an address), nor in any
+// column of customerCopies: the comments of their reviews, and the
+// webhook deliveries about their events, delivered or pending. A pending
+// delivery is redacted in place, so every later attempt sends the
+// redacted body (each attempt reads its body from PostgreSQL); only an
+// attempt already under way when the erasure commits goes out as it was
+// read, as a mail being sent does.
 //
-// Kept on purpose: the events themselves (IDs, statuses, products, the
-// client's customer reference, which is not personal data to Touchpoint
-// and is what the shop may erase by), the reviews, and the suppression
-// list. A suppression is the record of the customer's wish not to be
-// contacted, or of an address that bounces; dropping it would let the
-// next event invite them again.
+// Kept on purpose: the events themselves (IDs, statuses, products,
+// transaction), the reviews (rating and the rest of the comment), and the
+// suppression list. A suppression is the record of the customer's wish
+// not to be contacted, or of an address that bounces; dropping it would
+// let the next event invite them again.
+//
+// The customer's values are looked for wherever a copy can be: as whole
+// words (Ann in "Thanks, Ann!", not in "Annual"), ignoring case, and only
+// in rows that belong to the customer's events — so a value that is also
+// an everyday word (a first name such as May) is erased from what the
+// customer wrote too, and from nothing of anyone else's.
 
 // ErrCustomerKey: EraseCustomer needs exactly one of Email and Reference.
 var ErrCustomerKey = errors.New("name the customer by exactly one of email and reference")
@@ -60,11 +72,31 @@ type Erasure struct {
 	Cancelled []string
 }
 
-// erasedMark replaces an address found outside the customer's fields.
+// erasedMark replaces a value of the customer found in a text.
 const erasedMark = "[erased]"
 
-// EraseCustomer erases the customer's data from the account's events (see
-// above). Erasing again finds nothing new to do.
+// copyColumn is a column outside the events rows where a copy of a
+// customer's data can be written: a text the customer wrote, or a message
+// made from their event. Its table has an event_id column naming the
+// event each row belongs to.
+type copyColumn struct {
+	table, column string
+	// json: the column holds a JSON document; every string in it is
+	// scrubbed and its customerReference members are nulled.
+	json bool
+}
+
+// customerCopies lists every such column. A table added later that can
+// hold what a customer wrote or was sent gets its line here; the erasure's
+// tests search every text column of every table, so they find a missing
+// line.
+var customerCopies = []copyColumn{
+	{table: "reviews", column: "comment"},
+	{table: "webhook_deliveries", column: "payload", json: true},
+}
+
+// EraseCustomer erases the customer's data from the account (see above).
+// Erasing again finds nothing new to do.
 func (s *Store) EraseCustomer(ctx context.Context, accountID string, key CustomerKey) (Erasure, error) {
 	key.Email, key.Reference = strings.TrimSpace(key.Email), strings.TrimSpace(key.Reference)
 	if (key.Email == "") == (key.Reference == "") {
@@ -88,6 +120,7 @@ type erasedEvent struct {
 	Status   invite.Status `db:"invite_status"`
 	Reminder string        `db:"reminder_status"`
 	Email    string        `db:"customer_email"`
+	Mobile   string        `db:"customer_mobile"` // E.164, once an SMS was claimed
 	Payload  []byte        `db:"payload"`
 }
 
@@ -97,7 +130,8 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 	// Locked in id order, like every multi-row change, so concurrent
 	// erasures cannot deadlock; each row lock orders the cancel against
 	// the record-before step of a send, as the API's cancel does.
-	q := `SELECT id, invite_status, COALESCE(reminder_status, '') AS reminder_status, customer_email, payload
+	q := `SELECT id, invite_status, COALESCE(reminder_status, '') AS reminder_status, customer_email,
+			COALESCE(customer_mobile, '') AS customer_mobile, payload
 		FROM events WHERE account_id = $1 AND erased_at IS NULL AND `
 	arg := key.Reference
 	if key.Email != "" {
@@ -114,17 +148,18 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 
 	now := s.Now()
 	ids := make([]string, len(events))
-	var needles []string // every address of the customer, to find other copies
+	var values []string    // everything of the customer's, to find other copies
+	var addresses []string // as the suppression list and the send quotas keep them
 	for i, e := range events {
 		ids[i] = e.ID
-		mobile := customerMobile(e.Payload)
-		needles = append(needles, e.Email, mobile)
-		if d := digitsOf(mobile); len(d) >= 8 {
-			needles = append(needles, d)
+		values = append(values, e.Email, e.Mobile, digitsOf(e.Mobile))
+		values = append(values, customerValues(e.Payload)...)
+		addresses = append(addresses, strings.ToLower(e.Email))
+		if e.Mobile != "" {
+			addresses = append(addresses, e.Mobile)
 		}
 	}
-	needles = usableNeedles(needles)
-	scrub := scrubber(needles)
+	scrub := newScrubber(values)
 
 	for _, e := range events {
 		switch {
@@ -142,7 +177,7 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 			return out, fmt.Errorf("event %s: %w", e.ID, err)
 		}
 		if _, err := tx.ExecContext(ctx, `
-			UPDATE events SET customer_email = '', customer_mobile = NULL, payload = $2,
+			UPDATE events SET customer_email = '', customer_mobile = NULL, customer_reference = NULL, payload = $2,
 				transaction_reference = COALESCE($2::jsonb #>> '{transaction,reference}', transaction_reference),
 				last_error = NULL, erased_at = $3, updated_at = $3,
 				invite_status = CASE WHEN invite_status IN ('pending', 'scheduled') THEN 'cancelled' ELSE invite_status END,
@@ -152,8 +187,8 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 			WHERE id = $1`, e.ID, payload, now); err != nil {
 			return out, fmt.Errorf("erase event %s: %w", e.ID, err)
 		}
-		// A cancelled invite is reported like the API's cancel (the
-		// webhook carries no customer data).
+		// A cancelled invite is reported like the API's cancel (after the
+		// reference was erased: the webhook carries no customer data).
 		if e.Status == invite.Pending || e.Status == invite.Scheduled {
 			if err := s.emitInviteWebhook(ctx, tx, e.ID, e.Status, invite.Cancelled); err != nil {
 				return out, err
@@ -162,6 +197,8 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 	}
 	out.Events = len(events)
 
+	// Attempt details mask addresses (a***@example.com), which no search
+	// for the address would find: they go whole.
 	if _, err := tx.ExecContext(ctx, `UPDATE send_attempts SET detail = NULL WHERE event_id = ANY($1) AND detail IS NOT NULL`,
 		pq.Array(ids)); err != nil {
 		return out, fmt.Errorf("erase attempt details: %w", err)
@@ -170,42 +207,103 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 		accountID, pq.Array(ids)); err != nil {
 		return out, fmt.Errorf("erase idempotency keys: %w", err)
 	}
-	var err error
-	if out.ReviewsKept, err = scrubReviews(ctx, tx, ids, scrub); err != nil {
-		return out, err
+	// The daily caps count sends by a hash of the address, which would
+	// still tell whoever has the address that it was sent to.
+	var hashes [][]byte
+	for _, e := range events {
+		for _, a := range []string{sendAddress(invite.Email, e.Email, ""), sendAddress(invite.SMS, "", e.Mobile)} {
+			h := sha256.Sum256([]byte(a))
+			hashes = append(hashes, h[:])
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM recipient_daily_sends WHERE account_id = $1 AND address_hash = ANY($2)`,
+		accountID, pq.Array(hashes)); err != nil {
+		return out, fmt.Errorf("erase send counts: %w", err)
+	}
+	for _, c := range customerCopies {
+		if err := scrubColumn(ctx, tx, c, ids, scrub); err != nil {
+			return out, err
+		}
+	}
+	if err := tx.GetContext(ctx, &out.ReviewsKept, `SELECT count(*) FROM reviews WHERE event_id = ANY($1)`, pq.Array(ids)); err != nil {
+		return out, fmt.Errorf("count reviews: %w", err)
 	}
 	if err := tx.GetContext(ctx, &out.SuppressionsKept, `SELECT count(*) FROM suppressions
 		WHERE account_id = $1 AND (address = ANY($2) OR event_id = ANY($3))`,
-		accountID, pq.Array(needles), pq.Array(ids)); err != nil {
+		accountID, pq.Array(addresses), pq.Array(ids)); err != nil {
 		return out, fmt.Errorf("count suppressions: %w", err)
 	}
 	return out, nil
 }
 
-// scrubReviews keeps the events' reviews but takes the customer's
-// addresses out of their comments; it returns how many there are.
-func scrubReviews(ctx context.Context, tx *sqlx.Tx, ids []string, scrub func(string) string) (int, error) {
-	var reviews []struct {
-		ID      string `db:"id"`
-		Comment string `db:"comment"`
+// scrubColumn takes the customer's values out of column c in the rows of
+// the events ids. The rows are locked, then rewritten by their physical
+// address, which the lock keeps stable until the transaction ends.
+func scrubColumn(ctx context.Context, tx *sqlx.Tx, c copyColumn, ids []string, scrub *scrubber) error {
+	var rows []struct {
+		Row   string `db:"row"`
+		Value string `db:"value"`
 	}
-	if err := tx.SelectContext(ctx, &reviews, `SELECT id, comment FROM reviews WHERE event_id = ANY($1) ORDER BY id FOR UPDATE`,
-		pq.Array(ids)); err != nil {
-		return 0, fmt.Errorf("read reviews: %w", err)
+	q := fmt.Sprintf(`SELECT ctid::text AS row, %[2]s::text AS value FROM %[1]s
+		WHERE event_id = ANY($1) AND %[2]s IS NOT NULL ORDER BY ctid FOR UPDATE`, c.table, c.column)
+	if err := tx.SelectContext(ctx, &rows, q, pq.Array(ids)); err != nil {
+		return fmt.Errorf("read %s.%s: %w", c.table, c.column, err)
 	}
-	for _, r := range reviews {
-		if c := scrub(r.Comment); c != r.Comment {
-			if _, err := tx.ExecContext(ctx, `UPDATE reviews SET comment = $2 WHERE id = $1`, r.ID, c); err != nil {
-				return 0, fmt.Errorf("scrub review %s: %w", r.ID, err)
+	for _, r := range rows {
+		v := scrub.text(r.Value)
+		if c.json {
+			var err error
+			if v, err = scrubJSON(r.Value, scrub); err != nil {
+				return fmt.Errorf("%s.%s: %w", c.table, c.column, err)
 			}
 		}
+		if v == r.Value {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`UPDATE %s SET %s = $2 WHERE ctid = $1::tid`, c.table, c.column), r.Row, v); err != nil {
+			return fmt.Errorf("scrub %s.%s: %w", c.table, c.column, err)
+		}
 	}
-	return len(reviews), nil
+	return nil
 }
 
-// erasePayload drops the customer's personal fields from a stored event
-// and the customer's addresses from every other string in it.
-func erasePayload(raw []byte, scrub func(string) string) ([]byte, error) {
+// scrubJSON scrubs every string of a JSON document and nulls its
+// customerReference members (a webhook's data). Members may come out in
+// another order; the document means the same.
+func scrubJSON(raw string, scrub *scrubber) (string, error) {
+	decode := func() (any, error) {
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.UseNumber()
+		var doc any
+		if err := dec.Decode(&doc); err != nil {
+			return nil, fmt.Errorf("decode: %w", err)
+		}
+		return doc, nil
+	}
+	doc, err := decode()
+	if err != nil {
+		return "", err
+	}
+	before, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("encode: %w", err)
+	}
+	if doc, err = decode(); err != nil { // scrubValue changes it in place
+		return "", err
+	}
+	after, err := json.Marshal(scrubValue(doc, scrub))
+	if err != nil {
+		return "", fmt.Errorf("encode: %w", err)
+	}
+	if bytes.Equal(before, after) {
+		return raw, nil // nothing of the customer's: the bytes stay as they were
+	}
+	return string(after), nil
+}
+
+// erasePayload drops the customer's fields from a stored event and the
+// customer's values from every other string in it.
+func erasePayload(raw []byte, scrub *scrubber) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var doc map[string]any
@@ -213,9 +311,7 @@ func erasePayload(raw []byte, scrub func(string) string) ([]byte, error) {
 		return nil, fmt.Errorf("decode payload: %w", err)
 	}
 	if c, ok := doc["customer"].(map[string]any); ok {
-		// The members of the customer that are personal data; the
-		// client's reference stays.
-		for _, f := range []string{"email", "firstName", "lastName", "address", "mobile"} {
+		for _, f := range customerFields {
 			delete(c, f)
 		}
 	}
@@ -226,11 +322,16 @@ func erasePayload(raw []byte, scrub func(string) string) ([]byte, error) {
 	return out, nil
 }
 
-// scrubValue applies scrub to every string of a JSON value, keys included.
-func scrubValue(v any, scrub func(string) string) any {
+// customerFields are the members of an event's customer: every one is
+// the customer's data.
+var customerFields = []string{"email", "firstName", "lastName", "address", "mobile", "reference"}
+
+// scrubValue scrubs every string of a JSON value, keys included, and
+// nulls the members named customerReference.
+func scrubValue(v any, scrub *scrubber) any {
 	switch v := v.(type) {
 	case string:
-		return scrub(v)
+		return scrub.text(v)
 	case []any:
 		for i := range v {
 			v[i] = scrubValue(v[i], scrub)
@@ -239,53 +340,111 @@ func scrubValue(v any, scrub func(string) string) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[scrub(k)] = scrubValue(e, scrub)
+			if k == "customerReference" && e != nil {
+				out[k] = nil
+				continue
+			}
+			out[scrub.text(k)] = scrubValue(e, scrub)
 		}
 		return out
 	}
 	return v
 }
 
-// scrubber returns a function that replaces every needle, ignoring case,
-// by erasedMark.
-func scrubber(needles []string) func(string) string {
-	if len(needles) == 0 {
-		return func(s string) string { return s }
-	}
-	quoted := make([]string, len(needles))
-	for i, n := range needles {
-		quoted[i] = regexp.QuoteMeta(n)
-	}
-	re := regexp.MustCompile(`(?i)` + strings.Join(quoted, "|"))
-	return func(s string) string { return re.ReplaceAllLiteralString(s, erasedMark) }
-}
-
-// usableNeedles are the distinct addresses worth searching for: long
-// enough that a match is the customer's address, not a coincidence;
-// longest first, so a longer one wins over its own substring.
-func usableNeedles(in []string) []string {
-	var out []string
-	for _, n := range in {
-		n = strings.ToLower(strings.TrimSpace(n))
-		if len(n) >= 6 && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
-	return out
-}
-
-// customerMobile is the mobile number in a stored event, as sent.
-func customerMobile(payload []byte) string {
+// customerValues are the customer's values in a stored event, as the
+// client sent them: the email address, names (each, and the full name),
+// the postal address (whole, and each of its lines or comma-separated
+// parts), the mobile number (as sent, and its digits alone) and the
+// customer reference.
+func customerValues(payload []byte) []string {
 	var p struct {
 		Customer struct {
-			Mobile string `json:"mobile"`
+			Email     string `json:"email"`
+			FirstName string `json:"firstName"`
+			LastName  string `json:"lastName"`
+			Address   string `json:"address"`
+			Mobile    string `json:"mobile"`
+			Reference string `json:"reference"`
 		} `json:"customer"`
 	}
 	if json.Unmarshal(payload, &p) != nil {
-		return ""
+		return nil
 	}
-	return p.Customer.Mobile
+	c := p.Customer
+	out := []string{c.Email, c.FirstName, c.LastName, c.FirstName + " " + c.LastName, c.Address, c.Mobile, digitsOf(c.Mobile), c.Reference}
+	out = append(out, strings.FieldsFunc(c.Address, func(r rune) bool { return r == ',' || r == ';' || r == '\n' })...)
+	return out
+}
+
+// scrubber replaces a customer's values in texts by erasedMark.
+type scrubber struct {
+	values []*regexp.Regexp // longest value first
+}
+
+// minValueRunes is the shortest value looked for: a single letter or
+// digit (an initial, a house number) is no one's data on its own.
+const minValueRunes = 2
+
+func newScrubber(values []string) *scrubber {
+	var kept []string
+	for _, v := range values {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if utf8.RuneCountInString(v) >= minValueRunes && !slices.Contains(kept, v) {
+			kept = append(kept, v)
+		}
+	}
+	slices.SortFunc(kept, func(a, b string) int { return len(b) - len(a) })
+	s := &scrubber{}
+	for _, v := range kept {
+		s.values = append(s.values, regexp.MustCompile(`(?i)`+regexp.QuoteMeta(v)))
+	}
+	return s
+}
+
+// text returns t with every whole-word occurrence of a value replaced.
+// Longer values go first, so a full name is one mark, not two.
+func (s *scrubber) text(t string) string {
+	for _, re := range s.values {
+		t = replaceWhole(re, t)
+	}
+	return t
+}
+
+// replaceWhole replaces the matches of re in t that stand alone: not
+// continued by a letter or digit on a side where the match itself begins
+// or ends with one.
+func replaceWhole(re *regexp.Regexp, t string) string {
+	var b strings.Builder
+	done, from := 0, 0
+	for from <= len(t) {
+		loc := re.FindStringIndex(t[from:])
+		if loc == nil {
+			break
+		}
+		start, end := from+loc[0], from+loc[1]
+		if standsAlone(t, start, end) {
+			b.WriteString(t[done:start])
+			b.WriteString(erasedMark)
+			done, from = end, end
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(t[start:])
+		from = start + max(size, 1)
+	}
+	if done == 0 {
+		return t
+	}
+	b.WriteString(t[done:])
+	return b.String()
+}
+
+func standsAlone(t string, start, end int) bool {
+	before, _ := utf8.DecodeLastRuneInString(t[:start])
+	first, _ := utf8.DecodeRuneInString(t[start:end])
+	last, _ := utf8.DecodeLastRuneInString(t[start:end])
+	after, _ := utf8.DecodeRuneInString(t[end:])
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) }
+	return !(word(before) && word(first)) && !(word(last) && word(after))
 }
 
 // digitsOf is a number without its spaces, dashes, brackets and plus

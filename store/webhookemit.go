@@ -95,8 +95,9 @@ func (s *Store) emitWebhooks(ctx context.Context, tx *sqlx.Tx, accountID string,
 		return fmt.Errorf("webhook %s: %w", msg.Type, err)
 	}
 	now := s.Now()
-	_, err = tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, created_at, next_start_at)
-		SELECT 'msg-' || gen_random_uuid(), w.id, w.account_id, $2, $3, $4, $4
+	// event_id is the payload's data.eventId, which an erasure looks for.
+	_, err = tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, event_id, created_at, next_start_at)
+		SELECT 'msg-' || gen_random_uuid(), w.id, w.account_id, $2, $3, $3::json -> 'data' ->> 'eventId', $4, $4
 		FROM webhook_endpoints w WHERE w.account_id = $1 AND w.enabled AND $2 = ANY (w.events)`,
 		accountID, msg.Type, string(body), now)
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 const customersUsage = `usage:
   touchpoint customers erase --account acc-… (--email ADDRESS | --reference REF) [--json]
       Erases the customer's data as POST /customers/erase does: pending invites and reminders are
-      cancelled, the customer's email, name, address and mobile leave their events; reviews and the
-      suppression list are kept`
+      cancelled, the customer's email, names, address, mobile and reference leave their events, the
+      review comments and the webhook messages about them; reviews and the suppression list are kept`
 
 func (env *environment) runCustomers(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "erase" {

@@ -47,11 +47,15 @@ const (
 
 // stack is Touchpoint in one test process: the API (with its issuer, the
 // outbox starter and its signals), the invite worker and the webhook
-// worker with its starter, on a fresh database and a real Temporal server.
+// worker with its starter, on a fresh database and a real Temporal server,
+// sending mail to a real SMTP listener and text messages to a local
+// server that speaks the SMS provider's API.
 type stack struct {
 	st       *store.Store
 	temporal client.Client
 	api      *httptest.Server
+	smtp     *smtptest.Server
+	texts    *smsProvider
 	feedback *signedlink.Links
 	metrics  *metrics.Set
 	logger   *slog.Logger
@@ -102,19 +106,27 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	unsub, err := signedlink.New("https://api.webhookstack.test"+apiserver.UnsubscribePath, secretkey.Derive(secretKey, secretkey.Unsubscribe))
 	require.NoError(t, err)
 	notifier := starter.NewNotifier(s.st, quiet)
+	s.api = httptest.NewUnstartedServer(nil)
+	apiURL := "http://" + s.api.Listener.Addr().String()
+	s.texts = newSMSProvider(t, apiURL+apiserver.SMSStatusPath)
 	api := apiserver.New(apiserver.Options{Store: s.st, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
-		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true})
-	s.api = httptest.NewServer(api)
+		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true,
+		SMS: &apiserver.SMSCallbacks{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + apiserver.SMSInboundPath}})
+	s.api.Config.Handler = api
+	s.api.Start()
 	s.metrics.WatchWebhooks(s.st.WebhookBacklog)
 
 	// The workers.
-	smtp := smtptest.Start(t, smtptest.Options{})
-	mailer, err := mail.NewSMTP(smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
+	s.smtp = smtptest.Start(t, smtptest.Options{})
+	mailer, err := mail.NewSMTP(s.smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
 	require.NoError(t, err)
 	tpl, err := templates.New()
 	require.NoError(t, err)
+	smsTpl, err := templates.NewSMS()
+	require.NoError(t, err)
 	invites := worker.New(s.temporal, &activities.Activities{Store: s.st, Mailer: mailer, Templates: tpl, Feedback: s.feedback,
-		Unsubscribe: unsub, Logger: quiet}, worker.Options{})
+		Unsubscribe: unsub, SMS: s.texts.sender(t), SMSTemplates: smsTpl, Logger: quiet},
+		worker.Options{Workflow: workflows.Options{SendInitialInterval: 100 * time.Millisecond}})
 	hooks := worker.NewWebhooks(s.temporal, &activities.Webhooks{Store: s.st, Secrets: secrets, Metrics: s.metrics, Logger: logger,
 		Client: webhook.NewClient(webhook.Options{AllowPrivate: true, Timeout: opts.AttemptTimeout})}, worker.WebhookOptions{Workflow: opts.Workflow})
 

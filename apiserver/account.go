@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/touchpoint/touchpoint/brand"
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -32,12 +33,12 @@ func accountOut(a store.Account) accountJSON {
 // accountPatch is PATCH /account, a JSON merge patch: null clears a field
 // (displayName then falls back to the account's name).
 type accountPatch struct {
-	DisplayName optional[string] `json:"displayName" nullable:"true"`
-	LogoURL     optional[string] `json:"logoUrl" nullable:"true"`
-	BrandColor  optional[string] `json:"brandColor" nullable:"true"`
-	ReplyTo     optional[string] `json:"replyTo" nullable:"true"`
-	ID          readOnly         `json:"id"`
-	Name        readOnly         `json:"name"`
+	DisplayName jsonstrict.Optional[string] `json:"displayName" nullable:"true"`
+	LogoURL     jsonstrict.Optional[string] `json:"logoUrl" nullable:"true"`
+	BrandColor  jsonstrict.Optional[string] `json:"brandColor" nullable:"true"`
+	ReplyTo     jsonstrict.Optional[string] `json:"replyTo" nullable:"true"`
+	ID          jsonstrict.ReadOnly         `json:"id"`
+	Name        jsonstrict.ReadOnly         `json:"name"`
 }
 
 func (s *server) getAccount(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +56,7 @@ func (s *server) updateAccount(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	u, err := BrandingUpdate(in.DisplayName.patch(), in.LogoURL.patch(), in.BrandColor.patch(), in.ReplyTo.patch())
+	u, err := BrandingUpdate(in.DisplayName.Patch(), in.LogoURL.Patch(), in.BrandColor.Patch(), in.ReplyTo.Patch())
 	if err != nil {
 		s.fail(w, r, err)
 		return

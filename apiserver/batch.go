@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -28,16 +28,13 @@ type batchIn struct {
 
 // decodeBatch checks a batch as decodeStrict checks a body and returns
 // its events unread. They were checked for syntax with the batch; each
-// is then decoded on its own (decodeValid).
+// is then decoded on its own (jsonstrict.DecodeValid).
 func decodeBatch(body []byte) ([]json.RawMessage, error) {
-	if err := checkSyntax(body); err != nil {
-		return nil, err
-	}
-	wk, err := walk(body, reflect.TypeFor[batchIn]())
+	raws, err := jsonstrict.Scan[batchIn](body)
 	if err != nil {
-		return nil, err
+		return nil, decodeError(err, "the body")
 	}
-	return wk.raws, nil
+	return raws, nil
 }
 
 // batchEventIn is one event of a batch: an event as for POST /events plus
@@ -134,12 +131,8 @@ func (s *server) batchEvent(r *http.Request, raw json.RawMessage) (store.NewEven
 		return store.NewEvent{}, newError(http.StatusRequestEntityTooLarge, "the event is larger than %d bytes", s.maxBody)
 	}
 	var in batchEventIn
-	if err := decodeValid(raw, &in); err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) { // the decoder speaks of the body; here it is one event of it
-			ae.detail = strings.Replace(ae.detail, "the body", "the event", 1)
-		}
-		return store.NewEvent{}, err
+	if err := jsonstrict.DecodeValid(raw, &in); err != nil {
+		return store.NewEvent{}, decodeError(err, "the event")
 	}
 	errs := in.validate()
 	if !validIdempotencyKey(in.IdempotencyKey) {

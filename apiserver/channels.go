@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -20,11 +21,11 @@ func channelOut(ch store.Channel) channelJSON {
 
 // channelIn is POST /channels; a missing or null type means native.
 type channelIn struct {
-	Name      string   `json:"name" required:"true"`
-	Type      *string  `json:"type"`
-	ID        readOnly `json:"id"`
-	CreatedAt readOnly `json:"createdAt"`
-	UpdatedAt readOnly `json:"updatedAt"`
+	Name      string              `json:"name" required:"true"`
+	Type      *string             `json:"type"`
+	ID        jsonstrict.ReadOnly `json:"id"`
+	CreatedAt jsonstrict.ReadOnly `json:"createdAt"`
+	UpdatedAt jsonstrict.ReadOnly `json:"updatedAt"`
 }
 
 func (s *server) createChannel(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -186,7 +187,7 @@ func (in *eventIn) validate() fieldErrors {
 				errs.check("metadata", fmt.Sprintf("keys must be 1 to %d characters; %.80q is not", maxMetadataKey, k))
 				continue
 			}
-			text(mapPath("metadata", k), v, maxText, false)
+			text(jsonstrict.MapPath("metadata", k), v, maxText, false)
 		}
 	}
 	// Map iteration above is random; report in a stable order.

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -20,20 +21,20 @@ func eventTypeOut(et store.EventType) eventTypeJSON {
 
 // eventTypeIn is POST /event-types: active defaults to true (SPEC §10).
 type eventTypeIn struct {
-	Name      string   `json:"name" required:"true"`
-	Active    *bool    `json:"active"`
-	ID        readOnly `json:"id"`
-	CreatedAt readOnly `json:"createdAt"`
-	UpdatedAt readOnly `json:"updatedAt"`
+	Name      string              `json:"name" required:"true"`
+	Active    *bool               `json:"active"`
+	ID        jsonstrict.ReadOnly `json:"id"`
+	CreatedAt jsonstrict.ReadOnly `json:"createdAt"`
+	UpdatedAt jsonstrict.ReadOnly `json:"updatedAt"`
 }
 
 // eventTypePatch is PATCH /event-types/{id}, a JSON merge patch.
 type eventTypePatch struct {
-	Name      optional[string] `json:"name"`
-	Active    optional[bool]   `json:"active"`
-	ID        readOnly         `json:"id"`
-	CreatedAt readOnly         `json:"createdAt"`
-	UpdatedAt readOnly         `json:"updatedAt"`
+	Name      jsonstrict.Optional[string] `json:"name"`
+	Active    jsonstrict.Optional[bool]   `json:"active"`
+	ID        jsonstrict.ReadOnly         `json:"id"`
+	CreatedAt jsonstrict.ReadOnly         `json:"createdAt"`
+	UpdatedAt jsonstrict.ReadOnly         `json:"updatedAt"`
 }
 
 func (s *server) createEventType(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/store"
@@ -54,25 +55,25 @@ const maxReminderDelay = 30 * 24 * time.Hour
 // (only sendWindow may be removed; the decoder rejects other nulls), and
 // an object merges into the current sendWindow member by member.
 type inviteSettingPatch struct {
-	Active                optional[bool]            `json:"active"`
-	Medium                optional[invite.Medium]   `json:"medium"`
-	Delay                 optional[string]          `json:"delay"`
-	DelayFrom             optional[string]          `json:"delayFrom"`
-	SendWindow            optional[windowPatch]     `json:"sendWindow" nullable:"true"`
-	MinDaysBetweenInvites optional[int]             `json:"minDaysBetweenInvites"`
-	Reminder              optional[reminderSetting] `json:"reminder" nullable:"true"`
+	Active                jsonstrict.Optional[bool]            `json:"active"`
+	Medium                jsonstrict.Optional[invite.Medium]   `json:"medium"`
+	Delay                 jsonstrict.Optional[string]          `json:"delay"`
+	DelayFrom             jsonstrict.Optional[string]          `json:"delayFrom"`
+	SendWindow            jsonstrict.Optional[windowPatch]     `json:"sendWindow" nullable:"true"`
+	MinDaysBetweenInvites jsonstrict.Optional[int]             `json:"minDaysBetweenInvites"`
+	Reminder              jsonstrict.Optional[reminderSetting] `json:"reminder" nullable:"true"`
 
-	ID          readOnly `json:"id"`
-	ChannelID   readOnly `json:"channelId"`
-	EventTypeID readOnly `json:"eventTypeId"`
-	CreatedAt   readOnly `json:"createdAt"`
-	UpdatedAt   readOnly `json:"updatedAt"`
+	ID          jsonstrict.ReadOnly `json:"id"`
+	ChannelID   jsonstrict.ReadOnly `json:"channelId"`
+	EventTypeID jsonstrict.ReadOnly `json:"eventTypeId"`
+	CreatedAt   jsonstrict.ReadOnly `json:"createdAt"`
+	UpdatedAt   jsonstrict.ReadOnly `json:"updatedAt"`
 }
 
 type windowPatch struct {
-	Start    optional[string] `json:"start"`
-	End      optional[string] `json:"end"`
-	TimeZone optional[string] `json:"timeZone"`
+	Start    jsonstrict.Optional[string] `json:"start"`
+	End      jsonstrict.Optional[string] `json:"end"`
+	TimeZone jsonstrict.Optional[string] `json:"timeZone"`
 }
 
 // refuseSMS is the patch's outcome on a service without an SMS provider
@@ -150,7 +151,7 @@ func mergeWindow(errs *fieldErrors, cur *sendtime.SendWindow, p windowPatch) *se
 	n := len(*errs)
 	for _, m := range []struct {
 		name string
-		o    optional[string]
+		o    jsonstrict.Optional[string]
 		dst  *string
 	}{{"start", p.Start, &w.Start}, {"end", p.End, &w.End}, {"timeZone", p.TimeZone, &w.TimeZone}} {
 		switch {

@@ -9,11 +9,16 @@ import (
 	"strconv"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 )
 
 // retryAfter is the Retry-After of a 503, in seconds.
 const retryAfter = 5
+
+// maxFieldErrors bounds the field errors of one answer: as many as the
+// decoder collects.
+const maxFieldErrors = jsonstrict.MaxFieldErrors
 
 // fieldError is one entry of a validation problem's errors: a dotted,
 // indexed path into the request (customer.email, products[2].url, or a

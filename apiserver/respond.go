@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -185,7 +186,7 @@ func (q *query) err() error {
 
 func unknownParameter(name string, known []string) string {
 	msg := "is not a known query parameter"
-	if hint := suggest(name, known); hint != "" {
+	if hint := jsonstrict.Suggest(name, known); hint != "" {
 		return msg + "; did you mean " + strconv.Quote(hint) + "?"
 	}
 	return msg

@@ -1,7 +1,8 @@
 // Package apiserver is Touchpoint's HTTP API: the routes of routes.go,
 // their handlers, the middleware every request passes (request id, log,
-// panic recovery, authentication and access groups), a strict JSON
-// decoder, and RFC 9457 problem answers chosen in one place (fail).
+// panic recovery, authentication and access groups), the reading of JSON
+// bodies (decoded by internal/jsonstrict), and RFC 9457 problem answers
+// chosen in one place (fail).
 package apiserver
 
 import (

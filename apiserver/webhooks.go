@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -51,26 +52,26 @@ func webhookOut(ep store.WebhookEndpoint) webhookJSON {
 
 // webhookIn is POST /webhooks.
 type webhookIn struct {
-	URL         string   `json:"url" required:"true"`
-	Events      []string `json:"events" required:"true"`
-	Description *string  `json:"description"`
-	Enabled     readOnly `json:"enabled"`
-	Secret      readOnly `json:"secret"`
-	ID          readOnly `json:"id"`
-	CreatedAt   readOnly `json:"createdAt"`
-	UpdatedAt   readOnly `json:"updatedAt"`
+	URL         string              `json:"url" required:"true"`
+	Events      []string            `json:"events" required:"true"`
+	Description *string             `json:"description"`
+	Enabled     jsonstrict.ReadOnly `json:"enabled"`
+	Secret      jsonstrict.ReadOnly `json:"secret"`
+	ID          jsonstrict.ReadOnly `json:"id"`
+	CreatedAt   jsonstrict.ReadOnly `json:"createdAt"`
+	UpdatedAt   jsonstrict.ReadOnly `json:"updatedAt"`
 }
 
 // webhookPatch is PATCH /webhooks/{id}, a JSON merge patch.
 type webhookPatch struct {
-	URL         optional[string]   `json:"url"`
-	Events      optional[[]string] `json:"events"`
-	Description optional[string]   `json:"description" nullable:"true"`
-	Enabled     optional[bool]     `json:"enabled"`
-	Secret      readOnly           `json:"secret"`
-	ID          readOnly           `json:"id"`
-	CreatedAt   readOnly           `json:"createdAt"`
-	UpdatedAt   readOnly           `json:"updatedAt"`
+	URL         jsonstrict.Optional[string]   `json:"url"`
+	Events      jsonstrict.Optional[[]string] `json:"events"`
+	Description jsonstrict.Optional[string]   `json:"description" nullable:"true"`
+	Enabled     jsonstrict.Optional[bool]     `json:"enabled"`
+	Secret      jsonstrict.ReadOnly           `json:"secret"`
+	ID          jsonstrict.ReadOnly           `json:"id"`
+	CreatedAt   jsonstrict.ReadOnly           `json:"createdAt"`
+	UpdatedAt   jsonstrict.ReadOnly           `json:"updatedAt"`
 }
 
 // deliveryJSON is a delivery as GET /webhooks/{id}/deliveries lists it.
@@ -188,7 +189,7 @@ func (s *server) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		u.Events = in.Events.Value
 	}
 	if in.Description.Set {
-		u.Description = in.Description.patch()
+		u.Description = in.Description.Patch()
 		errs.check("description", checkDescription(*u.Description))
 	}
 	if in.Enabled.Set {

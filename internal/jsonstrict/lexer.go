@@ -1,4 +1,4 @@
-package apiserver
+package jsonstrict
 
 import (
 	"encoding/json"

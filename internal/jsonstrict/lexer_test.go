@@ -1,4 +1,4 @@
-package apiserver
+package jsonstrict
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 )
 
 // The lexer reads every valid JSON text in valid UTF-8 (what
-// decodeStrict hands it) as json.Decoder.Token does.
+// Decode hands it) as json.Decoder.Token does.
 func FuzzLexerMatchesDecoder(f *testing.F) {
 	for _, seed := range []string{
 		`{"a":[1,-2.5e+3,true,false,null,"x"],"b":{"c":{}},"d":[]}`,

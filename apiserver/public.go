@@ -3,11 +3,9 @@ package apiserver
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
@@ -22,6 +20,8 @@ import (
 
 // Per-address limits of the public pages: a customer opens a page, posts
 // it, maybe corrects it; a link scanner or a script gets 429 soon after.
+// The address is the client's (addressLimits), so behind a load balancer
+// one customer over the limit never holds back another.
 const (
 	publicRatePerSecond = 1
 	publicRateBurst     = 20
@@ -34,18 +34,10 @@ const UnsubscribePath = "/unsubscribe"
 // "List-Unsubscribe=One-Click", or the confirm page's same form.
 const maxUnsubscribeBody = 1 << 10
 
-// clientAddress is the address a request came from, for the per-address
-// limit.
-func clientAddress(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
-// guardPage limits a public page per address.
+// guardPage limits a public page per client address: per customer, also
+// behind a trusted proxy.
 func (s *server) guardPage(w http.ResponseWriter, r *http.Request, handle http.HandlerFunc) {
-	if ok, wait := s.publicLimits.allow(clientAddress(r), time.Now()); !ok {
+	if ok, wait := s.publicLimits.allow(r, s.now()); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(wait.Seconds()+0.999))))
 		s.pages.Unavailable(w, http.StatusTooManyRequests, s.pages.AcceptLanguage(r.Header.Get("Accept-Language")))
 		return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -349,6 +350,62 @@ func TestPublicPagesAreLimitedPerAddress(t *testing.T) {
 	requireHTML(t, last, http.StatusTooManyRequests)
 	assert.NotEmpty(t, last.header.Get("Retry-After"))
 	assert.Equal(t, http.StatusOK, e.get(t, "/event-types").status, "the API's own limit is another")
+}
+
+// pageFrom gets a public page with X-Forwarded-For set.
+func (e *env) pageFrom(t testing.TB, forwardedFor, target string) pageResponse {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.srv.URL+target, nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Forwarded-For", forwardedFor)
+	res, err := e.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return pageResponse{res.StatusCode, res.Header, string(b)}
+}
+
+// exhaust sends requests from one forwarded address until it is limited.
+func (e *env) exhaust(t testing.TB, forwardedFor, target string) {
+	t.Helper()
+	for range 40 {
+		if p := e.pageFrom(t, forwardedFor, target); p.status == http.StatusTooManyRequests {
+			requireHTML(t, p, http.StatusTooManyRequests)
+			assert.NotEmpty(t, p.header.Get("Retry-After"))
+			return
+		}
+	}
+	t.Fatalf("%s was never limited", forwardedFor)
+}
+
+// TestPublicPagesAreLimitedPerCustomer: behind a trusted proxy (the test
+// server's peer, 127.0.0.1), the pages are limited per client address as
+// the proxy names it in X-Forwarded-For, IPv6 addresses by their /64 —
+// one customer over the limit never holds back another. From a peer
+// that is not a trusted proxy, X-Forwarded-For is ignored.
+func TestPublicPagesAreLimitedPerCustomer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(o *apiserver.Options) {
+		o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	link := pathOf(t, e.feedbackLinks.URL(e.acceptEvent(t, e.minimalEvent("checkout"))))
+
+	e.exhaust(t, "198.51.100.1", link)
+	requireHTML(t, e.pageFrom(t, "198.51.100.1", link), http.StatusTooManyRequests)
+	requireHTML(t, e.pageFrom(t, "198.51.100.2", link), http.StatusOK)
+	requireHTML(t, e.pageFrom(t, "198.51.100.1, 198.51.100.3", link), http.StatusOK) // the address the proxy recorded, not the client's own entry
+
+	e.exhaust(t, "2001:db8:1:2::1", link)
+	requireHTML(t, e.pageFrom(t, "2001:db8:1:2:ffff:ffff:ffff:ffff", link), http.StatusTooManyRequests)
+	requireHTML(t, e.pageFrom(t, "2001:db8:1:3::1", link), http.StatusOK)
+
+	untrusted := newEnv(t, func(o *apiserver.Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} })
+	untrusted.exhaust(t, "198.51.100.1", "/feedback")
+	for _, other := range []string{"198.51.100.2", "2001:db8:9::1", ""} {
+		requireHTML(t, untrusted.pageFrom(t, other, "/feedback"), http.StatusTooManyRequests)
+	}
 }
 
 func TestUnsubscribe(t *testing.T) {

@@ -3,11 +3,12 @@ package apiserver
 import (
 	"math"
 	"net/http"
+	"net/netip"
 	"strconv"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/touchpoint/touchpoint/internal/clientip"
+	"github.com/touchpoint/touchpoint/internal/ratelimit"
 )
 
 // Default per-client rate limit (SPEC §4): a token bucket per API client
@@ -17,59 +18,44 @@ const (
 	DefaultRateBurst     = 200
 )
 
-// limiter keeps one token bucket per client. Buckets idle long enough to
-// be full again are dropped, so the map holds only active clients.
-type limiter struct {
-	rate  rate.Limit
-	burst int
+// Capacity of the limiters' tables (internal/ratelimit: bounded, the
+// least recently used key evicted): API clients are registered, so their
+// table never fills in practice; client addresses of the public pages are
+// anyone's, so theirs is what keeps a flood of addresses from growing
+// memory (about 100 bytes a slot).
+const (
+	clientLimitEntries  = 100_000
+	addressLimitEntries = 100_000
+)
 
-	mu      sync.Mutex
-	buckets map[string]*bucket
-	swept   time.Time
-}
-
-type bucket struct {
-	lim  *rate.Limiter
-	seen time.Time
-}
-
-func newLimiter(perSecond float64, burst int) *limiter {
+// newClientLimits is the token bucket of each API client.
+func newClientLimits(perSecond float64, burst int) *ratelimit.Limiter[string] {
 	if perSecond <= 0 {
 		perSecond = DefaultRatePerSecond
 	}
 	if burst <= 0 {
 		burst = DefaultRateBurst
 	}
-	return &limiter{rate: rate.Limit(perSecond), burst: burst, buckets: map[string]*bucket{}}
+	return ratelimit.New[string](perSecond, burst, clientLimitEntries)
 }
 
-// allow takes a token from the client's bucket; when there is none it
-// says how long until there is.
-func (l *limiter) allow(clientID string, now time.Time) (ok bool, retryAfter time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	refill := time.Duration(float64(l.burst) / float64(l.rate) * float64(time.Second))
-	if now.Sub(l.swept) > refill {
-		for id, b := range l.buckets {
-			if now.Sub(b.seen) > refill {
-				delete(l.buckets, id)
-			}
-		}
-		l.swept = now
-	}
-	b := l.buckets[clientID]
-	if b == nil {
-		b = &bucket{lim: rate.NewLimiter(l.rate, l.burst)}
-		l.buckets[clientID] = b
-	}
-	b.seen = now
-	if b.lim.AllowN(now, 1) {
-		return true, 0
-	}
-	r := b.lim.ReserveN(now, 1)
-	wait := r.DelayFrom(now)
-	r.CancelAt(now) // only asked how long; the token is not taken
-	return false, wait
+// addressLimits limits requests per client address — the peer's, or the
+// one trusted proxies name in X-Forwarded-For (clientip, as the issuer
+// reads it) — with IPv6 addresses counted by their /64. The public pages
+// use one; any other public route can have its own, with its own rate.
+type addressLimits struct {
+	clients clientip.Resolver
+	table   *ratelimit.Limiter[netip.Addr]
+}
+
+func newAddressLimits(trusted []netip.Prefix, perSecond float64, burst int) *addressLimits {
+	return &addressLimits{clients: clientip.New(trusted),
+		table: ratelimit.New[netip.Addr](perSecond, burst, addressLimitEntries)}
+}
+
+// allow takes a token of the request's client address.
+func (a *addressLimits) allow(r *http.Request, now time.Time) (ok bool, retryAfter time.Duration) {
+	return a.table.Allow(clientip.Group(a.clients.Addr(r)), now)
 }
 
 // tooManyRequests is the 429 of an exhausted bucket, with Retry-After in

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/ratelimit"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/signedlink"
@@ -55,6 +57,11 @@ type Options struct {
 	// means the defaults (100/s, burst 200).
 	RatePerSecond float64
 	RateBurst     int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client address that the public pages are limited by
+	// (TOUCHPOINT_TRUSTED_PROXIES, read as the issuer reads it). Empty:
+	// the peer's address.
+	TrustedProxies []netip.Prefix
 	// FeedbackLinks and UnsubscribeLinks verify the signed links of the
 	// public pages (SPEC §11.1, §11.4): the feedback page is served at
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
@@ -94,15 +101,15 @@ type server struct {
 	workflows Signaler
 	notify    func()
 	metrics   *metrics.Set
-	limits    *limiter
-	signals   chan signal // for Run to deliver
+	limits    *ratelimit.Limiter[string] // per API client
+	signals   chan signal                // for Run to deliver
 
 	// The public pages.
 	pages                           *pages.Pages
 	feedbackLinks, unsubscribeLinks *signedlink.Links
 	feedbackPath                    string
 	feedbackLinkTTL                 time.Duration
-	publicLimits                    *limiter // per client address
+	publicLimits                    *addressLimits
 	now                             func() time.Time
 	ready                           readyCache
 
@@ -131,9 +138,9 @@ func New(opts Options) *Server {
 	}
 	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
-		limits: newLimiter(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
+		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		pages: pg, feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
-		feedbackPath: opts.FeedbackLinks.Path(), feedbackLinkTTL: opts.FeedbackLinkTTL, publicLimits: newLimiter(publicRatePerSecond, publicRateBurst), sms: opts.SMS,
+		feedbackPath: opts.FeedbackLinks.Path(), feedbackLinkTTL: opts.FeedbackLinkTTL, publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
 		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate}
 	if s.notify == nil {
 		s.notify = func() {}
@@ -191,7 +198,7 @@ func (s *server) guard(rt route) http.Handler {
 			return
 		}
 		info.principal = p
-		if ok, wait := s.limits.allow(p.ClientID, s.now()); !ok {
+		if ok, wait := s.limits.Allow(p.ClientID, s.now()); !ok {
 			s.fail(w, r, tooManyRequests(wait))
 			return
 		}

@@ -99,8 +99,8 @@ type Config struct {
 	JWKSRefresh time.Duration
 
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For the
-	// token endpoint believes when it limits failed attempts per client
-	// address. Empty: the peer address is the client's.
+	// token endpoint and the public pages believe when they limit per
+	// client address. Empty: the peer address is the client's.
 	TrustedProxies []netip.Prefix
 
 	// Quotas of an account, unless `touchpoint accounts set-quota` gave it

@@ -130,6 +130,8 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		// Per replica (SPEC §10); bench raises them for its run.
 		RatePerSecond: cfg.RatePerSecond,
 		RateBurst:     cfg.RateBurst,
+		// The public pages read the client address as the issuer does.
+		TrustedProxies: cfg.TrustedProxies,
 		Readiness: func(ctx context.Context) map[string]error {
 			_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 			return map[string]error{"temporal": terr, "issuer": verifier.Ready()}

@@ -81,3 +81,14 @@ func parse(s string) netip.Addr {
 	}
 	return a.Unmap().WithZone("")
 }
+
+// Group is the address a per-address limit counts: an IPv4 address
+// itself, an IPv6 address by its /64 — the block one host (one home, one
+// phone) usually holds, and can change addresses within at will.
+func Group(a netip.Addr) netip.Addr {
+	if a.Is6() && !a.Is4In6() {
+		p, _ := a.Prefix(64)
+		return p.Addr()
+	}
+	return a.Unmap()
+}

@@ -46,3 +46,17 @@ func TestAddr(t *testing.T) {
 		})
 	}
 }
+
+func TestGroup(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"198.51.100.7":              "198.51.100.7",
+		"::ffff:198.51.100.7":       "198.51.100.7",
+		"2001:db8:1:2:3:4:5:6":      "2001:db8:1:2::",
+		"2001:db8:1:2:ffff:ffff::1": "2001:db8:1:2::",
+		"2001:db8:1:3::1":           "2001:db8:1:3::",
+		"::1":                       "::",
+	} {
+		assert.Equal(t, want, clientip.Group(netip.MustParseAddr(in)).String(), in)
+	}
+}

@@ -488,7 +488,7 @@ func TestSendReminder(t *testing.T) {
 	reviewed := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now(), Email: "ann@example.com"})
 	_, err = h.st.MarkReminderScheduled(t.Context(), reviewed, time.Now())
 	require.NoError(t, err)
-	_, _, err = h.st.SaveReview(t.Context(), reviewed, 5, "great", "en")
+	_, _, err = h.st.SaveReview(t.Context(), store.ReviewInput{EventID: reviewed, Rating: 5, Comment: "great", Locale: "en"})
 	require.NoError(t, err)
 	rem, err = h.acts.SendReminder(t.Context(), workflows.EventInput{EventID: reviewed})
 	require.NoError(t, err)

@@ -105,7 +105,7 @@ func TestEraseCustomerThroughTheAPI(t *testing.T) {
 	assert.Equal(t, "sent", history[1].(map[string]any)["outcome"])
 	assert.Nil(t, history[1].(map[string]any)["detail"])
 
-	_, _, err = e.store.SaveReview(ctx, sent, 5, "lovely", "en")
+	_, _, err = e.store.SaveReview(ctx, store.ReviewInput{EventID: sent, Rating: 5, Comment: "lovely", Locale: "en"})
 	require.NoError(t, err)
 	e.create(t, "/suppressions", map[string]any{"address": email, "reason": "manual"})
 	assert.NotEmpty(t, testdb.Copies(t, e.store.DB(), "zoe.quinn@example.com"))

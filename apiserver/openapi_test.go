@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path"
 	"reflect"
 	"regexp"
 	"slices"
@@ -30,6 +31,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
@@ -884,11 +886,15 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	r.success(t, "POST /events/{id}/retry", apiCall{path: "/events/" + failed + "/retry"}, "")
 	r.smsCallbacks(t, r.acceptMinimal(t))
 
+	// The customer rates the event's first product too, as the feedback page lets them.
+	_, _, err = e.store.SaveReview(context.Background(), store.ReviewInput{EventID: richest, Rating: 5, Locale: "en",
+		Products: []store.ProductRating{{Index: 0, Rating: 4, Comment: "Thin walls, keeps warm anyway."}}})
+	require.NoError(t, err)
 	reviews := r.success(t, "GET /reviews", apiCall{path: "/reviews", query: "channelId=" + e.channel + "&minRating=1"}, "")
 	require.Len(t, asList(reviews["items"]), 1, "the review of the feedback form examples")
 	review := asMap(asList(reviews["items"])[0])
 	assert.Equal(t, richest, review["eventId"])
-	r.success(t, "GET /reviews/{id}", apiCall{path: "/reviews/" + review["id"].(string)}, "")
+	r.reviewOperations(t, review["id"].(string))
 
 	var suppressed string
 	for _, ex := range r.examples(t, "POST /suppressions") {
@@ -918,6 +924,28 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, api, slices.Collect(maps.Keys(r.good)), "every documented operation of the API was called with success")
+}
+
+// reviewOperations calls the review operations on review id, which has a
+// product rating: reading it, the ratings, its product ratings, the
+// shop's reply and report, its history.
+func (r *openAPIRun) reviewOperations(t *testing.T, id string) {
+	at := "/reviews/" + id
+	r.success(t, "GET /reviews/{id}", apiCall{path: at}, "")
+	r.success(t, "GET /reviews/summary", apiCall{path: "/reviews/summary"}, "")
+	products := r.success(t, "GET /product-reviews", apiCall{path: "/product-reviews", query: "sku=CUP-ESP-01&minRating=4"}, "")
+	require.Len(t, asList(products["items"]), 1)
+	r.success(t, "GET /product-reviews/{id}", apiCall{path: "/product-reviews/" + asMap(asList(products["items"])[0])["id"].(string)}, "")
+	summary := r.success(t, "GET /products/summary", apiCall{path: "/products/summary", query: "gtin=04006381333931"}, "rated")
+	assert.EqualValues(t, 1, summary["count"])
+	for _, ex := range r.examples(t, "PUT /reviews/{id}/reply") {
+		r.success(t, "PUT /reviews/{id}/reply", apiCall{path: at + "/reply", body: jsonText(t, ex.value)}, ex.name)
+	}
+	for _, ex := range r.examples(t, "POST /reviews/{id}/report") {
+		r.success(t, "POST /reviews/{id}/report", apiCall{path: at + "/report", body: jsonText(t, ex.value)}, ex.name)
+	}
+	r.success(t, "GET /reviews/{id}/history", apiCall{path: at + "/history"}, "moderated")
+	r.success(t, "DELETE /reviews/{id}/reply", apiCall{path: at + "/reply"}, "")
 }
 
 // formContentType is how the public pages' forms are posted.
@@ -1093,6 +1121,11 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			ev := jsonObject(t, r.minimalEvent)
 			ev["type"] = "no such event type"
 			c.body = jsonText(t, ev)
+			return c
+		},
+		"409 POST /reviews/{id}/report": func(c apiCall) apiCall { // removed by the operator
+			_, _, err := e.store.ModerateReview(context.Background(), path.Base(path.Dir(c.path)), review.Remove, "spam")
+			require.NoError(t, err)
 			return c
 		},
 		"404 DELETE /suppressions/{address}": func(c apiCall) apiCall {

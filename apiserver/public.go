@@ -140,15 +140,18 @@ func (s *server) postFeedback(w http.ResponseWriter, r *http.Request) {
 		s.pages.Feedback(w, http.StatusBadRequest, v)
 		return
 	}
-	rev, created, err := s.store.SaveReview(r.Context(), c.EventID, f.Rating, f.Comment, s.pages.Pick(c.Locale))
+	rev, saved, err := s.store.SaveReview(r.Context(), store.ReviewInput{EventID: c.EventID, Rating: f.Rating, Comment: f.Comment,
+		Locale: s.pages.Pick(c.Locale)})
 	if err != nil {
 		s.pageError(w, r, err)
 		return
 	}
-	if created {
+	if saved == store.SavedCreated {
 		s.metrics.Review(rev.Rating)
 	}
-	s.signalReview(c.EventID, rev.ID)
+	if saved != store.SavedUnchanged {
+		s.signalReview(c.EventID, rev.ID)
+	}
 	s.pages.Thanks(w, pages.ThanksView{Locale: c.Locale, Brand: c.Account.Brand(), Rating: rev.Rating,
 		EditURL: s.feedbackLinks.URL(c.EventID)})
 }

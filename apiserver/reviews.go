@@ -2,41 +2,138 @@ package apiserver
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// reviewJSON is a review (SPEC §11.2): no customer data, the event holds it.
+// The shop's side of its reviews: reading them and their product
+// reviews, the aggregates, reporting a review to the operator and
+// answering it in public. The rules (who may hide what, how an average
+// rounds, what a text may hold) are package review's; these handlers
+// read, check and write.
+
+// reviewJSON is a review: no customer data, the event holds it; author
+// is the name the public sees.
 type reviewJSON struct {
-	ID          string    `json:"id"`
-	EventID     string    `json:"eventId"`
-	EventTypeID string    `json:"eventTypeId"`
-	ChannelID   string    `json:"channelId"`
-	Rating      int       `json:"rating"`
-	Comment     string    `json:"comment"`
-	Locale      string    `json:"locale"`
-	CreatedAt   timestamp `json:"createdAt"`
-	UpdatedAt   timestamp `json:"updatedAt"`
+	ID           string              `json:"id"`
+	EventID      string              `json:"eventId"`
+	EventTypeID  string              `json:"eventTypeId"`
+	ChannelID    string              `json:"channelId"`
+	Rating       *int                `json:"rating"`
+	Comment      string              `json:"comment"`
+	Locale       string              `json:"locale"`
+	Author       string              `json:"author"`
+	Status       review.Status       `json:"status"`
+	ReportReason *review.Reason      `json:"reportReason"`
+	Public       bool                `json:"public"`
+	Reply        *replyJSON          `json:"reply"`
+	Products     []productReviewJSON `json:"products"`
+	CreatedAt    timestamp           `json:"createdAt"`
+	UpdatedAt    timestamp           `json:"updatedAt"`
+}
+
+// replyJSON is the shop's public reply to a review.
+type replyJSON struct {
+	Text      string    `json:"text"`
+	CreatedAt timestamp `json:"createdAt"`
+	UpdatedAt timestamp `json:"updatedAt"`
 }
 
 func reviewOut(r store.Review) reviewJSON {
-	return reviewJSON{ID: r.ID, EventID: r.EventID, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID, Rating: r.Rating,
-		Comment: r.Comment, Locale: r.Locale, CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
+	out := reviewJSON{ID: r.ID, EventID: r.EventID, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID, Rating: optInt(r.Rating),
+		Comment: r.Comment, Locale: r.Locale, Author: r.Author(r.Locale), Status: r.Status, Public: r.Public,
+		Products: make([]productReviewJSON, len(r.Products)), CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
+	if r.ReportReason != "" {
+		out.ReportReason = &r.ReportReason
+	}
+	out.Reply = replyOut(r)
+	for i, p := range r.Products {
+		out.Products[i] = productReviewOut(p)
+	}
+	return out
+}
+
+func replyOut(r store.Review) *replyJSON {
+	if r.ReplyCreatedAt == nil {
+		return nil
+	}
+	return &replyJSON{Text: r.ReplyText, CreatedAt: timestamp(*r.ReplyCreatedAt), UpdatedAt: timestamp(*r.ReplyUpdatedAt)}
+}
+
+// productReviewJSON is a product review, with the product as the event
+// gave it (null for what it did not give).
+type productReviewJSON struct {
+	ID        string        `json:"id"`
+	ReviewID  string        `json:"reviewId"`
+	EventID   string        `json:"eventId"`
+	Product   productJSON   `json:"product"`
+	Rating    int           `json:"rating"`
+	Comment   string        `json:"comment"`
+	Status    review.Status `json:"status"`
+	Public    bool          `json:"public"`
+	CreatedAt timestamp     `json:"createdAt"`
+	UpdatedAt timestamp     `json:"updatedAt"`
+}
+
+type productJSON struct {
+	Name     *string `json:"name"`
+	SKU      *string `json:"sku"`
+	GTIN     *string `json:"gtin"`
+	MPN      *string `json:"mpn"`
+	Brand    *string `json:"brand"`
+	URL      *string `json:"url"`
+	ImageURL *string `json:"imageUrl"`
+}
+
+func productReviewOut(p store.ProductReview) productReviewJSON {
+	return productReviewJSON{ID: p.ID, ReviewID: p.ReviewID, EventID: p.EventID,
+		Product: productJSON{Name: optText(p.Name), SKU: optText(p.SKU), GTIN: optText(p.GTIN), MPN: optText(p.MPN),
+			Brand: optText(p.Brand), URL: optText(p.URL), ImageURL: optText(p.ImageURL)},
+		Rating: p.Rating, Comment: p.Comment, Status: p.Status, Public: p.Public,
+		CreatedAt: timestamp(p.CreatedAt), UpdatedAt: timestamp(p.UpdatedAt)}
+}
+
+func optInt(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func optText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// summaryJSON is an aggregate of public ratings: average null when there
+// are none.
+type summaryJSON struct {
+	Count        int64            `json:"count"`
+	Average      *json.Number     `json:"average"`
+	Distribution map[string]int64 `json:"distribution"`
+}
+
+func summaryOut(a review.Aggregate) summaryJSON {
+	out := summaryJSON{Count: a.Count, Distribution: a.DistributionMap()}
+	if avg := json.Number(a.AverageText()); avg != "" {
+		out.Average = &avg
+	}
+	return out
 }
 
 func (s *server) listReviews(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r, "eventTypeId", "channelId", "rating", "minRating", "createdFrom", "createdTo")
+	q := parseQuery(r, "eventTypeId", "channelId", "rating", "minRating", "status", "createdFrom", "createdTo")
 	f := store.ReviewFilter{EventTypeID: q.id("eventTypeId", "ety"), ChannelID: q.id("channelId", "chl"),
-		Rating: q.rating("rating"), MinRating: q.rating("minRating")}
-	if t := q.timestamp("createdFrom"); !t.IsZero() {
-		f.CreatedFrom = &t
-	}
-	if t := q.timestamp("createdTo"); !t.IsZero() {
-		f.CreatedTo = &t
-	}
+		Rating: q.rating("rating"), MinRating: q.rating("minRating"), Status: q.status("status"),
+		CreatedFrom: q.optTimestamp("createdFrom"), CreatedTo: q.optTimestamp("createdTo")}
 	p := q.page("rev")
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)
@@ -64,6 +161,236 @@ func (s *server) getReview(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, reviewOut(rev))
 }
 
+// getReviewSummary is GET /reviews/summary: the account's public shop
+// ratings, from the row kept with every change.
+func (s *server) getReviewSummary(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r)
+	q.noPage()
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.store.ReviewAggregate(r.Context(), accountID(r))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, summaryOut(a))
+}
+
+func (s *server) listProductReviews(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "sku", "gtin", "mpn", "minRating", "status", "createdFrom", "createdTo")
+	f := store.ProductReviewFilter{SKU: q.productKey("sku"), GTIN: q.productKey("gtin"), MPN: q.productKey("mpn"),
+		MinRating: q.rating("minRating"), Status: q.status("status"),
+		CreatedFrom: q.optTimestamp("createdFrom"), CreatedTo: q.optTimestamp("createdTo")}
+	p := q.page("prv")
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ps, next, err := s.store.ListProductReviews(r.Context(), accountID(r), f, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newList(ps, next, productReviewOut))
+}
+
+func (s *server) getProductReview(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "prv", "product review")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p, err := s.store.ProductReview(r.Context(), accountID(r), id)
+	if err != nil {
+		s.fail(w, r, about("product review", "", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, productReviewOut(p))
+}
+
+// getProductSummary is GET /products/summary?sku=|gtin=|mpn=: the public
+// ratings of one product, from the row kept with every change. A product
+// nobody has rated yet has count 0.
+func (s *server) getProductSummary(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "sku", "gtin", "mpn")
+	q.noPage()
+	var keys []review.ProductKey
+	for _, k := range review.KeyKinds() {
+		if v := q.productKey(string(k)); v != "" {
+			keys = append(keys, review.ProductKey{Kind: k, Value: v})
+		}
+	}
+	if len(keys) != 1 && len(q.errs) == 0 {
+		q.fail("sku", "name the product by exactly one of sku, gtin and mpn")
+	}
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.store.ProductAggregate(r.Context(), accountID(r), keys[0])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, summaryOut(a))
+}
+
+// reportIn is POST /reviews/{id}/report.
+type reportIn struct {
+	Reason review.Reason `json:"reason" required:"true"`
+	Note   *string       `json:"note"`
+}
+
+// reportReview is POST /reviews/{id}/report: the shop asks the operator
+// to look at a review. It stays public until the operator decides, unless
+// the reason is personal data (see review.Moderation.Report). 200 with the
+// review; 409 when the operator has removed it, or has published it after
+// a report and it has not changed since.
+func (s *server) reportReview(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "rev", "review")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var in reportIn
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var errs fieldErrors
+	errs.check("reason", oneOf(in.Reason, review.Reasons()...))
+	note := ""
+	if in.Note != nil {
+		note = review.CleanText(*in.Note)
+		errs.check("note", textProblem(note, false))
+	}
+	if err := errs.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	info := infoFrom(r.Context())
+	rev, _, err := s.store.ReportReview(r.Context(), accountID(r), id, in.Reason, note, info.principal.ClientID)
+	switch {
+	case errors.Is(err, review.ErrRemoved):
+		s.fail(w, r, newError(http.StatusConflict, "the operator has removed this review; there is nothing left to report"))
+		return
+	case errors.Is(err, review.ErrSettled):
+		s.fail(w, r, newError(http.StatusConflict, "the operator has looked at this review after a report and kept it "+
+			"published; it can be reported again once the customer changes it"))
+		return
+	case err != nil:
+		s.fail(w, r, about("review", "", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, reviewOut(rev))
+}
+
+// historyJSON is one change of a review.
+type historyJSON struct {
+	Action string         `json:"action"`
+	Status review.Status  `json:"status"`
+	Reason *review.Reason `json:"reason"`
+	Note   *string        `json:"note"`
+	By     string         `json:"by"`
+	At     timestamp      `json:"at"`
+}
+
+func historyOut(h store.HistoryEntry) historyJSON {
+	out := historyJSON{Action: h.Action, Status: h.Status, Note: optText(h.Note), By: h.Actor, At: timestamp(h.At)}
+	if h.Reason != "" {
+		out.Reason = &h.Reason
+	}
+	return out
+}
+
+// reviewHistory is GET /reviews/{id}/history: every change of the review,
+// newest first.
+func (s *server) reviewHistory(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "rev", "review")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := parseQuery(r)
+	p := q.pageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hs, next, err := s.store.ReviewHistory(r.Context(), accountID(r), id, p)
+	if err != nil {
+		s.fail(w, r, about("review", "", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, newList(hs, next, historyOut))
+}
+
+// replyIn is PUT /reviews/{id}/reply.
+type replyIn struct {
+	Text string `json:"text" required:"true"`
+}
+
+// putReply is PUT /reviews/{id}/reply: sets or replaces the shop's public
+// reply; 200 with the reply.
+func (s *server) putReply(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "rev", "review")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var in replyIn
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	text := review.CleanText(in.Text)
+	var errs fieldErrors
+	errs.check("text", textProblem(text, true))
+	if err := errs.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rev, _, err := s.store.SetReply(r.Context(), accountID(r), id, text, infoFrom(r.Context()).principal.ClientID)
+	if err != nil {
+		s.fail(w, r, about("review", "", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, replyOut(rev))
+}
+
+// deleteReply is DELETE /reviews/{id}/reply: 204, or 404 when there is no
+// reply.
+func (s *server) deleteReply(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "rev", "review")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	err = s.store.DeleteReply(r.Context(), accountID(r), id, infoFrom(r.Context()).principal.ClientID)
+	switch {
+	case errors.Is(err, store.ErrNoReply):
+		s.fail(w, r, newError(http.StatusNotFound, "the review has no reply"))
+		return
+	case err != nil:
+		s.fail(w, r, about("review", "", err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// textProblem says what is wrong with a cleaned reply or note.
+func textProblem(text string, required bool) string {
+	switch {
+	case required && text == "":
+		return "must not be empty"
+	case review.TooLong(text):
+		return fmt.Sprintf("must be at most %d characters", review.MaxText)
+	}
+	return ""
+}
+
 // rating reads a rating filter, 1–5; 0 when absent.
 func (q *query) rating(name string) int {
 	v := q.get(name)
@@ -71,17 +398,58 @@ func (q *query) rating(name string) int {
 		return 0
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 5 {
+	if err != nil || !review.ValidRating(n) {
 		q.fail(name, "must be an integer from 1 to 5")
 		return 0
 	}
 	return n
 }
 
+// status reads a publication status filter.
+func (q *query) status(name string) review.Status {
+	v := review.Status(q.get(name))
+	if v != "" {
+		if msg := oneOf(v, review.Statuses()...); msg != "" {
+			q.fail(name, msg)
+			return ""
+		}
+	}
+	return v
+}
+
+// productKey reads a product key filter (sku, gtin, mpn): matched
+// exactly, at most as long as an event's text fields.
+func (q *query) productKey(name string) string {
+	v := q.get(name)
+	if len(v) > maxText {
+		q.fail(name, "must be at most 1024 bytes")
+		return ""
+	}
+	return v
+}
+
+// noPage refuses limit and cursor, which parseQuery admits for lists, on
+// an answer that is not one.
+func (q *query) noPage() {
+	for _, name := range []string{"limit", "cursor"} {
+		if q.values.Has(name) {
+			q.fail(name, "is not a known query parameter: this answer is not a list")
+		}
+	}
+}
+
+// optTimestamp reads an RFC 3339 time; nil when absent.
+func (q *query) optTimestamp(name string) *time.Time {
+	if t := q.timestamp(name); !t.IsZero() {
+		return &t
+	}
+	return nil
+}
+
 // reviewSummary is the event's review as GET /events/{id} shows it.
 type reviewSummary struct {
 	ID        string    `json:"id"`
-	Rating    int       `json:"rating"`
+	Rating    *int      `json:"rating"`
 	CreatedAt timestamp `json:"createdAt"`
 }
 
@@ -92,7 +460,7 @@ func reviewSummaryOf(raw []byte) (*reviewSummary, error) {
 	}
 	var r struct {
 		ID        string    `json:"id"`
-		Rating    int       `json:"rating"`
+		Rating    *int      `json:"rating"`
 		CreatedAt time.Time `json:"createdAt"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {

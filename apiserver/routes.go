@@ -19,7 +19,7 @@ const (
 	// page routes are public HTML pages for customers, limited per address.
 	page access = 1<<7 | 1<<6
 
-	fullOnly  = allowFull                               // writes of event types, channels, settings, webhooks; cancel, retry
+	fullOnly  = allowFull                               // writes of event types, channels, settings, webhooks; cancel, retry; report, reply
 	senders   = allowFull | allowEvents                 // POST /events, POST /events/batch
 	anyClient = allowFull | allowEvents | allowReadonly // every read
 )
@@ -71,7 +71,15 @@ func (s *server) routes() []route {
 		{http.MethodPost, "/events/{id}/retry", fullOnly, s.retryEvent},
 
 		{http.MethodGet, "/reviews", anyClient, s.listReviews},
+		{http.MethodGet, "/reviews/summary", anyClient, s.getReviewSummary}, // before /reviews/{id}
 		{http.MethodGet, "/reviews/{id}", anyClient, s.getReview},
+		{http.MethodGet, "/reviews/{id}/history", anyClient, s.reviewHistory},
+		{http.MethodPost, "/reviews/{id}/report", fullOnly, s.reportReview},
+		{http.MethodPut, "/reviews/{id}/reply", fullOnly, s.putReply},
+		{http.MethodDelete, "/reviews/{id}/reply", fullOnly, s.deleteReply},
+		{http.MethodGet, "/product-reviews", anyClient, s.listProductReviews},
+		{http.MethodGet, "/product-reviews/{id}", anyClient, s.getProductReview},
+		{http.MethodGet, "/products/summary", anyClient, s.getProductSummary},
 
 		{http.MethodGet, "/suppressions", anyClient, s.listSuppressions},
 		{http.MethodPost, "/suppressions", fullOnly, s.createSuppression},

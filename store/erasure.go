@@ -26,7 +26,8 @@ import (
 // PostgreSQL — not in their events (the customer's fields, the searchable
 // columns, error texts, attempt details, idempotency keys chosen by the
 // client, metadata and references that repeat an address), nor in any
-// column of customerCopies: the comments of their reviews, and the
+// column of customerCopies: the comments of their reviews and product
+// reviews, the shop's replies, the notes of the reviews' history, and the
 // webhook deliveries about their events, delivered or pending. A pending
 // delivery is redacted in place, so every later attempt sends the
 // redacted body (each attempt reads its body from PostgreSQL); only an
@@ -92,6 +93,9 @@ type copyColumn struct {
 // line.
 var customerCopies = []copyColumn{
 	{table: "reviews", column: "comment"},
+	{table: "reviews", column: "reply_text"}, // a shop may answer "we have written to you at …"
+	{table: "product_reviews", column: "comment"},
+	{table: "review_history", column: "note"}, // a report's or a decision's note
 	{table: "webhook_deliveries", column: "payload", json: true},
 }
 

@@ -54,7 +54,7 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.MarkReminderScheduled(ctx, sent, time.Now().Add(72*time.Hour))
 	require.NoError(t, err)
-	_, _, err = st.SaveReview(ctx, sent, 4, "Great. Answer me at ANN.LEE+shop@example.com please", "en")
+	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: sent, Rating: 4, Comment: "Great. Answer me at ANN.LEE+shop@example.com please", Locale: "en"})
 	require.NoError(t, err)
 	exec(`INSERT INTO idempotency_keys (account_id, key, request_hash, event_id, created_at, expires_at)
 		VALUES ($1, 'ann.lee+shop@example.com/order-1', '\x00', $2, now(), now() + interval '1 day')`, a.AccountID, sent)

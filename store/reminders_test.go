@@ -42,7 +42,7 @@ func TestReminderLifecycle(t *testing.T) {
 	assert.Equal(t, invite.Reminder{Status: invite.Scheduled, ScheduledFor: &at}, rem)
 
 	// The claim: a review first skips it.
-	_, _, err = st.SaveReview(ctx, id, 5, "", "en")
+	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 5, Comment: "", Locale: "en"})
 	require.NoError(t, err)
 	c, err := st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
 	require.NoError(t, err)

@@ -2,80 +2,391 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/review"
 )
 
-// Review is a customer's rating of one event, and their comment (SPEC
-// §11.2). It holds no customer data: the event does.
+// Review is a customer's review of one event: their rating of the shop
+// and comment, their product ratings (Products), its publication status,
+// and the shop's reply. It holds no customer data: the event does, and
+// the public author's name is made from it on reading (Author).
 type Review struct {
-	ID          string    `db:"id"`
-	AccountID   string    `db:"account_id"`
-	EventID     string    `db:"event_id"`
-	EventTypeID string    `db:"event_type_id"`
-	ChannelID   string    `db:"channel_id"`
-	Rating      int       `db:"rating"`
-	Comment     string    `db:"comment"`
-	Locale      string    `db:"locale"`
-	CreatedAt   time.Time `db:"created_at"`
-	UpdatedAt   time.Time `db:"updated_at"`
+	ID          string `db:"id"`
+	AccountID   string `db:"account_id"`
+	EventID     string `db:"event_id"`
+	EventTypeID string `db:"event_type_id"`
+	ChannelID   string `db:"channel_id"`
+	// Rating is the shop rating, 1–5; 0 when the customer rated only
+	// products.
+	Rating  int    `db:"rating"`
+	Comment string `db:"comment"`
+	Locale  string `db:"locale"`
+	// Status and ReportReason are the publication state (review.Public
+	// says whether the public may see it; so does Public, from the
+	// database's generated column).
+	Status       review.Status `db:"status"`
+	ReportReason review.Reason `db:"report_reason"`
+	ReportedAt   *time.Time    `db:"reported_at"`
+	Settled      bool          `db:"settled"`
+	Public       bool          `db:"public"`
+	// ShowName is the customer's consent to be shown as "Greta Z.".
+	ShowName bool `db:"show_name"`
+	// The shop's public reply; ReplyText "" and nil times when none.
+	ReplyText      string     `db:"reply_text"`
+	ReplyCreatedAt *time.Time `db:"reply_created_at"`
+	ReplyUpdatedAt *time.Time `db:"reply_updated_at"`
+	CreatedAt      time.Time  `db:"created_at"`
+	UpdatedAt      time.Time  `db:"updated_at"`
+	// Products are the review's product ratings in the event's order.
+	Products []ProductReview `db:"-"`
+	// AuthorFirstName and AuthorLastName are the customer's names as the
+	// event holds them, read only when ShowName is set and the event is
+	// still there (erased events hold none), and only for Author: no
+	// output shows them as they are.
+	AuthorFirstName string `db:"author_first_name"`
+	AuthorLastName  string `db:"author_last_name"`
 }
 
-const reviewColumns = `id, account_id, event_id, event_type_id, channel_id, rating, comment, locale, created_at, updated_at`
+// Author is the name the review is shown under in public, with
+// "Verified customer" in the reader's language loc when the customer did
+// not agree to be named (see review.Author).
+func (r Review) Author(loc string) string {
+	return review.Author(r.ShowName, r.AuthorFirstName, r.AuthorLastName, loc)
+}
 
-// SaveReview stores the review of an event: the first one is created, a
-// later one replaces its rating, comment and locale and moves updatedAt
-// (one review per event). created reports which it was.
-func (s *Store) SaveReview(ctx context.Context, eventID string, rating int, comment, locale string) (r Review, created bool, err error) {
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		now := s.Now()
-		var row struct {
-			Review
-			Created bool `db:"created"`
-		}
-		// xmax = 0: the row was inserted by this statement, not updated.
-		if err := tx.GetContext(ctx, &row, `
-			INSERT INTO reviews (id, account_id, event_id, event_type_id, channel_id, rating, comment, locale, created_at, updated_at)
-			SELECT $1, account_id, id, event_type_id, channel_id, $3, $4, $5, $6, $6 FROM events WHERE id = $2
-			ON CONFLICT (event_id) DO UPDATE SET rating = EXCLUDED.rating, comment = EXCLUDED.comment,
-				locale = EXCLUDED.locale, updated_at = EXCLUDED.updated_at
-			RETURNING `+reviewColumns+`, (xmax = 0) AS created`,
-			NewID("rev"), eventID, rating, comment, locale, now); err != nil {
-			return err
-		}
-		r, created = row.Review, row.Created
-		return s.emitReviewWebhook(ctx, tx, r, created)
+// Moderation is the review's publication state, as the rules of package
+// review take it.
+func (r Review) Moderation() review.Moderation {
+	return review.Moderation{Status: r.Status, Reason: r.ReportReason, Settled: r.Settled}
+}
+
+// reviewColumns select a review of the table reviews (unaliased). The
+// customer's names come from the event only with the consent to show
+// them.
+const reviewColumns = `id, account_id, event_id, event_type_id, channel_id, COALESCE(rating, 0) AS rating, comment, locale,
+	status, COALESCE(report_reason, '') AS report_reason, reported_at, settled, public, show_name,
+	COALESCE(reply_text, '') AS reply_text, reply_created_at, reply_updated_at, created_at, updated_at,
+	CASE WHEN show_name THEN COALESCE((SELECT e.payload #>> '{customer,firstName}' FROM events e WHERE e.id = reviews.event_id), '')
+	     ELSE '' END AS author_first_name,
+	CASE WHEN show_name THEN COALESCE((SELECT e.payload #>> '{customer,lastName}' FROM events e WHERE e.id = reviews.event_id), '')
+	     ELSE '' END AS author_last_name`
+
+// Product is a product as the event gave it; "" for what it did not give.
+type Product struct {
+	Name     string `db:"name" json:"name"`
+	SKU      string `db:"sku" json:"sku"`
+	GTIN     string `db:"gtin" json:"gtin"`
+	MPN      string `db:"mpn" json:"mpn"`
+	Brand    string `db:"brand" json:"brand"`
+	URL      string `db:"url" json:"url"`
+	ImageURL string `db:"image_url" json:"imageUrl"`
+}
+
+// Keys are the keys the product counts under in the product aggregates.
+func (p Product) Keys() []review.ProductKey { return review.Keys(p.SKU, p.GTIN, p.MPN) }
+
+// ReviewInput is what a customer posts from the feedback page.
+type ReviewInput struct {
+	EventID string
+	// Rating is the shop rating, 1–5, or 0 for none; a review needs it
+	// or at least one product rating.
+	Rating   int
+	Comment  string // cleaned (review.CleanText)
+	Locale   string
+	ShowName bool
+	// Products are the product ratings, at most one per Index (the
+	// product's place in the event's products, below
+	// review.MaxProducts). A posted review replaces the one before it
+	// whole: a product rated before and not now loses its rating.
+	Products []ProductRating
+}
+
+// ProductRating is the rating and comment of the event's product Index.
+type ProductRating struct {
+	Index   int
+	Rating  int
+	Comment string // cleaned
+}
+
+// ErrProductIndex: a product rating names a product the event does not
+// have, or one beyond review.MaxProducts.
+var ErrProductIndex = errors.New("no such product in the event")
+
+// ErrNothingRated: a review needs a shop rating or a product rating.
+var ErrNothingRated = errors.New("a review needs a rating of the shop or of a product")
+
+// Saved says what SaveReview did.
+type Saved int
+
+const (
+	// SavedUnchanged: the review was already exactly so; nothing was
+	// written and nobody is told.
+	SavedUnchanged Saved = iota
+	SavedCreated
+	SavedUpdated
+)
+
+// SaveReview stores the review of an event (one per event): the first one
+// is created, a later one replaces the rating, comment, consent and
+// product ratings and moves updatedAt. A post identical to the stored
+// review changes nothing: no write, no webhook (SavedUnchanged). In the
+// same transaction it keeps the aggregates, records the change in the
+// review's history and writes the review.created or review.updated
+// webhooks. A changed review keeps its publication status, but one the
+// operator had published after a report can be reported again.
+func (s *Store) SaveReview(ctx context.Context, in ReviewInput) (Review, Saved, error) {
+	if in.Rating == 0 && len(in.Products) == 0 {
+		return Review{}, SavedUnchanged, ErrNothingRated
+	}
+	var r Review
+	saved := SavedUnchanged
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		r, saved, err = s.saveReview(ctx, tx, in)
+		return err
 	})
 	if err != nil {
-		return Review{}, false, fmt.Errorf("save review: %w", err)
+		return Review{}, SavedUnchanged, fmt.Errorf("save review: %w", err)
 	}
-	return r, created, nil
+	return r, saved, nil
 }
 
-// Review returns one review of an account.
+func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Review, Saved, error) {
+	var ev struct {
+		AccountID   string `db:"account_id"`
+		EventTypeID string `db:"event_type_id"`
+		ChannelID   string `db:"channel_id"`
+		Products    []byte `db:"products"`
+	}
+	if err := tx.GetContext(ctx, &ev, `SELECT account_id, event_type_id, channel_id, payload -> 'products' AS products
+		FROM events WHERE id = $1`, in.EventID); err != nil {
+		return Review{}, 0, err
+	}
+	var products []Product
+	if ev.Products != nil {
+		if err := json.Unmarshal(ev.Products, &products); err != nil {
+			return Review{}, 0, fmt.Errorf("event %s: decode products: %w", in.EventID, err)
+		}
+	}
+	want := slices.Clone(in.Products)
+	slices.SortFunc(want, func(a, b ProductRating) int { return a.Index - b.Index })
+	for i, p := range want {
+		if p.Index < 0 || p.Index >= min(len(products), review.MaxProducts) || (i > 0 && want[i-1].Index == p.Index) {
+			return Review{}, 0, ErrProductIndex
+		}
+	}
+
+	now := s.Now()
+	old, err := lockReviewOfEvent(ctx, tx, in.EventID)
+	created := errors.Is(err, ErrNotFound)
+	switch {
+	case created:
+		var id string
+		err = tx.GetContext(ctx, &id, `INSERT INTO reviews (id, account_id, event_id, event_type_id, channel_id, rating, comment, locale,
+				show_name, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) ON CONFLICT (event_id) DO NOTHING RETURNING id`,
+			NewID("rev"), ev.AccountID, in.EventID, ev.EventTypeID, ev.ChannelID, nullRating(in.Rating), in.Comment, in.Locale,
+			in.ShowName, now)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Another post of the same event created it first: this one
+			// replaces it, as any later post would.
+			created = false
+			old, err = lockReviewOfEvent(ctx, tx, in.EventID)
+		} else if err == nil {
+			old = Review{ID: id, AccountID: ev.AccountID, EventID: in.EventID, EventTypeID: ev.EventTypeID, ChannelID: ev.ChannelID,
+				Status: review.Published, Public: true, CreatedAt: now, UpdatedAt: now}
+		}
+	}
+	if err != nil {
+		return Review{}, 0, err
+	}
+	oldProducts, err := lockProductReviews(ctx, tx, old.ID)
+	if err != nil {
+		return Review{}, 0, err
+	}
+	if !created && sameReview(old, oldProducts, in, want) {
+		old.Products = oldProducts
+		return old, SavedUnchanged, nil
+	}
+
+	moderation := old.Moderation().Edited()
+	public := review.Public(moderation.Status, moderation.Reason)
+	if !created {
+		if _, err := tx.ExecContext(ctx, `UPDATE reviews SET rating = $2, comment = $3, locale = $4, show_name = $5,
+				settled = $6, updated_at = $7 WHERE id = $1`,
+			old.ID, nullRating(in.Rating), in.Comment, in.Locale, in.ShowName, moderation.Settled, now); err != nil {
+			return Review{}, 0, fmt.Errorf("update review: %w", err)
+		}
+	}
+	agg := newAggregateChange(ev.AccountID)
+	agg.shop = review.Delta(contribution(old.Public, old.Rating), contribution(public, in.Rating))
+	if err := s.replaceProductReviews(ctx, tx, old, ev.AccountID, products, oldProducts, want, public, now, agg); err != nil {
+		return Review{}, 0, err
+	}
+	if err := agg.apply(ctx, tx); err != nil {
+		return Review{}, 0, err
+	}
+	action, saved := historyUpdated, SavedUpdated
+	if created {
+		action, saved = historyCreated, SavedCreated
+	}
+	if err := addHistory(ctx, tx, historyEntry{reviewID: old.ID, accountID: ev.AccountID, eventID: in.EventID, action: action,
+		status: moderation.Status, actor: ActorCustomer, at: now}); err != nil {
+		return Review{}, 0, err
+	}
+	r, err := reviewIn(ctx, tx, old.ID)
+	if err != nil {
+		return Review{}, 0, err
+	}
+	return r, saved, s.emitReviewWebhook(ctx, tx, r, created)
+}
+
+// replaceProductReviews makes the review's product reviews those of want
+// (sorted by index): new ones inserted with the review's status, changed
+// ones updated, those no longer rated deleted; each change goes into agg.
+func (s *Store) replaceProductReviews(ctx context.Context, tx *sqlx.Tx, rev Review, accountID string, products []Product,
+	old []ProductReview, want []ProductRating, public bool, now time.Time, agg *aggregateChange) error {
+	byIndex := map[int]ProductReview{}
+	for _, p := range old {
+		byIndex[p.ProductIndex] = p
+	}
+	for _, w := range want {
+		p, had := byIndex[w.Index]
+		delete(byIndex, w.Index)
+		switch {
+		case !had:
+			prod := products[w.Index]
+			if _, err := tx.ExecContext(ctx, `INSERT INTO product_reviews (id, account_id, review_id, event_id, product_index,
+					name, sku, gtin, mpn, brand, url, image_url, rating, comment, status, report_reason, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)`,
+				NewID("prv"), accountID, rev.ID, rev.EventID, w.Index,
+				nullText(prod.Name), nullText(prod.SKU), nullText(prod.GTIN), nullText(prod.MPN), nullText(prod.Brand),
+				nullText(prod.URL), nullText(prod.ImageURL), w.Rating, w.Comment, rev.Status, nullText(string(rev.ReportReason)), now); err != nil {
+				return fmt.Errorf("insert product review: %w", err)
+			}
+			agg.product(prod.Keys(), review.Delta(review.Contribution{}, contribution(public, w.Rating)))
+		case p.Rating != w.Rating || p.Comment != w.Comment:
+			if _, err := tx.ExecContext(ctx, `UPDATE product_reviews SET rating = $2, comment = $3, updated_at = $4 WHERE id = $1`,
+				p.ID, w.Rating, w.Comment, now); err != nil {
+				return fmt.Errorf("update product review: %w", err)
+			}
+			agg.product(p.Product.Keys(), review.Delta(contribution(p.Public, p.Rating), contribution(public, w.Rating)))
+		}
+	}
+	var gone []string
+	for _, p := range byIndex {
+		gone = append(gone, p.ID)
+		agg.product(p.Product.Keys(), review.Delta(contribution(p.Public, p.Rating), review.Contribution{}))
+	}
+	if len(gone) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM product_reviews WHERE id = ANY($1)`, pq.Array(gone)); err != nil {
+			return fmt.Errorf("delete product reviews: %w", err)
+		}
+	}
+	return nil
+}
+
+// sameReview reports whether the post in (with its product ratings
+// sorted, want) says exactly what the stored review does.
+func sameReview(old Review, oldProducts []ProductReview, in ReviewInput, want []ProductRating) bool {
+	if old.Rating != in.Rating || old.Comment != in.Comment || old.Locale != in.Locale || old.ShowName != in.ShowName ||
+		len(oldProducts) != len(want) {
+		return false
+	}
+	for i, p := range oldProducts { // both in index order
+		if p.ProductIndex != want[i].Index || p.Rating != want[i].Rating || p.Comment != want[i].Comment {
+			return false
+		}
+	}
+	return true
+}
+
+func contribution(public bool, rating int) review.Contribution {
+	return review.Contribution{Public: public, Rating: rating}
+}
+
+// nullRating stores "no shop rating" as NULL.
+func nullRating(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+// nullText stores "" as NULL.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// lockReviewOfEvent reads the review of an event, locked for the
+// transaction (ErrNotFound: none yet).
+func lockReviewOfEvent(ctx context.Context, tx *sqlx.Tx, eventID string) (Review, error) {
+	var r Review
+	err := tx.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE event_id = $1 FOR UPDATE`, eventID)
+	return r, translate(err)
+}
+
+// lockReview reads a review of an account, locked for the transaction;
+// accountID "" reads any account's (the operator's commands).
+func lockReview(ctx context.Context, tx *sqlx.Tx, accountID, id string) (Review, error) {
+	var r Review
+	err := tx.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE id = $1 AND ($2 = '' OR account_id = $2) FOR UPDATE`,
+		id, accountID)
+	return r, translate(err)
+}
+
+// reviewIn reads a review with its products in tx.
+func reviewIn(ctx context.Context, tx *sqlx.Tx, id string) (Review, error) {
+	var r Review
+	if err := tx.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE id = $1`, id); err != nil {
+		return Review{}, err
+	}
+	var err error
+	r.Products, err = productReviewsOf(ctx, tx, []string{id})
+	return r, err
+}
+
+// Review returns one review of an account, with its product reviews.
 func (s *Store) Review(ctx context.Context, accountID, id string) (Review, error) {
 	var r Review
-	err := s.db.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE id = $1 AND account_id = $2`, id, accountID)
-	return r, translate(err)
+	if err := s.db.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE id = $1 AND account_id = $2`, id, accountID); err != nil {
+		return Review{}, translate(err)
+	}
+	return r, s.withProducts(ctx, []*Review{&r})
 }
 
-// ReviewOfEvent returns the review of an event (ErrNotFound: none yet).
+// ReviewOfEvent returns the review of an event with its product reviews
+// (ErrNotFound: none yet).
 func (s *Store) ReviewOfEvent(ctx context.Context, eventID string) (Review, error) {
 	var r Review
-	err := s.db.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE event_id = $1`, eventID)
-	return r, translate(err)
+	if err := s.db.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE event_id = $1`, eventID); err != nil {
+		return Review{}, translate(err)
+	}
+	return r, s.withProducts(ctx, []*Review{&r})
 }
 
 // ReviewFilter narrows ListReviews; zero values do not filter.
 type ReviewFilter struct {
 	EventTypeID, ChannelID string
 	Rating, MinRating      int
+	Status                 review.Status
 	CreatedFrom, CreatedTo *time.Time // from inclusive, to exclusive
 }
 
-// ListReviews returns a page of the account's reviews, newest first.
+// ListReviews returns a page of the account's reviews, newest first, with
+// their product reviews.
 func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilter, p Page) ([]Review, *Cursor, error) {
 	w := newWhere(accountID)
 	if f.EventTypeID != "" {
@@ -90,6 +401,9 @@ func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilte
 	if f.MinRating != 0 {
 		w.add("rating >= ", f.MinRating)
 	}
+	if f.Status != "" {
+		w.add("status = ", string(f.Status))
+	}
 	if f.CreatedFrom != nil {
 		w.add("created_at >= ", *f.CreatedFrom)
 	}
@@ -102,5 +416,33 @@ func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilte
 		return nil, nil, translate(err)
 	}
 	rs, next := trim(rs, pageLimit(p), func(r Review) Cursor { return Cursor{r.CreatedAt, r.ID} })
-	return rs, next, nil
+	ptrs := make([]*Review, len(rs))
+	for i := range rs {
+		ptrs[i] = &rs[i]
+	}
+	return rs, next, s.withProducts(ctx, ptrs)
+}
+
+// withProducts fills in the product reviews of rs in one query.
+func (s *Store) withProducts(ctx context.Context, rs []*Review) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	ps, err := productReviewsOf(ctx, s.db, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		r.Products = []ProductReview{}
+		for _, p := range ps {
+			if p.ReviewID == r.ID {
+				r.Products = append(r.Products, p)
+			}
+		}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -20,8 +21,9 @@ import (
 // transaction that makes the change, so the change cannot commit without
 // them, nor they without it. The emit functions below are called at the
 // point of each write (changeInvite, CancelInvite, changeReminder,
-// SaveReview, addSuppression); payloads are built from the event row's
-// IDs, statuses and customer reference, never from its customer data.
+// SaveReview, moderate, changeReply, addSuppression); payloads are built
+// from the event row's IDs, statuses and customer reference, never from
+// its customer data.
 
 // webhookStatements are the statements emitting runs inside the hot
 // invite transitions, prepared like the invite's own.
@@ -165,7 +167,7 @@ func (s *Store) emitReminderWebhook(ctx context.Context, tx *sqlx.Tx, eventID st
 }
 
 // emitReviewWebhook reports a review stored for the first time
-// (review.created) or replaced (review.updated).
+// (review.created) or changed (review.updated), with its product reviews.
 func (s *Store) emitReviewWebhook(ctx context.Context, tx *sqlx.Tx, r Review, created bool) error {
 	typ := webhook.ReviewUpdated
 	if created {
@@ -175,10 +177,59 @@ func (s *Store) emitReviewWebhook(ctx context.Context, tx *sqlx.Tx, r Review, cr
 	if err != nil || !src.Subscribed {
 		return err
 	}
+	products := make([]webhook.ProductRating, len(r.Products))
+	for i, p := range r.Products {
+		products[i] = webhook.ProductRating{ID: p.ID, SKU: p.SKU, GTIN: p.GTIN, MPN: p.MPN, Rating: p.Rating, Comment: p.Comment}
+	}
 	return s.emitWebhooks(ctx, tx, r.AccountID, webhook.Message{Type: typ, Timestamp: r.UpdatedAt, Data: webhook.ReviewData{
 		ReviewID: r.ID, EventID: r.EventID, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID,
-		CustomerReference: src.CustomerReference, Rating: r.Rating, Comment: r.Comment, Locale: r.Locale,
+		CustomerReference: src.CustomerReference, Rating: r.Rating, Comment: r.Comment, Locale: r.Locale, Products: products,
 	}})
+}
+
+// reviewReference is the customer reference of a review's event, and
+// whether an endpoint of the account subscribes to typ. The event may be
+// gone (retention keeps reviews): then there is no reference to add.
+func (s *Store) reviewReference(ctx context.Context, tx *sqlx.Tx, r Review, typ string) (ref string, subscribed bool, err error) {
+	src, err := s.loadWebhookSource(ctx, tx, r.EventID, typ)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		err = tx.GetContext(ctx, &subscribed, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints w
+			WHERE w.account_id = $1 AND w.enabled AND $2 = ANY (w.events))`, r.AccountID, typ)
+		return "", subscribed, err
+	case err != nil:
+		return "", false, err
+	}
+	return src.CustomerReference, src.Subscribed, nil
+}
+
+// emitModerationWebhook reports a review's new publication status
+// (review.moderated), from status from, by the change h.
+func (s *Store) emitModerationWebhook(ctx context.Context, tx *sqlx.Tx, r Review, from review.Status, h historyEntry) error {
+	ref, subscribed, err := s.reviewReference(ctx, tx, r, webhook.ReviewModerated)
+	if err != nil || !subscribed {
+		return err
+	}
+	return s.emitWebhooks(ctx, tx, r.AccountID, webhook.Message{Type: webhook.ReviewModerated, Timestamp: h.at, Data: webhook.ModerationData{
+		ReviewID: r.ID, EventID: r.EventID, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID, CustomerReference: ref,
+		Status: string(r.Status), PreviousStatus: string(from), Public: r.Public, Action: h.action,
+		Reason: string(h.reason), Note: h.note, By: h.actor,
+	}})
+}
+
+// emitReplyWebhook reports the shop's reply set, changed or deleted
+// (review.replied) at time at.
+func (s *Store) emitReplyWebhook(ctx context.Context, tx *sqlx.Tx, r Review, at time.Time, by string) error {
+	ref, subscribed, err := s.reviewReference(ctx, tx, r, webhook.ReviewReplied)
+	if err != nil || !subscribed {
+		return err
+	}
+	d := webhook.ReplyData{ReviewID: r.ID, EventID: r.EventID, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID,
+		CustomerReference: ref, Text: r.ReplyText, By: by}
+	if r.ReplyCreatedAt != nil {
+		d.CreatedAt, d.UpdatedAt = *r.ReplyCreatedAt, timeOf(r.ReplyUpdatedAt)
+	}
+	return s.emitWebhooks(ctx, tx, r.AccountID, webhook.Message{Type: webhook.ReviewReplied, Timestamp: at, Data: d})
 }
 
 // emitSuppressionWebhook reports a new entry of the suppression list. The

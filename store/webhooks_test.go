@@ -221,9 +221,9 @@ func TestReminderReviewAndSuppressionEmitWebhooks(t *testing.T) {
 	_, err = st.FinishReminderSend(ctx, id, store.SendOutcome{SentAt: sentAt.Add(72 * time.Hour)})
 	require.NoError(t, err)
 
-	_, _, err = st.SaveReview(ctx, id, 2, "late", "de")
+	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 2, Comment: "late", Locale: "de"})
 	require.NoError(t, err)
-	_, _, err = st.SaveReview(ctx, id, 4, "arrived after all", "de")
+	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 4, Comment: "arrived after all", Locale: "de"})
 	require.NoError(t, err)
 
 	_, _, err = st.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, id)
@@ -293,7 +293,7 @@ func TestWebhookOutboxIsAtomic(t *testing.T) {
 	st2, err := st.LoadInviteState(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Scheduled, st2.Status, "no change without its webhook")
-	_, _, err = st.SaveReview(ctx, id, 5, "", "en")
+	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 5, Comment: "", Locale: "en"})
 	require.Error(t, err)
 	_, err = st.ReviewOfEvent(ctx, id)
 	assert.ErrorIs(t, err, store.ErrNotFound)

@@ -20,6 +20,8 @@ const (
 	ReminderSent       = "reminder.sent"
 	ReviewCreated      = "review.created"
 	ReviewUpdated      = "review.updated"
+	ReviewModerated    = "review.moderated"
+	ReviewReplied      = "review.replied"
 	SuppressionCreated = "suppression.created"
 )
 
@@ -28,7 +30,7 @@ const (
 func EventTypes() []string {
 	return []string{
 		InviteScheduled, InviteSent, InviteSkipped, InviteFailed, InviteCancelled,
-		ReminderSent, ReviewCreated, ReviewUpdated, SuppressionCreated,
+		ReminderSent, ReviewCreated, ReviewUpdated, ReviewModerated, ReviewReplied, SuppressionCreated,
 	}
 }
 
@@ -49,8 +51,8 @@ type Message struct {
 	Type string
 	// Timestamp is when the change happened (not when it is delivered).
 	Timestamp time.Time
-	// Data is one of InviteData, ReminderData, ReviewData or
-	// SuppressionData. Only these types fit, so no payload can carry a
+	// Data is one of InviteData, ReminderData, ReviewData,
+	// ModerationData, ReplyData or SuppressionData. Only these types fit, so no payload can carry a
 	// field the customer's contact details could be put in.
 	Data Payload
 }
@@ -151,36 +153,146 @@ func (d ReminderData) MarshalJSON() ([]byte, error) {
 }
 
 // ReviewData is the payload of review.created and review.updated. The
-// comment is the customer's free text, sent because it is the review.
+// comments are the customer's free text, sent because they are the
+// review.
 type ReviewData struct {
 	ReviewID          string
 	EventID           string
 	EventTypeID       string
 	ChannelID         string
 	CustomerReference string // null when empty
-	Rating            int
+	Rating            int    // the shop rating; 0 (null) when only products were rated
 	Comment           string // "" when none was given
 	Locale            string
+	Products          []ProductRating // [] when none
 }
 
-func (ReviewData) fits(t string) bool { return strings.HasPrefix(t, "review.") }
+// ProductRating is a product review in ReviewData: the product's keys
+// (each null when the event gave none), its rating and comment.
+type ProductRating struct {
+	ID      string // prv-…
+	SKU     string
+	GTIN    string
+	MPN     string
+	Rating  int
+	Comment string
+}
 
-// MarshalJSON writes camelCase names; only the customer reference can be
-// null.
+func (ReviewData) fits(t string) bool { return t == ReviewCreated || t == ReviewUpdated }
+
+// MarshalJSON writes camelCase names; the customer reference, a missing
+// shop rating and missing product keys are null.
 func (d ReviewData) MarshalJSON() ([]byte, error) {
+	products := make([]productRatingJSON, len(d.Products))
+	for i, p := range d.Products {
+		products[i] = productRatingJSON{p.ID, optString(p.SKU), optString(p.GTIN), optString(p.MPN), p.Rating, p.Comment}
+	}
+	return json.Marshal(struct {
+		ReviewID          string              `json:"reviewId"`
+		EventID           string              `json:"eventId"`
+		EventTypeID       string              `json:"eventTypeId"`
+		ChannelID         string              `json:"channelId"`
+		CustomerReference *string             `json:"customerReference"`
+		Rating            *int                `json:"rating"`
+		Comment           string              `json:"comment"`
+		Locale            string              `json:"locale"`
+		Products          []productRatingJSON `json:"products"`
+	}{
+		d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference),
+		optInt(d.Rating), d.Comment, d.Locale, products,
+	})
+}
+
+type productRatingJSON struct {
+	ID      string  `json:"id"`
+	SKU     *string `json:"sku"`
+	GTIN    *string `json:"gtin"`
+	MPN     *string `json:"mpn"`
+	Rating  int     `json:"rating"`
+	Comment string  `json:"comment"`
+}
+
+// ModerationData is the payload of review.moderated: a review's
+// publication status changed, by the shop's report or the operator's
+// decision. Its product reviews changed with it.
+type ModerationData struct {
+	ReviewID          string
+	EventID           string
+	EventTypeID       string
+	ChannelID         string
+	CustomerReference string // null when empty
+	Status            string // published, reported or removed
+	PreviousStatus    string
+	// Public says whether the review is shown now: a report of
+	// personal data hides it at once; other reports do not.
+	Public bool
+	Action string // reported, published or removed
+	Reason string // the report's reason; null unless reported
+	Note   string // the report's or the decision's note; null when none
+	// By is the API client that reported it, or "operator".
+	By string
+}
+
+func (ModerationData) fits(t string) bool { return t == ReviewModerated }
+
+// MarshalJSON writes camelCase names and nulls for absent values.
+func (d ModerationData) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		ReviewID          string  `json:"reviewId"`
 		EventID           string  `json:"eventId"`
 		EventTypeID       string  `json:"eventTypeId"`
 		ChannelID         string  `json:"channelId"`
 		CustomerReference *string `json:"customerReference"`
-		Rating            int     `json:"rating"`
-		Comment           string  `json:"comment"`
-		Locale            string  `json:"locale"`
+		Status            string  `json:"status"`
+		PreviousStatus    string  `json:"previousStatus"`
+		Public            bool    `json:"public"`
+		Action            string  `json:"action"`
+		Reason            *string `json:"reason"`
+		Note              *string `json:"note"`
+		By                string  `json:"by"`
 	}{
 		d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference),
-		d.Rating, d.Comment, d.Locale,
+		d.Status, d.PreviousStatus, d.Public, d.Action, optString(d.Reason), optString(d.Note), d.By,
 	})
+}
+
+// ReplyData is the payload of review.replied: the shop's public reply to
+// a review was set, changed, or deleted (Text "": "reply" is null).
+type ReplyData struct {
+	ReviewID          string
+	EventID           string
+	EventTypeID       string
+	ChannelID         string
+	CustomerReference string // null when empty
+	Text              string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	// By is the API client that wrote or deleted it.
+	By string
+}
+
+func (ReplyData) fits(t string) bool { return t == ReviewReplied }
+
+// MarshalJSON writes camelCase names; "reply" is null once deleted.
+func (d ReplyData) MarshalJSON() ([]byte, error) {
+	type reply struct {
+		Text      string `json:"text"`
+		CreatedAt stamp  `json:"createdAt"`
+		UpdatedAt stamp  `json:"updatedAt"`
+	}
+	var r *reply
+	if d.Text != "" {
+		r = &reply{d.Text, stamp(d.CreatedAt), stamp(d.UpdatedAt)}
+	}
+	return json.Marshal(struct {
+		ReviewID          string  `json:"reviewId"`
+		EventID           string  `json:"eventId"`
+		EventTypeID       string  `json:"eventTypeId"`
+		ChannelID         string  `json:"channelId"`
+		CustomerReference *string `json:"customerReference"`
+		Reply             *reply  `json:"reply"`
+		By                string  `json:"by"`
+	}{d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference), r, d.By})
 }
 
 // SuppressionData is the payload of suppression.created. The suppressed
@@ -228,6 +340,13 @@ func optString(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+func optInt(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }
 
 func optTime(t time.Time) *stamp {

@@ -18,7 +18,7 @@ func TestEventTypes(t *testing.T) {
 	t.Parallel()
 	want := []string{
 		"invite.scheduled", "invite.sent", "invite.skipped", "invite.failed", "invite.cancelled",
-		"reminder.sent", "review.created", "review.updated", "suppression.created",
+		"reminder.sent", "review.created", "review.updated", "review.moderated", "review.replied", "suppression.created",
 	}
 	assert.Equal(t, want, webhook.EventTypes())
 	for _, typ := range want {
@@ -84,7 +84,7 @@ func TestMessageJSON(t *testing.T) {
 			}},
 			want: `{"type":"review.created","timestamp":"2026-11-22T06:00:00.123Z","data":{
 				"reviewId":"rev-1","eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1",
-				"customerReference":null,"rating":5,"comment":"","locale":"de_DE"}}`,
+				"customerReference":null,"rating":5,"comment":"","locale":"de_DE","products":[]}}`,
 		},
 		{
 			name: "review updated, comment kept byte for byte",
@@ -94,7 +94,61 @@ func TestMessageJSON(t *testing.T) {
 			}},
 			want: `{"type":"review.updated","timestamp":"2026-11-22T06:00:00.123Z","data":{
 				"reviewId":"rev-1","eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1",
-				"customerReference":"C-42","rating":2,"comment":"Zu spät \"geliefert\"","locale":"de"}}`,
+				"customerReference":"C-42","rating":2,"comment":"Zu spät \"geliefert\"","locale":"de","products":[]}}`,
+		},
+		{
+			name: "review of products only: no shop rating, absent keys null",
+			msg: webhook.Message{Type: webhook.ReviewCreated, Timestamp: at, Data: webhook.ReviewData{
+				ReviewID: "rev-1", EventID: "evt-1", EventTypeID: "ety-1", ChannelID: "chl-1", Locale: "en",
+				Products: []webhook.ProductRating{
+					{ID: "prv-1", SKU: "SKU-1", GTIN: "4006381333931", Rating: 4, Comment: "</script>&]]>"},
+					{ID: "prv-2", MPN: "M-2", Rating: 1},
+				},
+			}},
+			want: `{"type":"review.created","timestamp":"2026-11-22T06:00:00.123Z","data":{
+				"reviewId":"rev-1","eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1",
+				"customerReference":null,"rating":null,"comment":"","locale":"en","products":[
+				{"id":"prv-1","sku":"SKU-1","gtin":"4006381333931","mpn":null,"rating":4,"comment":"</script>&]]>"},
+				{"id":"prv-2","sku":null,"gtin":null,"mpn":"M-2","rating":1,"comment":""}]}}`,
+		},
+		{
+			name: "review reported",
+			msg: webhook.Message{Type: webhook.ReviewModerated, Timestamp: at, Data: webhook.ModerationData{
+				ReviewID: "rev-1", EventID: "evt-1", EventTypeID: "ety-1", ChannelID: "chl-1", CustomerReference: "C-42",
+				Status: "reported", PreviousStatus: "published", Public: true, Action: "reported", Reason: "spam", By: "cli-1",
+			}},
+			want: `{"type":"review.moderated","timestamp":"2026-11-22T06:00:00.123Z","data":{
+				"reviewId":"rev-1","eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1","customerReference":"C-42",
+				"status":"reported","previousStatus":"published","public":true,"action":"reported","reason":"spam","note":null,"by":"cli-1"}}`,
+		},
+		{
+			name: "review removed by the operator",
+			msg: webhook.Message{Type: webhook.ReviewModerated, Timestamp: at, Data: webhook.ModerationData{
+				ReviewID: "rev-1", EventID: "evt-1", EventTypeID: "ety-1", ChannelID: "chl-1",
+				Status: "removed", PreviousStatus: "reported", Action: "removed", Note: "advertising", By: "operator",
+			}},
+			want: `{"type":"review.moderated","timestamp":"2026-11-22T06:00:00.123Z","data":{
+				"reviewId":"rev-1","eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1","customerReference":null,
+				"status":"removed","previousStatus":"reported","public":false,"action":"removed","reason":null,"note":"advertising","by":"operator"}}`,
+		},
+		{
+			name: "reply set",
+			msg: webhook.Message{Type: webhook.ReviewReplied, Timestamp: at, Data: webhook.ReplyData{
+				ReviewID: "rev-1", EventID: "evt-1", EventTypeID: "ety-1", ChannelID: "chl-1",
+				Text: "Thank you!", CreatedAt: sched, UpdatedAt: sched.Add(time.Second), By: "cli-1",
+			}},
+			want: `{"type":"review.replied","timestamp":"2026-11-22T06:00:00.123Z","data":{
+				"reviewId":"rev-1","eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1","customerReference":null,
+				"reply":{"text":"Thank you!","createdAt":"2026-11-29T06:00:00.000Z","updatedAt":"2026-11-29T06:00:01.000Z"},"by":"cli-1"}}`,
+		},
+		{
+			name: "reply deleted",
+			msg: webhook.Message{Type: webhook.ReviewReplied, Timestamp: at, Data: webhook.ReplyData{
+				ReviewID: "rev-1", EventID: "evt-1", EventTypeID: "ety-1", ChannelID: "chl-1", By: "cli-1",
+			}},
+			want: `{"type":"review.replied","timestamp":"2026-11-22T06:00:00.123Z","data":{
+				"reviewId":"rev-1","eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1","customerReference":null,
+				"reply":null,"by":"cli-1"}}`,
 		},
 		{
 			name: "manual suppression: no event",
@@ -144,6 +198,9 @@ func TestMessageJSONRejects(t *testing.T) {
 		{"nil data pointer", webhook.Message{Type: webhook.InviteSent, Timestamp: at, Data: (*webhook.InviteData)(nil)}, "no data"},
 		{"invite data for a review", webhook.Message{Type: webhook.ReviewCreated, Timestamp: at, Data: invite}, "does not fit"},
 		{"review data for an invite", webhook.Message{Type: webhook.InviteSent, Timestamp: at, Data: webhook.ReviewData{}}, "does not fit"},
+		{"review data for a moderation", webhook.Message{Type: webhook.ReviewModerated, Timestamp: at, Data: webhook.ReviewData{}}, "does not fit"},
+		{"moderation data for a reply", webhook.Message{Type: webhook.ReviewReplied, Timestamp: at, Data: webhook.ModerationData{}}, "does not fit"},
+		{"reply data for a new review", webhook.Message{Type: webhook.ReviewCreated, Timestamp: at, Data: webhook.ReplyData{}}, "does not fit"},
 		{"suppression data for a reminder", webhook.Message{Type: webhook.ReminderSent, Timestamp: at, Data: webhook.SuppressionData{}}, "does not fit"},
 		{"no timestamp", webhook.Message{Type: webhook.InviteSent, Data: invite}, "no timestamp"},
 		{"year out of range", webhook.Message{Type: webhook.InviteSent, Timestamp: at.AddDate(9000, 0, 0), Data: invite}, "outside years"},
@@ -164,7 +221,8 @@ func TestPayloadsHaveNoContactFields(t *testing.T) {
 	t.Parallel()
 	contact := regexp.MustCompile(`(?i)e-?mail|name|address|addr|mobile|phone|street|city|zip|postal`)
 	at := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	for _, p := range []webhook.Payload{webhook.InviteData{}, webhook.ReminderData{}, webhook.ReviewData{}, webhook.SuppressionData{}} {
+	for _, p := range []webhook.Payload{webhook.InviteData{}, webhook.ReminderData{}, webhook.ReviewData{},
+		webhook.ModerationData{}, webhook.ReplyData{}, webhook.SuppressionData{}} {
 		typ := reflect.TypeOf(p)
 		for i := range typ.NumField() {
 			f := typ.Field(i)

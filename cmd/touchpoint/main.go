@@ -46,6 +46,7 @@ func (env *environment) commands() []command {
 		{"suppressions", "the suppression list: suppressions import --account acc-… FILE", env.runSuppressions},
 		{"invites", "ops: invites show evt-… | invites retry evt-… | invites retry --failed [--since 24h] [--reason …] [--dry-run] …", env.runInvites},
 		{"customers", "privacy: customers erase --account acc-… (--email E | --reference R)", env.runCustomers},
+		{"reviews", "moderation: reviews reported [--account acc-…] | reviews moderate --id rev-… --decision publish|remove --note …", env.runReviews},
 		{"bench", "measure accepted events/s and invites sent/s: bench [--events N] [--concurrency C] [--baseline]", env.runBench},
 		{"healthcheck", "GET a URL; exit 0 on a 2xx answer (container health checks)", env.runHealthcheck},
 	}

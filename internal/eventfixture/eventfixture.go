@@ -36,6 +36,9 @@ type Account struct {
 type Product struct {
 	Name     string `json:"name"`
 	SKU      string `json:"sku,omitempty"`
+	GTIN     string `json:"gtin,omitempty"`
+	MPN      string `json:"mpn,omitempty"`
+	Brand    string `json:"brand,omitempty"`
 	URL      string `json:"url,omitempty"`
 	ImageURL string `json:"imageUrl,omitempty"`
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// The operator's queue and decisions: `reviews reported` lists what the
+// shops reported, oldest first; `reviews moderate` decides, and the
+// review's history and status follow.
+func TestReviewsModerationCLI(t *testing.T) {
+	t.Parallel()
+	vars, db := opsDatabase(t)
+	st := store.New(db, "P7D")
+	var tick atomic.Int64 // distinct times, so the queue's order is the reports' order
+	start := time.Now()
+	st.SetClock(func() time.Time { return start.Add(time.Duration(tick.Add(1)) * time.Millisecond) })
+	ctx := context.Background()
+	a, b := eventfixture.NewAccount(t, db, eventfixture.Setting{}), eventfixture.NewAccount(t, db, eventfixture.Setting{})
+	products := []eventfixture.Product{{Name: "Rain jacket", SKU: "JKT-1", GTIN: "4006381333931"}}
+	save := func(acc *eventfixture.Account, comment string) store.Review {
+		t.Helper()
+		r, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: acc.Event(t, eventfixture.Event{Products: products}), Rating: 1,
+			Comment: comment, Locale: "en", Products: []store.ProductRating{{Index: 0, Rating: 2, Comment: "leaks"}}})
+		require.NoError(t, err)
+		return r
+	}
+	spam, private, other := save(a, "BUY CHEAP \x1b[31mWATCHES"), save(a, "my number is 0151 2345678"), save(b, "fine")
+	_, _, err := st.ReportReview(ctx, a.AccountID, spam.ID, review.Spam, "an advert", "cli-a")
+	require.NoError(t, err)
+	_, _, err = st.ReportReview(ctx, a.AccountID, private.ID, review.PersonalData, "", "cli-a")
+	require.NoError(t, err)
+	_, _, err = st.ReportReview(ctx, b.AccountID, other.ID, review.NotAnExperience, "", "cli-b")
+	require.NoError(t, err)
+
+	out, err := opsCLI(t, vars, "reviews", "reported")
+	require.NoError(t, err)
+	assert.Regexp(t, `(?s)`+spam.ID+`.*for spam \(still public until you decide\).*shop's note: "an advert".*`+
+		`rating 1/5: .*product "Rain jacket" \(sku JKT-1, gtin 4006381333931\) 2/5: "leaks".*`+
+		private.ID+`.*for personal_data \(hidden until you decide\).*`+other.ID, out, "oldest report first, every account")
+	assert.NotContains(t, out, "\x1b", "no terminal escapes from a comment")
+
+	out, err = opsCLI(t, vars, "reviews", "reported", "--account", b.AccountID, "--json")
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 1)
+	var entry map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &entry))
+	assert.Equal(t, other.ID, entry["id"])
+	assert.Equal(t, "not_an_experience", entry["reportReason"])
+	assert.Equal(t, true, entry["public"])
+
+	for _, bad := range [][]string{
+		{"moderate", "--id", spam.ID, "--decision", "remove"},
+		{"moderate", "--id", spam.ID, "--decision", "hide", "--note", "x"},
+		{"moderate", "--id", "rev-1", "--decision", "remove", "--note", "x"},
+		{"moderate", "--id", store.NewID("rev"), "--decision", "remove", "--note", "x"},
+		{"reported", "--account", "acc-1"},
+		{"reported", "--limit", "0"},
+		{"unknown"},
+	} {
+		_, err := opsCLI(t, vars, append([]string{"reviews"}, bad...)...)
+		assert.Error(t, err, "%v", bad)
+	}
+
+	out, err = opsCLI(t, vars, "reviews", "moderate", "--id", spam.ID, "--decision", "remove", "--note", "advertising")
+	require.NoError(t, err)
+	assert.Equal(t, spam.ID+" is now removed: the public does not see it\n", out)
+	out, err = opsCLI(t, vars, "reviews", "moderate", "--id", private.ID, "--decision", "publish", "--note", "a shop phone number", "--json")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":"`+private.ID+`","status":"published","public":true,"changed":true}`, out)
+	out, err = opsCLI(t, vars, "reviews", "moderate", "--id", private.ID, "--decision", "publish", "--note", "again")
+	require.NoError(t, err)
+	assert.Contains(t, out, "published already; nothing changed")
+
+	out, err = opsCLI(t, vars, "reviews", "reported")
+	require.NoError(t, err)
+	assert.NotContains(t, out, spam.ID)
+	assert.NotContains(t, out, private.ID)
+	assert.Contains(t, out, other.ID)
+
+	hs, _, err := st.ReviewHistory(ctx, a.AccountID, spam.ID, store.Page{})
+	require.NoError(t, err)
+	assert.Equal(t, "removed", hs[0].Action)
+	assert.Equal(t, store.ActorOperator, hs[0].Actor)
+	assert.Equal(t, "advertising", hs[0].Note)
+}

@@ -8,13 +8,16 @@ import (
 	"path"
 	"strings"
 	texttemplate "text/template"
+	"unicode/utf8"
 
 	"github.com/touchpoint/touchpoint/locale"
+	"github.com/touchpoint/touchpoint/sms"
 )
 
 // The SMS templates: sms/<locale>.tmpl defines the phrases of the text
 // message (prefix, greeting, greeting-anonymous, invite, reminder,
-// opt-out), smsLayout arranges them. As with the email, a regional locale
+// opt-out), smsLayout arranges them around the text of the built-in
+// template (greeting and invite or reminder) or of the shop's. As with the email, a regional locale
 // (de_AT) is parsed over its language and defines only what differs.
 //
 // Only GSM-7 characters belong in them — no typographic quotes or dashes,
@@ -28,12 +31,13 @@ import (
 var smsFiles embed.FS
 
 // smsLayout is the message: the shop's name first, so the customer knows
-// who writes, then the greeting and the locale's text, the link on a line
-// of its own, and how to opt out.
+// who writes, then the template's text (the built-in one: the greeting
+// and the locale's invite or reminder text), the link on a line of its
+// own, and how to opt out. A shop's template replaces only the text.
 const smsLayout = `
 {{- define "message" -}}
 {{with .ShopName}}{{template "prefix" .}}{{end -}}
-{{if .FirstName}}{{template "greeting" .FirstName}}{{else}}{{template "greeting-anonymous"}}{{end}} {{if .Reminder}}{{template "reminder" .}}{{else}}{{template "invite" .}}{{end}}
+{{.Text}}
 {{.FeedbackURL}}
 {{template "opt-out"}}
 {{- end}}`
@@ -44,12 +48,30 @@ type SMSData struct {
 	FirstName   string // "" gets a greeting without a name
 	FeedbackURL string
 	Reminder    bool // the reminder's text instead of the invite's
+	// ProductName, OrderReference and EventType are the values of
+	// {{productName}} (the first product's), {{orderReference}} and
+	// {{eventType}}.
+	ProductName, OrderReference, EventType string
+	// Template is the shop's text (validated); "" renders the built-in one.
+	Template string
+}
+
+// smsView is what smsLayout sees.
+type smsView struct {
+	ShopName, Text, FeedbackURL string
 }
 
 // SMSMessage is a rendered text message.
 type SMSMessage struct {
 	Locale string // the template's locale, e.g. "de"
 	Text   string
+	// Encoding and Segments are how the text is sent and what it costs
+	// (sms.Segments).
+	Encoding string
+	Segments int
+	// Builtin and Fallback are as for Message.
+	Builtin  bool
+	Fallback error
 }
 
 // SMSSet holds the parsed SMS templates of every locale.
@@ -101,20 +123,100 @@ func (s *SMSSet) Pick(requested string) string {
 	return locale.Pick(requested, func(l string) bool { return s.text[l] != nil })
 }
 
-// Render renders the text message in the locale Pick chooses. The values
-// inserted lose their control characters (a line break smuggled in
-// through a name) and surrounding spaces.
+// Builtin is the built-in text of the SMS invite or reminder in the
+// locale Pick chooses for locale, written as a shop would write it: the
+// greeting and the locale's text, with {{firstName}} for the name.
+func (s *SMSSet) Builtin(locale string, reminder bool) (string, error) {
+	return s.builtin(s.Pick(locale), reminder)
+}
+
+func (s *SMSSet) builtin(locale string, reminder bool) (string, error) {
+	name := "invite"
+	if reminder {
+		name = "reminder"
+	}
+	var b bytes.Buffer
+	err := s.text[locale].ExecuteTemplate(&b, "greeting", "{{"+FirstName+"}}")
+	if err == nil {
+		b.WriteByte(' ')
+		err = s.text[locale].ExecuteTemplate(&b, name, nil)
+	}
+	if err != nil {
+		return "", fmt.Errorf("sms template %s: %w", locale, err)
+	}
+	return b.String(), nil
+}
+
+// Render renders the text message in the locale Pick chooses, from
+// d.Template or, without one, the built-in text. The values inserted lose
+// their control characters (a line break smuggled in through a name) and
+// surrounding spaces. A template that names the product is not used for
+// an event without products (ErrNeedsProduct in SMSMessage.Fallback).
 func (s *SMSSet) Render(locale string, d SMSData) (SMSMessage, error) {
 	if d.FeedbackURL = smsValue(d.FeedbackURL); d.FeedbackURL == "" {
 		return SMSMessage{}, fmt.Errorf("sms: no feedback link")
 	}
-	d.ShopName, d.FirstName = smsValue(d.ShopName), smsValue(d.FirstName)
+	vals := Values{FirstName: d.FirstName, ShopName: d.ShopName, ProductName: d.ProductName,
+		OrderReference: d.OrderReference, EventType: d.EventType}.clean()
 	locale = s.Pick(locale)
-	var b bytes.Buffer
-	if err := s.text[locale].ExecuteTemplate(&b, "message", d); err != nil {
+	m := SMSMessage{Locale: locale}
+	text := d.Template
+	switch {
+	case text == "":
+		m.Builtin = true
+	case vals.ProductName == "" && uses(text, ProductName):
+		m.Builtin, m.Fallback = true, ErrNeedsProduct
+	}
+	var err error
+	if m.Builtin {
+		if text, err = s.builtin(locale, d.Reminder); err != nil {
+			return SMSMessage{}, err
+		}
+	}
+	var neutral bytes.Buffer
+	if err := s.text[locale].ExecuteTemplate(&neutral, "greeting-anonymous", nil); err != nil {
 		return SMSMessage{}, fmt.Errorf("sms template %s: %w", locale, err)
 	}
-	return SMSMessage{Locale: locale, Text: strings.TrimSpace(b.String())}, nil
+	v := smsView{ShopName: vals.ShopName, Text: strings.TrimSpace(expand(text, vals, neutral.String())), FeedbackURL: d.FeedbackURL}
+	var b bytes.Buffer
+	if err := s.text[locale].ExecuteTemplate(&b, "message", v); err != nil {
+		return SMSMessage{}, fmt.Errorf("sms template %s: %w", locale, err)
+	}
+	m.Text = strings.TrimSpace(b.String())
+	m.Encoding, m.Segments = sms.Segments(m.Text)
+	return m, nil
+}
+
+// MaxSMSSegments is how many segments a text message with its link may
+// cost: a shop's template that would cost more is refused.
+const MaxSMSSegments = 2
+
+// TooLongError is an SMS template whose message would cost more than
+// MaxSMSSegments.
+type TooLongError struct {
+	Encoding   string // sms.EncodingGSM7 or sms.EncodingUCS2
+	Segments   int
+	Characters int
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("with the shop's name, the link and the opt-out line the message is %d characters in %s: %d segments, at most %d are allowed",
+		e.Characters, e.Encoding, e.Segments, MaxSMSSegments)
+}
+
+// Fit renders a shop's SMS text with d (the sample values and a link
+// of full length) and refuses it with a *TooLongError when the message
+// would cost more than MaxSMSSegments.
+func (s *SMSSet) Fit(locale, text string, d SMSData) (SMSMessage, error) {
+	d.Template = text
+	m, err := s.Render(locale, d)
+	if err != nil {
+		return SMSMessage{}, err
+	}
+	if m.Segments > MaxSMSSegments {
+		return m, &TooLongError{Encoding: m.Encoding, Segments: m.Segments, Characters: utf8.RuneCountInString(m.Text)}
+	}
+	return m, nil
 }
 
 // smsValue makes an inserted value one clean line: control characters

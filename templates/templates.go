@@ -1,16 +1,22 @@
-// Package templates renders invites from the built-in per-locale
-// templates embedded in the binary: a subject, a plain-text part and an
-// HTML part.
+// Package templates owns what a customer reads in an invite or a
+// reminder, by email and by SMS: the built-in per-locale texts embedded
+// in the binary, the templates a shop writes in their place (Validate,
+// the closed set of placeholders, the greeting rule for a customer
+// without a first name, Choose between an event type's, the account's
+// and the built-in template), and the one layout that renders either.
 //
 // Each locale is one file, invite/<locale>.tmpl (en, de_AT, …), that
-// defines the subject and the phrases of the invite and of its reminder,
-// each with and without the shop's name; the shared layouts
-// invite/layout.txt and invite/layout.html arrange them, and
-// invite/layout.common picks the phrase for the variant at hand. The same locale
-// file is parsed by text/template for the text part and by html/template
-// for the HTML part, so everything the customer sent (names, product
-// names, image URLs) is escaped for the context it lands in. A locale
-// file may also define "text" or "html" itself to replace a layout.
+// defines the phrases of the built-in invite and reminder and of the
+// layout's footer. The built-in template of a locale is made of those
+// phrases with placeholders in the value's place (Set.Builtin), so a
+// built-in and a shop's template take the same way through the layout:
+// the placeholders are filled in as plain text, and the layout's text
+// part (text/template) and HTML part (html/template) escape everything
+// for the context it lands in. The layout, invite/layout.txt and
+// invite/layout.html, belongs to Touchpoint: logo, colour, products,
+// button, footer and unsubscribe link are there whatever a template
+// says. Its HTML is fluid — 100% wide up to 560 px — so it reads on a
+// 360 px phone as on a desktop.
 package templates
 
 import (
@@ -57,6 +63,21 @@ type Data struct {
 	// Reminder renders the reminder: its own subject and first lines,
 	// the same feedback link.
 	Reminder bool
+	// OrderReference and EventType are the values of {{orderReference}}
+	// and {{eventType}}.
+	OrderReference, EventType string
+	// Template is the shop's template to render (validated); nil renders
+	// the built-in one.
+	Template *Content
+}
+
+// values are the placeholders' values for d, cleaned.
+func (d Data) values() Values {
+	v := Values{FirstName: d.FirstName, ShopName: d.Brand.DisplayName, OrderReference: d.OrderReference, EventType: d.EventType}
+	if len(d.Products) > 0 {
+		v.ProductName = d.Products[0].Name
+	}
+	return v.clean()
 }
 
 // Message is a rendered invite.
@@ -65,6 +86,11 @@ type Message struct {
 	Subject string
 	Text    string
 	HTML    string
+	// Builtin: rendered from the built-in template, because Data had
+	// none or because its template needs a product the event lacks
+	// (Fallback then says so).
+	Builtin  bool
+	Fallback error
 }
 
 // Set holds the parsed templates of every locale.
@@ -73,14 +99,32 @@ type Set struct {
 	html map[string]*htmltemplate.Template
 }
 
-// view is Data as the templates see it.
+// view is what the layouts see: the template's fields with their
+// placeholders filled in, and the layout's own parts.
 type view struct {
-	Data
-	Lang    string        // BCP 47 language tag for <html lang>
-	Shop    string        // the shop's display name, trimmed; "" for none
-	LogoURL string        // the logo when it is an https URL, else ""
-	Palette brand.Palette // where the shop's colour may go
+	Lang        string // BCP 47 language tag for <html lang>
+	Subject     string
+	Preheader   string
+	Heading     string
+	Paragraphs  [][]string // the body: paragraphs of lines
+	ButtonLabel string
+	Products    []Product
+	FeedbackURL string
+	// UnsubscribeURL, when set, is offered in the footer.
+	UnsubscribeURL string
+	Shop           string        // the shop's display name, one line; "" for none
+	LogoURL        string        // the logo when it is an https URL, else ""
+	Palette        brand.Palette // where the shop's colour may go
+	// MSOOpen and MSOClose hold the content at 560 px in Outlook for
+	// Windows, which ignores max-width: conditional comments that
+	// html/template would strip from the layout itself.
+	MSOOpen, MSOClose htmltemplate.HTML
 }
+
+const (
+	msoOpen  = `<!--[if mso]><table role="presentation" width="560" cellpadding="0" cellspacing="0" align="center"><tr><td><![endif]-->`
+	msoClose = `<!--[if mso]></td></tr></table><![endif]-->`
+)
 
 // New parses the embedded templates.
 func New() (*Set, error) {
@@ -152,30 +196,127 @@ func (s *Set) Pick(requested string) string {
 	return locale.Pick(requested, func(l string) bool { return s.text[l] != nil })
 }
 
+// phrase executes one of a locale's phrases with data.
+func (s *Set) phrase(locale, name string, data any) (string, error) {
+	var b bytes.Buffer
+	if err := s.text[locale].ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("template %s: %w", locale, err)
+	}
+	return b.String(), nil
+}
+
+// Builtin is the built-in email template of the kind (invite or reminder)
+// in the locale Pick chooses for locale, written as a shop would write
+// it: the phrases of the locale file with placeholders in place of the
+// values. The greeting is the heading, the introduction and the closing
+// line are the body.
+func (s *Set) Builtin(locale string, reminder bool) (Content, error) {
+	return s.builtin(s.Pick(locale), reminder, true)
+}
+
+// builtin is Builtin for a picked locale; without a shop it uses the
+// phrases that name none.
+func (s *Set) builtin(locale string, reminder, shop bool) (Content, error) {
+	subject, intro := "subject", "intro"
+	if reminder {
+		subject, intro = "reminder-subject", "reminder-intro"
+	}
+	if shop {
+		subject, intro = subject+"-shop", intro+"-shop"
+	}
+	var c Content
+	var err error
+	get := func(dst *string, name string, data any) {
+		if err == nil {
+			*dst, err = s.phrase(locale, name, data)
+		}
+	}
+	var closing string
+	get(&c.Subject, subject, "{{"+ShopName+"}}")
+	get(&c.Heading, "greeting", "{{"+FirstName+"}}")
+	get(&c.Body, intro, "{{"+ShopName+"}}")
+	get(&closing, "closing", nil)
+	get(&c.ButtonLabel, "cta", nil)
+	c.Body += "\n\n" + closing
+	return c, err
+}
+
 // Render renders the invite, or with d.Reminder its reminder, in the
-// locale Pick chooses.
+// locale Pick chooses: from d.Template when there is one, else from the
+// built-in template. A template that names the product is not used for
+// an event without products (ErrNeedsProduct in Message.Fallback).
 func (s *Set) Render(locale string, d Data) (Message, error) {
 	locale = s.Pick(locale)
+	vals := d.values()
+	shop := vals.ShopName != ""
+	msg := Message{Locale: locale}
+	var c Content
+	switch {
+	case d.Template == nil:
+		msg.Builtin = true
+	case vals.ProductName == "" && usesProduct(*d.Template):
+		msg.Builtin, msg.Fallback = true, ErrNeedsProduct
+	default:
+		c = *d.Template
+	}
+	if msg.Builtin {
+		var err error
+		if c, err = s.builtin(locale, d.Reminder, shop); err != nil {
+			return Message{}, err
+		}
+	}
+	neutral, err := s.phrase(locale, "greeting-anonymous", nil)
+	if err != nil {
+		return Message{}, err
+	}
+	line := func(text string) string { return oneLine(expand(text, vals, neutral)) }
 	v := view{
-		Data:    d,
-		Lang:    strings.ReplaceAll(locale, "_", "-"),
-		Shop:    oneLine(d.Brand.DisplayName),
-		Palette: d.Brand.Palette(),
+		Lang:           strings.ReplaceAll(locale, "_", "-"),
+		Subject:        line(c.Subject),
+		Preheader:      line(c.Preheader),
+		Heading:        line(c.Heading),
+		Paragraphs:     paragraphs(expand(c.Body, vals, neutral)),
+		ButtonLabel:    line(c.ButtonLabel),
+		Products:       cleanProducts(d.Products),
+		FeedbackURL:    d.FeedbackURL,
+		UnsubscribeURL: d.UnsubscribeURL,
+		Shop:           vals.ShopName,
+		Palette:        d.Brand.Palette(),
+		MSOOpen:        msoOpen,
+		MSOClose:       msoClose,
 	}
 	if u, err := url.Parse(d.Brand.LogoURL); err == nil && u.Scheme == "https" && u.Host != "" {
 		v.LogoURL = d.Brand.LogoURL
 	}
-	var subject, text, html bytes.Buffer
-	if err := s.text[locale].ExecuteTemplate(&subject, "the-subject", v); err != nil {
-		return Message{}, err
-	}
+	var text, html bytes.Buffer
 	if err := s.text[locale].ExecuteTemplate(&text, "text", v); err != nil {
 		return Message{}, err
 	}
 	if err := s.html[locale].ExecuteTemplate(&html, "html", v); err != nil {
 		return Message{}, err
 	}
-	return Message{Locale: locale, Subject: oneLine(subject.String()), Text: text.String(), HTML: html.String()}, nil
+	msg.Subject, msg.Text, msg.HTML = v.Subject, text.String(), html.String()
+	return msg, nil
+}
+
+// cleanProducts are the products with their names as one clean line.
+func cleanProducts(ps []Product) []Product {
+	out := make([]Product, len(ps))
+	for i, p := range ps {
+		p.Name = cleanValue(p.Name)
+		out[i] = p
+	}
+	return out
+}
+
+// usesProduct reports whether any field of c names {{productName}}.
+func usesProduct(c Content) bool {
+	for _, f := range []string{c.Subject, c.Preheader, c.Heading, c.Body, c.ButtonLabel, c.Text} {
+		if uses(f, ProductName) {
+			return true
+		}
+	}
+	return false
 }
 
 // oneLine makes a header value: control characters (a CR/LF smuggled in

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"github.com/touchpoint/touchpoint/templates"
 )
@@ -83,7 +85,9 @@ func TestRenderWithoutNameOrProducts(t *testing.T) {
 	m, err := s.Render("en_GB", templates.Data{FeedbackURL: "https://x.example/f"})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(m.Text, "Hello,\n"), m.Text)
-	assert.Contains(t, m.HTML, "<p>Hello,</p>")
+	h1 := inviteElements(inviteHTML(t, m.HTML), func(n *html.Node) bool { return n.DataAtom == atom.H1 })
+	require.Len(t, h1, 1)
+	assert.Equal(t, "Hello,", inviteText(h1[0]), "the greeting heads the mail")
 	assert.NotContains(t, m.Text, "*")
 	assert.NotContains(t, m.HTML, "<img")
 }

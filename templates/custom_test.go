@@ -182,7 +182,9 @@ func TestRenderShopTemplate(t *testing.T) {
 
 	doc := inviteHTML(t, m.HTML)
 	assert.Equal(t, "Jana, how was your Trail shoe?", inviteText(inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Title })[0]))
-	pre := inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Div && strings.Contains(inviteAttr(n, "style"), "display:none") })
+	pre := inviteElements(doc, func(n *html.Node) bool {
+		return n.DataAtom == atom.Div && strings.Contains(inviteAttr(n, "style"), "display:none")
+	})
 	require.Len(t, pre, 1, "the preheader, hidden")
 	assert.Equal(t, "Order ORD-1042 – two minutes of your time", inviteText(pre[0]))
 	paras := inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.P })
@@ -192,7 +194,9 @@ func TestRenderShopTemplate(t *testing.T) {
 	// The layout's parts are all there: logo, products, button with the
 	// feedback link, the footer with the unsubscribe link.
 	assert.Len(t, inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Img && inviteAttr(n, "src") == inviteShop.LogoURL }), 1)
-	assert.Len(t, inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.Img && inviteAttr(n, "src") == "https://cdn.example/shoe.png" }), 1)
+	assert.Len(t, inviteElements(doc, func(n *html.Node) bool {
+		return n.DataAtom == atom.Img && inviteAttr(n, "src") == "https://cdn.example/shoe.png"
+	}), 1)
 	cta := inviteElements(doc, func(n *html.Node) bool { return n.DataAtom == atom.A && inviteAttr(n, "href") == d.FeedbackURL })
 	require.Len(t, cta, 1)
 	assert.Equal(t, "Rate Trail shoe", inviteText(cta[0]))

@@ -195,13 +195,11 @@ func (s *Store) quotaReason(ctx context.Context, tx *sqlx.Tx, accountID, address
 		}
 	}
 	if q.DailySends > 0 {
-		var n int
-		err := tx.GetContext(ctx, &n, `
-			INSERT INTO account_daily_sends AS a (account_id, day, sends) VALUES ($1, $2::date, 1)
-			ON CONFLICT (account_id, day) DO UPDATE SET sends = a.sends + 1 WHERE a.sends < $3
-			RETURNING sends`, accountID, day, q.DailySends)
+		counted, err := countDailySend(ctx, tx, accountID, day, q.DailySends)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return "", "", err
+		case !counted:
 			if capped { // give back the address's count: nothing is sent
 				if _, err := tx.ExecContext(ctx, `UPDATE recipient_daily_sends SET sends = sends - 1
 					WHERE account_id = $1 AND address_hash = $2 AND day = $3::date`, accountID, hash[:], day); err != nil {
@@ -210,11 +208,28 @@ func (s *Store) quotaReason(ctx context.Context, tx *sqlx.Tx, accountID, address
 			}
 			s.quotaExceeded(QuotaDailySends)
 			return invite.QuotaExceeded, fmt.Sprintf("the account's daily send quota of %d is used up", q.DailySends), nil
-		case err != nil:
-			return "", "", fmt.Errorf("count the account's sends: %w", err)
 		}
 	}
 	return "", "", nil
+}
+
+// countDailySend counts one send of the account on day (YYYY-MM-DD, UTC)
+// unless limit sends are counted already; counted is false then. The
+// counter row's lock serialises concurrent counts until the caller's
+// transaction ends.
+func countDailySend(ctx context.Context, tx *sqlx.Tx, accountID, day string, limit int) (counted bool, err error) {
+	var n int
+	err = tx.GetContext(ctx, &n, `
+		INSERT INTO account_daily_sends AS a (account_id, day, sends) VALUES ($1, $2::date, 1)
+		ON CONFLICT (account_id, day) DO UPDATE SET sends = a.sends + 1 WHERE a.sends < $3
+		RETURNING sends`, accountID, day, limit)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("count the account's sends: %w", err)
+	}
+	return true, nil
 }
 
 // sendAddress is the address a send quota counts, by medium: the

@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/templates"
+)
+
+// A shop's templates: one row per (account or event type, kind, language)
+// in message_templates holds the version in force, and every version
+// stored stays in message_template_versions. The templates package
+// checks what may be stored and chooses between the levels; this file
+// only keeps them.
+
+// TemplateKey names a template: the account's (EventTypeID "") or an
+// event type's, of a kind, in a language.
+type TemplateKey struct {
+	AccountID   string
+	EventTypeID string
+	Kind        templates.Kind
+	Locale      string
+}
+
+// scope is the key's level as message_template_versions keeps it.
+func (k TemplateKey) scope() string { return k.EventTypeID }
+
+// Template is a stored template in its current version.
+type Template struct {
+	ID          string         `db:"id"`
+	AccountID   string         `db:"account_id"`
+	EventTypeID string         `db:"event_type_id"`
+	Kind        templates.Kind `db:"kind"`
+	Locale      string         `db:"locale"`
+	Version     int            `db:"version"`
+	Content     templates.Content `db:"-"`
+	RawContent  []byte    `db:"content"`
+	CreatedAt   time.Time `db:"created_at"`
+	UpdatedAt   time.Time `db:"updated_at"`
+}
+
+const templateColumns = `id, account_id, COALESCE(event_type_id, '') AS event_type_id, kind, locale, version, content, created_at, updated_at`
+
+func (t *Template) decode() error {
+	if err := json.Unmarshal(t.RawContent, &t.Content); err != nil {
+		return fmt.Errorf("template %s: decode content: %w", t.ID, err)
+	}
+	t.RawContent = nil
+	return nil
+}
+
+// checkEventType makes an event type of another account (or none) not
+// found, within tx.
+func checkEventType(ctx context.Context, q sqlx.QueryerContext, accountID, eventTypeID string) error {
+	if eventTypeID == "" {
+		return nil
+	}
+	var ok bool
+	if err := sqlx.GetContext(ctx, q, &ok, `SELECT EXISTS (SELECT 1 FROM event_types WHERE id = $1 AND account_id = $2)`,
+		eventTypeID, accountID); err != nil {
+		return fmt.Errorf("event type: %w", err)
+	}
+	if !ok {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// PutTemplate stores c (validated by the caller) as the template of key
+// in a new version, and returns it; created reports that the key had no
+// template. An event type of another account is ErrNotFound. by names
+// the API client, for the version's record.
+func (s *Store) PutTemplate(ctx context.Context, key TemplateKey, c templates.Content, by string) (t Template, created bool, err error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return Template{}, false, err
+	}
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := checkEventType(ctx, tx, key.AccountID, key.EventTypeID); err != nil {
+			return err
+		}
+		// Writers of one key queue here, so versions count without gaps
+		// or collisions.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, templateLockKey(key)); err != nil {
+			return err
+		}
+		var version int
+		if err := tx.GetContext(ctx, &version, `SELECT COALESCE(max(version), 0) + 1 FROM message_template_versions
+			WHERE account_id = $1 AND scope = $2 AND kind = $3 AND locale = $4`,
+			key.AccountID, key.scope(), key.Kind, key.Locale); err != nil {
+			return fmt.Errorf("next version: %w", err)
+		}
+		now := s.Now()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO message_template_versions
+			(account_id, scope, kind, locale, version, content, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			key.AccountID, key.scope(), key.Kind, key.Locale, version, raw, now, by); err != nil {
+			return fmt.Errorf("insert version: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE message_templates SET version = $5, content = $6, updated_at = $7
+			WHERE account_id = $1 AND event_type_id IS NOT DISTINCT FROM NULLIF($2, '') AND kind = $3 AND locale = $4`,
+			key.AccountID, key.EventTypeID, key.Kind, key.Locale, version, raw, now)
+		if err != nil {
+			return fmt.Errorf("update template: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			created = true
+			if _, err := tx.ExecContext(ctx, `INSERT INTO message_templates
+				(id, account_id, event_type_id, kind, locale, version, content, created_at, updated_at)
+				VALUES ($1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $8)`,
+				NewID("tpl"), key.AccountID, key.EventTypeID, key.Kind, key.Locale, version, raw, now); err != nil {
+				return fmt.Errorf("insert template: %w", err)
+			}
+		}
+		t, err = templateIn(ctx, tx, key)
+		return err
+	})
+	if err != nil {
+		return Template{}, false, fmt.Errorf("put template: %w", err)
+	}
+	return t, created, nil
+}
+
+func templateLockKey(k TemplateKey) string {
+	return "touchpoint:template:" + k.AccountID + ":" + k.EventTypeID + ":" + string(k.Kind) + ":" + k.Locale
+}
+
+// GetTemplate returns the template stored for key; ErrNotFound when
+// there is none (or the event type is another account's).
+func (s *Store) GetTemplate(ctx context.Context, key TemplateKey) (Template, error) {
+	if err := checkEventType(ctx, s.db, key.AccountID, key.EventTypeID); err != nil {
+		return Template{}, translate(err)
+	}
+	t, err := templateIn(ctx, s.db, key)
+	return t, translate(err)
+}
+
+func templateIn(ctx context.Context, q sqlx.QueryerContext, key TemplateKey) (Template, error) {
+	var t Template
+	err := sqlx.GetContext(ctx, q, &t, `SELECT `+templateColumns+` FROM message_templates
+		WHERE account_id = $1 AND event_type_id IS NOT DISTINCT FROM NULLIF($2, '') AND kind = $3 AND locale = $4`,
+		key.AccountID, key.EventTypeID, key.Kind, key.Locale)
+	if err != nil {
+		return Template{}, err
+	}
+	return t, t.decode()
+}
+
+// DeleteTemplate removes the template of key, so the next level applies
+// again; its versions stay on record. ErrNotFound when there is none.
+func (s *Store) DeleteTemplate(ctx context.Context, key TemplateKey) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var version int
+		err := tx.GetContext(ctx, &version, `DELETE FROM message_templates
+			WHERE account_id = $1 AND event_type_id IS NOT DISTINCT FROM NULLIF($2, '') AND kind = $3 AND locale = $4
+			RETURNING version`, key.AccountID, key.EventTypeID, key.Kind, key.Locale)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE message_template_versions SET deleted_at = $6
+			WHERE account_id = $1 AND scope = $2 AND kind = $3 AND locale = $4 AND version = $5`,
+			key.AccountID, key.scope(), key.Kind, key.Locale, version, s.Now())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete template: %w", err)
+	}
+	return nil
+}
+
+// TemplateFilter narrows ListTemplates; zero values do not filter.
+type TemplateFilter struct {
+	Kind   templates.Kind
+	Locale string
+	// EventTypeID: that event type's templates only; AccountOnly: the
+	// account's only.
+	EventTypeID string
+	AccountOnly bool
+}
+
+// ListTemplates lists the account's stored templates, newest first.
+func (s *Store) ListTemplates(ctx context.Context, accountID string, f TemplateFilter, p Page) ([]Template, *Cursor, error) {
+	w := newWhere(accountID)
+	if f.Kind != "" {
+		w.add("kind = ", f.Kind)
+	}
+	if f.Locale != "" {
+		w.add("locale = ", f.Locale)
+	}
+	if f.EventTypeID != "" {
+		w.add("event_type_id = ", f.EventTypeID)
+	}
+	if f.AccountOnly {
+		w.conds = append(w.conds, "event_type_id IS NULL")
+	}
+	var ts []Template
+	query, args := w.page(`SELECT `+templateColumns+` FROM message_templates`, p)
+	if err := s.db.SelectContext(ctx, &ts, query, args...); err != nil {
+		return nil, nil, translate(err)
+	}
+	for i := range ts {
+		if err := ts[i].decode(); err != nil {
+			return nil, nil, err
+		}
+	}
+	ts, next := trim(ts, pageLimit(p), func(t Template) Cursor { return Cursor{t.CreatedAt, t.ID} })
+	return ts, next, nil
+}
+
+// TemplateLevels returns the templates stored for an event type (when
+// eventTypeID is not "") and for the account, of a kind in a language:
+// what templates.Choose chooses from. nil where none is stored. An event
+// type of another account is ErrNotFound.
+func (s *Store) TemplateLevels(ctx context.Context, accountID, eventTypeID string, kind templates.Kind, lang string) (
+	eventType, account *templates.Stored, err error) {
+	if err := checkEventType(ctx, s.db, accountID, eventTypeID); err != nil {
+		return nil, nil, translate(err)
+	}
+	var rows []struct {
+		EventType bool   `db:"event_type"`
+		Version   int    `db:"version"`
+		Content   []byte `db:"content"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT event_type_id IS NOT NULL AS event_type, version, content FROM message_templates
+		WHERE account_id = $1 AND (event_type_id IS NULL OR event_type_id = NULLIF($2, '')) AND kind = $3 AND locale = $4`,
+		accountID, eventTypeID, kind, lang); err != nil {
+		return nil, nil, fmt.Errorf("template levels: %w", translate(err))
+	}
+	for _, r := range rows {
+		st := &templates.Stored{Version: r.Version}
+		if err := json.Unmarshal(r.Content, &st.Content); err != nil {
+			return nil, nil, fmt.Errorf("decode template: %w", err)
+		}
+		if r.EventType {
+			eventType = st
+		} else {
+			account = st
+		}
+	}
+	return eventType, account, nil
+}
+
+// EventTemplate is what rendering an event's message needs besides the
+// invite's content: the template in force and the values of the
+// placeholders that the invite content does not hold.
+type EventTemplate struct {
+	Chosen         templates.Chosen
+	OrderReference string
+	EventType      string // the event type's name
+}
+
+// LoadEventTemplate reads, at send time, the template of kind in lang
+// that is in force for the event (its event type's, else its account's,
+// else the built-in one).
+func (s *Store) LoadEventTemplate(ctx context.Context, eventID string, kind templates.Kind, lang string) (EventTemplate, error) {
+	var r struct {
+		OrderReference   string `db:"transaction_reference"`
+		EventType        string `db:"event_type"`
+		EventTypeVersion sql.NullInt64
+		EventTypeContent []byte `db:"event_type_content"`
+		AccountVersion   sql.NullInt64
+		AccountContent   []byte `db:"account_content"`
+	}
+	err := s.db.QueryRowxContext(ctx, `
+		SELECT e.transaction_reference, et.name,
+		       te.version, te.content, ta.version, ta.content
+		FROM events e JOIN event_types et ON et.id = e.event_type_id
+		LEFT JOIN message_templates te ON te.event_type_id = e.event_type_id AND te.kind = $2 AND te.locale = $3
+		LEFT JOIN message_templates ta ON ta.account_id = e.account_id AND ta.event_type_id IS NULL AND ta.kind = $2 AND ta.locale = $3
+		WHERE e.id = $1`, eventID, kind, lang).Scan(&r.OrderReference, &r.EventType,
+		&r.EventTypeVersion, &r.EventTypeContent, &r.AccountVersion, &r.AccountContent)
+	if err != nil {
+		return EventTemplate{}, fmt.Errorf("load event template: %w", translate(err))
+	}
+	level := func(v sql.NullInt64, raw []byte) (*templates.Stored, error) {
+		if !v.Valid {
+			return nil, nil
+		}
+		st := &templates.Stored{Version: int(v.Int64)}
+		return st, json.Unmarshal(raw, &st.Content)
+	}
+	et, err := level(r.EventTypeVersion, r.EventTypeContent)
+	if err != nil {
+		return EventTemplate{}, fmt.Errorf("event %s: decode template: %w", eventID, err)
+	}
+	acc, err := level(r.AccountVersion, r.AccountContent)
+	if err != nil {
+		return EventTemplate{}, fmt.Errorf("event %s: decode template: %w", eventID, err)
+	}
+	return EventTemplate{Chosen: templates.Choose(et, acc), OrderReference: r.OrderReference, EventType: r.EventType}, nil
+}

@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/templates"
+)
+
+// TestSendsPerDay is how many test sends of its templates an account may
+// make per UTC day. Each also counts against its daily send quota.
+const TestSendsPerDay = 20
+
+// QuotaTestSends names the daily limit of test sends in a QuotaError.
+const QuotaTestSends = "template_test_sends"
+
+// Test send statuses.
+const (
+	TestSendPending = "pending"
+	TestSendSent    = "sent"
+	TestSendFailed  = "failed"
+)
+
+// TestSend is one test of a template, sent to the shop's own address or
+// number. Address is cleared once the test has ended.
+type TestSend struct {
+	ID              string         `db:"id"`
+	AccountID       string         `db:"account_id"`
+	EventTypeID     string         `db:"event_type_id"`
+	Kind            templates.Kind `db:"kind"`
+	Locale          string         `db:"locale"`
+	Address         string         `db:"address"`
+	MaskedAddress   string         `db:"masked_address"`
+	Status          string         `db:"status"`
+	TemplateSource  string         `db:"template_source"`
+	TemplateVersion int            `db:"template_version"`
+	Error           string         `db:"error"`
+	CreatedBy       string         `db:"created_by"`
+	CreatedAt       time.Time      `db:"created_at"`
+	FinishedAt      *time.Time     `db:"finished_at"`
+}
+
+const testSendColumns = `id, account_id, COALESCE(event_type_id, '') AS event_type_id, kind, locale, COALESCE(address, '') AS address,
+	masked_address, status, COALESCE(template_source, '') AS template_source, COALESCE(template_version, 0) AS template_version,
+	COALESCE(error, '') AS error, created_by, created_at, finished_at`
+
+// CreateTestSend records a pending test send after counting it: against
+// the account's TestSendsPerDay and against its daily send quota, in one
+// transaction with the account locked, so concurrent requests cannot both
+// take the last one. A used-up limit is a *QuotaError (QuotaTestSends or
+// QuotaDailySends). An event type of another account is ErrNotFound.
+func (s *Store) CreateTestSend(ctx context.Context, t TestSend) (TestSend, error) {
+	t.ID, t.Status, t.CreatedAt = NewID("tts"), TestSendPending, s.Now()
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := lockAccount(ctx, tx, t.AccountID); err != nil {
+			return err
+		}
+		if err := checkEventType(ctx, tx, t.AccountID, t.EventTypeID); err != nil {
+			return err
+		}
+		day := t.CreatedAt.Truncate(24 * time.Hour)
+		var today int
+		if err := tx.GetContext(ctx, &today, `SELECT count(*) FROM template_test_sends WHERE account_id = $1 AND created_at >= $2`,
+			t.AccountID, day); err != nil {
+			return fmt.Errorf("count test sends: %w", err)
+		}
+		if today >= TestSendsPerDay {
+			s.quotaExceeded(QuotaTestSends)
+			return &QuotaError{Kind: QuotaTestSends, Limit: TestSendsPerDay}
+		}
+		q, err := s.accountQuotas(ctx, tx, t.AccountID)
+		if err != nil {
+			return err
+		}
+		if q.DailySends > 0 {
+			counted, err := countDailySend(ctx, tx, t.AccountID, day.Format(time.DateOnly), q.DailySends)
+			if err != nil {
+				return err
+			}
+			if !counted {
+				s.quotaExceeded(QuotaDailySends)
+				return &QuotaError{Kind: QuotaDailySends, Limit: q.DailySends}
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO template_test_sends
+			(id, account_id, event_type_id, kind, locale, address, masked_address, status, created_by, created_at)
+			VALUES ($1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9, $10)`,
+			t.ID, t.AccountID, t.EventTypeID, t.Kind, t.Locale, t.Address, t.MaskedAddress, t.Status, t.CreatedBy, t.CreatedAt)
+		return err
+	})
+	if err != nil {
+		return TestSend{}, fmt.Errorf("create test send: %w", err)
+	}
+	return t, nil
+}
+
+// GetTestSend returns a test send of the account.
+func (s *Store) GetTestSend(ctx context.Context, accountID, id string) (TestSend, error) {
+	var t TestSend
+	err := s.db.GetContext(ctx, &t, `SELECT `+testSendColumns+` FROM template_test_sends WHERE id = $1 AND account_id = $2`, id, accountID)
+	return t, translate(err)
+}
+
+// LoadTestSend returns a test send by its ID alone, for the worker.
+func (s *Store) LoadTestSend(ctx context.Context, id string) (TestSend, error) {
+	var t TestSend
+	err := s.db.GetContext(ctx, &t, `SELECT `+testSendColumns+` FROM template_test_sends WHERE id = $1`, id)
+	return t, translate(err)
+}
+
+// FinishTestSend records how a pending test send ended — sent, or failed
+// with errText — and the template it was rendered from, and forgets the
+// address. A test send that has ended already is returned unchanged.
+func (s *Store) FinishTestSend(ctx context.Context, id string, chosen templates.Chosen, errText string) (TestSend, error) {
+	status := TestSendSent
+	if errText != "" {
+		status = TestSendFailed
+	}
+	var t TestSend
+	err := s.db.GetContext(ctx, &t, `UPDATE template_test_sends SET status = $2, template_source = NULLIF($3, ''),
+		template_version = NULLIF($4, 0), error = NULLIF($5, ''), address = NULL, finished_at = $6
+		WHERE id = $1 AND status = 'pending' RETURNING `+testSendColumns,
+		id, status, chosen.Source, chosen.Version, truncate(errText, maxAttemptDetail), s.Now())
+	if err != nil {
+		if t, gerr := s.LoadTestSend(ctx, id); gerr == nil {
+			return t, nil // it had ended
+		}
+		return TestSend{}, fmt.Errorf("finish test send: %w", translate(err))
+	}
+	return t, nil
+}
+
+// CancelTestSend forgets a pending test send whose workflow could not be
+// started, and gives back what it counted: the day's test send and the
+// send of the daily quota.
+func (s *Store) CancelTestSend(ctx context.Context, id string) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var r struct {
+			AccountID string    `db:"account_id"`
+			CreatedAt time.Time `db:"created_at"`
+		}
+		if err := tx.GetContext(ctx, &r, `DELETE FROM template_test_sends WHERE id = $1 AND status = 'pending'
+			RETURNING account_id, created_at`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE account_daily_sends SET sends = sends - 1
+			WHERE account_id = $1 AND day = $2::date AND sends > 0`, r.AccountID, r.CreatedAt.UTC().Format(time.DateOnly))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("cancel test send: %w", err)
+	}
+	return nil
+}

@@ -32,16 +32,16 @@ func (k TemplateKey) scope() string { return k.EventTypeID }
 
 // Template is a stored template in its current version.
 type Template struct {
-	ID          string         `db:"id"`
-	AccountID   string         `db:"account_id"`
-	EventTypeID string         `db:"event_type_id"`
-	Kind        templates.Kind `db:"kind"`
-	Locale      string         `db:"locale"`
-	Version     int            `db:"version"`
+	ID          string            `db:"id"`
+	AccountID   string            `db:"account_id"`
+	EventTypeID string            `db:"event_type_id"`
+	Kind        templates.Kind    `db:"kind"`
+	Locale      string            `db:"locale"`
+	Version     int               `db:"version"`
 	Content     templates.Content `db:"-"`
-	RawContent  []byte    `db:"content"`
-	CreatedAt   time.Time `db:"created_at"`
-	UpdatedAt   time.Time `db:"updated_at"`
+	RawContent  []byte            `db:"content"`
+	CreatedAt   time.Time         `db:"created_at"`
+	UpdatedAt   time.Time         `db:"updated_at"`
 }
 
 const templateColumns = `id, account_id, COALESCE(event_type_id, '') AS event_type_id, kind, locale, version, content, created_at, updated_at`

@@ -42,7 +42,16 @@ type Message struct {
 	// UnsubscribeURL, when set, is announced for one-click unsubscribe
 	// (RFC 8058: List-Unsubscribe and List-Unsubscribe-Post).
 	UnsubscribeURL string
+	// Test marks a test of a shop's template (its EventID is the test
+	// send's): the header TestHeader says so to filters and people.
+	Test bool
 }
+
+// TestHeader marks a test message; its value is TestHeaderValue.
+const (
+	TestHeader      = "X-Touchpoint-Test"
+	TestHeaderValue = "template test"
+)
 
 // ID is the message's stable ID part: the event ID, marked for a reminder.
 func (m Message) ID() string {
@@ -190,6 +199,9 @@ func (s sender) build(m Message) (*gomail.Msg, error) {
 		// the URL; Gmail and Yahoo require it from bulk senders.
 		msg.SetGenHeader("List-Unsubscribe", "<"+m.UnsubscribeURL+">")
 		msg.SetGenHeader("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
+	}
+	if m.Test {
+		msg.SetGenHeader(TestHeader, TestHeaderValue)
 	}
 	if m.Locale != "" {
 		msg.SetGenHeader(gomail.HeaderContentLang, strings.ReplaceAll(m.Locale, "_", "-"))

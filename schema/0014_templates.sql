@@ -34,7 +34,9 @@ CREATE TABLE message_template_versions (
 );
 
 -- Test sends of a template to the shop's own address or number. The
--- address is kept only until the test has been sent or has failed.
+-- address is kept only until the test has been sent or has failed. A row
+-- is also the order to start its workflow (started_at NULL), which the
+-- test send starter in `touchpoint worker` carries out.
 CREATE TABLE template_test_sends (
     id               text PRIMARY KEY,         -- tts-<uuid>; also the workflow ID
     account_id       text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
@@ -49,9 +51,14 @@ CREATE TABLE template_test_sends (
     error            text,
     created_by       text NOT NULL,
     created_at       timestamptz NOT NULL,
-    finished_at      timestamptz
+    finished_at      timestamptz,
+    started_at       timestamptz,
+    next_start_at    timestamptz NOT NULL,
+    start_attempts   integer NOT NULL DEFAULT 0,
+    start_error      text
 );
 CREATE INDEX template_test_sends_day ON template_test_sends (account_id, created_at);
+CREATE INDEX template_test_sends_to_start ON template_test_sends (next_start_at) WHERE started_at IS NULL;
 
 -- Each send attempt names the template it was rendered from.
 ALTER TABLE send_attempts ADD COLUMN template_source text, ADD COLUMN template_version integer;

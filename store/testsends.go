@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/templates"
 )
@@ -86,8 +87,8 @@ func (s *Store) CreateTestSend(ctx context.Context, t TestSend) (TestSend, error
 			}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO template_test_sends
-			(id, account_id, event_type_id, kind, locale, address, masked_address, status, created_by, created_at)
-			VALUES ($1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9, $10)`,
+			(id, account_id, event_type_id, kind, locale, address, masked_address, status, created_by, created_at, next_start_at)
+			VALUES ($1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9, $10, $10)`,
 			t.ID, t.AccountID, t.EventTypeID, t.Kind, t.Locale, t.Address, t.MaskedAddress, t.Status, t.CreatedBy, t.CreatedAt)
 		return err
 	})
@@ -133,25 +134,70 @@ func (s *Store) FinishTestSend(ctx context.Context, id string, chosen templates.
 	return t, nil
 }
 
-// CancelTestSend forgets a pending test send whose workflow could not be
-// started, and gives back what it counted: the day's test send and the
-// send of the daily quota.
-func (s *Store) CancelTestSend(ctx context.Context, id string) error {
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var r struct {
-			AccountID string    `db:"account_id"`
-			CreatedAt time.Time `db:"created_at"`
-		}
-		if err := tx.GetContext(ctx, &r, `DELETE FROM template_test_sends WHERE id = $1 AND status = 'pending'
-			RETURNING account_id, created_at`, id); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE account_daily_sends SET sends = sends - 1
-			WHERE account_id = $1 AND day = $2::date AND sends > 0`, r.AccountID, r.CreatedAt.UTC().Format(time.DateOnly))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("cancel test send: %w", err)
-	}
-	return nil
+// TestSendStart is a test send whose workflow has not been started yet.
+type TestSendStart struct {
+	ID            string `db:"id"`
+	AccountID     string `db:"account_id"`
+	Kind          string `db:"kind"`
+	StartAttempts int    `db:"start_attempts"`
 }
+
+// TestSendStartBatch is a set of claimed test sends. Their rows stay
+// locked (so other starters skip them) until Finish or Release.
+type TestSendStartBatch struct {
+	tx     *sqlx.Tx
+	now    time.Time
+	Starts []TestSendStart
+}
+
+// ClaimTestSendStarts locks up to limit test sends whose workflow is due
+// to be started, skipping rows other starters hold. The caller must
+// Finish or Release the batch.
+func (s *Store) ClaimTestSendStarts(ctx context.Context, limit int) (*TestSendStartBatch, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("claim test send starts: %w", translate(err))
+	}
+	b := &TestSendStartBatch{tx: tx, now: s.Now()}
+	err = tx.SelectContext(ctx, &b.Starts, `
+		SELECT id, account_id, kind, start_attempts FROM template_test_sends
+		WHERE started_at IS NULL AND next_start_at <= $1
+		ORDER BY next_start_at, id
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED`, b.now, limit)
+	if err != nil {
+		tx.Rollback() // the select error is the one to report
+		return nil, fmt.Errorf("claim test send starts: %w", translate(err))
+	}
+	return b, nil
+}
+
+// StartRetry is a row whose workflow start failed, and when to try again.
+type StartRetry struct {
+	ID    string
+	After time.Duration
+	Error string
+}
+
+// Finish marks the done test sends started, reschedules the failed ones
+// and commits, releasing the rows.
+func (b *TestSendStartBatch) Finish(ctx context.Context, done []string, retries []StartRetry) error {
+	if len(done) > 0 {
+		if _, err := b.tx.ExecContext(ctx, `UPDATE template_test_sends SET started_at = $2, start_attempts = start_attempts + 1,
+			start_error = NULL WHERE id = ANY($1)`, pq.Array(done), b.now); err != nil {
+			b.tx.Rollback() // the update error is the one to report
+			return fmt.Errorf("finish test send starts: %w", translate(err))
+		}
+	}
+	for _, r := range retries {
+		if _, err := b.tx.ExecContext(ctx, `UPDATE template_test_sends SET start_attempts = start_attempts + 1,
+			next_start_at = $2, start_error = $3 WHERE id = $1`, r.ID, b.now.Add(r.After), truncate(r.Error, 1000)); err != nil {
+			b.tx.Rollback() // the update error is the one to report
+			return fmt.Errorf("reschedule test send start: %w", translate(err))
+		}
+	}
+	return translate(b.tx.Commit())
+}
+
+// Release hands the test sends back untouched (shutdown).
+func (b *TestSendStartBatch) Release() error { return b.tx.Rollback() }

@@ -81,11 +81,13 @@ type Registry interface {
 	RegisterActivity(a any)
 }
 
-// Register registers the invite workflow under workflows.WorkflowType and
+// Register registers the invite workflow under workflows.WorkflowType, the
+// test send workflow under workflows.TestSendWorkflowType, and
 // every method of acts as an activity; the workflow runs the database steps
 // among them as local activities, which find acts by the same registration.
 func Register(r Registry, acts *activities.Activities, opts workflows.Options) {
 	r.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
+	r.RegisterWorkflowWithOptions(workflows.TestSend, workflow.RegisterOptions{Name: workflows.TestSendWorkflowType})
 	r.RegisterActivity(acts)
 }
 

@@ -224,7 +224,8 @@ func startProcess(ctx context.Context, env *environment, name string, args []str
 	return cfg, st, nil
 }
 
-// workerPart builds the invite worker. Without an SMTP URL invites are
+// workerPart builds the invite worker and the starter of template test
+// sends. Without an SMTP URL invites are
 // written as .eml files into mailDir (`touchpoint dev`); it returns where
 // mail goes, for the dev banner.
 func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, mailDir string) (part, string, error) {
@@ -261,8 +262,13 @@ func pollingWorkerPart(cfg config.Config, st *store.Store, tc client.Client, log
 		SendMaxInterval:     cfg.SendRetryMax,
 		SendGiveUpAfter:     cfg.SendGiveUpAfter,
 	}, ReconcileGrace: cfg.ReconcileGrace})
+	// Test sends of templates go out through this worker: its starter
+	// turns the API's rows into their workflows.
+	tests := &starter.TestSendStarter{Store: st, Temporal: tc, Logger: logger.With("component", "test-send-starter")}
 	return func(ctx context.Context) error {
-		return polling.Run(ctx, tc, w, logger.With("task_queue", workflows.TaskQueue))
+		return runParts(ctx, tests.Run, func(ctx context.Context) error {
+			return polling.Run(ctx, tc, w, logger.With("task_queue", workflows.TaskQueue))
+		})
 	}, mailbox, nil
 }
 

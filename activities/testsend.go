@@ -1,0 +1,93 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// TestSubjectPrefix marks the subject of a test mail, and the text of a
+// test SMS, in every language.
+const TestSubjectPrefix = "[Test] "
+
+// SendTemplateTest sends a shop's test of a template: the template in
+// force for its kind, language and event type (or the account, or the
+// built-in one), rendered with sample data and the shop's branding,
+// marked as a test in its subject (and, for an email, a header), with
+// links that lead to no customer's page. The outcome and the template's
+// source and version are recorded, and the address forgotten. A failed
+// delivery is recorded, not retried; a test that has ended already is
+// not sent again.
+func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSendInput) (workflows.TestSendResult, error) {
+	ts, err := a.Store.LoadTestSend(ctx, in.TestSendID)
+	if err != nil {
+		return workflows.TestSendResult{}, storeError(err)
+	}
+	if ts.Status != store.TestSendPending {
+		return workflows.TestSendResult{Status: ts.Status, Error: ts.Error}, nil
+	}
+	acc, err := a.Store.Account(ctx, ts.AccountID)
+	if err != nil {
+		return workflows.TestSendResult{}, storeError(err)
+	}
+	etLevel, accLevel, err := a.Store.TemplateLevels(ctx, ts.AccountID, ts.EventTypeID, ts.Kind, ts.Locale)
+	if err != nil {
+		return workflows.TestSendResult{}, storeError(err)
+	}
+	chosen := templates.Choose(etLevel, accLevel)
+	eventType := ""
+	if ts.EventTypeID != "" {
+		et, err := a.Store.EventType(ctx, ts.AccountID, ts.EventTypeID)
+		if err != nil {
+			return workflows.TestSendResult{}, storeError(err)
+		}
+		eventType = et.Name
+	}
+	data := templates.Sample(ts.Locale, eventType)
+	data.Brand = acc.Brand()
+	data.FeedbackURL = a.Feedback.URL(templates.SampleEventID)
+	data.UnsubscribeURL = a.unsubscribeURL(templates.SampleEventID)
+	if ts.Kind.SMS() && (a.SMS == nil || a.SMSTemplates == nil) {
+		return a.finishTest(ctx, ts, chosen, errors.New("no SMS provider configured"))
+	}
+	lib := templates.Library{Mail: a.Templates, SMS: a.SMSTemplates}
+	msg, err := lib.Render(ts.Kind, ts.Locale, chosen.Content, data)
+	if err != nil {
+		return workflows.TestSendResult{}, err
+	}
+	if msg.Builtin {
+		chosen = templates.Chosen{Source: templates.SourceBuiltin}
+	}
+	var sendErr error
+	switch {
+	case ts.Kind.SMS():
+		_, sendErr = a.SMS.SendSMS(ctx, SMS{EventID: ts.ID, To: ts.Address, Text: TestSubjectPrefix + msg.Text})
+	default:
+		b := acc.Brand()
+		sendErr = a.Mailer.Send(ctx, mail.Message{EventID: ts.ID, Test: true, To: ts.Address, FromName: b.DisplayName,
+			ReplyTo: b.ReplyTo, Locale: msg.Locale, Subject: TestSubjectPrefix + msg.Subject, Text: msg.Text, HTML: msg.HTML,
+			UnsubscribeURL: data.UnsubscribeURL})
+	}
+	return a.finishTest(ctx, ts, chosen, sendErr)
+}
+
+// finishTest records how a test send ended.
+func (a *Activities) finishTest(ctx context.Context, ts store.TestSend, chosen templates.Chosen, sendErr error) (workflows.TestSendResult, error) {
+	errText := ""
+	if sendErr != nil {
+		errText = sendErr.Error()
+		a.logger().WarnContext(ctx, "template test not delivered", "test_send_id", ts.ID, "to", ts.MaskedAddress, "error", errText)
+	}
+	done, err := a.Store.FinishTestSend(ctx, ts.ID, chosen, errText)
+	if err != nil {
+		return workflows.TestSendResult{}, fmt.Errorf("record test send: %w", err)
+	}
+	a.logger().InfoContext(ctx, "template test ended", "test_send_id", ts.ID, "status", done.Status,
+		"template_source", chosen.Source, "template_version", chosen.Version)
+	return workflows.TestSendResult{Status: done.Status, Error: done.Error}, nil
+}

@@ -107,6 +107,13 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		if subj != nil {
 			ae.detail = subj.kind + " not found"
 		}
+	case errors.As(err, &quota) && quota.Kind == store.QuotaTestSends:
+		ae = newError(http.StatusTooManyRequests, "this account may send at most %d tests of its templates a day (UTC)", quota.Limit)
+		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
+	case errors.As(err, &quota) && quota.Kind == store.QuotaDailySends:
+		ae = newError(http.StatusTooManyRequests, "the account's daily send quota of %d is used up; "+
+			"the operator can raise it (touchpoint accounts set-quota)", quota.Limit)
+		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
 	case errors.As(err, &quota):
 		// 429, though waiting will not help: the quota is of the account.
 		what := map[string]string{store.QuotaChannels: "channels", store.QuotaEventTypes: "event types"}[quota.Kind]

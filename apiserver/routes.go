@@ -19,7 +19,7 @@ const (
 	// page routes are public HTML pages for customers, limited per address.
 	page access = 1<<7 | 1<<6
 
-	fullOnly  = allowFull                               // writes of event types, channels, settings, webhooks; cancel, retry; report, reply
+	fullOnly  = allowFull                               // writes of event types, channels, settings, webhooks, templates; cancel, retry; report, reply
 	senders   = allowFull | allowEvents                 // POST /events, POST /events/batch
 	anyClient = allowFull | allowEvents | allowReadonly // every read
 )
@@ -97,6 +97,14 @@ func (s *server) routes() []route {
 
 		{http.MethodGet, "/account", anyClient, s.getAccount},
 		{http.MethodPatch, "/account", fullOnly, s.updateAccount},
+
+		{http.MethodGet, "/templates", anyClient, s.listTemplates},
+		{http.MethodPost, "/templates/preview", anyClient, s.previewTemplate},
+		{http.MethodPost, "/templates/test-send", fullOnly, s.testSend},
+		{http.MethodGet, "/templates/test-sends/{id}", anyClient, s.getTestSend},
+		{http.MethodGet, "/templates/{kind}/{locale}", anyClient, s.getTemplate},
+		{http.MethodPut, "/templates/{kind}/{locale}", fullOnly, s.putTemplate},
+		{http.MethodDelete, "/templates/{kind}/{locale}", fullOnly, s.deleteTemplate},
 
 		{http.MethodGet, s.feedbackPath, page, s.feedbackPage},
 		{http.MethodPost, s.feedbackPath, page, s.postFeedback},

@@ -26,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -85,6 +86,9 @@ type Options struct {
 	// loopback and link-local addresses (TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE:
 	// development and tests only).
 	WebhookAllowPrivate bool
+	// Templates renders the previews of templates; nil: the built-in
+	// ones, loaded by New.
+	Templates *templates.Library
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -117,6 +121,8 @@ type server struct {
 
 	webhookSecrets      *webhook.SecretBox
 	webhookAllowPrivate bool
+
+	templates *templates.Library
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -136,12 +142,17 @@ func New(opts Options) *Server {
 	if err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
+	if opts.Templates == nil {
+		if opts.Templates, err = templates.Load(); err != nil {
+			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
+		}
+	}
 	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		pages: pg, feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
 		feedbackPath: opts.FeedbackLinks.Path(), feedbackLinkTTL: opts.FeedbackLinkTTL, publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
-		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate}
+		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate, templates: opts.Templates}
 	if s.notify == nil {
 		s.notify = func() {}
 	}

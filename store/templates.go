@@ -178,10 +178,11 @@ func (s *Store) DeleteTemplate(ctx context.Context, key TemplateKey) error {
 type TemplateFilter struct {
 	Kind   templates.Kind
 	Locale string
-	// EventTypeID: that event type's templates only; AccountOnly: the
-	// account's only.
-	EventTypeID string
-	AccountOnly bool
+	// EventTypeID: that event type's templates only. AccountOnly: the
+	// account's own level only; EventTypesOnly: those of event types only.
+	EventTypeID    string
+	AccountOnly    bool
+	EventTypesOnly bool
 }
 
 // ListTemplates lists the account's stored templates, newest first.
@@ -198,6 +199,9 @@ func (s *Store) ListTemplates(ctx context.Context, accountID string, f TemplateF
 	}
 	if f.AccountOnly {
 		w.conds = append(w.conds, "event_type_id IS NULL")
+	}
+	if f.EventTypesOnly {
+		w.conds = append(w.conds, "event_type_id IS NOT NULL")
 	}
 	var ts []Template
 	query, args := w.page(`SELECT `+templateColumns+` FROM message_templates`, p)

@@ -913,6 +913,8 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 		r.success(t, "PATCH /account", apiCall{path: "/account", body: jsonText(t, ex.value)}, ex.name)
 	}
 
+	r.templateOperations(t, checkout)
+
 	for _, ex := range r.examples(t, "POST /customers/erase") {
 		r.success(t, "POST /customers/erase", apiCall{path: "/customers/erase", body: jsonText(t, ex.value)}, ex.name)
 	}
@@ -946,6 +948,29 @@ func (r *openAPIRun) reviewOperations(t *testing.T, id string) {
 	}
 	r.success(t, "GET /reviews/{id}/history", apiCall{path: at + "/history"}, "moderated")
 	r.success(t, "DELETE /reviews/{id}/reply", apiCall{path: at + "/reply"}, "")
+}
+
+// templateOperations stores the document's template examples, lists,
+// previews and test-sends them, and deletes the account's template.
+func (r *openAPIRun) templateOperations(t *testing.T, eventTypeID string) {
+	e := r.e
+	r.success(t, "GET /templates/{kind}/{locale}", apiCall{path: "/templates/invite/en"}, "builtin")
+	sms := e.do(t, http.MethodPut, "/templates/sms_invite/en?eventTypeId="+eventTypeID, e.token,
+		map[string]any{"text": "Hi {{firstName}}! How was your visit? Tell us in a minute:"})
+	require.Equal(t, http.StatusCreated, sms.status, "%s", sms.body)
+	for _, ex := range r.examples(t, "PUT /templates/{kind}/{locale}") {
+		r.success(t, "PUT /templates/{kind}/{locale}", apiCall{path: "/templates/invite/en", body: jsonText(t, ex.value)}, ex.name)
+	}
+	r.success(t, "GET /templates", apiCall{path: "/templates"}, "")
+	for _, ex := range r.examples(t, "POST /templates/preview") {
+		r.success(t, "POST /templates/preview", apiCall{path: "/templates/preview", body: jsonText(t, ex.value)}, ex.name)
+	}
+	var test string
+	for _, ex := range r.examples(t, "POST /templates/test-send") {
+		test = r.success(t, "POST /templates/test-send", apiCall{path: "/templates/test-send", body: jsonText(t, ex.value)}, ex.name)["id"].(string)
+	}
+	r.success(t, "GET /templates/test-sends/{id}", apiCall{path: "/templates/test-sends/" + test}, "pending")
+	r.success(t, "DELETE /templates/{kind}/{locale}", apiCall{path: "/templates/invite/en"}, "")
 }
 
 // formContentType is how the public pages' forms are posted.
@@ -1126,6 +1151,18 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 		"409 POST /reviews/{id}/report": func(c apiCall) apiCall { // removed by the operator
 			_, _, err := e.store.ModerateReview(context.Background(), path.Base(path.Dir(c.path)), review.Remove, "spam")
 			require.NoError(t, err)
+			return c
+		},
+		"404 GET /templates/{kind}/{locale}":    func(c apiCall) apiCall { c.path = "/templates/letter/en"; return c },
+		"404 PUT /templates/{kind}/{locale}":    func(c apiCall) apiCall { c.path = "/templates/invite/pt"; return c },
+		"404 DELETE /templates/{kind}/{locale}": func(c apiCall) apiCall { return c }, // deleted already
+		"404 POST /templates/preview": func(c apiCall) apiCall {
+			c.body = jsonText(t, map[string]any{"kind": "invite", "locale": "en", "eventId": "evt-00000000-0000-4000-8000-000000000000"})
+			return c
+		},
+		"404 POST /templates/test-send": func(c apiCall) apiCall {
+			c.body = jsonText(t, map[string]any{"kind": "invite", "locale": "en", "to": "me@shop.example.com",
+				"eventTypeId": "ety-00000000-0000-4000-8000-000000000000"})
 			return c
 		},
 		"404 DELETE /suppressions/{address}": func(c apiCall) apiCall {

@@ -93,8 +93,13 @@ func templateKey(r *http.Request) (store.TemplateKey, error) {
 			v["locale"], strings.Join(templates.Languages, ", "))
 	}
 	q := parseQuery(r, "eventTypeId")
-	if len(q.errs) > 0 || q.malformed {
-		return store.TemplateKey{}, q.err()
+	for _, name := range []string{"limit", "cursor"} { // known to lists only
+		if q.values.Has(name) {
+			q.fail(name, unknownParameter(name, []string{"eventTypeId"}))
+		}
+	}
+	if err := q.err(); err != nil {
+		return store.TemplateKey{}, err
 	}
 	et := q.get("eventTypeId")
 	if et != "" && !store.ValidID("ety", et) {

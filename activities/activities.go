@@ -159,7 +159,7 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 	}
 	// Rendered before the claim, so a template error never leaves the
 	// invite marked sending. It is retried: a fixed deployment recovers.
-	msg, err := a.render(content, false)
+	msg, err := a.render(ctx, content, false)
 	if err != nil {
 		return invite.State{}, err
 	}
@@ -177,6 +177,7 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 		return st, nil
 	}
 
+	a.recordTemplate(ctx, in.EventID, templates.KindInvite, claim.State.Medium, msg)
 	err = a.deliver(ctx, claim.State.Medium, claim.Address, content, msg, false)
 	if err == nil {
 		sentAt := a.now()
@@ -213,7 +214,7 @@ func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) 
 	if err != nil {
 		return invite.Reminder{}, storeError(err)
 	}
-	msg, err := a.render(content, true)
+	msg, err := a.render(ctx, content, true)
 	if err != nil {
 		return invite.Reminder{}, err
 	}
@@ -226,6 +227,7 @@ func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) 
 		log.InfoContext(ctx, "reminder not sent", "status", claim.Reminder.Status, "reason", claim.Reminder.Reason)
 		return claim.Reminder, nil
 	}
+	a.recordTemplate(ctx, in.EventID, templates.KindReminder, claim.Medium, msg)
 	err = a.deliver(ctx, claim.Medium, claim.Address, content, msg, true)
 	if err == nil {
 		sentAt := a.now()
@@ -247,38 +249,6 @@ func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) 
 		return rem, temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
 	}
 	return rem, nil
-}
-
-// rendered is an invite or reminder ready to go by either medium.
-type rendered struct {
-	mail templates.Message
-	// text is the SMS; "" without a provider or a valid mobile number,
-	// when no SMS can be claimed.
-	text string
-}
-
-// render renders the email and, when one may be sent, the SMS: the
-// medium is known only once the send is claimed, and nothing may fail
-// between the claim and the delivery.
-func (a *Activities) render(c store.InviteContent, reminder bool) (rendered, error) {
-	var r rendered
-	var err error
-	if r.mail, err = a.Templates.Render(c.Locale, a.templateData(c, reminder)); err != nil {
-		return r, err
-	}
-	if a.SMS == nil || normalizeMobile(c.Mobile, c.Locale) == "" {
-		return r, nil
-	}
-	if a.SMSTemplates == nil {
-		return r, errors.New("render sms: no SMS templates")
-	}
-	m, err := a.SMSTemplates.Render(c.Locale, templates.SMSData{ShopName: c.Account.Brand().DisplayName,
-		FirstName: c.FirstName, FeedbackURL: a.Feedback.URL(c.EventID), Reminder: reminder})
-	if err != nil {
-		return r, err
-	}
-	r.text = m.Text
-	return r, nil
 }
 
 // deliver sends a rendered invite or reminder by its medium.
@@ -396,15 +366,6 @@ func storeError(err error) error {
 		return temporal.NewNonRetryableApplicationError("event not found", workflows.ErrTypeNotFound, nil)
 	}
 	return err
-}
-
-func (a *Activities) templateData(c store.InviteContent, reminder bool) templates.Data {
-	d := templates.Data{FirstName: c.FirstName, FeedbackURL: a.Feedback.URL(c.EventID), Brand: c.Account.Brand(),
-		UnsubscribeURL: a.unsubscribeURL(c.EventID), Reminder: reminder}
-	for _, p := range c.Products {
-		d.Products = append(d.Products, templates.Product{Name: p.Name, ImageURL: p.ImageURL, URL: p.URL})
-	}
-	return d
 }
 
 func joinName(first, last string) string {

@@ -19,6 +19,9 @@ type attemptOut struct {
 	// Outcome is null while the attempt runs.
 	Outcome *store.AttemptOutcome `json:"outcome"`
 	Detail  *string               `json:"detail"`
+	// Template names the template the message was rendered from (source
+	// and version); null where none was recorded.
+	Template *store.AttemptTemplate `json:"template"`
 }
 
 // attemptsOut converts the event's attempts; never null.
@@ -30,7 +33,7 @@ func attemptsOut(e store.Event) ([]attemptOut, error) {
 	out := make([]attemptOut, len(all))
 	for i, a := range all {
 		out[i] = attemptOut{N: a.N, Kind: a.Kind, StartedAt: timestamp(a.StartedAt),
-			Medium: nonEmpty(a.Medium), Detail: nonEmpty(a.Detail)}
+			Medium: nonEmpty(a.Medium), Detail: nonEmpty(a.Detail), Template: a.Template}
 		if a.FinishedAt != nil {
 			t := timestamp(*a.FinishedAt)
 			out[i].FinishedAt = &t

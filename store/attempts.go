@@ -57,6 +57,9 @@ type Attempt struct {
 	FinishedAt *time.Time     `json:"finishedAt"`
 	Outcome    AttemptOutcome `json:"outcome"`
 	Detail     string         `json:"detail"`
+	// Template is the template the attempt's message was rendered from;
+	// nil when not recorded (attempts from before templates).
+	Template *AttemptTemplate `json:"template"`
 }
 
 // attemptsColumn is the event's attempts as a JSON array, oldest first,
@@ -64,7 +67,9 @@ type Attempt struct {
 const attemptsColumn = `(SELECT json_agg(json_build_object('n', a.n, 'kind', a.kind, 'medium', COALESCE(a.medium, ''),
 		'startedAt', to_char(a.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
 		'finishedAt', to_char(a.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-		'outcome', COALESCE(a.outcome, ''), 'detail', COALESCE(a.detail, ''))
+		'outcome', COALESCE(a.outcome, ''), 'detail', COALESCE(a.detail, ''),
+		'template', CASE WHEN a.template_source IS NULL THEN NULL
+		                 ELSE json_build_object('source', a.template_source, 'version', a.template_version) END)
 		ORDER BY a.started_at, a.kind, a.n)
 	 FROM send_attempts a WHERE a.event_id = events.id) AS attempt_history`
 

@@ -299,3 +299,21 @@ func (s *Store) LoadEventTemplate(ctx context.Context, eventID string, kind temp
 	}
 	return EventTemplate{Chosen: templates.Choose(et, acc), OrderReference: r.OrderReference, EventType: r.EventType}, nil
 }
+
+// RecordAttemptTemplate notes on the event's running send attempt of kind
+// ("invite" or "reminder") the template its message was rendered from.
+func (s *Store) RecordAttemptTemplate(ctx context.Context, eventID, kind string, chosen templates.Chosen) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE send_attempts SET template_source = $3, template_version = NULLIF($4, 0)
+		WHERE event_id = $1 AND kind = $2 AND finished_at IS NULL
+		  AND n = (SELECT max(n) FROM send_attempts WHERE event_id = $1 AND kind = $2)`, eventID, kind, chosen.Source, chosen.Version)
+	if err != nil {
+		return fmt.Errorf("record attempt template: %w", translate(err))
+	}
+	return nil
+}
+
+// AttemptTemplate is the template an attempt's message was rendered from.
+type AttemptTemplate struct {
+	Source  templates.Source `json:"source"`
+	Version *int             `json:"version"`
+}

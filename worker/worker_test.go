@@ -49,9 +49,10 @@ func TestRegisterCoversTheContract(t *testing.T) {
 	t.Parallel()
 	var r recorder
 	worker.Register(&r, &activities.Activities{}, workflows.Options{})
-	assert.Equal(t, []string{workflows.WorkflowType}, r.workflows)
+	assert.Equal(t, []string{workflows.WorkflowType, workflows.TestSendWorkflowType}, r.workflows)
 	for _, name := range []string{workflows.LoadPlanActivity, workflows.MarkScheduledActivity, workflows.MarkSkippedActivity,
-		workflows.MarkCancelledActivity, workflows.MarkFailedActivity, workflows.RecordSentActivity, workflows.SendInviteActivity} {
+		workflows.MarkCancelledActivity, workflows.MarkFailedActivity, workflows.RecordSentActivity, workflows.SendInviteActivity,
+		workflows.SendTemplateTestActivity} {
 		assert.Contains(t, r.activities, name)
 	}
 }

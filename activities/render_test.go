@@ -1,0 +1,137 @@
+package activities_test
+
+import (
+	"mime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+// TestSendRendersTheTemplateInForce: each send renders the template in
+// force when it goes out — the event type's, the account's or the
+// built-in one, in the event's language — and its attempt names it.
+func TestSendRendersTheTemplateInForce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := t.Context()
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	accKey := store.TemplateKey{AccountID: a.AccountID, Kind: templates.KindInvite, Locale: "de"}
+	etKey := accKey
+	etKey.EventTypeID = a.EventTypeID
+	put := func(k store.TemplateKey, subject string) {
+		_, _, err := h.st.PutTemplate(ctx, k, templates.Content{Subject: subject, Heading: "Hallo {{firstName}},",
+			Body: "Ihre Bestellung {{orderReference}} ({{eventType}}).", ButtonLabel: "Bewerten"}, "cli-test")
+		require.NoError(t, err)
+	}
+	send := func(firstName string) (string, *store.AttemptTemplate, string) {
+		t.Helper()
+		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email, FirstName: firstName, Locale: "de_AT",
+			Products: []eventfixture.Product{{Name: "Zelt"}}})
+		st, err := h.acts.SendInvite(ctx, workflows.EventInput{EventID: id})
+		require.NoError(t, err)
+		require.Equal(t, invite.Sent, st.Status)
+		msgs := h.smtp.Messages()
+		m, err := msgs[len(msgs)-1].Parse()
+		require.NoError(t, err)
+		subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+		require.NoError(t, err)
+		text, _ := parts(t, m.Header.Get("Content-Type"), m.Body)
+		attempts, err := h.st.EventAttempts(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, attempts, 1)
+		return subject, attempts[0].Template, text
+	}
+
+	subject, tpl, _ := send("Jana")
+	assert.Equal(t, "Wie war Ihre Bestellung bei "+eventfixtureShop(t, h, a)+"?", subject)
+	assert.Equal(t, &store.AttemptTemplate{Source: templates.SourceBuiltin}, tpl)
+
+	put(accKey, "Konto v1")
+	put(accKey, "Konto v2")
+	subject, tpl, text := send("")
+	assert.Equal(t, "Konto v2", subject)
+	assert.Equal(t, &store.AttemptTemplate{Source: templates.SourceAccount, Version: new(2)}, tpl)
+	assert.Contains(t, strings.ReplaceAll(text, "\r\n", "\n"), "Grüß Gott,\n\nIhre Bestellung ", "no name: the neutral greeting of the event's locale (de_AT)")
+
+	put(etKey, "Ereignistyp")
+	subject, tpl, _ = send("Jana")
+	assert.Equal(t, "Ereignistyp", subject)
+	assert.Equal(t, &store.AttemptTemplate{Source: templates.SourceEventType, Version: new(1)}, tpl)
+
+	// The earlier attempts still name what they were rendered from.
+	require.NoError(t, h.st.DeleteTemplate(ctx, etKey))
+	subject, tpl, _ = send("Jana")
+	assert.Equal(t, "Konto v2", subject)
+	assert.Equal(t, templates.SourceAccount, tpl.Source)
+}
+
+func eventfixtureShop(t *testing.T, h *harness, a *eventfixture.Account) string {
+	t.Helper()
+	acc, err := h.st.Account(t.Context(), a.AccountID)
+	require.NoError(t, err)
+	return acc.Brand().DisplayName
+}
+
+// TestSendTemplateTest: a test goes to the shop's address, marked as a
+// test in its subject and a header, rendered from the template in force
+// with sample data; the outcome is recorded, the address forgotten, and
+// a repeated run sends nothing more.
+func TestSendTemplateTest(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := t.Context()
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	_, _, err := h.st.PutTemplate(ctx, store.TemplateKey{AccountID: a.AccountID, EventTypeID: a.EventTypeID, Kind: templates.KindReminder, Locale: "fr"},
+		templates.Content{Subject: "Votre {{productName}}, {{firstName}} ?", Heading: "Bonjour {{firstName}},", Body: "Un avis sur {{eventType}} ?",
+			ButtonLabel: "Noter"}, "cli-test")
+	require.NoError(t, err)
+	ts, err := h.st.CreateTestSend(ctx, store.TestSend{AccountID: a.AccountID, EventTypeID: a.EventTypeID, Kind: templates.KindReminder,
+		Locale: "fr", Address: "owner@shop.example", MaskedAddress: "o***@shop.example", CreatedBy: "cli-test"})
+	require.NoError(t, err)
+
+	res, err := h.acts.SendTemplateTest(ctx, workflows.TestSendInput{TestSendID: ts.ID, AccountID: a.AccountID})
+	require.NoError(t, err)
+	assert.Equal(t, workflows.TestSendResult{Status: store.TestSendSent}, res)
+	msgs := h.smtp.Messages()
+	require.Len(t, msgs, 1)
+	assert.Equal(t, []string{"owner@shop.example"}, msgs[0].To)
+	m, err := msgs[0].Parse()
+	require.NoError(t, err)
+	subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+	require.NoError(t, err)
+	assert.Equal(t, "[Test] Votre Merino hiking socks, Camille ?", subject)
+	assert.Equal(t, "template test", m.Header.Get("X-Touchpoint-Test"))
+	assert.NotEmpty(t, m.Header.Get("List-Unsubscribe"), "the layout's headers, as in a real mail")
+	text, _ := parts(t, m.Header.Get("Content-Type"), m.Body)
+	assert.Contains(t, text, "event="+templates.SampleEventID, "links to no customer's page")
+
+	done, err := h.st.GetTestSend(ctx, a.AccountID, ts.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.TestSendSent, done.Status)
+	assert.Empty(t, done.Address, "the address is forgotten")
+	assert.Equal(t, "eventType", done.TemplateSource)
+	assert.Equal(t, 1, done.TemplateVersion)
+
+	_, err = h.acts.SendTemplateTest(ctx, workflows.TestSendInput{TestSendID: ts.ID, AccountID: a.AccountID})
+	require.NoError(t, err)
+	assert.Len(t, h.smtp.Messages(), 1, "sent once")
+
+	// A refusal is recorded as the test's failure, not retried.
+	ts, err = h.st.CreateTestSend(ctx, store.TestSend{AccountID: a.AccountID, Kind: templates.KindInvite, Locale: "en",
+		Address: "nobody@shop.example", MaskedAddress: "n***@shop.example", CreatedBy: "cli-test"})
+	require.NoError(t, err)
+	h.smtp.FailRCPT(1, 550)
+	res, err = h.acts.SendTemplateTest(ctx, workflows.TestSendInput{TestSendID: ts.ID, AccountID: a.AccountID})
+	require.NoError(t, err)
+	assert.Equal(t, store.TestSendFailed, res.Status)
+	assert.Contains(t, res.Error, "550")
+	assert.NotContains(t, res.Error, "nobody@shop.example", "no address in Temporal")
+}

@@ -312,7 +312,9 @@ func TestTemplatePreview(t *testing.T) {
 func TestTemplateTestSendRequests(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	send := func(body map[string]any) response { return e.do(t, http.MethodPost, "/templates/test-send", e.token, body) }
+	send := func(body map[string]any) response {
+		return e.do(t, http.MethodPost, "/templates/test-send", e.token, body)
+	}
 	for name, tc := range map[string]struct {
 		body  map[string]any
 		field string

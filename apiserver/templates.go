@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -59,19 +60,19 @@ func storedTemplateOut(t store.Template) templateJSON {
 // templateIn is the body of PUT /templates/{kind}/{locale}: the email
 // fields, or text for an SMS (templates.Validate says which apply).
 type templateIn struct {
-	Subject     string   `json:"subject"`
-	Preheader   string   `json:"preheader"`
-	Heading     string   `json:"heading"`
-	Body        string   `json:"body"`
-	ButtonLabel string   `json:"buttonLabel"`
-	Text        string   `json:"text"`
-	Kind        readOnly `json:"kind"`
-	Locale      readOnly `json:"locale"`
-	EventTypeID readOnly `json:"eventTypeId"`
-	Source      readOnly `json:"source"`
-	Version     readOnly `json:"version"`
-	CreatedAt   readOnly `json:"createdAt"`
-	UpdatedAt   readOnly `json:"updatedAt"`
+	Subject     string              `json:"subject"`
+	Preheader   string              `json:"preheader"`
+	Heading     string              `json:"heading"`
+	Body        string              `json:"body"`
+	ButtonLabel string              `json:"buttonLabel"`
+	Text        string              `json:"text"`
+	Kind        jsonstrict.ReadOnly `json:"kind"`
+	Locale      jsonstrict.ReadOnly `json:"locale"`
+	EventTypeID jsonstrict.ReadOnly `json:"eventTypeId"`
+	Source      jsonstrict.ReadOnly `json:"source"`
+	Version     jsonstrict.ReadOnly `json:"version"`
+	CreatedAt   jsonstrict.ReadOnly `json:"createdAt"`
+	UpdatedAt   jsonstrict.ReadOnly `json:"updatedAt"`
 }
 
 func (in templateIn) content() templates.Content {

@@ -71,19 +71,19 @@ type Activities struct {
 // LoadPlan loads the event's schedule copy and whether its event type and
 // setting are active (a local activity: one read).
 func (a *Activities) LoadPlan(ctx context.Context, in workflows.EventInput) (invite.Plan, error) {
-	p, err := a.Store.LoadInvitePlan(ctx, in.EventID)
+	p, err := a.Store.LoadPlan(ctx, invite.KindInvite, in.EventID)
 	return p, storeError(err)
 }
 
 // MarkScheduled records the send time (pending, failed or scheduled only).
 func (a *Activities) MarkScheduled(ctx context.Context, in workflows.MarkScheduledInput) (invite.State, error) {
-	st, err := a.Store.MarkInviteScheduled(ctx, in.EventID, in.ScheduledFor)
+	st, err := a.Store.MarkScheduled(ctx, invite.KindInvite, in.EventID, in.ScheduledFor)
 	return st, storeError(err)
 }
 
 // MarkSkipped records that no invite is sent (pending, scheduled or failed only).
 func (a *Activities) MarkSkipped(ctx context.Context, in workflows.MarkSkippedInput) (invite.State, error) {
-	st, err := a.Store.MarkInviteSkipped(ctx, in.EventID, in.Reason)
+	st, err := a.Store.MarkSkipped(ctx, invite.KindInvite, in.EventID, in.Reason)
 	if err == nil {
 		a.logger().InfoContext(ctx, "invite skipped", "event_id", in.EventID, "reason", st.Reason, "status", st.Status)
 	}
@@ -93,7 +93,7 @@ func (a *Activities) MarkSkipped(ctx context.Context, in workflows.MarkSkippedIn
 // MarkCancelled cancels a pending or scheduled invite (a cancel signal from
 // the Temporal UI; the API has cancelled already and this is a no-op).
 func (a *Activities) MarkCancelled(ctx context.Context, in workflows.EventInput) (invite.State, error) {
-	st, err := a.Store.MarkInviteCancelled(ctx, in.EventID)
+	st, err := a.Store.MarkCancelled(ctx, invite.KindInvite, in.EventID)
 	return st, storeError(err)
 }
 
@@ -101,7 +101,7 @@ func (a *Activities) MarkCancelled(ctx context.Context, in workflows.EventInput)
 // left sending → failed as delivery_uncertain; otherwise unchanged, so it
 // also just reads back a failure SendInvite has recorded itself.
 func (a *Activities) MarkFailed(ctx context.Context, in workflows.MarkFailedInput) (invite.State, error) {
-	st, err := a.Store.MarkInviteFailed(ctx, in.EventID, in.Reason, in.LastError)
+	st, err := a.Store.GiveUp(ctx, invite.KindInvite, in.EventID, in.Reason, in.LastError)
 	if err == nil {
 		a.logger().WarnContext(ctx, "invite failed", "event_id", in.EventID, "reason", st.Reason, "last_error", st.LastError)
 	}
@@ -110,39 +110,39 @@ func (a *Activities) MarkFailed(ctx context.Context, in workflows.MarkFailedInpu
 
 // RecordSent records a delivery that SendInvite could not record.
 func (a *Activities) RecordSent(ctx context.Context, in workflows.RecordSentInput) (invite.State, error) {
-	st, err := a.Store.FinishInviteSend(ctx, in.EventID, store.SendOutcome{SentAt: in.SentAt})
+	st, err := a.Store.FinishSend(ctx, invite.KindInvite, in.EventID, invite.SendResult{SentAt: in.SentAt})
 	return st, storeError(err)
 }
 
 // LoadReminderPlan reads what the reminder of the sent invite starts from.
 func (a *Activities) LoadReminderPlan(ctx context.Context, in workflows.EventInput) (invite.ReminderPlan, error) {
-	p, err := a.Store.LoadReminderPlan(ctx, in.EventID)
-	return p, storeError(err)
+	p, err := a.Store.LoadPlan(ctx, invite.KindReminder, in.EventID)
+	return invite.ReminderPlan{Delay: p.Plan.Delay, Plan: p.Plan}, storeError(err)
 }
 
 // MarkReminderScheduled plans the reminder.
 func (a *Activities) MarkReminderScheduled(ctx context.Context, in workflows.MarkScheduledInput) (invite.Reminder, error) {
-	r, err := a.Store.MarkReminderScheduled(ctx, in.EventID, in.ScheduledFor)
-	return r, storeError(err)
+	r, err := a.Store.MarkScheduled(ctx, invite.KindReminder, in.EventID, in.ScheduledFor)
+	return r.Reminder(), storeError(err)
 }
 
 // MarkReminderSkipped records that the reminder is not sent.
 func (a *Activities) MarkReminderSkipped(ctx context.Context, in workflows.MarkReminderSkippedInput) (invite.Reminder, error) {
-	r, err := a.Store.MarkReminderSkipped(ctx, in.EventID, in.Reason)
-	return r, storeError(err)
+	r, err := a.Store.MarkSkipped(ctx, invite.KindReminder, in.EventID, in.Reason)
+	return r.Reminder(), storeError(err)
 }
 
 // MarkReminderCancelled cancels a scheduled reminder (a cancel signal from
 // the Temporal UI; after the API's cancel this is a no-op).
 func (a *Activities) MarkReminderCancelled(ctx context.Context, in workflows.EventInput) (invite.Reminder, error) {
-	r, err := a.Store.MarkReminderCancelled(ctx, in.EventID)
-	return r, storeError(err)
+	r, err := a.Store.MarkCancelled(ctx, invite.KindReminder, in.EventID)
+	return r.Reminder(), storeError(err)
 }
 
 // RecordReminderSent records a delivery SendReminder could not record.
 func (a *Activities) RecordReminderSent(ctx context.Context, in workflows.RecordSentInput) (invite.Reminder, error) {
-	r, err := a.Store.FinishReminderSend(ctx, in.EventID, store.SendOutcome{SentAt: in.SentAt})
-	return r, storeError(err)
+	r, err := a.Store.FinishSend(ctx, invite.KindReminder, in.EventID, invite.SendResult{SentAt: in.SentAt})
+	return r.Reminder(), storeError(err)
 }
 
 // SendInvite delivers the invite at most once (SPEC §10): it renders the
@@ -163,7 +163,7 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 	if err != nil {
 		return invite.State{}, err
 	}
-	claim, err := a.Store.ClaimInviteSend(ctx, in.EventID, a.claimOptions(content))
+	claim, err := a.Store.ClaimSend(ctx, invite.KindInvite, in.EventID, a.claimOptions(content))
 	if err != nil {
 		return invite.State{}, storeError(err)
 	}
@@ -181,7 +181,7 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 	err = a.deliver(ctx, claim.State.Medium, claim.Address, content, msg, false)
 	if err == nil {
 		sentAt := a.now()
-		st, ferr := a.Store.FinishInviteSend(ctx, in.EventID, store.SendOutcome{SentAt: sentAt})
+		st, ferr := a.Store.FinishSend(ctx, invite.KindInvite, in.EventID, invite.SendResult{SentAt: sentAt})
 		if ferr != nil {
 			log.ErrorContext(ctx, "invite sent but not recorded; the workflow records it", "error", ferr)
 			return invite.State{}, sentUnrecorded(ferr, sentAt)
@@ -191,7 +191,7 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 	}
 
 	kind, out := outcomeOf(err, claim.Address)
-	st, ferr := a.Store.FinishInviteSend(ctx, in.EventID, out)
+	st, ferr := a.Store.FinishSend(ctx, invite.KindInvite, in.EventID, out)
 	if ferr != nil {
 		// The invite stays sending; the next attempt fails it as
 		// delivery_uncertain rather than risk a second send.
@@ -218,37 +218,37 @@ func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) 
 	if err != nil {
 		return invite.Reminder{}, err
 	}
-	claim, err := a.Store.ClaimReminderSend(ctx, in.EventID, a.claimOptions(content))
+	claim, err := a.Store.ClaimSend(ctx, invite.KindReminder, in.EventID, a.claimOptions(content))
 	if err != nil {
 		return invite.Reminder{}, storeError(err)
 	}
 	log := a.logger().With("event_id", in.EventID)
 	if !claim.Send {
-		log.InfoContext(ctx, "reminder not sent", "status", claim.Reminder.Status, "reason", claim.Reminder.Reason)
-		return claim.Reminder, nil
+		log.InfoContext(ctx, "reminder not sent", "status", claim.State.Status, "reason", claim.State.Reason)
+		return claim.State.Reminder(), nil
 	}
-	a.recordTemplate(ctx, in.EventID, templates.KindReminder, claim.Medium, msg)
-	err = a.deliver(ctx, claim.Medium, claim.Address, content, msg, true)
+	a.recordTemplate(ctx, in.EventID, templates.KindReminder, claim.State.Medium, msg)
+	err = a.deliver(ctx, claim.State.Medium, claim.Address, content, msg, true)
 	if err == nil {
 		sentAt := a.now()
-		rem, ferr := a.Store.FinishReminderSend(ctx, in.EventID, store.SendOutcome{SentAt: sentAt})
+		rem, ferr := a.Store.FinishSend(ctx, invite.KindReminder, in.EventID, invite.SendResult{SentAt: sentAt})
 		if ferr != nil {
 			log.ErrorContext(ctx, "reminder sent but not recorded; the workflow records it", "error", ferr)
 			return invite.Reminder{}, sentUnrecorded(ferr, sentAt)
 		}
-		log.InfoContext(ctx, "reminder sent", "medium", claim.Medium)
-		return rem, nil
+		log.InfoContext(ctx, "reminder sent", "medium", claim.State.Medium)
+		return rem.Reminder(), nil
 	}
 	kind, out := outcomeOf(err, claim.Address)
-	rem, ferr := a.Store.FinishReminderSend(ctx, in.EventID, out)
+	rem, ferr := a.Store.FinishSend(ctx, invite.KindReminder, in.EventID, out)
 	if ferr != nil {
 		return invite.Reminder{}, storeError(ferr)
 	}
-	log.WarnContext(ctx, "reminder delivery failed", "kind", kind.String(), "to", maskFor(claim.Medium, claim.Address), "error", err.Error())
+	log.WarnContext(ctx, "reminder delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, claim.Address), "error", err.Error())
 	if kind == mail.Transient {
-		return rem, temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
+		return rem.Reminder(), temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
 	}
-	return rem, nil
+	return rem.Reminder(), nil
 }
 
 // deliver sends a rendered invite or reminder by its medium.
@@ -275,9 +275,9 @@ func (a *Activities) deliver(ctx context.Context, medium invite.Medium, address 
 // provider's error) whose text never holds the full address. It is not
 // passed on as a cause, because the SDK would serialise the errors it
 // wraps, too. A permanent refusal may suppress the address (suppressionOf).
-func outcomeOf(err error, address string) (mail.Kind, store.SendOutcome) {
+func outcomeOf(err error, address string) (mail.Kind, invite.SendResult) {
 	kind := mail.KindOf(err)
-	out := store.SendOutcome{Error: err.Error(), Address: address}
+	out := invite.SendResult{Error: err.Error(), Address: address}
 	switch kind {
 	case mail.Transient:
 		out.Retry = true

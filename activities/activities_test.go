@@ -463,7 +463,7 @@ func TestSendReminder(t *testing.T) {
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{MinDays: 30})
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now().Add(-72 * time.Hour), Email: email, FirstName: "Jane"})
-	_, err := h.st.MarkReminderScheduled(t.Context(), id, time.Now())
+	_, err := h.st.MarkScheduled(t.Context(), invite.KindReminder, id, time.Now())
 	require.NoError(t, err)
 
 	rem, err := h.acts.SendReminder(t.Context(), workflows.EventInput{EventID: id})
@@ -486,7 +486,7 @@ func TestSendReminder(t *testing.T) {
 
 	// A review before the reminder's time: nothing is sent.
 	reviewed := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now(), Email: "ann@example.com"})
-	_, err = h.st.MarkReminderScheduled(t.Context(), reviewed, time.Now())
+	_, err = h.st.MarkScheduled(t.Context(), invite.KindReminder, reviewed, time.Now())
 	require.NoError(t, err)
 	_, _, err = h.st.SaveReview(t.Context(), store.ReviewInput{EventID: reviewed, Rating: 5, Comment: "great", Locale: "en"})
 	require.NoError(t, err)

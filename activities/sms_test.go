@@ -354,7 +354,7 @@ func TestSMSReminder(t *testing.T) {
 	require.NoError(t, err)
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now().Add(-72 * time.Hour), Locale: "fr",
 		FirstName: "Zoé", Mobile: "06 12 34 56 78"})
-	_, err = h.st.MarkReminderScheduled(t.Context(), id, time.Now())
+	_, err = h.st.MarkScheduled(t.Context(), invite.KindReminder, id, time.Now())
 	require.NoError(t, err)
 
 	rem, err := acts.SendReminder(t.Context(), workflows.EventInput{EventID: id})
@@ -379,7 +379,7 @@ func TestSMSReminder(t *testing.T) {
 	// The customer replied STOP since the invite: the reminder is skipped
 	// and the number suppressed.
 	stopped := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now(), Locale: "de", Mobile: "0151 99999999"})
-	_, err = h.st.MarkReminderScheduled(t.Context(), stopped, time.Now())
+	_, err = h.st.MarkScheduled(t.Context(), invite.KindReminder, stopped, time.Now())
 	require.NoError(t, err)
 	refusing := h.withProvider(t, newTwilioAPI(t, answer{status: 400,
 		body: `{"code": 21610, "message": "Attempt to send to unsubscribed recipient", "status": 400}`}), 5*time.Second)

@@ -20,6 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -107,7 +108,7 @@ func (h *hookHarness) endpoint(t *testing.T, url string) (store.WebhookEndpoint,
 func (h *hookHarness) delivery(t *testing.T, ep store.WebhookEndpoint) workflows.WebhookInput {
 	t.Helper()
 	ctx := context.Background()
-	_, err := h.st.MarkInviteScheduled(ctx, h.account.Event(t, eventfixture.Event{CustomerReference: "C-1"}), time.Now())
+	_, err := h.st.MarkScheduled(ctx, invite.KindInvite, h.account.Event(t, eventfixture.Event{CustomerReference: "C-1"}), time.Now())
 	require.NoError(t, err)
 	ds, _, err := h.st.ListWebhookDeliveries(ctx, ep.AccountID, ep.ID, store.DeliveryPending, store.Page{Limit: 1})
 	require.NoError(t, err)

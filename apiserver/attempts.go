@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -11,14 +12,14 @@ import (
 // retries. kind tells the invite's attempts from its reminder's, which
 // are numbered on their own.
 type attemptOut struct {
-	N          int               `json:"n"`
-	Kind       store.AttemptKind `json:"kind"`
-	Medium     *string           `json:"medium"`
-	StartedAt  timestamp         `json:"startedAt"`
-	FinishedAt *timestamp        `json:"finishedAt"`
+	N          int         `json:"n"`
+	Kind       invite.Kind `json:"kind"`
+	Medium     *string     `json:"medium"`
+	StartedAt  timestamp   `json:"startedAt"`
+	FinishedAt *timestamp  `json:"finishedAt"`
 	// Outcome is null while the attempt runs.
-	Outcome *store.AttemptOutcome `json:"outcome"`
-	Detail  *string               `json:"detail"`
+	Outcome *invite.Outcome `json:"outcome"`
+	Detail  *string         `json:"detail"`
 	// Template names the template the message was rendered from (source
 	// and version); null where none was recorded.
 	Template *store.AttemptTemplate `json:"template"`

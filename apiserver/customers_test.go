@@ -15,6 +15,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -83,13 +84,13 @@ func TestEraseCustomerThroughTheAPI(t *testing.T) {
 
 	// The second invite was sent on its second attempt, and reviewed.
 	ctx := context.Background()
-	_, err := e.store.MarkInviteScheduled(ctx, sent, time.Now())
+	_, err := e.store.MarkScheduled(ctx, invite.KindInvite, sent, time.Now())
 	require.NoError(t, err)
-	for _, o := range []store.SendOutcome{{Retry: true, Error: "421 <z***@example.com> try later"}, {SentAt: time.Now()}} {
-		c, err := e.store.ClaimInviteSend(ctx, sent, store.ClaimOptions{})
+	for _, o := range []invite.SendResult{{Retry: true, Error: "421 <z***@example.com> try later"}, {SentAt: time.Now()}} {
+		c, err := e.store.ClaimSend(ctx, invite.KindInvite, sent, store.ClaimOptions{})
 		require.NoError(t, err)
 		require.True(t, c.Send)
-		_, err = e.store.FinishInviteSend(ctx, sent, o)
+		_, err = e.store.FinishSend(ctx, invite.KindInvite, sent, o)
 		require.NoError(t, err)
 	}
 	inv := e.get(t, "/events/"+sent).object(t)["invite"].(map[string]any)

@@ -133,7 +133,7 @@ func (r *Refusal) Is(target error) bool { return target == ErrRefused }
 // change is the Change of a move from → to, with the attempt row and the
 // webhook that every such move implies.
 func change(k Kind, from, to State) Change {
-	return Change{Kind: k, From: from, To: to, Event: event(k, from.Status, to.Status), Attempt: attempt(k, from, to), changed: true}
+	return Change{Kind: k, From: from, To: to, Event: EventOf(k, from.Status, to.Status), Attempt: attempt(k, from, to), changed: true}
 }
 
 // unchanged is the Change of a decision that leaves cur as it is.
@@ -144,11 +144,12 @@ func refuse(k Kind, rule string, cur State) (Change, error) {
 	return unchanged(k, cur), &Refusal{Kind: k, Rule: rule, Status: cur.Status}
 }
 
-// event is the webhook event type a move reports. The shop hears of an
-// invite being scheduled, sent, skipped, failed or cancelled, and of a
-// reminder being sent; not of pending and sending, which are steps, nor
-// of a send set back to scheduled to be tried again.
-func event(k Kind, from, to Status) string {
+// EventOf is the webhook event type that a send of kind k moving from
+// one status to another reports, or "". The shop hears of an invite being
+// scheduled, sent, skipped, failed or cancelled, and of a reminder being
+// sent; not of pending and sending, which are steps, nor of a send set
+// back to scheduled to be tried again.
+func EventOf(k Kind, from, to Status) string {
 	if from == to || (from == Sending && to == Scheduled) {
 		return ""
 	}

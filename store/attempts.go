@@ -11,51 +11,24 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 )
 
-// Every send attempt of an invite or a reminder is kept (SPEC §11.8) in
-// send_attempts. The rows are not written by the callers of the state
-// machines but derived from their transitions, in the transaction that
-// makes them (changeInvite, changeReminder): a move to `sending` starts
-// an attempt, a move away from it finishes the attempt with an outcome
-// read off the new state. So every way an attempt can end — delivered,
-// refused, retried, found interrupted by the next claim, given up by the
-// workflow or by the reconciler — is recorded by the one transition that
-// ends it, and none can be forgotten.
-
-// AttemptKind says what an attempt tried to send.
-type AttemptKind string
-
-// Attempt kinds.
-const (
-	AttemptInvite   AttemptKind = "invite"
-	AttemptReminder AttemptKind = "reminder"
-)
-
-// AttemptOutcome is how an attempt ended; "" while it runs.
-type AttemptOutcome string
-
-// Attempt outcomes.
-const (
-	// OutcomeSent: delivered to the provider.
-	OutcomeSent AttemptOutcome = "sent"
-	// OutcomeTransient: failed for now; another attempt follows.
-	OutcomeTransient AttemptOutcome = "transient"
-	// OutcomeRejected: refused for good (the address or the message).
-	OutcomeRejected AttemptOutcome = "rejected"
-	// OutcomeUncertain: interrupted after it began; it may have been
-	// delivered, so it is not repeated.
-	OutcomeUncertain AttemptOutcome = "uncertain"
-	// OutcomeFailed: ended any other way.
-	OutcomeFailed AttemptOutcome = "failed"
-)
+// Every send attempt of an invite or a reminder is kept in send_attempts.
+// The rows are not written by the callers of the steps but follow from the
+// changes the rules make (invite.Change.Attempt), in the transaction that
+// makes them (apply): a move to sending starts an attempt, a move away
+// from it finishes the attempt with an outcome read off the new state. So
+// every way an attempt can end — delivered, refused, retried, found
+// interrupted by the next claim, given up by the workflow or by the
+// reconciler — is recorded by the one change that ends it, and none can be
+// forgotten.
 
 // Attempt is one send attempt as GET /events/{id} shows it.
 type Attempt struct {
 	N          int            `json:"n"`
-	Kind       AttemptKind    `json:"kind"`
+	Kind       invite.Kind    `json:"kind"`
 	Medium     string         `json:"medium"`
 	StartedAt  time.Time      `json:"startedAt"`
 	FinishedAt *time.Time     `json:"finishedAt"`
-	Outcome    AttemptOutcome `json:"outcome"`
+	Outcome    invite.Outcome `json:"outcome"`
 	Detail     string         `json:"detail"`
 	// Template is the template the attempt's message was rendered from;
 	// nil when not recorded (attempts from before templates).
@@ -95,129 +68,27 @@ func (s *Store) EventAttempts(ctx context.Context, eventID string) ([]Attempt, e
 	return Event{ID: eventID, AttemptHistory: raw}.History()
 }
 
-// trackInviteAttempt records what the invite's transition prev → next
-// means for its attempts, in the transition's transaction: entering
-// sending starts attempt next.Attempts; leaving it finishes attempt
-// prev.Attempts; a delivery recorded after a verdict of
-// delivery_uncertain turns that attempt sent.
-func (s *Store) trackInviteAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, prev, next invite.State) error {
-	now := s.Now()
-	switch {
-	case next.Status == invite.Sending && prev.Status != invite.Sending:
-		return startAttempt(ctx, tx, eventID, AttemptInvite, next.Attempts, string(next.Medium), now)
-	case prev.Status == invite.Sending && next.Status != invite.Sending:
-		outcome, detail := inviteOutcome(next)
-		return finishAttempt(ctx, tx, eventID, AttemptInvite, prev.Attempts, outcome, detail, now)
-	case prev.Status == invite.Failed && prev.Reason == invite.DeliveryUncertain && next.Status == invite.Sent:
-		return deliveredAfterAll(ctx, tx, eventID, AttemptInvite, prev.Attempts, now)
+// applyAttempt writes what a change does to the attempt rows of kind k.
+func applyAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, k invite.Kind, a invite.AttemptChange, now time.Time) error {
+	var err error
+	switch a.Op {
+	case invite.AttemptStarted:
+		_, err = tx.ExecContext(ctx, `INSERT INTO send_attempts (event_id, kind, n, medium, started_at)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5) ON CONFLICT (event_id, kind, n) DO NOTHING`, eventID, k, a.N, a.Medium, now)
+	case invite.AttemptFinished:
+		_, err = tx.ExecContext(ctx, `UPDATE send_attempts SET finished_at = $4, outcome = $5, detail = NULLIF($6, '')
+			WHERE event_id = $1 AND kind = $2 AND n = $3 AND finished_at IS NULL`,
+			eventID, k, a.N, now, a.Outcome, truncate(a.Detail, maxAttemptDetail))
+	case invite.AttemptDelivered:
+		_, err = tx.ExecContext(ctx, `UPDATE send_attempts SET outcome = $4, finished_at = $5, detail = $6
+			WHERE event_id = $1 AND kind = $2 AND n = $3 AND outcome = 'uncertain'`,
+			eventID, k, a.N, a.Outcome, now, a.Detail)
 	}
-	return nil
-}
-
-// inviteOutcome reads the outcome of an attempt off the state it left the
-// invite in.
-func inviteOutcome(st invite.State) (AttemptOutcome, string) {
-	switch {
-	case st.Status == invite.Sent:
-		return OutcomeSent, ""
-	case st.Status == invite.Scheduled:
-		return OutcomeTransient, st.LastError
-	case st.Reason == invite.DeliveryUncertain:
-		return OutcomeUncertain, st.LastError
-	case st.Reason == invite.Rejected:
-		return OutcomeRejected, st.LastError
-	}
-	return OutcomeFailed, joinDetail(string(st.Reason), st.LastError)
-}
-
-// trackReminderAttempt is trackInviteAttempt for the reminder, whose
-// attempts are numbered on their own.
-func (s *Store) trackReminderAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, prev, next invite.Reminder) error {
-	now := s.Now()
-	switch {
-	case next.Status == invite.Sending && prev.Status != invite.Sending:
-		var r struct {
-			N      int    `db:"n"`
-			Medium string `db:"medium"`
-		}
-		if err := tx.GetContext(ctx, &r, `
-			SELECT (SELECT COALESCE(max(n), 0) + 1 FROM send_attempts WHERE event_id = $1 AND kind = 'reminder') AS n,
-			       s.medium FROM events e JOIN invite_settings s ON s.id = e.invite_setting_id WHERE e.id = $1`, eventID); err != nil {
-			return fmt.Errorf("reminder attempt: %w", err)
-		}
-		return startAttempt(ctx, tx, eventID, AttemptReminder, r.N, r.Medium, now)
-	case prev.Status == invite.Sending && next.Status != invite.Sending:
-		outcome := OutcomeFailed
-		switch {
-		case next.Status == invite.Sent:
-			outcome = OutcomeSent
-		case next.Status == invite.Scheduled:
-			outcome = OutcomeTransient
-		case next.Reason == invite.DeliveryUncertain:
-			outcome = OutcomeUncertain
-		case next.Reason == invite.Rejected:
-			outcome = OutcomeRejected
-		}
-		var detail string
-		if outcome == OutcomeUncertain {
-			detail = uncertain("")
-		} else if outcome == OutcomeFailed {
-			detail = string(next.Reason)
-		}
-		return finishAttempt(ctx, tx, eventID, AttemptReminder, 0, outcome, detail, now)
-	case prev.Status == invite.Skipped && prev.Reason == invite.DeliveryUncertain && next.Status == invite.Sent:
-		return deliveredAfterAll(ctx, tx, eventID, AttemptReminder, 0, now)
-	}
-	return nil
-}
-
-func startAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, kind AttemptKind, n int, medium string, at time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO send_attempts (event_id, kind, n, medium, started_at)
-		VALUES ($1, $2, $3, NULLIF($4, ''), $5) ON CONFLICT (event_id, kind, n) DO NOTHING`, eventID, kind, n, medium, at)
 	if err != nil {
-		return fmt.Errorf("start %s attempt %d: %w", kind, n, err)
-	}
-	return nil
-}
-
-// finishAttempt ends attempt n of kind, or, with n = 0, the latest
-// attempt of kind still running.
-func finishAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, kind AttemptKind, n int,
-	outcome AttemptOutcome, detail string, at time.Time) error {
-	_, err := tx.ExecContext(ctx, `UPDATE send_attempts SET finished_at = $4, outcome = $5, detail = NULLIF($6, '')
-		WHERE event_id = $1 AND kind = $2 AND finished_at IS NULL
-		  AND n = CASE WHEN $3 > 0 THEN $3 ELSE
-		      (SELECT max(n) FROM send_attempts WHERE event_id = $1 AND kind = $2 AND finished_at IS NULL) END`,
-		eventID, kind, n, at, outcome, truncate(detail, maxAttemptDetail))
-	if err != nil {
-		return fmt.Errorf("finish %s attempt: %w", kind, err)
-	}
-	return nil
-}
-
-// deliveredAfterAll turns an attempt judged uncertain into a delivery: a
-// record of a sent invite must not be lost.
-func deliveredAfterAll(ctx context.Context, tx *sqlx.Tx, eventID string, kind AttemptKind, n int, at time.Time) error {
-	_, err := tx.ExecContext(ctx, `UPDATE send_attempts SET outcome = 'sent', finished_at = $4,
-		detail = 'delivered; recorded after the attempt had been judged uncertain'
-		WHERE event_id = $1 AND kind = $2 AND outcome = 'uncertain'
-		  AND n = CASE WHEN $3 > 0 THEN $3 ELSE
-		      (SELECT max(n) FROM send_attempts WHERE event_id = $1 AND kind = $2) END`, eventID, kind, n, at)
-	if err != nil {
-		return fmt.Errorf("record %s attempt delivered: %w", kind, err)
+		return fmt.Errorf("%s attempt %d: %w", k, a.N, err)
 	}
 	return nil
 }
 
 // maxAttemptDetail bounds a stored detail; providers' answers are short.
 const maxAttemptDetail = 2000
-
-func joinDetail(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + ": " + b
-}

@@ -17,8 +17,8 @@ import (
 // times, which are checked on their own.
 type attemptOf struct {
 	N       int
-	Kind    store.AttemptKind
-	Outcome store.AttemptOutcome
+	Kind    invite.Kind
+	Outcome invite.Outcome
 	Detail  string
 }
 
@@ -45,43 +45,43 @@ func TestSendAttemptsKeptAcrossRetries(t *testing.T) {
 	st.SetClock(func() time.Time { return clock })
 	tick := func() { clock = clock.Add(time.Second) }
 
-	_, err := st.MarkInviteScheduled(ctx, id, clock)
+	_, err := st.MarkScheduled(ctx, invite.KindInvite, id, clock)
 	require.NoError(t, err)
 	claim := func() {
 		t.Helper()
 		tick()
 		claimSend(t, st, id)
 	}
-	finish := func(o store.SendOutcome) {
+	finish := func(o invite.SendResult) {
 		t.Helper()
 		tick()
-		_, err := st.FinishInviteSend(ctx, id, o)
+		_, err := st.FinishSend(ctx, invite.KindInvite, id, o)
 		require.NoError(t, err)
 	}
 
 	claim()
 	got, all := attemptsOf(t, st, id)
-	assert.Equal(t, []attemptOf{{1, store.AttemptInvite, "", ""}}, got, "an attempt is recorded as it starts")
+	assert.Equal(t, []attemptOf{{1, invite.KindInvite, "", ""}}, got, "an attempt is recorded as it starts")
 	assert.Nil(t, all[0].FinishedAt)
 	assert.Equal(t, "email", all[0].Medium)
 
-	finish(store.SendOutcome{Retry: true, Error: "451 4.7.1 try again later"})
+	finish(invite.SendResult{Retry: true, Error: "451 4.7.1 try again later"})
 	claim()
-	finish(store.SendOutcome{Reason: invite.Rejected, Error: "550 5.1.1 <j***@example.com>: no such user"})
+	finish(invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 <j***@example.com>: no such user"})
 
 	// A retry keeps the history and adds to it.
 	_, err = st.RetryInvite(ctx, a.AccountID, id)
 	require.NoError(t, err)
-	_, err = st.MarkInviteScheduled(ctx, id, clock)
+	_, err = st.MarkScheduled(ctx, invite.KindInvite, id, clock)
 	require.NoError(t, err)
 	claim()
-	finish(store.SendOutcome{SentAt: clock})
+	finish(invite.SendResult{SentAt: clock})
 
 	got, all = attemptsOf(t, st, id)
 	assert.Equal(t, []attemptOf{
-		{1, store.AttemptInvite, store.OutcomeTransient, "451 4.7.1 try again later"},
-		{2, store.AttemptInvite, store.OutcomeRejected, "550 5.1.1 <j***@example.com>: no such user"},
-		{3, store.AttemptInvite, store.OutcomeSent, ""},
+		{1, invite.KindInvite, invite.OutcomeTransient, "451 4.7.1 try again later"},
+		{2, invite.KindInvite, invite.OutcomeRejected, "550 5.1.1 <j***@example.com>: no such user"},
+		{3, invite.KindInvite, invite.OutcomeSent, ""},
 	}, got)
 	for i, a := range all {
 		require.NotNil(t, a.FinishedAt, "attempt %d", a.N)
@@ -115,12 +115,12 @@ func TestInterruptedAttempts(t *testing.T) {
 	}
 	for name, giveUp := range map[string]func(id string) error{
 		"next claim": func(id string) error {
-			c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+			c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
 			assert.False(t, c.Send)
 			return err
 		},
 		"workflow": func(id string) error {
-			_, err := st.MarkInviteFailed(ctx, id, invite.RetriesExhausted, "send attempt timed out")
+			_, err := st.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "send attempt timed out")
 			return err
 		},
 		"reconciler": func(id string) error {
@@ -133,7 +133,7 @@ func TestInterruptedAttempts(t *testing.T) {
 		require.NoError(t, giveUp(id), name)
 		got, all := attemptsOf(t, st, id)
 		require.Len(t, got, 1, name)
-		assert.Equal(t, store.OutcomeUncertain, got[0].Outcome, name)
+		assert.Equal(t, invite.OutcomeUncertain, got[0].Outcome, name)
 		assert.Contains(t, got[0].Detail, "may have been delivered", name)
 		assert.NotNil(t, all[0].FinishedAt, name)
 		state, err := st.LoadInviteState(ctx, id)
@@ -142,12 +142,12 @@ func TestInterruptedAttempts(t *testing.T) {
 	}
 
 	id := sending()
-	_, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	_, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
 	require.NoError(t, err)
-	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: time.Now()})
+	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
 	got, _ := attemptsOf(t, st, id)
-	assert.Equal(t, []attemptOf{{1, store.AttemptInvite, store.OutcomeSent, "delivered; recorded after the attempt had been judged uncertain"}}, got)
+	assert.Equal(t, []attemptOf{{1, invite.KindInvite, invite.OutcomeSent, "delivered; recorded after the attempt had been judged uncertain"}}, got)
 
 	// AbandonSend leaves an invite that is not sending alone.
 	changed, err := st.AbandonSend(ctx, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), "")
@@ -156,7 +156,7 @@ func TestInterruptedAttempts(t *testing.T) {
 }
 
 // The reminder's attempts are kept beside the invite's, numbered on their
-// own.
+// own, with the same outcomes and details.
 func TestReminderAttempts(t *testing.T) {
 	t.Parallel()
 	st, account := inviteStore(t)
@@ -164,30 +164,31 @@ func TestReminderAttempts(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	claimSend(t, st, id)
-	_, err := st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: time.Now()})
+	_, err := st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
 
-	_, err = st.MarkReminderScheduled(ctx, id, time.Now())
+	_, err = st.MarkScheduled(ctx, invite.KindReminder, id, time.Now())
 	require.NoError(t, err)
-	rc, err := st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	rc, err := st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, rc.Send)
-	_, err = st.FinishReminderSend(ctx, id, store.SendOutcome{Retry: true, Error: "421 busy"})
+	_, err = st.FinishSend(ctx, invite.KindReminder, id, invite.SendResult{Retry: true, Error: "421 busy"})
 	require.NoError(t, err)
-	rc, err = st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	rc, err = st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, rc.Send)
 	// Crashed mid-send: the next claim skips it as delivery_uncertain.
-	rc, err = st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	rc, err = st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
 	require.NoError(t, err)
 	require.False(t, rc.Send)
 
 	got, all := attemptsOf(t, st, id)
 	require.Len(t, got, 3)
-	assert.Equal(t, attemptOf{1, store.AttemptInvite, store.OutcomeSent, ""}, got[0])
-	assert.Equal(t, attemptOf{1, store.AttemptReminder, store.OutcomeTransient, ""}, got[1])
+	assert.Equal(t, attemptOf{1, invite.KindInvite, invite.OutcomeSent, ""}, got[0])
+	assert.Equal(t, attemptOf{1, invite.KindReminder, invite.OutcomeTransient, "421 busy"}, got[1],
+		"a reminder's attempt keeps the provider's answer, as an invite's does")
 	assert.Equal(t, 2, got[2].N)
-	assert.Equal(t, store.AttemptReminder, got[2].Kind)
-	assert.Equal(t, store.OutcomeUncertain, got[2].Outcome)
+	assert.Equal(t, invite.KindReminder, got[2].Kind)
+	assert.Equal(t, invite.OutcomeUncertain, got[2].Outcome)
 	assert.Equal(t, "email", all[1].Medium)
 }

@@ -42,17 +42,17 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 
 	// Sent once after a refused attempt; the reminder still to come; reviewed.
 	sent := a.Event(t, func() eventfixture.Event { e := customer; e.Status = invite.Scheduled; return e }())
-	c, err := st.ClaimInviteSend(ctx, sent, store.ClaimOptions{})
+	c, err := st.ClaimSend(ctx, invite.KindInvite, sent, store.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishInviteSend(ctx, sent, store.SendOutcome{Retry: true, Error: "450 mailbox <ann.lee+shop@example.com> busy"})
+	_, err = st.FinishSend(ctx, invite.KindInvite, sent, invite.SendResult{Retry: true, Error: "450 mailbox <ann.lee+shop@example.com> busy"})
 	require.NoError(t, err)
-	c, err = st.ClaimInviteSend(ctx, sent, store.ClaimOptions{})
+	c, err = st.ClaimSend(ctx, invite.KindInvite, sent, store.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishInviteSend(ctx, sent, store.SendOutcome{SentAt: time.Now()})
+	_, err = st.FinishSend(ctx, invite.KindInvite, sent, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
-	_, err = st.MarkReminderScheduled(ctx, sent, time.Now().Add(72*time.Hour))
+	_, err = st.MarkScheduled(ctx, invite.KindReminder, sent, time.Now().Add(72*time.Hour))
 	require.NoError(t, err)
 	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: sent, Rating: 4, Comment: "Great. Answer me at ANN.LEE+shop@example.com please", Locale: "en"})
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	attempts, err := st.EventAttempts(ctx, sent)
 	require.NoError(t, err)
 	require.Len(t, attempts, 2, "the attempts stay, without their details")
-	assert.Equal(t, store.OutcomeTransient, attempts[0].Outcome)
+	assert.Equal(t, invite.OutcomeTransient, attempts[0].Outcome)
 	assert.Empty(t, attempts[0].Detail)
 
 	// The invite of another customer is not touched; a second erasure finds nothing.

@@ -274,68 +274,56 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter,
 	return rows, next, nil
 }
 
-// CancelInvite decides a cancel in PostgreSQL (SPEC §10, §11.3): a pending
-// or scheduled invite becomes cancelled; a sent invite whose reminder is
-// scheduled keeps its invite and has the reminder cancelled; a cancel
-// already made stays so. Anything else — a send under way, a reminder
-// being sent, sent, skipped, failed — is ErrInviteState. The row lock
-// orders it against the record-before steps of invite and reminder.
+// CancelInvite decides a cancel in PostgreSQL (invite.CancelWaiting): a
+// pending or scheduled invite becomes cancelled; a sent invite whose
+// reminder is scheduled keeps its invite and has the reminder cancelled;
+// a cancel already made stays so. Anything else — a send under way, a
+// reminder being sent, sent, skipped, failed — is ErrInviteState. The row
+// lock orders it against the steps of invite and reminder.
 func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, error) {
-	var e Event
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var cur struct {
-			Status   invite.Status `db:"invite_status"`
-			Reminder string        `db:"reminder_status"`
-		}
-		err := tx.GetContext(ctx, &cur, `SELECT invite_status, COALESCE(reminder_status, '') AS reminder_status
-			FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case cur.Status == invite.Pending, cur.Status == invite.Scheduled:
-			if _, err := tx.ExecContext(ctx, `UPDATE events SET invite_status = 'cancelled', invite_reason = NULL, updated_at = $2 WHERE id = $1`,
-				id, s.Now()); err != nil {
-				return err
-			}
-			if err := s.emitInviteWebhook(ctx, tx, id, cur.Status, invite.Cancelled); err != nil {
-				return err
-			}
-		case cur.Status == invite.Sent && cur.Reminder == string(invite.Scheduled):
-			if _, err := tx.ExecContext(ctx, `UPDATE events SET reminder_status = 'cancelled', updated_at = $2 WHERE id = $1`,
-				id, s.Now()); err != nil {
-				return err
-			}
-		case cur.Status == invite.Cancelled, cur.Status == invite.Sent && cur.Reminder == string(invite.Cancelled):
-		default:
-			return ErrInviteState
-		}
-		return tx.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id)
+	return s.decideForAccount(ctx, accountID, id, func(inv, rem invite.State) (invite.Change, error) {
+		return invite.CancelWaiting(inv, rem)
 	})
-	return e, err
 }
 
-// RetryInvite turns a failed invite back to pending (its last error goes:
-// the failed run's history stays in Temporal) and orders a new workflow
-// run in the same transaction; other states are ErrInviteState. A retry
-// never lifts a suppression (only DeleteSuppression does): the retried
-// invite of a suppressed address ends skipped.
+// RetryInvite turns a failed invite back to pending (invite.Retry: its
+// last error goes; the failed run's history stays in Temporal) and orders
+// a new workflow run in the same transaction; other states are
+// ErrInviteState. A retry never lifts a suppression (only
+// DeleteSuppression does): the retried invite of a suppressed address
+// ends skipped.
 func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, error) {
+	return s.decideForAccount(ctx, accountID, id, func(inv, _ invite.State) (invite.Change, error) {
+		return invite.Retry(inv)
+	})
+}
+
+// decideForAccount runs a rule of the shop's (cancel, retry) on the
+// account's event: it locks the row, reads both sends, applies the
+// change, and returns the event as written. A refusal is ErrInviteState.
+func (s *Store) decideForAccount(ctx context.Context, accountID, id string,
+	rule func(inv, rem invite.State) (invite.Change, error)) (Event, error) {
 	var e Event
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var status invite.Status
-		err := tx.GetContext(ctx, &status, `SELECT invite_status FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID)
-		if err != nil {
+		var owned bool
+		if err := tx.GetContext(ctx, &owned, `SELECT true FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID); err != nil {
 			return err
 		}
-		if status != invite.Failed {
+		var inv, rem sendState
+		if err := tx.GetContext(ctx, &inv, lockInviteSQL, id); err != nil {
+			return err
+		}
+		if err := tx.GetContext(ctx, &rem, lockReminderSQL, id); err != nil {
+			return err
+		}
+		c, err := rule(inv.State, rem.State)
+		switch {
+		case errors.Is(err, invite.ErrRefused):
 			return ErrInviteState
-		}
-		now := s.Now()
-		if _, err := tx.ExecContext(ctx, `UPDATE events SET invite_status = 'pending', invite_reason = NULL, last_error = NULL, updated_at = $2 WHERE id = $1`, id, now); err != nil {
+		case err != nil:
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, 'retry', $2, $2)`, id, now); err != nil {
+		if err := s.apply(ctx, tx, id, c); err != nil {
 			return err
 		}
 		return tx.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id)

@@ -30,7 +30,7 @@ func inviteStore(t *testing.T) (*store.Store, func(eventfixture.Setting) *eventf
 // claimSend claims the send of a scheduled invite, which must go out.
 func claimSend(t *testing.T, st *store.Store, id string) store.Claim {
 	t.Helper()
-	c, err := st.ClaimInviteSend(context.Background(), id, store.ClaimOptions{})
+	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
 	return c
@@ -44,7 +44,7 @@ func TestLoadInvitePlan(t *testing.T) {
 	received := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	id := a.Event(t, eventfixture.Event{ReceivedAt: received, TransactionDate: received.Add(-time.Hour), DeliveryDate: "2026-05-04"})
 
-	p, err := st.LoadInvitePlan(ctx, id)
+	p, err := st.LoadPlan(ctx, invite.KindInvite, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Plan{
 		Status: invite.Pending, EventTypeActive: true, SettingActive: true,
@@ -56,18 +56,18 @@ func TestLoadInvitePlan(t *testing.T) {
 	}, p)
 
 	a.Set(t, "active", false)
-	p, err = st.LoadInvitePlan(ctx, id)
+	p, err = st.LoadPlan(ctx, invite.KindInvite, id)
 	require.NoError(t, err)
 	assert.False(t, p.SettingActive)
 
 	inactiveType := account(eventfixture.Setting{EventTypeInactive: true})
-	p, err = st.LoadInvitePlan(ctx, inactiveType.Event(t, eventfixture.Event{}))
+	p, err = st.LoadPlan(ctx, invite.KindInvite, inactiveType.Event(t, eventfixture.Event{}))
 	require.NoError(t, err)
 	assert.False(t, p.EventTypeActive)
 	assert.Nil(t, p.Plan.SendWindow)
 	assert.Empty(t, p.Plan.DeliveryDate)
 
-	_, err = st.LoadInvitePlan(ctx, store.NewID("evt"))
+	_, err = st.LoadPlan(ctx, invite.KindInvite, store.NewID("evt"))
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
@@ -79,13 +79,13 @@ func TestInviteTransitions(t *testing.T) {
 	at := time.Date(2026, 5, 8, 10, 0, 0, 123456789, time.UTC)
 
 	type step func(id string) (invite.State, error)
-	schedule := func(id string) (invite.State, error) { return st.MarkInviteScheduled(ctx, id, at) }
+	schedule := func(id string) (invite.State, error) { return st.MarkScheduled(ctx, invite.KindInvite, id, at) }
 	skip := func(id string) (invite.State, error) {
-		return st.MarkInviteSkipped(ctx, id, invite.EventTypeInactive)
+		return st.MarkSkipped(ctx, invite.KindInvite, id, invite.EventTypeInactive)
 	}
-	cancel := func(id string) (invite.State, error) { return st.MarkInviteCancelled(ctx, id) }
+	cancel := func(id string) (invite.State, error) { return st.MarkCancelled(ctx, invite.KindInvite, id) }
 	fail := func(id string) (invite.State, error) {
-		return st.MarkInviteFailed(ctx, id, invite.RetriesExhausted, "451 try again later")
+		return st.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "451 try again later")
 	}
 	tests := []struct {
 		name       string
@@ -129,7 +129,7 @@ func TestInviteTransitions(t *testing.T) {
 	require.NotNil(t, got.ScheduledFor)
 	assert.Equal(t, at.Truncate(time.Millisecond), *got.ScheduledFor)
 
-	_, err = st.MarkInviteScheduled(ctx, store.NewID("evt"), at)
+	_, err = st.MarkScheduled(ctx, invite.KindInvite, store.NewID("evt"), at)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
@@ -139,7 +139,7 @@ func TestClaimInviteSend(t *testing.T) {
 	ctx := context.Background()
 	claim := func(id string, smsEnabled bool) store.Claim {
 		t.Helper()
-		c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{SMSEnabled: smsEnabled, Mobile: "+4915112345678"})
+		c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{SMSEnabled: smsEnabled, Mobile: "+4915112345678"})
 		require.NoError(t, err)
 		return c
 	}
@@ -189,7 +189,7 @@ func TestClaimInviteSend(t *testing.T) {
 	})
 	t.Run("sms", func(t *testing.T) {
 		b := account(eventfixture.Setting{Medium: invite.SMS})
-		c, err := st.ClaimInviteSend(ctx, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{SMSEnabled: true})
+		c, err := st.ClaimSend(ctx, invite.KindInvite, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{SMSEnabled: true})
 		require.NoError(t, err)
 		assert.Equal(t, invite.Skipped, c.State.Status, "no valid mobile number")
 		assert.Equal(t, invite.NoAddress, c.State.Reason)
@@ -236,32 +236,32 @@ func TestClaimThrottle(t *testing.T) {
 
 	// Sent 29 days ago to the same address, written differently.
 	a.Event(t, eventfixture.Event{Email: "JANE.DOE@example.com", Status: invite.Sent, SentAt: now.Add(-29 * 24 * time.Hour)})
-	c, err := st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err := st.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.False(t, c.Send)
 	assert.Equal(t, invite.Skipped, c.State.Status)
 	assert.Equal(t, invite.RecentlyInvited, c.State.Reason)
 
 	// Another address, or the same one in another account, is not throttled.
-	c, err = st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Email: "john@example.com", Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err = st.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Email: "john@example.com", Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 	b := account(eventfixture.Setting{MinDays: 30})
-	c, err = st.ClaimInviteSend(ctx, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err = st.ClaimSend(ctx, invite.KindInvite, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 
 	// After N × 24 h it may be invited again.
 	old := account(eventfixture.Setting{MinDays: 30})
 	old.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: now.Add(-30 * 24 * time.Hour)})
-	c, err = st.ClaimInviteSend(ctx, old.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err = st.ClaimSend(ctx, invite.KindInvite, old.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 
 	// 0 means no limit.
 	unlimited := account(eventfixture.Setting{MinDays: 0})
 	unlimited.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: now.Add(-time.Minute)})
-	c, err = st.ClaimInviteSend(ctx, unlimited.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err = st.ClaimSend(ctx, invite.KindInvite, unlimited.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 }
@@ -286,7 +286,7 @@ func claimAtOnce(t *testing.T, st *store.Store, ids []string, opts store.ClaimOp
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			c, err := st.ClaimInviteSend(context.Background(), id, opts)
+			c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, opts)
 			assert.NoError(t, err)
 			claims[i] = c
 		})
@@ -315,37 +315,37 @@ func TestFinishInviteSend(t *testing.T) {
 		return id
 	}
 
-	got, err := st.FinishInviteSend(ctx, claimed(), store.SendOutcome{SentAt: sentAt})
+	got, err := st.FinishSend(ctx, invite.KindInvite, claimed(), invite.SendResult{SentAt: sentAt})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, got.Status)
 	assert.Equal(t, sentAt, *got.SentAt)
 
 	id := claimed()
-	got, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Retry: true, Error: "451 4.3.0 try again later"})
+	got, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "451 4.3.0 try again later"})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Scheduled, got.Status)
 	assert.Equal(t, "451 4.3.0 try again later", got.LastError)
 	assert.Equal(t, 1, got.Attempts)
-	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send, "a transient failure may be tried again")
 	assert.Equal(t, 2, c.State.Attempts)
 
-	got, err = st.FinishInviteSend(ctx, claimed(), store.SendOutcome{Reason: invite.Rejected, Error: "550 5.1.1 unknown"})
+	got, err = st.FinishSend(ctx, invite.KindInvite, claimed(), invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 unknown"})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Failed, got.Status)
 	assert.Equal(t, invite.Rejected, got.Reason)
 
 	// Only a send in progress changes …
 	cancelled := a.Event(t, eventfixture.Event{Status: invite.Cancelled})
-	got, err = st.FinishInviteSend(ctx, cancelled, store.SendOutcome{Retry: true, Error: "x"})
+	got, err = st.FinishSend(ctx, invite.KindInvite, cancelled, invite.SendResult{Retry: true, Error: "x"})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Cancelled, got.Status)
 	// … except that a delivery overrides a verdict of delivery_uncertain.
 	id = claimed()
-	_, err = st.MarkInviteFailed(ctx, id, invite.RetriesExhausted, "timeout")
+	_, err = st.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "timeout")
 	require.NoError(t, err)
-	got, err = st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: sentAt})
+	got, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: sentAt})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, got.Status)
 }
@@ -397,8 +397,8 @@ func TestInviteStepsOnATightPool(t *testing.T) {
 	errs := make([]error, len(ids))
 	for i, id := range ids {
 		wg.Go(func() {
-			if _, errs[i] = st.MarkInviteScheduled(ctx, id, time.Now()); errs[i] == nil {
-				claims[i], errs[i] = st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+			if _, errs[i] = st.MarkScheduled(ctx, invite.KindInvite, id, time.Now()); errs[i] == nil {
+				claims[i], errs[i] = st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
 			}
 		})
 	}

@@ -73,7 +73,7 @@ func claimOne(t *testing.T, st *store.Store, id string, sms bool) store.Claim {
 	if sms {
 		opts = store.ClaimOptions{SMSEnabled: true, Mobile: "+4915112345678"}
 	}
-	c, err := st.ClaimInviteSend(context.Background(), id, opts)
+	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, opts)
 	require.NoError(t, err)
 	return c
 }
@@ -95,7 +95,7 @@ func TestDailySendQuota(t *testing.T) {
 	c := claimOne(t, st, first, false)
 	require.True(t, c.Send)
 	// A transient failure puts it back; its next attempt was counted.
-	_, err = st.FinishInviteSend(ctx, first, store.SendOutcome{Retry: true, Error: "451 later"})
+	_, err = st.FinishSend(ctx, invite.KindInvite, first, invite.SendResult{Retry: true, Error: "451 later"})
 	require.NoError(t, err)
 	require.True(t, send(a, "b@example.com").Send)
 	assert.True(t, claimOne(t, st, first, false).Send, "a retried attempt is not counted twice")
@@ -193,7 +193,7 @@ func TestSendQuotasHoldUnderConcurrentClaims(t *testing.T) {
 			sends, capped := 0, 0
 			for _, id := range ids {
 				wg.Go(func() {
-					c, err := st.ClaimInviteSend(context.Background(), id, store.ClaimOptions{})
+					c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
 					if !assert.NoError(t, err) {
 						return
 					}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,52 +85,38 @@ func (s *Store) StuckCandidates(ctx context.Context, cutoff time.Time, cur Stuck
 }
 
 // RestartInvite orders a new workflow run of an invite whose run is gone
-// or closed: the invite, still in the status seen (pending or scheduled)
-// and without an open start order, goes back to pending and a restart
-// order is written in the same transaction. It reports whether it did;
-// an invite that moved meanwhile is left alone.
+// or closed (invite.Restart): the invite, still in the status seen
+// (pending or scheduled) and without an open start order, goes back to
+// pending and a restart order is written in the same transaction. It
+// reports whether it did; an invite that moved meanwhile is left alone.
 func (s *Store) RestartInvite(ctx context.Context, eventID string, seen invite.Status) (bool, error) {
 	if seen != invite.Pending && seen != invite.Scheduled {
 		return false, fmt.Errorf("restart invite %s: status %s cannot be restarted", eventID, seen)
 	}
-	restarted := false
-	_, err := s.changeInvite(ctx, eventID, func(tx *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
-		if cur.Status != seen {
-			return cur, false, nil
-		}
+	c, err := s.change(ctx, invite.KindInvite, eventID, func(tx *sqlx.Tx, cur sendState) (invite.Change, error) {
 		var open bool
 		if err := tx.GetContext(ctx, &open, `SELECT EXISTS (SELECT 1 FROM outbox WHERE event_id = $1 AND done_at IS NULL)`, eventID); err != nil {
-			return cur, false, err
+			return invite.Change{}, err
 		}
-		if open {
-			return cur, false, nil
-		}
-		now := s.Now()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, $2, $3, $3)`,
-			eventID, OutboxRestart, now); err != nil {
-			return cur, false, err
-		}
-		restarted = true
-		cur.Status, cur.Reason = invite.Pending, ""
-		return cur, true, nil
+		return invite.Restart(cur.State, seen, open)
 	})
-	return restarted, err
+	if errors.Is(err, invite.ErrRefused) {
+		return false, nil
+	}
+	return err == nil && c.Changed(), err
 }
 
 // AbandonSend gives up on a send whose workflow is gone or closed while
-// the invite was marked sending: it may have been delivered, so it fails
-// as delivery_uncertain and is never sent again by itself (ops may retry
-// it on purpose). Only an invite still sending changes; it reports
-// whether it did.
+// the invite was marked sending (invite.Abandon): it may have been
+// delivered, so it fails as delivery_uncertain and is never sent again by
+// itself (ops may retry it on purpose). Only an invite still sending
+// changes; it reports whether it did.
 func (s *Store) AbandonSend(ctx context.Context, eventID, why string) (bool, error) {
-	changed := false
-	_, err := s.changeInvite(ctx, eventID, func(_ *sqlx.Tx, cur invite.State) (invite.State, bool, error) {
-		if cur.Status != invite.Sending {
-			return cur, false, nil
-		}
-		changed = true
-		cur.Status, cur.Reason, cur.LastError = invite.Failed, invite.DeliveryUncertain, uncertain(why)
-		return cur, true, nil
+	c, err := s.change(ctx, invite.KindInvite, eventID, func(_ *sqlx.Tx, cur sendState) (invite.Change, error) {
+		return invite.Abandon(invite.KindInvite, cur.State, why)
 	})
-	return changed, err
+	if errors.Is(err, invite.ErrRefused) {
+		return false, nil
+	}
+	return err == nil && c.Changed(), err
 }

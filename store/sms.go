@@ -27,13 +27,14 @@ func (s *Store) recordMobile(ctx context.Context, tx *sqlx.Tx, eventID, number s
 	return nil
 }
 
-// throttleSMS is minDaysBetweenInvites for SMS: another of the account's
-// SMS invites went to the number (E.164) since the start of the window, or
-// is being sent. Like the email throttle it runs under the (account,
-// address) lock that mayReach holds, so two claims for one number are
-// decided one after the other. A reminder sets customer_mobile too but is
-// no invite by SMS unless the invite itself was (invite_medium).
-func (s *Store) throttleSMS(ctx context.Context, tx *sqlx.Tx, eventID, accountID, number string, since time.Time) (invite.Reason, error) {
+// throttleSMS is minDaysBetweenInvites for SMS: whether another of the
+// account's SMS invites went to the number (E.164) since the start of the
+// window, or is being sent. Like the email throttle it runs under the
+// (account, address) lock that mayReach holds, so two claims for one
+// number are decided one after the other. A reminder sets customer_mobile
+// too but is no invite by SMS unless the invite itself was
+// (invite_medium).
+func (s *Store) throttleSMS(ctx context.Context, tx *sqlx.Tx, eventID, accountID, number string, since time.Time) (bool, error) {
 	var recent bool
 	err := tx.GetContext(ctx, &recent, `
 		SELECT EXISTS (
@@ -42,12 +43,9 @@ func (s *Store) throttleSMS(ctx context.Context, tx *sqlx.Tx, eventID, accountID
 			  AND ((invite_status = 'sent' AND sent_at > $4) OR (invite_status = 'sending' AND updated_at > $4)))`,
 		accountID, number, eventID, since)
 	if err != nil {
-		return "", fmt.Errorf("throttle: %w", err)
+		return false, fmt.Errorf("throttle: %w", err)
 	}
-	if recent {
-		return invite.RecentlyInvited, nil
-	}
-	return "", nil
+	return recent, nil
 }
 
 // SMSDelivery is one report of the provider's status callback on a

@@ -27,10 +27,10 @@ func textOptions(number string) store.ClaimOptions {
 func sendText(t *testing.T, st *store.Store, a *eventfixture.Account, number string) string {
 	t.Helper()
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number})
-	c, err := st.ClaimInviteSend(t.Context(), id, textOptions(number))
+	c, err := st.ClaimSend(t.Context(), invite.KindInvite, id, textOptions(number))
 	require.NoError(t, err)
 	require.True(t, c.Send, "%s/%s", c.State.Status, c.State.Reason)
-	_, err = st.FinishInviteSend(t.Context(), id, store.SendOutcome{SentAt: st.Now()})
+	_, err = st.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
 	require.NoError(t, err)
 	return id
 }
@@ -44,7 +44,7 @@ func TestClaimThrottleSMS(t *testing.T) {
 	a := account(eventfixture.Setting{Medium: invite.SMS, MinDays: 30})
 	claim := func(a *eventfixture.Account, number string) store.Claim {
 		t.Helper()
-		c, err := st.ClaimInviteSend(ctx, a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number}), textOptions(number))
+		c, err := st.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number}), textOptions(number))
 		require.NoError(t, err)
 		return c
 	}

@@ -33,7 +33,7 @@ type SuppressionFilter struct {
 }
 
 // suppressionLockKey is the advisory lock that orders the suppression of
-// an address against sends to it: ClaimInviteSend holds it while it reads
+// an address against sends to it: ClaimSend holds it while it reads
 // the list, AddSuppression while it writes, so no send is claimed for an
 // address once its suppression has committed.
 func suppressionLockKey(accountID, address string) string {

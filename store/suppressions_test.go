@@ -76,7 +76,7 @@ func TestSuppressionOutlivesItsEvent(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	c := claimSend(t, st, id)
-	_, err := st.FinishInviteSend(ctx, id, store.SendOutcome{Reason: invite.Rejected, Error: "550 5.1.1 unknown user",
+	_, err := st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 unknown user",
 		Suppress: invite.Bounced, Address: c.Address})
 	require.NoError(t, err)
 	x, err := st.Suppression(ctx, a.AccountID, "jane.doe@example.com")
@@ -117,7 +117,7 @@ func TestSuppressionRacesAClaim(t *testing.T) {
 			serr  error
 		)
 		wg.Add(2)
-		go func() { defer wg.Done(); claim, cerr = st.ClaimInviteSend(ctx, id, store.ClaimOptions{}) }()
+		go func() { defer wg.Done(); claim, cerr = st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{}) }()
 		go func() {
 			defer wg.Done()
 			sup, _, serr = st.AddSuppression(ctx, a.AccountID, email, invite.Email, invite.Unsubscribed, "")

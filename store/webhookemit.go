@@ -20,10 +20,9 @@ import (
 // that an endpoint may subscribe to inserts its delivery rows in the
 // transaction that makes the change, so the change cannot commit without
 // them, nor they without it. The emit functions below are called at the
-// point of each write (changeInvite, CancelInvite, changeReminder,
-// SaveReview, moderate, changeReply, addSuppression); payloads are built
-// from the event row's IDs, statuses and customer reference, never from
-// its customer data.
+// point of each write (apply, SaveReview, moderate, changeReply,
+// addSuppression); payloads are built from the event row's IDs, statuses
+// and customer reference, never from its customer data.
 
 // webhookStatements are the statements emitting runs inside the hot
 // invite transitions, prepared like the invite's own.
@@ -108,62 +107,37 @@ func (s *Store) emitWebhooks(ctx context.Context, tx *sqlx.Tx, accountID string,
 	return nil
 }
 
-// inviteWebhookType is the event type that an invite moving from one
-// status to another reports, or "" for none. pending and sending are
-// steps no shop needs to hear about; sending back to scheduled is a send
-// to be tried again, not a new schedule.
-func inviteWebhookType(from, to invite.Status) string {
-	if from == to || (from == invite.Sending && to == invite.Scheduled) {
-		return ""
-	}
-	switch to {
-	case invite.Scheduled:
-		return webhook.InviteScheduled
-	case invite.Sent:
-		return webhook.InviteSent
-	case invite.Skipped:
-		return webhook.InviteSkipped
-	case invite.Failed:
-		return webhook.InviteFailed
-	case invite.Cancelled:
-		return webhook.InviteCancelled
-	}
-	return ""
-}
-
-// emitInviteWebhook reports the invite of eventID moving from one status
-// to another, after the transaction has written it.
-func (s *Store) emitInviteWebhook(ctx context.Context, tx *sqlx.Tx, eventID string, from, to invite.Status) error {
-	typ := inviteWebhookType(from, to)
-	if typ == "" {
+// emitSendWebhook writes the webhook deliveries of a change of an
+// invite or a reminder (invite.Change.Event), after the transaction has
+// written it.
+func (s *Store) emitSendWebhook(ctx context.Context, tx *sqlx.Tx, eventID string, c invite.Change) error {
+	if c.Event == "" {
 		return nil
 	}
-	src, err := s.loadWebhookSource(ctx, tx, eventID, typ)
+	src, err := s.loadWebhookSource(ctx, tx, eventID, c.Event)
 	if err != nil || !src.Subscribed {
 		return err
 	}
-	return s.emitWebhooks(ctx, tx, src.AccountID, webhook.Message{Type: typ, Timestamp: s.Now(), Data: webhook.InviteData{
+	var data webhook.Payload = webhook.InviteData{
 		EventID: eventID, EventTypeID: src.EventTypeID, ChannelID: src.ChannelID, CustomerReference: src.CustomerReference,
 		Status: string(src.InviteStatus), Reason: string(src.InviteReason), Medium: string(src.InviteMedium),
 		ScheduledFor: timeOf(src.ScheduledFor), SentAt: timeOf(src.SentAt),
-	}})
+	}
+	if c.Kind == invite.KindReminder {
+		data = webhook.ReminderData{
+			EventID: eventID, EventTypeID: src.EventTypeID, ChannelID: src.ChannelID, CustomerReference: src.CustomerReference,
+			Status: string(c.To.Status), Medium: string(src.InviteMedium),
+			ScheduledFor: timeOf(src.ReminderScheduledFor), SentAt: timeOf(src.ReminderSentAt),
+		}
+	}
+	return s.emitWebhooks(ctx, tx, src.AccountID, webhook.Message{Type: c.Event, Timestamp: s.Now(), Data: data})
 }
 
-// emitReminderWebhook reports a reminder that has just been recorded
-// sent (reminder.sent, the one reminder event type).
-func (s *Store) emitReminderWebhook(ctx context.Context, tx *sqlx.Tx, eventID string, from, to invite.Status) error {
-	if from == to || to != invite.Sent {
-		return nil
-	}
-	src, err := s.loadWebhookSource(ctx, tx, eventID, webhook.ReminderSent)
-	if err != nil || !src.Subscribed {
-		return err
-	}
-	return s.emitWebhooks(ctx, tx, src.AccountID, webhook.Message{Type: webhook.ReminderSent, Timestamp: s.Now(), Data: webhook.ReminderData{
-		EventID: eventID, EventTypeID: src.EventTypeID, ChannelID: src.ChannelID, CustomerReference: src.CustomerReference,
-		Status: string(invite.Sent), Medium: string(src.InviteMedium),
-		ScheduledFor: timeOf(src.ReminderScheduledFor), SentAt: timeOf(src.ReminderSentAt),
-	}})
+// emitInviteWebhook reports the invite of eventID moving from one status
+// to another outside the send's steps (the erasure of a customer), after
+// the transaction has written it.
+func (s *Store) emitInviteWebhook(ctx context.Context, tx *sqlx.Tx, eventID string, from, to invite.Status) error {
+	return s.emitSendWebhook(ctx, tx, eventID, invite.Change{Kind: invite.KindInvite, Event: invite.EventOf(invite.KindInvite, from, to)})
 }
 
 // emitReviewWebhook reports a review stored for the first time

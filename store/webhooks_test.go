@@ -143,17 +143,17 @@ func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 
 	id := a.Event(t, eventfixture.Event{FirstName: "Jane", LastName: "Doe", Mobile: "+4915112345678", CustomerReference: "C-42"})
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	_, err = st.MarkInviteScheduled(ctx, id, at)
+	_, err = st.MarkScheduled(ctx, invite.KindInvite, id, at)
 	require.NoError(t, err)
-	_, err = st.MarkInviteScheduled(ctx, id, at.Add(time.Hour))
+	_, err = st.MarkScheduled(ctx, invite.KindInvite, id, at.Add(time.Hour))
 	require.NoError(t, err) // scheduled again: no new status, no webhook
 	claimSend(t, st, id)
-	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Retry: true, Error: "421 try later"})
+	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 try later"})
 	require.NoError(t, err) // back to scheduled for another try: not a new schedule
-	_, err = st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	_, err = st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
 	require.NoError(t, err)
 	sentAt := at.Add(2 * time.Hour)
-	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{SentAt: sentAt})
+	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: sentAt})
 	require.NoError(t, err)
 
 	ds := deliveries(t, st, all)
@@ -185,10 +185,10 @@ func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 
 	// Skipped, failed, cancelled: each its type.
 	skipped := a.Event(t, eventfixture.Event{})
-	_, err = st.MarkInviteSkipped(ctx, skipped, invite.SettingInactive)
+	_, err = st.MarkSkipped(ctx, invite.KindInvite, skipped, invite.SettingInactive)
 	require.NoError(t, err)
 	failed := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
-	_, err = st.MarkInviteFailed(ctx, failed, invite.Reason("smtp_error"), "gave up")
+	_, err = st.GiveUp(ctx, invite.KindInvite, failed, invite.Reason("smtp_error"), "gave up")
 	require.NoError(t, err)
 	cancelled := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	_, err = st.CancelInvite(ctx, a.AccountID, cancelled)
@@ -213,12 +213,12 @@ func TestReminderReviewAndSuppressionEmitWebhooks(t *testing.T) {
 
 	sentAt := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: sentAt, CustomerReference: "C-7"})
-	_, err := st.MarkReminderScheduled(ctx, id, sentAt.Add(72*time.Hour))
+	_, err := st.MarkScheduled(ctx, invite.KindReminder, id, sentAt.Add(72*time.Hour))
 	require.NoError(t, err)
-	c, err := st.ClaimReminderSend(ctx, id, store.ClaimOptions{})
+	c, err := st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishReminderSend(ctx, id, store.SendOutcome{SentAt: sentAt.Add(72 * time.Hour)})
+	_, err = st.FinishSend(ctx, invite.KindReminder, id, invite.SendResult{SentAt: sentAt.Add(72 * time.Hour)})
 	require.NoError(t, err)
 
 	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 2, Comment: "late", Locale: "de"})
@@ -275,7 +275,7 @@ func TestWebhookOutboxIsAtomic(t *testing.T) {
 		CREATE CONSTRAINT TRIGGER refuse_event AFTER UPDATE ON events DEFERRABLE INITIALLY DEFERRED
 		FOR EACH ROW EXECUTE FUNCTION refuse_event()`)
 	require.NoError(t, err)
-	_, err = st.MarkInviteScheduled(ctx, doomed, time.Now())
+	_, err = st.MarkScheduled(ctx, invite.KindInvite, doomed, time.Now())
 	require.Error(t, err)
 	st1, err := st.LoadInviteState(ctx, doomed)
 	require.NoError(t, err)
@@ -317,7 +317,7 @@ func TestWebhookAttempts(t *testing.T) {
 
 	emit := func() {
 		t.Helper()
-		_, err := st.MarkInviteScheduled(ctx, a.Event(t, eventfixture.Event{}), now)
+		_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
 		require.NoError(t, err)
 	}
 	emit()
@@ -425,7 +425,7 @@ func TestPreviousSecretSignsUntilItExpires(t *testing.T) {
 	ep := endpoint(t, st, a.AccountID, webhook.InviteScheduled)
 	now := time.Now().UTC()
 	st.SetClock(func() time.Time { return now })
-	_, err := st.MarkInviteScheduled(ctx, a.Event(t, eventfixture.Event{}), now)
+	_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
 	require.NoError(t, err)
 	d := deliveries(t, st, ep)[0]
 	_, err = st.RotateWebhookSecret(ctx, a.AccountID, ep.ID, []byte("sealed new"), 24*time.Hour)
@@ -451,7 +451,7 @@ func TestWebhookStartClaims(t *testing.T) {
 	now := time.Now().UTC()
 	st.SetClock(func() time.Time { return now })
 	for range 6 {
-		_, err := st.MarkInviteScheduled(ctx, a.Event(t, eventfixture.Event{}), now)
+		_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
 		require.NoError(t, err)
 	}
 

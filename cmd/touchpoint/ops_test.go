@@ -143,10 +143,10 @@ func TestInvitesShowAttempts(t *testing.T) {
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	ctx := context.Background()
-	c, err := st.ClaimInviteSend(ctx, id, store.ClaimOptions{})
+	c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishInviteSend(ctx, id, store.SendOutcome{Retry: true, Error: "421 busy"})
+	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 busy"})
 	require.NoError(t, err)
 
 	out, err := opsCLI(t, vars, "invites", "show", id, "--json")
@@ -157,7 +157,7 @@ func TestInvitesShowAttempts(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &shown), out)
 	require.Len(t, shown.Attempts, 1)
-	assert.Equal(t, store.OutcomeTransient, shown.Attempts[0].Outcome)
+	assert.Equal(t, invite.OutcomeTransient, shown.Attempts[0].Outcome)
 	assert.Equal(t, "421 busy", shown.Attempts[0].Detail)
 	assert.NotEmpty(t, shown.Workflow.Error, "Temporal does not answer here; the database state is shown anyway")
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/senderr"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
@@ -34,12 +35,12 @@ import (
 // SMS provider configured"), so ops can find those invites and retry them
 // once a provider exists.
 //
-// Errors are classified as the mailer's are (mail.KindOf): Transient is
+// Its errors speak the vocabulary of every medium (senderr): Transient is
 // retried, Permanent fails the invite, Uncertain (the provider may have
 // taken it) fails it as delivery_uncertain and is never sent again. A
-// permanent refusal of the number (mail.RecipientRefused) suppresses it
-// as bounced, one that says the customer opted out (sms.Unsubscribed) as
-// unsubscribed — except sms.RegionNotPermitted, see suppressionOf.
+// permanent refusal of the number itself (senderr.RecipientRefused)
+// suppresses it as bounced, one whose owner opted out
+// (senderr.RecipientOptedOut) as unsubscribed.
 type SMSSender interface {
 	SendSMS(ctx context.Context, m SMS) (messageSID string, err error)
 }
@@ -199,7 +200,7 @@ func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (i
 	}
 	log.WarnContext(ctx, "invite delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, claim.Address),
 		"error", err.Error(), "attempt", st.Attempts)
-	if kind == mail.Transient {
+	if kind == senderr.Transient {
 		return st, temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
 	}
 	return st, failedError(st)
@@ -245,7 +246,7 @@ func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) 
 		return invite.Reminder{}, storeError(ferr)
 	}
 	log.WarnContext(ctx, "reminder delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, claim.Address), "error", err.Error())
-	if kind == mail.Transient {
+	if kind == senderr.Transient {
 		return rem.Reminder(), temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
 	}
 	return rem.Reminder(), nil
@@ -256,7 +257,7 @@ func (a *Activities) deliver(ctx context.Context, medium invite.Medium, address 
 	msg rendered, reminder bool) error {
 	if medium == invite.SMS {
 		if msg.text == "" { // the claim found a number render did not: a bug, not worth a retry
-			return mail.NewError(mail.Permanent, "sms: no text rendered", false)
+			return &senderr.Error{Kind: senderr.Permanent, Text: "sms: no text rendered"}
 		}
 		sid, err := a.SMS.SendSMS(ctx, SMS{EventID: c.EventID, Reminder: reminder, To: address, Text: msg.text})
 		if err == nil {
@@ -271,20 +272,20 @@ func (a *Activities) deliver(ctx context.Context, medium invite.Medium, address 
 		Subject: m.Subject, Text: m.Text, HTML: m.HTML, UnsubscribeURL: a.unsubscribeURL(c.EventID)})
 }
 
-// outcomeOf classifies a failed delivery: err is a *mail.Error (or an SMS
-// provider's error) whose text never holds the full address. It is not
-// passed on as a cause, because the SDK would serialise the errors it
-// wraps, too. A permanent refusal may suppress the address (suppressionOf).
-func outcomeOf(err error, address string) (mail.Kind, invite.SendResult) {
-	kind := mail.KindOf(err)
+// outcomeOf classifies a failed delivery by the senders' one vocabulary
+// (senderr): err's text never holds the full address. It is not passed
+// on as a cause, because the SDK would serialise the errors it wraps,
+// too. A permanent refusal may suppress the address (suppressionOf).
+func outcomeOf(err error, address string) (senderr.Kind, invite.SendResult) {
+	kind := senderr.KindOf(err)
 	out := invite.SendResult{Error: err.Error(), Address: address}
 	switch kind {
-	case mail.Transient:
+	case senderr.Transient:
 		out.Retry = true
-	case mail.Permanent:
+	case senderr.Permanent:
 		out.Reason = invite.Rejected
-		out.Suppress = suppressionOf(err)
-	case mail.Uncertain:
+		out.Suppress = suppressionOf(senderr.RecipientOf(err))
+	case senderr.Uncertain:
 		out.Reason = invite.DeliveryUncertain
 	}
 	return kind, out
@@ -292,17 +293,15 @@ func outcomeOf(err error, address string) (mail.Kind, invite.SendResult) {
 
 // suppressionOf is the suppression a permanent refusal calls for: the
 // customer had opted out of the sender's messages (unsubscribed), or the
-// address or number itself was refused for good (bounced). A number the
-// provider refuses only because the account may not send to its country
-// is not suppressed: that is fixed in the provider's settings, and the
-// invite, failed as rejected, can then be retried.
-func suppressionOf(err error) invite.SuppressionReason {
-	switch {
-	case sms.Unsubscribed(err):
+// address or number itself was refused for good (bounced). A refusal that
+// is no fault of the recipient (the message, the sender's account, a
+// region it may not send to) suppresses nothing: the invite, failed as
+// rejected, can be retried once that is fixed.
+func suppressionOf(r senderr.Recipient) invite.SuppressionReason {
+	switch r {
+	case senderr.RecipientOptedOut:
 		return invite.Unsubscribed
-	case sms.RegionNotPermitted(err):
-		return ""
-	case mail.RecipientRefused(err):
+	case senderr.RecipientRefused:
 		return invite.Bounced
 	}
 	return ""

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/senderr"
 	"github.com/touchpoint/touchpoint/sms"
 )
 
@@ -32,7 +32,7 @@ func NewTwilioSMS(provider *sms.Twilio, statusCallbackURL string) (*TwilioSMS, e
 func (t *TwilioSMS) SendSMS(ctx context.Context, m SMS) (string, error) {
 	callback, err := sms.StatusCallbackFor(t.statusURL, m.EventID, m.Reminder)
 	if err != nil { // checked in NewTwilioSMS
-		return "", mail.NewError(mail.Permanent, "sms: status callback URL: "+err.Error(), false)
+		return "", &senderr.Error{Kind: senderr.Permanent, Text: "sms: status callback URL: " + err.Error()}
 	}
 	return t.provider.Send(ctx, sms.Message{To: m.To, Body: m.Text, StatusCallback: callback})
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/touchpoint/touchpoint/senderr"
 )
 
 // Dir writes each message as <event ID>.eml into a directory, for
@@ -54,7 +56,7 @@ func (d *Dir) Send(ctx context.Context, m Message) error {
 	}
 	f, err := os.CreateTemp(d.dir, ".tmp-*.eml")
 	if err != nil {
-		return &Error{Kind: Transient, msg: "write eml: " + err.Error(), err: err}
+		return &senderr.Error{Kind: senderr.Transient, Text: "write eml: " + err.Error(), Err: err}
 	}
 	_, err = msg.WriteTo(f)
 	if err == nil {
@@ -66,7 +68,7 @@ func (d *Dir) Send(ctx context.Context, m Message) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return &Error{Kind: Transient, msg: "write eml: " + err.Error(), err: err}
+		return &senderr.Error{Kind: senderr.Transient, Text: "write eml: " + err.Error(), Err: err}
 	}
 	d.logger.InfoContext(ctx, "invite written to file (no SMTP server configured)",
 		"event_id", m.EventID, "to", MaskEmail(m.To), "file", d.Path(m.ID()))

@@ -1,17 +1,17 @@
 // Package mail delivers rendered invites: over SMTP (TOUCHPOINT_SMTP_URL)
 // or, for `touchpoint dev` without a mail server, into .eml files.
 //
-// Send errors say whether trying again can help (Kind): an SMTP 5xx reply
-// for the recipient or the message is Permanent; 4xx replies, refused
-// connections and timeouts are Transient; a connection lost after the
-// whole message went out is Uncertain — the server may have taken it.
-// Error texts never carry the recipient's address, only its masked form,
-// because they end up in Temporal's history.
+// Send errors are *senderr.Error, the vocabulary every medium shares: an
+// SMTP 5xx reply for the recipient or the message is Permanent (for the
+// recipient, RecipientRefused); 4xx replies, refused connections and
+// timeouts are Transient; a connection lost after the whole message went
+// out is Uncertain — the server may have taken it. Error texts never
+// carry the recipient's address, only its masked form, because they end
+// up in Temporal's history.
 package mail
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	netmail "net/mail"
@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	gomail "github.com/wneessen/go-mail"
+
+	"github.com/touchpoint/touchpoint/senderr"
 )
 
 // Message is one invite, or one reminder, to deliver.
@@ -64,61 +66,6 @@ func (m Message) ID() string {
 // Sender delivers messages.
 type Sender interface {
 	Send(ctx context.Context, m Message) error
-}
-
-// Kind tells whether a failed send may succeed later.
-type Kind int
-
-const (
-	// Transient: try again later (4xx, connection refused, timeout).
-	Transient Kind = iota
-	// Permanent: the server refused the recipient or the message (5xx).
-	Permanent
-	// Uncertain: the connection broke after the message was sent; it may
-	// have been delivered, so sending again may duplicate it.
-	Uncertain
-)
-
-func (k Kind) String() string {
-	return [...]string{"transient", "permanent", "uncertain"}[k]
-}
-
-// Error is a failed send.
-type Error struct {
-	Kind Kind
-	Code int // the SMTP reply code, 0 if none
-	// RecipientRefused: a Permanent refusal of the address itself (a 5xx
-	// reply to RCPT TO, or an address that cannot be written), not of
-	// this message; sending to it again would meet the same refusal.
-	RecipientRefused bool
-	msg              string
-	err              error
-}
-
-func (e *Error) Error() string { return e.msg }
-func (e *Error) Unwrap() error { return e.err }
-
-// KindOf classifies any error from a Sender; unknown errors are Transient.
-func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return Transient
-}
-
-// RecipientRefused reports whether err is a refusal of the address itself
-// (see Error.RecipientRefused).
-func RecipientRefused(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.RecipientRefused
-}
-
-// NewError makes an *Error for a sender outside this package (the SMS
-// adapter), so its failures are classified like an email's. msg follows
-// the same rule as this package's texts: no full address in it.
-func NewError(kind Kind, msg string, recipientRefused bool) *Error {
-	return &Error{Kind: kind, RecipientRefused: recipientRefused, msg: msg}
 }
 
 // New returns the SMTP sender for smtpURL, or, when it is "", the
@@ -172,7 +119,7 @@ func newSender(from string) (sender, error) {
 // derived from the event ID, and headers marking it as automatic.
 func (s sender) build(m Message) (*gomail.Msg, error) {
 	if m.EventID == "" {
-		return nil, &Error{Kind: Permanent, msg: "message has no event ID"}
+		return nil, &senderr.Error{Kind: senderr.Permanent, Text: "message has no event ID"}
 	}
 	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
 	fromName := s.from.Name
@@ -180,15 +127,15 @@ func (s sender) build(m Message) (*gomail.Msg, error) {
 		fromName = n
 	}
 	if err := msg.FromFormat(fromName, s.from.Address); err != nil {
-		return nil, &Error{Kind: Permanent, msg: "invalid from address", err: err}
+		return nil, &senderr.Error{Kind: senderr.Permanent, Text: "invalid from address", Err: err}
 	}
 	if m.ReplyTo != "" {
 		if err := msg.ReplyTo(m.ReplyTo); err != nil {
-			return nil, &Error{Kind: Permanent, msg: "invalid reply-to address", err: err}
+			return nil, &senderr.Error{Kind: senderr.Permanent, Text: "invalid reply-to address", Err: err}
 		}
 	}
 	if err := msg.AddToFormat(oneLine(m.ToName), m.To); err != nil {
-		return nil, &Error{Kind: Permanent, RecipientRefused: true, msg: "invalid recipient address " + MaskEmail(m.To)}
+		return nil, &senderr.Error{Kind: senderr.Permanent, Recipient: senderr.RecipientRefused, Text: "invalid recipient address " + MaskEmail(m.To)}
 	}
 	msg.Subject(oneLine(m.Subject))
 	msg.SetMessageIDWithValue(m.ID() + "@" + s.domain)

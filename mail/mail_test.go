@@ -21,6 +21,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/senderr"
 )
 
 const from = "Touchpoint <invites@touchpoint.example>"
@@ -86,25 +87,25 @@ func TestSMTPErrorKinds(t *testing.T) {
 	tests := []struct {
 		name    string
 		script  func()
-		kind    mail.Kind
+		kind    senderr.Kind
 		code    int
 		refused bool // the address itself
 	}{
-		{"recipient refused for good", func() { srv.FailRCPT(1, 550) }, mail.Permanent, 550, true},
-		{"recipient refused for now", func() { srv.FailRCPT(1, 451) }, mail.Transient, 451, false},
-		{"message refused for good", func() { srv.FailDATA(1, 554) }, mail.Permanent, 554, false},
-		{"message refused for now", func() { srv.FailDATA(1, 452) }, mail.Transient, 452, false},
-		{"hung up after the message", func() { srv.HangUpAfterDATA(1) }, mail.Uncertain, 0, false},
+		{"recipient refused for good", func() { srv.FailRCPT(1, 550) }, senderr.Permanent, 550, true},
+		{"recipient refused for now", func() { srv.FailRCPT(1, 451) }, senderr.Transient, 451, false},
+		{"message refused for good", func() { srv.FailDATA(1, 554) }, senderr.Permanent, 554, false},
+		{"message refused for now", func() { srv.FailDATA(1, 452) }, senderr.Transient, 452, false},
+		{"hung up after the message", func() { srv.HangUpAfterDATA(1) }, senderr.Uncertain, 0, false},
 	}
 	for _, tc := range tests { // sequential: they share the server's script
 		tc.script()
 		err := s.Send(t.Context(), message())
 		require.Error(t, err, tc.name)
-		assert.Equal(t, tc.kind, mail.KindOf(err), "%s: %v", tc.name, err)
-		var me *mail.Error
+		assert.Equal(t, tc.kind, senderr.KindOf(err), "%s: %v", tc.name, err)
+		var me *senderr.Error
 		require.ErrorAs(t, err, &me, tc.name)
 		assert.Equal(t, tc.code, me.Code, tc.name)
-		assert.Equal(t, tc.refused, mail.RecipientRefused(err), tc.name)
+		assert.Equal(t, tc.refused, senderr.RecipientOf(err) == senderr.RecipientRefused, tc.name)
 		assert.NotContains(t, strings.ToLower(err.Error()), "jane.doe@example.com", "%s: the address never leaks into an error", tc.name)
 	}
 	// The 550 reply echoes the address; the error shows it masked.
@@ -115,7 +116,7 @@ func TestSMTPErrorKinds(t *testing.T) {
 	srv.Stop()
 	err = s.Send(t.Context(), message())
 	require.Error(t, err)
-	assert.Equal(t, mail.Transient, mail.KindOf(err), "connection refused: %v", err)
+	assert.Equal(t, senderr.Transient, senderr.KindOf(err), "connection refused: %v", err)
 }
 
 func TestSMTPTimeout(t *testing.T) {
@@ -137,7 +138,7 @@ func TestSMTPTimeout(t *testing.T) {
 	start := time.Now()
 	err = s.Send(t.Context(), message())
 	require.Error(t, err)
-	assert.Equal(t, mail.Transient, mail.KindOf(err))
+	assert.Equal(t, senderr.Transient, senderr.KindOf(err))
 	assert.Less(t, time.Since(start), 10*time.Second)
 }
 
@@ -154,7 +155,7 @@ func TestSMTPStartTLSAndAuth(t *testing.T) {
 	require.NoError(t, err)
 	err = bad.Send(t.Context(), message())
 	require.Error(t, err)
-	assert.Equal(t, mail.Transient, mail.KindOf(err), "bad credentials are for ops to fix, then the retry succeeds")
+	assert.Equal(t, senderr.Transient, senderr.KindOf(err), "bad credentials are for ops to fix, then the retry succeeds")
 	assert.NotContains(t, err.Error(), "wrong")
 }
 
@@ -203,8 +204,8 @@ func TestInvalidRecipientIsPermanent(t *testing.T) {
 	m := message()
 	m.To = "not-an-address"
 	err = s.Send(t.Context(), m)
-	assert.Equal(t, mail.Permanent, mail.KindOf(err))
-	assert.True(t, mail.RecipientRefused(err), "no server can take it")
+	assert.Equal(t, senderr.Permanent, senderr.KindOf(err))
+	assert.True(t, senderr.RecipientOf(err) == senderr.RecipientRefused, "no server can take it")
 	assert.Empty(t, srv.Messages())
 }
 
@@ -262,7 +263,7 @@ func TestSMTPStartTLSRequired(t *testing.T) {
 	err = s.Send(t.Context(), message())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "STARTTLS")
-	assert.Equal(t, mail.Transient, mail.KindOf(err), "ops fix the server, then a retry succeeds")
+	assert.Equal(t, senderr.Transient, senderr.KindOf(err), "ops fix the server, then a retry succeeds")
 	assert.NotContains(t, err.Error(), message().To)
 	assert.Empty(t, plain.Messages(), "nothing was sent in clear")
 	// Opportunistic (the default) would have sent it.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
+
+	"github.com/touchpoint/touchpoint/senderr"
 )
 
 // SMTPOptions tunes an SMTP sender; zero values take the defaults.
@@ -119,7 +121,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	}
 	c, err := gomail.NewClient(s.host, s.opts...)
 	if err != nil {
-		return &Error{Kind: Transient, msg: "smtp client: " + err.Error(), err: err}
+		return &senderr.Error{Kind: senderr.Transient, Text: "smtp client: " + err.Error(), Err: err}
 	}
 	err = c.DialAndSendWithContext(ctx, msg)
 	if err == nil || msg.IsDelivered() {
@@ -128,9 +130,10 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	return classify(err, m.To)
 }
 
-// classify turns a go-mail error into an *Error without the address.
-func classify(err error, rcpt string) *Error {
-	e := &Error{Kind: Transient, err: err}
+// classify turns a go-mail error into a *senderr.Error without the
+// address.
+func classify(err error, rcpt string) *senderr.Error {
+	e := &senderr.Error{Kind: senderr.Transient, Err: err}
 	var tpe *textproto.Error
 	if errors.As(err, &tpe) {
 		e.Code = tpe.Code
@@ -149,15 +152,17 @@ func classify(err error, rcpt string) *Error {
 		switch se.Reason {
 		case gomail.ErrSMTPRcptTo, gomail.ErrSMTPData, gomail.ErrSMTPDataClose:
 			if e.Code >= 500 {
-				e.Kind = Permanent
-				e.RecipientRefused = se.Reason == gomail.ErrSMTPRcptTo
+				e.Kind = senderr.Permanent
+				if se.Reason == gomail.ErrSMTPRcptTo {
+					e.Recipient = senderr.RecipientRefused
+				}
 			}
 		}
 		if se.Reason == gomail.ErrSMTPDataClose && e.Code == 0 {
 			// The whole message went out but no reply came back.
-			e.Kind = Uncertain
+			e.Kind = senderr.Uncertain
 		}
 	}
-	e.msg = "smtp: " + redact(text, rcpt)
+	e.Text = "smtp: " + redact(text, rcpt)
 	return e
 }

@@ -1,20 +1,11 @@
 package sms
 
-import "errors"
-
 // CodeRegionNotPermitted (21408): the account may not send to the
-// number's country. It refuses the number (RecipientRefused), but the
-// fault is the account's geographic permissions, not the number: once
-// they are fixed the same number is reached, so it is no reason to
-// suppress the number.
+// number's country. The fault is the account's geographic permissions,
+// not the number: once they are fixed the same number is reached, so a
+// send refused with it is Permanent but senderr.RecipientNotAtFault, and
+// no reason to suppress the number.
 const CodeRegionNotPermitted = 21408
-
-// RegionNotPermitted reports whether err is a send refused with
-// CodeRegionNotPermitted.
-func RegionNotPermitted(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Code == CodeRegionNotPermitted
-}
 
 // OptedOut reports whether a status update says the recipient had opted
 // out (error 21610): a messaging service accepts the message first and
@@ -24,14 +15,13 @@ func (s Status) OptedOut() bool {
 }
 
 // NumberRefused reports whether a status update says the number itself
-// can never be reached: a code that makes a Send error RecipientRefused
-// (a messaging service reports those here), other than
-// CodeRegionNotPermitted, or the carrier's unknown handset (30005) or
-// landline (30006). Other undelivered messages — a phone switched off
+// can never be reached: a code that makes a Send error
+// senderr.RecipientRefused (a messaging service reports those here), or
+// the carrier's unknown handset (30005) or landline (30006). Other undelivered messages — a phone switched off
 // (30003), a carrier's filter (30007) — say nothing lasting about the
 // number.
 func (s Status) NumberRefused() bool {
-	if !failedDelivery(s.Status) || s.ErrorCode == CodeRegionNotPermitted {
+	if !failedDelivery(s.Status) {
 		return false
 	}
 	switch s.ErrorCode {

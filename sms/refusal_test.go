@@ -1,12 +1,12 @@
 package sms_test
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/touchpoint/touchpoint/senderr"
 	"github.com/touchpoint/touchpoint/sms"
 )
 
@@ -37,13 +37,15 @@ func TestStatusRefusals(t *testing.T) {
 	}
 }
 
+// A region the account may not send to is the account's fault, not the
+// number's: the send is refused for good, the number is not.
 func TestRegionNotPermitted(t *testing.T) {
 	t.Parallel()
-	assert.False(t, sms.RegionNotPermitted(errors.New("other")))
-	assert.False(t, sms.RegionNotPermitted(nil))
-	for code, want := range map[int]bool{sms.CodeRegionNotPermitted: true, 21211: false} {
+	for code, want := range map[int]senderr.Recipient{sms.CodeRegionNotPermitted: senderr.RecipientNotAtFault, 21211: senderr.RecipientRefused} {
 		srv, _ := provider(t, 400, fmt.Sprintf(`{"code": %d, "message": "refused", "status": 400}`, code))
 		_, err := newTwilio(t, sms.Config{BaseURL: srv.URL}).Send(t.Context(), sms.Message{To: recipient, Body: "hi"})
-		assert.Equal(t, want, sms.RegionNotPermitted(fmt.Errorf("send: %w", err)), "code %d", code)
+		err = fmt.Errorf("send: %w", err)
+		assert.Equal(t, senderr.Permanent, senderr.KindOf(err), "code %d", code)
+		assert.Equal(t, want, senderr.RecipientOf(err), "code %d", code)
 	}
 }

@@ -4,58 +4,48 @@
 // counting (Segments), the signature on the provider's callbacks
 // (ValidateSignature) and parsers for them (ParseStatus, ParseInbound).
 //
-// A failed send is an *Error that unwraps to a *mail.Error, so the invite
-// activities classify it exactly like an email: mail.KindOf tells
-// Transient (retry), Permanent (fail) and Uncertain (the provider may have
-// taken it: never send again); mail.RecipientRefused tells a number the
-// provider refuses for good (suppress it as bounced). Unsubscribed tells
-// the one case email has no word for: the recipient replied STOP.
+// A failed send is an *Error that unwraps to a *senderr.Error, so the
+// send step classifies it exactly like an email's: senderr.KindOf tells
+// Transient (retry), Permanent (give up) and Uncertain (the provider may
+// have taken it: never send again); senderr.RecipientOf tells a number the
+// provider refuses for good (RecipientRefused: suppress it as bounced)
+// and one whose owner replied STOP (RecipientOptedOut: suppress it as
+// unsubscribed). A region the account may not send to is no fault of the
+// number (CodeRegionNotPermitted).
 //
 // Error texts never carry the full number (only MaskNumber's form) nor
 // the auth token, because they end up in Temporal's history and in logs.
 package sms
 
 import (
-	"errors"
 	"regexp"
 	"strings"
 
-	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/senderr"
 )
 
-// Error is a failed send. Its kind and whether the number itself was
-// refused are on the *mail.Error it unwraps to (mail.KindOf,
-// mail.RecipientRefused); what only SMS has is here.
+// Error is a failed send. What it means is on the *senderr.Error it
+// unwraps to (senderr.KindOf, senderr.RecipientOf); what only the
+// provider's API has is here.
 type Error struct {
 	// Status is the provider's HTTP status, 0 when no answer came.
 	Status int
 	// Code is the provider's error code (21211: invalid number), 0 if none.
 	Code int
-	// Unsubscribed: the recipient opted out by replying STOP (21610).
-	// It is also RecipientRefused, so check it first: the number is
-	// suppressed as unsubscribed, not bounced.
-	Unsubscribed bool
 
-	mail  *mail.Error
+	send  *senderr.Error
 	cause error
 }
 
-func (e *Error) Error() string { return e.mail.Error() }
+func (e *Error) Error() string { return e.send.Error() }
 
-// Unwrap gives the *mail.Error and, if any, the transport error
+// Unwrap gives the *senderr.Error and, if any, the transport error
 // (context.DeadlineExceeded, a *net.OpError, …).
 func (e *Error) Unwrap() []error {
 	if e.cause == nil {
-		return []error{e.mail}
+		return []error{e.send}
 	}
-	return []error{e.mail, e.cause}
-}
-
-// Unsubscribed reports whether err says the recipient opted out (see
-// Error.Unsubscribed).
-func Unsubscribed(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Unsubscribed
+	return []error{e.send, e.cause}
 }
 
 // MaskNumber hides all but the last four digits of a number, for logs and

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/senderr"
 )
 
 // DefaultBaseURL is Twilio's REST API.
@@ -125,15 +125,15 @@ func checkCallbackURL(raw string) error {
 // Errors are *Error (see the package doc): 429 and 5xx answers, and
 // failures before the request was written (connection refused, DNS), are
 // Transient; a timeout or a broken connection after it was written is
-// Uncertain; other answers are Permanent, with RecipientRefused for a
-// number the provider will never reach and Unsubscribed for one that
-// replied STOP.
+// Uncertain; other answers are Permanent, with senderr.RecipientRefused
+// for a number the provider will never reach and RecipientOptedOut for one
+// that replied STOP.
 func (t *Twilio) Send(ctx context.Context, m Message) (string, error) {
 	if strings.TrimSpace(m.To) == "" {
-		return "", t.fail(mail.Permanent, 0, 0, false, false, "sms: message has no recipient number", nil)
+		return "", t.fail(senderr.Permanent, senderr.RecipientNotAtFault, 0, 0, "sms: message has no recipient number", nil)
 	}
 	if m.Body == "" {
-		return "", t.fail(mail.Permanent, 0, 0, false, false, "sms: message has no text", nil)
+		return "", t.fail(senderr.Permanent, senderr.RecipientNotAtFault, 0, 0, "sms: message has no text", nil)
 	}
 	form := url.Values{"To": {m.To}, "Body": {m.Body}}
 	if t.cfg.From != "" {
@@ -145,7 +145,7 @@ func (t *Twilio) Send(ctx context.Context, m Message) (string, error) {
 	callback := t.cfg.StatusCallbackURL
 	if m.StatusCallback != "" {
 		if err := checkCallbackURL(m.StatusCallback); err != nil {
-			return "", t.fail(mail.Permanent, 0, 0, false, false, "sms: "+err.Error(), nil)
+			return "", t.fail(senderr.Permanent, senderr.RecipientNotAtFault, 0, 0, "sms: "+err.Error(), nil)
 		}
 		callback = m.StatusCallback
 	}
@@ -167,7 +167,7 @@ func (t *Twilio) Send(ctx context.Context, m Message) (string, error) {
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return "", t.fail(mail.Permanent, 0, 0, false, false, "sms: build request", err)
+		return "", t.fail(senderr.Permanent, senderr.RecipientNotAtFault, 0, 0, "sms: build request", err)
 	}
 	req.SetBasicAuth(t.cfg.AccountSID, t.cfg.AuthToken)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -182,9 +182,9 @@ func (t *Twilio) Send(ctx context.Context, m Message) (string, error) {
 			cause = ue.Err // its text would repeat the endpoint
 		}
 		if written.Load() {
-			return "", t.fail(mail.Uncertain, 0, 0, false, false, "sms: request sent, no answer: "+t.redact(cause.Error(), m.To), err)
+			return "", t.fail(senderr.Uncertain, senderr.RecipientNotAtFault, 0, 0, "sms: request sent, no answer: "+t.redact(cause.Error(), m.To), err)
 		}
-		return "", t.fail(mail.Transient, 0, 0, false, false, "sms: request not sent: "+t.redact(cause.Error(), m.To), err)
+		return "", t.fail(senderr.Transient, senderr.RecipientNotAtFault, 0, 0, "sms: request not sent: "+t.redact(cause.Error(), m.To), err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
@@ -215,11 +215,13 @@ func (t *Twilio) answerError(status int, body []byte, to string) error {
 	}
 	switch {
 	case status == http.StatusTooManyRequests || status >= 500:
-		return t.fail(mail.Transient, status, e.Code, false, false, text, nil)
+		return t.fail(senderr.Transient, senderr.RecipientNotAtFault, status, e.Code, text, nil)
 	case e.Code == codeUnsubscribed:
-		return t.fail(mail.Permanent, status, e.Code, true, true, text, nil)
+		return t.fail(senderr.Permanent, senderr.RecipientOptedOut, status, e.Code, text, nil)
+	case refusesNumber(e.Code):
+		return t.fail(senderr.Permanent, senderr.RecipientRefused, status, e.Code, text, nil)
 	default:
-		return t.fail(mail.Permanent, status, e.Code, refusesNumber(e.Code), false, text, nil)
+		return t.fail(senderr.Permanent, senderr.RecipientNotAtFault, status, e.Code, text, nil)
 	}
 }
 
@@ -234,7 +236,6 @@ func refusesNumber(code int) bool {
 		21217, // the number does not appear to be valid
 		21401, // invalid phone number
 		21407, // this number type does not support SMS
-		21408, // no permission to send to the number's region
 		21421, // the phone number is invalid
 		21612, // the 'To' number is not reachable by SMS
 		21614, // the 'To' number is not a mobile number
@@ -254,7 +255,7 @@ func (t *Twilio) redact(text, to string) string {
 	return redact(text, t.cfg.AuthToken)
 }
 
-func (t *Twilio) fail(kind mail.Kind, status, code int, refused, unsubscribed bool, msg string, cause error) *Error {
-	return &Error{Status: status, Code: code, Unsubscribed: unsubscribed,
-		mail: mail.NewError(kind, msg, refused), cause: cause}
+func (t *Twilio) fail(kind senderr.Kind, recipient senderr.Recipient, status, code int, msg string, cause error) *Error {
+	return &Error{Status: status, Code: code, cause: cause,
+		send: &senderr.Error{Kind: kind, Recipient: recipient, Code: code, Text: msg}}
 }

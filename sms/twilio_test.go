@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/senderr"
 	"github.com/touchpoint/touchpoint/sms"
 )
 
@@ -153,87 +153,86 @@ func assertSafe(t *testing.T, err error) {
 func TestSendAnswerErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name         string
-		status       int
-		body         string
-		kind         mail.Kind
-		refused      bool
-		unsubscribed bool
-		code         int
-		text         string // in the error text
+		name      string
+		status    int
+		body      string
+		kind      senderr.Kind
+		recipient senderr.Recipient
+		code      int
+		text      string // in the error text
 	}{
 		{
 			name:   "invalid number",
 			status: 400,
 			body: `{"code": 21211, "message": "The 'To' number +4915112345678 is not a valid phone number.",
 				"more_info": "https://www.twilio.com/docs/errors/21211", "status": 400}`,
-			kind: mail.Permanent, refused: true, code: 21211,
+			kind: senderr.Permanent, recipient: senderr.RecipientRefused, code: 21211,
 			text: "sms: HTTP 400, error 21211: The 'To' number ***5678 is not a valid phone number.",
 		},
 		{
 			name:   "not a mobile number, echoed without the plus",
 			status: 400,
 			body:   `{"code": 21614, "message": "'To' number 4915112345678 is not a valid mobile number", "status": 400}`,
-			kind:   mail.Permanent, refused: true, code: 21614, text: "***5678",
+			kind:   senderr.Permanent, recipient: senderr.RecipientRefused, code: 21614, text: "***5678",
 		},
 		{
 			name:   "unreachable",
 			status: 400,
 			body:   `{"code": 21612, "message": "The 'To' phone number: +49 151 12345678, is not currently reachable", "status": 400}`,
-			kind:   mail.Permanent, refused: true, code: 21612, text: "***5678",
+			kind:   senderr.Permanent, recipient: senderr.RecipientRefused, code: 21612, text: "***5678",
 		},
 		{
 			name:   "region not enabled",
 			status: 400,
 			body:   `{"code": 21408, "message": "Permission to send an SMS has not been enabled for the region indicated by the 'To' number: +4915112345678.", "status": 400}`,
-			kind:   mail.Permanent, refused: true, code: 21408,
+			kind:   senderr.Permanent, code: 21408, // the account's permissions, not the number
 		},
 		{
 			name:   "unsubscribed",
 			status: 400,
 			body:   `{"code": 21610, "message": "Attempt to send to unsubscribed recipient", "status": 400}`,
-			kind:   mail.Permanent, refused: true, unsubscribed: true, code: 21610,
+			kind:   senderr.Permanent, recipient: senderr.RecipientOptedOut, code: 21610,
 		},
 		{
 			name:   "body too long",
 			status: 400,
 			body:   `{"code": 21617, "message": "The concatenated message body exceeds the 1600 character limit.", "status": 400}`,
-			kind:   mail.Permanent, code: 21617,
+			kind:   senderr.Permanent, code: 21617,
 		},
 		{
 			name:   "bad credentials",
 			status: 401,
 			body:   `{"code": 20003, "message": "Authenticate", "status": 401}`,
-			kind:   mail.Permanent, code: 20003, text: "sms: HTTP 401, error 20003: Authenticate",
+			kind:   senderr.Permanent, code: 20003, text: "sms: HTTP 401, error 20003: Authenticate",
 		},
 		{
 			name:   "other 4xx without a body",
 			status: 404,
-			kind:   mail.Permanent, text: "sms: HTTP 404",
+			kind:   senderr.Permanent, text: "sms: HTTP 404",
 		},
 		{
 			name:   "too many requests",
 			status: 429,
 			body:   `{"code": 20429, "message": "Too Many Requests", "status": 429}`,
-			kind:   mail.Transient, code: 20429,
+			kind:   senderr.Transient, code: 20429,
 		},
 		{
 			name:   "server error",
 			status: 500,
 			body:   `{"code": 20500, "message": "Internal Server Error", "status": 500}`,
-			kind:   mail.Transient, code: 20500,
+			kind:   senderr.Transient, code: 20500,
 		},
 		{
 			name:   "a proxy's page",
 			status: 503,
 			body:   `<html><body>Service Unavailable</body></html>`,
-			kind:   mail.Transient, text: "sms: HTTP 503",
+			kind:   senderr.Transient, text: "sms: HTTP 503",
 		},
 		{
 			name:   "the auth token echoed",
 			status: 400,
 			body:   `{"code": 20001, "message": "bad token ` + authToken + `", "status": 400}`,
-			kind:   mail.Permanent, code: 20001, text: "bad token ***",
+			kind:   senderr.Permanent, code: 20001, text: "bad token ***",
 		},
 	}
 	for _, tt := range tests {
@@ -244,9 +243,8 @@ func TestSendAnswerErrors(t *testing.T) {
 			sid, err := tw.Send(t.Context(), sms.Message{To: recipient, Body: "hi"})
 			require.Error(t, err)
 			assert.Empty(t, sid)
-			assert.Equal(t, tt.kind, mail.KindOf(err), "kind")
-			assert.Equal(t, tt.refused, mail.RecipientRefused(err), "recipient refused")
-			assert.Equal(t, tt.unsubscribed, sms.Unsubscribed(err), "unsubscribed")
+			assert.Equal(t, tt.kind, senderr.KindOf(err), "kind")
+			assert.Equal(t, tt.recipient, senderr.RecipientOf(err), "what it says of the number")
 			var se *sms.Error
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tt.status, se.Status)
@@ -270,8 +268,8 @@ func TestSendRedirectNotFollowed(t *testing.T) {
 
 	_, err := tw.Send(t.Context(), sms.Message{To: recipient, Body: "hi"})
 	require.Error(t, err)
-	assert.Equal(t, mail.Permanent, mail.KindOf(err))
-	assert.False(t, mail.RecipientRefused(err))
+	assert.Equal(t, senderr.Permanent, senderr.KindOf(err))
+	assert.Equal(t, senderr.RecipientNotAtFault, senderr.RecipientOf(err))
 	assert.Contains(t, err.Error(), "HTTP 307")
 	assert.Empty(t, got, "the redirect was followed")
 }
@@ -311,7 +309,7 @@ func TestSendSlowAnswerIsUncertain(t *testing.T) {
 
 	_, err := tw.Send(t.Context(), sms.Message{To: recipient, Body: "hi"})
 	require.Error(t, err)
-	assert.Equal(t, mail.Uncertain, mail.KindOf(err), err.Error())
+	assert.Equal(t, senderr.Uncertain, senderr.KindOf(err), err.Error())
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "request sent, no answer")
 	assertSafe(t, err)
@@ -335,7 +333,7 @@ func TestSendCallerCancelledAfterSendingIsUncertain(t *testing.T) {
 
 	_, err := tw.Send(ctx, sms.Message{To: recipient, Body: "hi"})
 	require.Error(t, err)
-	assert.Equal(t, mail.Uncertain, mail.KindOf(err), err.Error())
+	assert.Equal(t, senderr.Uncertain, senderr.KindOf(err), err.Error())
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
@@ -354,8 +352,8 @@ func TestSendConnectionDroppedAfterRequestIsUncertain(t *testing.T) {
 
 	_, err := tw.Send(t.Context(), sms.Message{To: recipient, Body: "hi"})
 	require.Error(t, err)
-	assert.Equal(t, mail.Uncertain, mail.KindOf(err), err.Error())
-	assert.False(t, mail.RecipientRefused(err))
+	assert.Equal(t, senderr.Uncertain, senderr.KindOf(err), err.Error())
+	assert.Equal(t, senderr.RecipientNotAtFault, senderr.RecipientOf(err))
 	assertSafe(t, err)
 }
 
@@ -369,7 +367,7 @@ func TestSendNotListeningIsTransient(t *testing.T) {
 
 	_, err = tw.Send(t.Context(), sms.Message{To: recipient, Body: "hi"})
 	require.Error(t, err)
-	assert.Equal(t, mail.Transient, mail.KindOf(err), err.Error())
+	assert.Equal(t, senderr.Transient, senderr.KindOf(err), err.Error())
 	assert.Contains(t, err.Error(), "request not sent")
 	var oe *net.OpError
 	assert.ErrorAs(t, err, &oe, "the transport error is kept")
@@ -388,7 +386,7 @@ func TestSendLookupFailureIsTransient(t *testing.T) {
 
 	_, err := tw.Send(t.Context(), sms.Message{To: recipient, Body: "hi"})
 	require.Error(t, err)
-	assert.Equal(t, mail.Transient, mail.KindOf(err), err.Error())
+	assert.Equal(t, senderr.Transient, senderr.KindOf(err), err.Error())
 	var de *net.DNSError
 	assert.ErrorAs(t, err, &de)
 	assert.Nil(t, client.CheckRedirect, "the caller's client is left as it was")
@@ -403,7 +401,7 @@ func TestSendCallerCancelledBeforeSendingIsTransient(t *testing.T) {
 
 	_, err := tw.Send(ctx, sms.Message{To: recipient, Body: "hi"})
 	require.Error(t, err)
-	assert.Equal(t, mail.Transient, mail.KindOf(err))
+	assert.Equal(t, senderr.Transient, senderr.KindOf(err))
 	assert.True(t, errors.Is(err, context.Canceled))
 	assert.Empty(t, got)
 }
@@ -419,8 +417,8 @@ func TestSendRefusesEmptyMessages(t *testing.T) {
 	} {
 		_, err := tw.Send(t.Context(), m)
 		require.Error(t, err)
-		assert.Equal(t, mail.Permanent, mail.KindOf(err))
-		assert.False(t, mail.RecipientRefused(err))
+		assert.Equal(t, senderr.Permanent, senderr.KindOf(err))
+		assert.Equal(t, senderr.RecipientNotAtFault, senderr.RecipientOf(err))
 	}
 	assert.Empty(t, got)
 }

@@ -49,10 +49,10 @@ type HistoryEntry struct {
 // historyEntry is a row to add.
 type historyEntry struct {
 	reviewID, accountID, eventID, action string
-	status                      review.Status
-	reason                      review.Reason
-	note, actor                 string
-	at                          time.Time
+	status                               review.Status
+	reason                               review.Reason
+	note, actor                          string
+	at                                   time.Time
 }
 
 func addHistory(ctx context.Context, tx *sqlx.Tx, h historyEntry) error {

@@ -144,10 +144,17 @@ func TestWebhooksEndToEnd(t *testing.T) {
 
 		// A later change is not delivered to it at all.
 		other := newReceiver(t)
-		probe, _ := s.webhook(t, other.URL, webhook.InviteSent)
-		s.event(t, "bo2@example.com", "C-301")
+		_, otherSecret := s.webhook(t, other.URL, webhook.InviteSent)
+		other.trust(t, otherSecret)
+		later := s.event(t, "bo2@example.com", "C-301")
+		// Wait for this event's own invite.sent (C-300's may arrive first):
+		// an endpoint created by a later subtest must not see its messages.
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.NotEmpty(c, s.deliveries(t, probe), "the later event has gone through")
+			var seen bool
+			for _, r := range other.ofType(webhook.InviteSent) {
+				seen = seen || r.Data["eventId"] == later
+			}
+			assert.True(c, seen, "the later event has gone through")
 		}, wait, 20*time.Millisecond)
 		assert.Len(t, s.deliveries(t, hook), len(gone), "no deliveries for a disabled endpoint")
 	})

@@ -146,7 +146,7 @@ func (a *Activities) RecordReminderSent(ctx context.Context, in workflows.Record
 	return r.Reminder(), storeError(err)
 }
 
-// SendInvite delivers the invite at most once (SPEC §10): it renders the
+// SendInvite delivers the invite at most once: it renders the
 // invite, claims the send (the record-before step: still scheduled? the
 // setting still active? suppressed? throttled? → sending), delivers it
 // and records the outcome. A claim that does not allow a send ends the

@@ -8,8 +8,8 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// accountJSON is GET /account: the caller's account and its branding
-// (SPEC §11.9); displayName defaults to name, unset fields are null.
+// accountJSON is GET /account: the caller's account and its branding;
+// displayName defaults to name, unset fields are null.
 type accountJSON struct {
 	ID          string  `json:"id"`
 	Name        string  `json:"name"`

@@ -5,7 +5,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// attemptOut is one send attempt of an event (SPEC §11.8). The stored
+// attemptOut is one send attempt of an event. The stored
 // event lists them as invite.attemptHistory, oldest first: invite.attempts
 // stays the count it always was, so clients that read it as a number keep
 // working, and attemptHistory holds the attempts themselves, kept across

@@ -13,7 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// Limits of POST /events/batch (SPEC §11.6). Each event also keeps the
+// Limits of POST /events/batch. Each event also keeps the
 // limits of POST /events, its encoded size included (MaxBodyBytes).
 const (
 	maxBatchEvents = 500
@@ -39,7 +39,7 @@ func decodeBatch(body []byte) ([]json.RawMessage, error) {
 
 // batchEventIn is one event of a batch: an event as for POST /events plus
 // its idempotency key, which shares the key space of the Idempotency-Key
-// header (SPEC §11.10).
+// header.
 type batchEventIn struct {
 	eventIn
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`

@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkAcceptBatch measures POST /events/batch of 500 events at
-// concurrency 8 (SPEC §11.6) with no starter, worker or Temporal on the
+// concurrency 8 with no starter, worker or Temporal on the
 // machine, beside the accept statement alone (store.AcceptEvents) and a
 // bare COPY of the same rows into a table of the events table's shape.
 // One op is one batch; events/s is what the target compares.

@@ -14,7 +14,7 @@ type eraseIn struct {
 	Reference *string `json:"reference"`
 }
 
-// erasureOut says what an erasure did (SPEC §11.8).
+// erasureOut says what an erasure did.
 type erasureOut struct {
 	Events             int `json:"events"`
 	InvitesCancelled   int `json:"invitesCancelled"`

@@ -20,7 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// Limits of an event (SPEC §4); the body limit is Options.MaxBodyBytes.
+// Limits of an event; the body limit is Options.MaxBodyBytes.
 const (
 	maxProducts     = 50
 	maxCategories   = 50
@@ -32,7 +32,7 @@ const (
 )
 
 // eventIn is POST /events as documented, plus the fields existing
-// integrations send (SPEC §3, §10). Normalised (transaction.date in UTC
+// integrations send. Normalised (transaction.date in UTC
 // milliseconds) it is also the stored payload, so a stored event is
 // returned with exactly the fields that were sent.
 type eventIn struct {
@@ -281,7 +281,7 @@ type inviteOut struct {
 	AttemptHistory []attemptOut `json:"attemptHistory"`
 }
 
-// reminderOut is the invite's reminder (SPEC §11.3); null when none is
+// reminderOut is the invite's reminder; null when none is
 // planned.
 type reminderOut struct {
 	Status       invite.Status `json:"status"`
@@ -402,7 +402,7 @@ func (s *server) getEvent(w http.ResponseWriter, r *http.Request) {
 	s.writeEvent(w, r, http.StatusOK, e)
 }
 
-// cancelEvent decides the cancel in PostgreSQL (SPEC §10), so it answers
+// cancelEvent decides the cancel in PostgreSQL, so it answers
 // at once even when no worker runs, then tells the workflow.
 func (s *server) cancelEvent(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "evt", "event")

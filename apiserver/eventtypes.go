@@ -19,7 +19,7 @@ func eventTypeOut(et store.EventType) eventTypeJSON {
 	return eventTypeJSON{ID: et.ID, CreatedAt: timestamp(et.CreatedAt), UpdatedAt: timestamp(et.UpdatedAt), Active: et.Active, Name: et.Name}
 }
 
-// eventTypeIn is POST /event-types: active defaults to true (SPEC §10).
+// eventTypeIn is POST /event-types: active defaults to true.
 type eventTypeIn struct {
 	Name      string              `json:"name" required:"true"`
 	Active    *bool               `json:"active"`

@@ -34,7 +34,7 @@ func inviteSettingOut(is store.InviteSetting) inviteSettingJSON {
 		CreatedAt: timestamp(is.CreatedAt), UpdatedAt: timestamp(is.UpdatedAt)}
 }
 
-// reminderSetting is the reminder of an invite setting (SPEC §11.3):
+// reminderSetting is the reminder of an invite setting:
 // {"delay": "P3D"}, from the invite's sending; null for none.
 type reminderSetting struct {
 	Delay string `json:"delay" required:"true"`
@@ -76,8 +76,8 @@ type windowPatch struct {
 	TimeZone jsonstrict.Optional[string] `json:"timeZone"`
 }
 
-// refuseSMS is the patch's outcome on a service without an SMS provider
-// (SPEC §11.7), where medium sms would fail every invite (no_provider): a
+// refuseSMS is the patch's outcome on a service without an SMS provider,
+// where medium sms would fail every invite (no_provider): a
 // 400 naming medium, beside the patch's other field errors.
 func refuseSMS(applied error) error {
 	errs := fieldErrors{{Field: "medium", Message: "sms is not available: no SMS provider is configured"}}
@@ -91,7 +91,7 @@ func refuseSMS(applied error) error {
 	return errs.err()
 }
 
-// Invite setting limits (SPEC §3).
+// Invite setting limits.
 const maxMinDaysBetweenInvites = 365
 
 // apply merges the patch into is and validates the result; every invalid

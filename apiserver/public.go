@@ -14,7 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// The public pages (SPEC §11.1, §11.4) are what a customer reaches from an
+// The public pages are what a customer reaches from an
 // invite: no token, a signed link instead. They answer HTML, never
 // problem+json, and reveal nothing about a link that does not verify.
 

@@ -11,7 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
 )
 
-// Default per-client rate limit (SPEC §4): a token bucket per API client
+// Default per-client rate limit: a token bucket per API client
 // and API replica — with N replicas a client may send N times as much.
 const (
 	DefaultRatePerSecond = 100

@@ -6,7 +6,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// access is the set of access groups (SPEC §5.4) that may call a route.
+// access is the set of access groups that may call a route.
 type access uint8
 
 const (

@@ -20,7 +20,7 @@ import (
 // (TOUCHPOINT_SCALE_EVENTS to change it) and measures GET /events through
 // the real HTTP server: the first page, filtered pages and a page deep
 // down a cursor walk. It reports p50/p99 latency per query and the
-// process's resident memory. Targets (SPEC §9 / docs/performance.md):
+// process's resident memory. Targets:
 // p99 ≤ 20 ms, RSS ≤ 100 MB.
 //
 //	go test ./apiserver/ -run '^$' -bench ListEventsAtScale -benchtime 200x

@@ -64,7 +64,7 @@ type Options struct {
 	// the peer's address.
 	TrustedProxies []netip.Prefix
 	// FeedbackLinks and UnsubscribeLinks verify the signed links of the
-	// public pages (SPEC §11.1, §11.4): the feedback page is served at
+	// public pages: the feedback page is served at
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
 	// /unsubscribe. Required.
 	FeedbackLinks, UnsubscribeLinks *signedlink.Links
@@ -75,7 +75,7 @@ type Options struct {
 	// Now is the clock of rate limits and of the readiness cache; default
 	// time.Now (tests inject one).
 	Now func() time.Time
-	// SMS is the SMS provider's side of the API (SPEC §11.7): its
+	// SMS is the SMS provider's side of the API: its
 	// callbacks are verified with it, and only with it may an invite
 	// setting choose medium sms. nil: no provider is configured.
 	SMS *SMSCallbacks

@@ -16,7 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// The SMS provider's callbacks (SPEC §11.7): delivery updates of the
+// The SMS provider's callbacks: delivery updates of the
 // messages Touchpoint sent, and messages customers send back. They carry
 // no token: the provider signs each one (X-Twilio-Signature, an HMAC keyed
 // with the auth token over the URL it called and the form), and that
@@ -136,7 +136,7 @@ func (s *server) smsStatus(w http.ResponseWriter, r *http.Request) {
 // reason unsubscribed, for every account that has texted it — the message
 // names only the two numbers, and the sending number is the service's,
 // shared by every account. START does not lift a suppression: only
-// DELETE /suppressions/{address} does (SPEC §11.4). Any other text is
+// DELETE /suppressions/{address} does. Any other text is
 // ignored. The answer is an empty TwiML document: no reply.
 func (s *server) smsInbound(w http.ResponseWriter, r *http.Request) {
 	form, err := s.smsForm(w, r, func(c SMSCallbacks) string { return c.InboundURL })

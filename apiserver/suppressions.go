@@ -14,7 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// suppressionJSON is an entry of the suppression list (SPEC §11.4).
+// suppressionJSON is an entry of the suppression list.
 type suppressionJSON struct {
 	Address   string                   `json:"address"`
 	Medium    invite.Medium            `json:"medium"`

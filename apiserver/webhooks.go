@@ -14,7 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
-// Webhook endpoints and their deliveries (SPEC §11.5). An endpoint's
+// Webhook endpoints and their deliveries. An endpoint's
 // secret is made here, shown once (on create and on rotation) and handed
 // to the store sealed; the deliveries themselves are written by the store
 // with the state changes they report.

@@ -55,7 +55,7 @@ func newBenchAPI(ctx context.Context, t Target, concurrency int) (*benchAPI, err
 }
 
 // awaitReady waits until the API accepts the token: a fresh API answers
-// 503 until it has discovered the issuer (SPEC §10).
+// 503 until it has discovered the issuer.
 func (a *benchAPI) awaitReady(ctx context.Context) error {
 	deadline := time.Now().Add(time.Minute)
 	for {

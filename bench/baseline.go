@@ -1,6 +1,6 @@
 package bench
 
-// The baselines of `touchpoint bench --baseline` (SPEC §9): the raw
+// The baselines of `touchpoint bench --baseline`: the raw
 // ceilings of the PostgreSQL and the Temporal that the measured stack
 // uses, taken in the same run with the same count and concurrency.
 

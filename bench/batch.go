@@ -1,6 +1,6 @@
 package bench
 
-// The batch measurements of `touchpoint bench` (SPEC §11.6): POST
+// The batch measurements of `touchpoint bench`: POST
 // /events/batch at several batch sizes beside a bare COPY of the same
 // rows into a table of the events table's shape, and a backfill: how fast
 // the starter drains its backlog beside bare StartWorkflow calls, and the

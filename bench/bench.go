@@ -1,9 +1,9 @@
-// Package bench is the load generator of `touchpoint bench` (SPEC §9): it
+// Package bench is the load generator of `touchpoint bench`: it
 // posts N events at concurrency C to a running stack, waits until every
 // invite is sent and reports throughput and latency as one JSON object.
 // Without a base URL it starts `touchpoint dev` (Options.Executable) as a
 // child process, in a temporary data dir and a fresh PostgreSQL database,
-// with the rate limit raised (SPEC §10). With Baseline it also measures
+// with the rate limit raised. With Baseline it also measures
 // the bare ceilings of the same PostgreSQL and Temporal (baseline.go).
 package bench
 

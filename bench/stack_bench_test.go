@@ -2,7 +2,7 @@ package bench
 
 // Benchmarks of the accept path and of end-to-end delivery on a real
 // `touchpoint dev` (the binary, started as a child process), and of the
-// bare PostgreSQL insert the accept path is compared with (SPEC §9). They
+// bare PostgreSQL insert the accept path is compared with. They
 // run only with -bench, never in `make test`:
 //
 //	go test ./bench/ -run '^$' -bench . -benchtime=2000x

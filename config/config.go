@@ -143,7 +143,7 @@ type Config struct {
 	DBMaxConns int
 
 	// SMS is the text-message provider: Twilio, or another that speaks
-	// its Messages API (SPEC §11.7). See SMSConfigured.
+	// its Messages API. See SMSConfigured.
 	SMS SMS
 	// WebhookAllowPrivate lets webhook endpoints use http and reach
 	// private, loopback and link-local addresses. For development and

@@ -20,7 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
-// announcedMetrics are exported by parts of §11 that land beside these
+// announcedMetrics are exported by parts of the service that land beside these
 // rules: the webhook backlog gauge, the webhook delivery counter and the
 // review counter (a vector that a scrape lists only once it has counted).
 // When they are in metrics.Set, exportedMetrics finds them there too and

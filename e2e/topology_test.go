@@ -53,7 +53,7 @@ const (
 // meanwhile, new ones wait. So the worker dies with workflow tasks,
 // activities and claims in hand, but with none of its sends inside the
 // SMTP transaction: a send cut off there may or may not have been
-// delivered, and by design (SPEC §10, at most once per attempt) it then
+// delivered, and by design (at most once per attempt) it then
 // ends failed/delivery_uncertain instead of risking a second mail — a case
 // of its own, tested in cmd/touchpoint (TestCrashBetweenSendAndRecord).
 func TestProductionTopology(t *testing.T) {

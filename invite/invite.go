@@ -24,8 +24,8 @@ import (
 // Status is where an invite stands.
 type Status string
 
-// Statuses. Sending is the record-before mark of a send in progress (SPEC
-// §10); the API shows it as Scheduled.
+// Statuses. Sending is the record-before mark of a send in progress;
+// the API shows it as Scheduled.
 const (
 	Pending   Status = "pending"
 	Scheduled Status = "scheduled"
@@ -123,7 +123,7 @@ const (
 func (m Medium) Valid() bool { return m == Email || m == SMS }
 
 // SuppressionReason says why an address is on an account's suppression
-// list (SPEC §11.4).
+// list.
 type SuppressionReason string
 
 // Suppression reasons.

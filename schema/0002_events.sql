@@ -16,7 +16,7 @@ CREATE TABLE events (
     estimated_delivery_date date,
     payload                 jsonb NOT NULL,         -- the event as sent, normalised
     -- The schedule copied from the invite setting in the accept transaction
-    -- (SPEC §10): the workflow schedules from this copy however late it starts.
+    --: the workflow schedules from this copy however late it starts.
     invite_setting_id       text NOT NULL REFERENCES invite_settings (id),
     delay                   text NOT NULL,
     delay_from              text NOT NULL,

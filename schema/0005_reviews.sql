@@ -1,4 +1,4 @@
--- Closing the loop (SPEC §11.1–11.3, §11.9): the shop's branding, the
+-- Closing the loop: the shop's branding, the
 -- customers' reviews and the invite's reminder.
 
 -- Branding: what the customer sees of the shop. NULL display_name means

@@ -1,4 +1,4 @@
--- The suppression list of each account (SPEC §11.4): addresses that get no
+-- The suppression list of each account: addresses that get no
 -- invite and no reminder, whatever the medium. An address is an email in
 -- lower case or a mobile number in E.164. Suppressions are not customer
 -- data tied to an event: deleting the event keeps them, and so does

@@ -1,4 +1,4 @@
--- Outbound webhooks (SPEC §11.5): the endpoints a shop registers, and one
+-- Outbound webhooks: the endpoints a shop registers, and one
 -- delivery row per (state change, subscribed endpoint), written in the
 -- same transaction as the change (a transactional outbox) and delivered
 -- by a Temporal workflow per row.

@@ -1,4 +1,4 @@
--- Data-side safety nets (SPEC §11.8): every send attempt kept, the
+-- Data-side safety nets: every send attempt kept, the
 -- reconciler's restart orders, and the erasure of a customer's data.
 
 -- One row per send attempt of an invite or its reminder, written in the

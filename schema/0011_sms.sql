@@ -1,4 +1,4 @@
--- Invites by SMS (SPEC §11.7).
+-- Invites by SMS.
 
 -- The number an invite or reminder by SMS was sent to, in E.164, written
 -- when its send is claimed (the payload keeps the number as the client

@@ -14,7 +14,7 @@ const (
 
 // Plan is what an invite is scheduled from: the event's own times and the
 // copy of its setting's delay, delayFrom and sendWindow taken when the
-// event was accepted (SPEC §10). It travels through Temporal as JSON, so it
+// event was accepted. It travels through Temporal as JSON, so it
 // holds no customer data.
 type Plan struct {
 	ReceivedAt      time.Time   `json:"receivedAt"`

@@ -15,8 +15,8 @@ import (
 
 // TestSingleEventOvertakesABatchBacklog: while a large batch backlog is
 // being started, a single POST /events gets its workflow within seconds,
-// long before the backlog is done (SPEC §11.6; a smaller scale of
-// 100,000 events waiting).
+// long before the backlog is done (a smaller scale of 100,000 events
+// waiting).
 func TestSingleEventOvertakesABatchBacklog(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

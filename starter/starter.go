@@ -92,7 +92,7 @@ func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result stri
 	retry, restart := o.Kind == "retry", o.Kind == store.OutboxRestart
 	switch {
 	case o.InviteStatus == invite.Cancelled:
-		return "skipped", nil // cancelled before its run began (SPEC §10): nothing to run
+		return "skipped", nil // cancelled before its run began: nothing to run
 	case (retry || restart) && o.InviteStatus != invite.Pending:
 		return "skipped", nil // the retry's run was started and has taken the invite over
 	}

@@ -57,7 +57,7 @@ func runTests(m *testing.M) int {
 }
 
 // TestStartsAcceptedEventsWhenNotified: each accepted event gets its
-// workflow, as SPEC §6 and §10 describe it, moments after the NOTIFY —
+// workflow, as docs/architecture.md describes it, moments after the NOTIFY —
 // the sweep is an hour away, so only the notification explains it.
 func TestStartsAcceptedEventsWhenNotified(t *testing.T) {
 	t.Parallel()
@@ -106,7 +106,7 @@ func TestStartsAcceptedEventsWhenNotified(t *testing.T) {
 			EventID: id, AccountID: e.accountID, EventTypeID: e.eventTypeID, ChannelID: e.channelID,
 			CustomerReference: e.customerRef(t, id),
 		}, in)
-		assert.NotContains(t, raw, "@example.com", "no customer email in Temporal (SPEC §10), event %d", i)
+		assert.NotContains(t, raw, "@example.com", "no customer email in Temporal, event %d", i)
 	}
 	assert.Empty(t, e.logs.warnings())
 }
@@ -144,7 +144,7 @@ func TestConcurrentStartersStartEachWorkflowOnce(t *testing.T) {
 }
 
 // TestCancelledPendingInviteIsNotStarted: an invite cancelled before its
-// run began gets none (SPEC §10), whether it waited for its first run or
+// run began gets none, whether it waited for its first run or
 // for a retry; its order is done.
 func TestCancelledPendingInviteIsNotStarted(t *testing.T) {
 	t.Parallel()

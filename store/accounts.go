@@ -11,7 +11,7 @@ import (
 )
 
 // Account is a tenant: every resource belongs to exactly one. Its
-// branding is what the customer sees of the shop (SPEC §11.9); "" is
+// branding is what the customer sees of the shop; "" is
 // unset, and an unset display name is the account's name.
 type Account struct {
 	ID          string    `db:"id"`

@@ -150,7 +150,7 @@ const (
 	// daily cap of invites to its address.
 	quotaInvite sendKind = iota
 	// quotaReminder: a reminder counts against the daily send quota only
-	// (SPEC §11.10: sender quotas count it; it belongs to its invite,
+	// (sender quotas count it; it belongs to its invite,
 	// which the cap already counted).
 	quotaReminder
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 )
 
-// The reconciler's side of the database (SPEC §11.8): the invites that
+// The reconciler's side of the database: the invites that
 // should have moved by now — a candidate whose workflow Temporal still
 // runs is only late, one whose workflow is gone or closed is stuck — and
 // the two repairs: a new run ordered through the outbox, or, for a send

@@ -11,7 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 )
 
-// Invites by SMS (SPEC §11.7) keep three things here besides the invite
+// Invites by SMS keep three things here besides the invite
 // state: the number each SMS went to (events.customer_mobile, written by
 // the claim), which the throttle counts and an inbound STOP looks up; and
 // the provider's delivery reports (sms_deliveries).

@@ -12,7 +12,7 @@ import (
 )
 
 // Suppression is one address on an account's suppression list: it gets
-// no invite and no reminder, whatever the medium (SPEC §11.4).
+// no invite and no reminder, whatever the medium.
 type Suppression struct {
 	AccountID string                   `db:"account_id"`
 	Address   string                   `db:"id"` // email in lower case, or a mobile number in E.164

@@ -67,7 +67,7 @@ func TestSuppressionList(t *testing.T) {
 }
 
 // TestSuppressionOutlivesItsEvent: a suppression is not customer data tied
-// to an event (SPEC §11.4): deleting the event keeps it, and retrying the
+// to an event: deleting the event keeps it, and retrying the
 // invite whose refusal made it does not lift it.
 func TestSuppressionOutlivesItsEvent(t *testing.T) {
 	t.Parallel()

@@ -16,7 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
-// Emitting webhooks is the outbox write of SPEC §11.5: each state change
+// Emitting webhooks is an outbox write: each state change
 // that an endpoint may subscribe to inserts its delivery rows in the
 // transaction that makes the change, so the change cannot commit without
 // them, nor they without it. The emit functions below are called at the

@@ -11,7 +11,7 @@ import (
 	"github.com/lib/pq"
 )
 
-// Webhook endpoints and their deliveries (SPEC §11.5). The endpoints are
+// Webhook endpoints and their deliveries. The endpoints are
 // an account's resource like any other; the deliveries are an outbox:
 // emitting (webhookemit.go) writes them in the transaction of the state
 // change they report, the webhook starter (webhookstart.go) starts one

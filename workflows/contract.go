@@ -20,8 +20,8 @@ const WorkflowType = "Invite"
 // support staff find it in the Temporal UI by the ID the API returned.
 func WorkflowID(eventID string) string { return eventID }
 
-// InviteInput starts an invite workflow. It carries no customer data
-// (SPEC §10): activities read the address and name from PostgreSQL.
+// InviteInput starts an invite workflow. It carries no customer data:
+// activities read the address and name from PostgreSQL.
 type InviteInput struct {
 	EventID           string
 	AccountID         string

@@ -5,7 +5,7 @@
 // activities called by name (steps.go): this package does no I/O and
 // imports none of the packages that do.
 //
-// One workflow runs per accepted event (SPEC §6, §10):
+// One workflow runs per accepted event:
 //
 //  1. A local activity loads the event's schedule copy and whether its
 //     event type and setting are active; inactive ones end skipped at once.

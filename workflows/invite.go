@@ -31,7 +31,7 @@ type Options struct {
 	LocalTimeout time.Duration
 }
 
-// DefaultOptions are the documented defaults (SPEC §10).
+// DefaultOptions are the documented defaults.
 func DefaultOptions() Options {
 	return Options{
 		SendTimeout:         2 * time.Minute,

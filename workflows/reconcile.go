@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// The reconciler (SPEC §11.8) finds invites stuck pending, scheduled or
+// The reconciler finds invites stuck pending, scheduled or
 // sending whose workflow is gone or closed — terminated, lost with a
 // namespace reset or with Temporal's state — and repairs them through
 // PostgreSQL: a new run ordered through the outbox, or, for a send that

@@ -11,8 +11,8 @@ import (
 	"github.com/touchpoint/touchpoint/sendtime"
 )
 
-// reminderChange is the workflow.GetVersion change ID of the reminder
-// (SPEC §11.3): runs that sent their invite before it existed end there.
+// reminderChange is the workflow.GetVersion change ID of the reminder:
+// runs that sent their invite before it existed end there.
 const reminderChange = "reminder"
 
 // remind runs the reminder phase of a run whose invite is sent: it plans

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// The webhook delivery workflow (SPEC §11.5) and its contract. One runs
+// The webhook delivery workflow and its contract. One runs
 // per delivery row (a message to one endpoint), started by the webhook
 // starter from the outbox that state changes write in PostgreSQL. It
 // makes one activity call, retried by Temporal with back-off for up to
@@ -106,7 +106,7 @@ type WebhookOptions struct {
 	StepTimeout time.Duration
 }
 
-// DefaultWebhookOptions are the documented retries (SPEC §11.5, §11.10):
+// DefaultWebhookOptions are the documented retries:
 // a first retry after 10 s, doubling to at most 1 h between tries, for
 // up to 3 days.
 func DefaultWebhookOptions() WebhookOptions {

@@ -283,7 +283,7 @@ func (env *environment) setQuota(ctx context.Context, args []string) error {
 	return nil
 }
 
-// updateAccount is `accounts update`: the shop's branding (SPEC §11.9),
+// updateAccount is `accounts update`: the shop's branding,
 // checked as PATCH /account checks it.
 func (env *environment) updateAccount(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("accounts update", flag.ContinueOnError)

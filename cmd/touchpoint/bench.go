@@ -10,7 +10,7 @@ import (
 	"github.com/touchpoint/touchpoint/bench"
 )
 
-// runBench is `touchpoint bench` (SPEC §9): the load generator of package
+// runBench is `touchpoint bench`: the load generator of package
 // bench, printing its result as one JSON line. Without --base-url it
 // starts this very executable as `touchpoint dev`.
 func (env *environment) runBench(ctx context.Context, args []string) error {

@@ -30,8 +30,7 @@ var crashVars = map[string]string{"TOUCHPOINT_SEND_TIMEOUT": "3s"}
 
 // A worker killed (SIGKILL) after the SMTP server took the invite but
 // before the worker heard its 250 leaves the invite marked sending. The
-// next attempt must not send again (SPEC §10, at most once per attempt
-// window): the invite fails as delivery_uncertain, the run is Failed, and
+// next attempt must not send again (at most once per attempt window): the invite fails as delivery_uncertain, the run is Failed, and
 // only an explicit retry by ops sends the second mail.
 func TestCrashBetweenSendAndRecord(t *testing.T) {
 	t.Parallel()

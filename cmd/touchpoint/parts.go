@@ -127,7 +127,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		// Webhook secrets are made by the API and sealed for the worker.
 		WebhookSecrets:      secrets,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,
-		// Per replica (SPEC §10); bench raises them for its run.
+		// Per replica; bench raises them for its run.
 		RatePerSecond: cfg.RatePerSecond,
 		RateBurst:     cfg.RateBurst,
 		// The public pages read the client address as the issuer does.

@@ -111,6 +111,45 @@ func TestDocsCiteNoOutsideContract(t *testing.T) {
 	}
 }
 
+// specCitation is a citation of the working contract the repository does
+// not carry; UNSPECIFIED and the like are other words.
+var specCitation = regexp.MustCompile(`\bSPEC\b`)
+
+// TestSourcesCiteNoOutsideContract: code, schema, deploy files and the
+// OpenAPI document point to the project's own documents, never to one a
+// clone does not have.
+func TestSourcesCiteNoOutsideContract(t *testing.T) {
+	t.Parallel()
+	root := moduleRoot(t)
+	sources := []string{".go", ".sql", ".yaml", ".yml", ".json", ".html", ".tmpl", ".txt", ".sh"}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		if !slices.Contains(sources, filepath.Ext(name)) && name != "Makefile" && name != "Dockerfile" {
+			return nil
+		}
+		if strings.HasSuffix(p, "doccheck_test.go") {
+			return nil // this test names what it looks for
+		}
+		rel, _ := filepath.Rel(root, p)
+		for i, line := range strings.Split(readFile(t, root, rel), "\n") {
+			if specCitation.MatchString(line) {
+				t.Errorf("%s:%d: cites SPEC: %s", rel, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
 // link is a Markdown link or image, or an HTML <img>, with its line.
 type link struct {
 	target string

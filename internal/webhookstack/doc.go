@@ -1,5 +1,5 @@
-// Package webhookstack holds the end-to-end tests of webhooks (SPEC
-// §11.5): the real API, starters and workers over a fresh PostgreSQL
+// Package webhookstack holds the end-to-end tests of webhooks
+// (docs/webhooks.md): the real API, starters and workers over a fresh PostgreSQL
 // database and a Temporal server in a helper process
 // (internal/testtemporal), delivering to HTTP receivers that verify every
 // signature with the Standard Webhooks reference library; and a crash of a

@@ -45,8 +45,8 @@ func loadPrometheusConfig(t *testing.T) prometheusConfig {
 }
 
 // TestComposePrometheus: the compose stack's Prometheus loads the alert
-// rules and scrapes every replica of the api and the worker where they
-// serve metrics, under job names the TouchpointTargetDown alert watches.
+// rules and scrapes every replica of the api, the issuer and the worker
+// where they serve metrics, under job names the TouchpointTargetDown alert watches.
 func TestComposePrometheus(t *testing.T) {
 	t.Parallel()
 	c := mustLoadCompose(t)
@@ -60,13 +60,17 @@ func TestComposePrometheus(t *testing.T) {
 	assert.Equal(t, []string{"alerts.yml"}, pc.RuleFiles)
 
 	// The ports the processes serve metrics on.
-	api := loadConfig(t, c.Services["api"])
-	_, apiPort, err := net.SplitHostPort(api.MetricsAddr)
-	require.NoError(t, err)
+	want := map[string]string{} // service → port
+	for _, name := range []string{"api", "auth"} {
+		cfg := loadConfig(t, c.Services[name])
+		_, p, err := net.SplitHostPort(cfg.MetricsAddr)
+		require.NoError(t, err, "%s serves metrics (TOUCHPOINT_METRICS_ADDR)", name)
+		want[name] = p
+	}
 	worker := loadConfig(t, c.Services["worker"])
 	_, workerPort, err := net.SplitHostPort(worker.WorkerAddr)
 	require.NoError(t, err)
-	want := map[string]string{"api": apiPort, "worker": workerPort} // service → port
+	want["worker"] = workerPort
 
 	jobMatcher := targetDownJobMatcher(t)
 	scraped := map[string]string{}

@@ -1,0 +1,228 @@
+package deploy_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/tsdb/chunks"
+	"github.com/prometheus/prometheus/util/annotations"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// alertRule returns the alert of deploy/alerts.yml named name.
+func alertRule(t *testing.T, name string) rulefmt.RuleNode {
+	t.Helper()
+	groups, errs := rulefmt.ParseFile(filepath.Join(repoRoot, "deploy", "alerts.yml"), false)
+	require.Empty(t, errs)
+	for _, g := range groups.Groups {
+		for _, r := range g.Rules {
+			if r.Alert.Value == name {
+				return r
+			}
+		}
+	}
+	t.Fatalf("deploy/alerts.yml has no alert %s", name)
+	return rulefmt.RuleNode{}
+}
+
+// loadSeries holds series written as promtool's rule tests write them,
+// one a line ("up{job=\"touchpoint-api\"} 1x30"), a sample a minute from
+// time 0, for the PromQL engine to query.
+func loadSeries(t *testing.T, load string) storage.Queryable {
+	t.Helper()
+	var all []storage.Series
+	for _, line := range strings.Split(strings.TrimSpace(load), "\n") {
+		metric, values, err := parser.ParseSeriesDesc(line)
+		require.NoError(t, err, line)
+		var samples []chunks.Sample
+		for i, v := range values {
+			if !v.Omitted {
+				samples = append(samples, floatSample{t: (time.Duration(i) * time.Minute).Milliseconds(), f: v.Value})
+			}
+		}
+		all = append(all, storage.NewListSeries(metric, samples))
+	}
+	return &storage.MockQueryable{MockQuerier: &storage.MockQuerier{
+		SelectMockFunction: func(_ bool, _ *storage.SelectHints, matchers ...*labels.Matcher) storage.SeriesSet {
+			var match []storage.Series
+			for _, s := range all {
+				if matchesAll(s.Labels(), matchers) {
+					match = append(match, s)
+				}
+			}
+			slices.SortFunc(match, func(a, b storage.Series) int { return labels.Compare(a.Labels(), b.Labels()) })
+			return &seriesList{series: match, i: -1}
+		},
+	}}
+}
+
+func matchesAll(lset labels.Labels, matchers []*labels.Matcher) bool {
+	for _, m := range matchers {
+		if !m.Matches(lset.Get(m.Name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// seriesList is a storage.SeriesSet over a slice.
+type seriesList struct {
+	series []storage.Series
+	i      int
+}
+
+func (l *seriesList) Next() bool                        { l.i++; return l.i < len(l.series) }
+func (l *seriesList) At() storage.Series                { return l.series[l.i] }
+func (l *seriesList) Err() error                        { return nil }
+func (l *seriesList) Warnings() annotations.Annotations { return nil }
+
+// floatSample is one float sample of a series.
+type floatSample struct {
+	t int64
+	f float64
+}
+
+func (s floatSample) T() int64                      { return s.t }
+func (s floatSample) F() float64                    { return s.f }
+func (s floatSample) H() *histogram.Histogram       { return nil }
+func (s floatSample) FH() *histogram.FloatHistogram { return nil }
+func (s floatSample) Type() chunkenc.ValueType      { return chunkenc.ValFloat }
+func (s floatSample) Copy() chunks.Sample           { return s }
+
+// alertState is what Prometheus' rule manager makes of an alert.
+type alertState string
+
+const (
+	inactive alertState = "inactive" // the expression returns nothing
+	pending  alertState = "pending"  // it does, for less than the alert's `for`
+	firing   alertState = "firing"   // it has, at every evaluation for its `for`
+)
+
+// alertStateAfter evaluates the alert named name as Prometheus' rule
+// manager does — every 15 s, firing once one series has been returned at
+// every evaluation for the alert's `for` — over the series of load
+// (see loadSeries), and
+// returns its state after `minutes` minutes.
+func alertStateAfter(t *testing.T, name, load string, minutes int) alertState {
+	t.Helper()
+	node := alertRule(t, name)
+	series := loadSeries(t, load)
+	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	t.Cleanup(func() { _ = engine.Close() })
+
+	const interval = 15 * time.Second
+	end := time.Unix(0, 0).UTC().Add(time.Duration(minutes) * time.Minute)
+	hold := time.Duration(node.For)
+	start := end.Add(-hold)
+	if start.Before(time.Unix(0, 0)) {
+		start = time.Unix(0, 0).UTC()
+	}
+	q, err := engine.NewRangeQuery(context.Background(), series, nil, node.Expr.Value, start, end, interval)
+	require.NoError(t, err)
+	defer q.Close()
+	res := q.Exec(context.Background())
+	require.NoError(t, res.Err, name)
+	matrix, err := res.Matrix()
+	require.NoError(t, err, name)
+
+	steps := int(end.Sub(start)/interval) + 1
+	state := inactive
+	for _, series := range matrix {
+		last := series.Floats[len(series.Floats)-1]
+		if last.T != end.UnixMilli() {
+			continue // not returned at the last evaluation
+		}
+		state = pending
+		if len(series.Floats) == steps && end.Sub(start) >= hold {
+			return firing // returned at every evaluation of the whole `for`
+		}
+	}
+	return state
+}
+
+// TestAlertNoWorkersFires: with only the API's (and the issuer's) series
+// in Prometheus — every worker gone from discovery — TouchpointNoWorkers
+// fires, although the API keeps reporting every invite gauge; a worker that
+// is up silences it, and workers that are all down fire it too.
+func TestAlertNoWorkersFires(t *testing.T) {
+	t.Parallel()
+	const apiOnly = `
+up{job="touchpoint-api", instance="api-1:9464"} 1x30
+up{job="touchpoint-auth", instance="auth-1:9464"} 1x30
+touchpoint_outbox_pending{job="touchpoint-api", instance="api-1:9464"} 0x30
+touchpoint_outbox_oldest_pending_seconds{job="touchpoint-api", instance="api-1:9464"} 0x30
+touchpoint_invites_overdue{job="touchpoint-api", instance="api-1:9464"} 0x30
+`
+	for _, tc := range []struct {
+		name   string
+		series string
+		want   alertState
+	}{
+		{"only API series", apiOnly, firing},
+		{"every worker down", apiOnly + `up{job="touchpoint-worker", instance="worker-1:8082"} 0x30
+up{job="touchpoint-worker", instance="worker-2:8082"} 0x30
+`, firing},
+		{"one worker of two up", apiOnly + `up{job="touchpoint-worker", instance="worker-1:8082"} 0x30
+up{job="touchpoint-worker", instance="worker-2:8082"} 1x30
+`, inactive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.want, alertStateAfter(t, "TouchpointNoWorkers", tc.series, 30))
+		})
+	}
+
+	// Not before its `for`: a gap shorter than that does not page.
+	assert.Equal(t, pending, alertStateAfter(t, "TouchpointNoWorkers", apiOnly, 3))
+	// The other alerts see nothing wrong in the same series: this one is
+	// the only page.
+	for _, other := range []string{"TouchpointInvitesOverdue", "TouchpointTargetDown", "TouchpointOutboxBacklogOld"} {
+		assert.Equal(t, inactive, alertStateAfter(t, other, apiOnly, 30), other)
+	}
+}
+
+// TestAlertNoWorkersWatchesTheWorkerJob: the alert's job is the job that
+// scrapes the workers in deploy/prometheus.yml, and its runbook names the
+// worker's listen address.
+func TestAlertNoWorkersWatchesTheWorkerJob(t *testing.T) {
+	t.Parallel()
+	node := alertRule(t, "TouchpointNoWorkers")
+	expr, err := parser.ParseExpr(node.Expr.Value)
+	require.NoError(t, err)
+	var jobs []string
+	parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			for _, m := range vs.LabelMatchers {
+				if m.Name == "job" {
+					jobs = append(jobs, m.Value)
+				}
+			}
+		}
+		return nil
+	})
+	var workerJobs []string
+	for _, sc := range loadPrometheusConfig(t).ScrapeConfigs {
+		for _, d := range sc.DNSConfigs {
+			if slices.Contains(d.Names, "worker") {
+				workerJobs = append(workerJobs, sc.JobName)
+			}
+		}
+	}
+	require.Len(t, workerJobs, 1, "one scrape job finds the workers")
+	assert.Equal(t, workerJobs, jobs)
+	for _, alert := range []string{"TouchpointNoWorkers", "TouchpointTargetDown", "TouchpointInvitesOverdue"} {
+		assert.Contains(t, alertRule(t, alert).Annotations["runbook"], "TOUCHPOINT_WORKER_ADDR", alert)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/signedlink"
+	"github.com/touchpoint/touchpoint/workflows"
 )
 
 // pageResponse is a public page as a browser gets it.
@@ -171,6 +173,64 @@ func TestFeedbackPage(t *testing.T) {
 	other, _ := items(t, list)
 	assert.Empty(t, other)
 	assert.Equal(t, http.StatusNotFound, e.do(t, http.MethodGet, "/reviews/"+rev["id"].(string), otherToken, nil).status)
+}
+
+// Posting the same answer again changes nothing: no review.updated
+// webhook, no signal to the workflow, updatedAt unmoved — also when the
+// repost differs only in what the form's cleaning removes (line breaks as
+// a browser sends them, white space at the ends). A changed answer is
+// told once.
+func TestFeedbackRepostIsQuiet(t *testing.T) {
+	t.Parallel()
+	rec := &signals{}
+	e := newEnv(t).withSignals(t, rec)
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	hook := e.create(t, "/webhooks", map[string]any{"url": "https://hooks.example.com/tp",
+		"events": []string{"review.created", "review.updated"}})
+	id := e.acceptEvent(t, e.minimalEvent("checkout"))
+	link := e.feedbackLinks.URL(id)
+	post := func(rating, comment string) {
+		t.Helper()
+		requireHTML(t, e.page(t, http.MethodPost, "/feedback", formType, feedbackForm(link, rating, comment)), http.StatusOK)
+	}
+	types := func() []string {
+		t.Helper()
+		ds, _ := items(t, e.get(t, "/webhooks/"+hook["id"].(string)+"/deliveries"))
+		var got []string
+		for _, d := range ds {
+			got = append(got, d["type"].(string))
+		}
+		slices.Sort(got)
+		return got
+	}
+	reviewSignals := func() int {
+		n := 0
+		for _, s := range rec.list() {
+			if strings.HasSuffix(s, " "+workflows.ReviewSignal) {
+				n++
+			}
+		}
+		return n
+	}
+
+	post("4", "Fast delivery.\nWould buy again.")
+	first, _ := items(t, e.get(t, "/reviews"))
+	require.Len(t, first, 1)
+	for _, comment := range []string{"Fast delivery.\nWould buy again.", "Fast delivery.\r\nWould buy again.", "  Fast delivery.\nWould buy again.\n"} {
+		post("4", comment)
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, 1, reviewSignals()) }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"review.created"}, types(), "the same answer again sends no review.updated")
+	again := e.get(t, "/reviews/"+first[0]["id"].(string)).object(t)
+	assert.Equal(t, first[0]["updatedAt"], again["updatedAt"], "nothing was written")
+	history, _ := items(t, e.get(t, "/reviews/"+first[0]["id"].(string)+"/history"))
+	assert.Len(t, history, 1, "the history has the review's creation only")
+
+	post("5", "Fast delivery.\nWould buy again.")
+	post("5", "Fast delivery.\nWould buy again.")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, 2, reviewSignals()) }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"review.created", "review.updated"}, types(), "a changed answer is told once")
+	assert.Equal(t, 2, reviewSignals(), "one signal per change")
 }
 
 func TestFeedbackPageRefusesBadInput(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -62,7 +63,7 @@ func testLinks(t testing.TB) (fb, unsub *signedlink.Links) {
 	t.Helper()
 	fb, err := signedlink.New("https://api.touchpoint.test/feedback", secretkey.Derive(testSecretKey, secretkey.FeedbackLink))
 	require.NoError(t, err)
-	unsub, err = signedlink.New("https://api.touchpoint.test"+apiserver.UnsubscribePath, secretkey.Derive(testSecretKey, secretkey.Unsubscribe))
+	unsub, err = signedlink.New("https://api.touchpoint.test"+pages.UnsubscribePath, secretkey.Derive(testSecretKey, secretkey.Unsubscribe))
 	require.NoError(t, err)
 	return fb, unsub
 }

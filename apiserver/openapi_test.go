@@ -31,6 +31,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
@@ -992,9 +993,9 @@ func (r *openAPIRun) publicPages(t *testing.T, id string) {
 	}
 
 	unsubscribeLink := linkQuery(t, r.e.unsubscribeLinks, id).Encode()
-	r.success(t, "GET /unsubscribe", apiCall{path: apiserver.UnsubscribePath, query: unsubscribeLink}, "")
+	r.success(t, "GET /unsubscribe", apiCall{path: pages.UnsubscribePath, query: unsubscribeLink}, "")
 	for _, ex := range r.doc.requestExamples(t, r.doc.operation(t, "POST /unsubscribe"), formContentType) {
-		r.success(t, "POST /unsubscribe", apiCall{path: apiserver.UnsubscribePath, query: unsubscribeLink,
+		r.success(t, "POST /unsubscribe", apiCall{path: pages.UnsubscribePath, query: unsubscribeLink,
 			body: formOf(ex.value).Encode(), contentType: formContentType}, ex.name)
 	}
 }
@@ -1008,10 +1009,10 @@ func (r *openAPIRun) smsCallbacks(t *testing.T, id string) {
 	u, err := url.Parse(callback)
 	require.NoError(t, err)
 	for _, ex := range r.doc.requestExamples(t, r.doc.operation(t, "POST /sms/status"), formContentType) {
-		r.success(t, "POST /sms/status", signedCall(apiserver.SMSStatusPath, u.RawQuery, formOf(ex.value), callback), ex.name)
+		r.success(t, "POST /sms/status", signedCall(sms.StatusPath, u.RawQuery, formOf(ex.value), callback), ex.name)
 	}
 	for _, ex := range r.doc.requestExamples(t, r.doc.operation(t, "POST /sms/inbound"), formContentType) {
-		r.success(t, "POST /sms/inbound", signedCall(apiserver.SMSInboundPath, "", formOf(ex.value), testSMSInboundURL), ex.name)
+		r.success(t, "POST /sms/inbound", signedCall(sms.InboundPath, "", formOf(ex.value), testSMSInboundURL), ex.name)
 	}
 }
 

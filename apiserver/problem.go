@@ -51,6 +51,13 @@ type apiError struct {
 
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s", e.status, e.detail) }
 
+// statusError is an error of a package whose handlers the API mounts (a
+// refused SMS callback): its status and its text are for the client.
+type statusError interface {
+	error
+	HTTPStatus() int
+}
+
 func newError(status int, format string, args ...any) *apiError {
 	return &apiError{status: status, detail: fmt.Sprintf(format, args...)}
 }
@@ -99,9 +106,12 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
 	var subj *subject
 	var quota *store.QuotaError
+	var refused statusError
 	errors.As(err, &subj)
 	switch {
 	case errors.As(err, &ae):
+	case errors.As(err, &refused):
+		ae = newError(refused.HTTPStatus(), "%s", refused.Error())
 	case errors.Is(err, store.ErrNotFound):
 		ae = newError(http.StatusNotFound, "not found")
 		if subj != nil {

@@ -3,6 +3,8 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -106,12 +108,14 @@ func (s *server) routes() []route {
 		{http.MethodPut, "/templates/{kind}/{locale}", fullOnly, s.putTemplate},
 		{http.MethodDelete, "/templates/{kind}/{locale}", fullOnly, s.deleteTemplate},
 
-		{http.MethodGet, s.feedbackPath, page, s.feedbackPage},
-		{http.MethodPost, s.feedbackPath, page, s.postFeedback},
-		{http.MethodGet, UnsubscribePath, page, s.unsubscribePage},
-		{http.MethodPost, UnsubscribePath, page, s.unsubscribe},
+		// The customer pages, served by package pages.
+		{http.MethodGet, s.feedbackPath, page, s.pages.ShowFeedback},
+		{http.MethodPost, s.feedbackPath, page, s.pages.PostFeedback},
+		{http.MethodGet, pages.UnsubscribePath, page, s.pages.ShowUnsubscribe},
+		{http.MethodPost, pages.UnsubscribePath, page, s.pages.PostUnsubscribe},
 
-		{http.MethodPost, SMSStatusPath, public, s.smsStatus},
-		{http.MethodPost, SMSInboundPath, public, s.smsInbound},
+		// The SMS provider's callbacks, served by package sms.
+		{http.MethodPost, sms.StatusPath, public, s.smsCallbacks.ServeStatus},
+		{http.MethodPost, sms.InboundPath, public, s.smsCallbacks.ServeInbound},
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/signedlink"
+	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -66,7 +67,7 @@ type Options struct {
 	// FeedbackLinks and UnsubscribeLinks verify the signed links of the
 	// public pages: the feedback page is served at
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
-	// /unsubscribe. Required.
+	// pages.UnsubscribePath. Required.
 	FeedbackLinks, UnsubscribeLinks *signedlink.Links
 	// FeedbackLinkTTL is how long after its invite was sent a feedback
 	// link works (then the page answers 410); 0: forever. Unsubscribe
@@ -78,7 +79,7 @@ type Options struct {
 	// SMS is the SMS provider's side of the API: its
 	// callbacks are verified with it, and only with it may an invite
 	// setting choose medium sms. nil: no provider is configured.
-	SMS *SMSCallbacks
+	SMS *sms.CallbackKeys
 	// WebhookSecrets seals the signing secrets of webhook endpoints for
 	// storage (the worker opens them to sign). Required.
 	WebhookSecrets *webhook.SecretBox
@@ -108,16 +109,16 @@ type server struct {
 	limits    *ratelimit.Limiter[string] // per API client
 	signals   chan signal                // for Run to deliver
 
-	// The public pages.
-	pages                           *pages.Pages
+	// The public pages, mounted from package pages.
+	pages                           *pages.Handler
 	feedbackLinks, unsubscribeLinks *signedlink.Links
 	feedbackPath                    string
-	feedbackLinkTTL                 time.Duration
 	publicLimits                    *addressLimits
 	now                             func() time.Time
 	ready                           readyCache
 
-	sms *SMSCallbacks // nil: no SMS provider
+	sms          *sms.CallbackKeys // nil: no SMS provider
+	smsCallbacks *sms.Callbacks    // mounted from package sms
 
 	webhookSecrets      *webhook.SecretBox
 	webhookAllowPrivate bool
@@ -138,11 +139,8 @@ func New(opts Options) *Server {
 	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil {
 		panic("apiserver.New: Store, Auth, FeedbackLinks, UnsubscribeLinks and WebhookSecrets are required")
 	}
-	pg, err := pages.New()
-	if err != nil {
-		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
-	}
 	if opts.Templates == nil {
+		var err error
 		if opts.Templates, err = templates.Load(); err != nil {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
@@ -150,8 +148,8 @@ func New(opts Options) *Server {
 	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
 		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
-		pages: pg, feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
-		feedbackPath: opts.FeedbackLinks.Path(), feedbackLinkTTL: opts.FeedbackLinkTTL, publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
+		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
+		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
 		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate, templates: opts.Templates}
 	if s.notify == nil {
 		s.notify = func() {}
@@ -166,6 +164,15 @@ func New(opts Options) *Server {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	var err error
+	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: opts.Store,
+		FeedbackLinks: opts.FeedbackLinks, UnsubscribeLinks: opts.UnsubscribeLinks, FeedbackLinkTTL: opts.FeedbackLinkTTL,
+		Now: s.now, Metrics: s.metrics, Reviewed: s.signalReview,
+		Report: func(r *http.Request, err error) { infoFrom(r.Context()).err = err }})
+	if err != nil {
+		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
+	}
+	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store, Logger: s.log, Fail: s.fail})
 
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -23,13 +23,13 @@ import (
 // server's own.
 const (
 	testSMSAuthToken  = "apiserver-test-sms-auth-token"
-	testSMSStatusURL  = "https://api.touchpoint.test" + apiserver.SMSStatusPath
-	testSMSInboundURL = "https://api.touchpoint.test" + apiserver.SMSInboundPath
+	testSMSStatusURL  = "https://api.touchpoint.test" + sms.StatusPath
+	testSMSInboundURL = "https://api.touchpoint.test" + sms.InboundPath
 	testMobile        = "+4915112345678"
 )
 
-func testSMS() *apiserver.SMSCallbacks {
-	return &apiserver.SMSCallbacks{AuthToken: testSMSAuthToken, StatusURL: testSMSStatusURL, InboundURL: testSMSInboundURL}
+func testSMS() *sms.CallbackKeys {
+	return &sms.CallbackKeys{AuthToken: testSMSAuthToken, StatusURL: testSMSStatusURL, InboundURL: testSMSInboundURL}
 }
 
 // withoutSMS configures an API without an SMS provider.
@@ -56,7 +56,7 @@ func (e *env) status(t testing.TB, id string, reminder bool, sid, status string,
 	u, err := url.Parse(callback)
 	require.NoError(t, err)
 	form := statusForm(sid, status, code)
-	return e.callback(t, apiserver.SMSStatusPath, u.RawQuery, form, testSMSAuthToken, callback)
+	return e.callback(t, sms.StatusPath, u.RawQuery, form, testSMSAuthToken, callback)
 }
 
 func statusForm(sid, status string, code int) url.Values {
@@ -166,21 +166,21 @@ func TestSMSCallbacksRefused(t *testing.T) {
 		headers       []header
 		status        int
 	}{
-		"another token":            {apiserver.SMSStatusPath, query, form, "not the auth token", callback, nil, http.StatusForbidden},
-		"the URL the server sees":  {apiserver.SMSStatusPath, query, form, testSMSAuthToken, e.srv.URL + apiserver.SMSStatusPath + "?" + query, nil, http.StatusForbidden},
-		"another event's query":    {apiserver.SMSStatusPath, query, form, testSMSAuthToken, other, nil, http.StatusForbidden},
-		"no query":                 {apiserver.SMSStatusPath, "", form, testSMSAuthToken, callback, nil, http.StatusForbidden},
-		"the inbound URL":          {apiserver.SMSStatusPath, query, form, testSMSAuthToken, testSMSInboundURL + "?" + query, nil, http.StatusForbidden},
-		"a status signed for here": {apiserver.SMSInboundPath, "", url.Values{"MessageSid": {"SM1"}, "From": {testMobile}, "Body": {"STOP"}}, testSMSAuthToken, testSMSStatusURL, nil, http.StatusForbidden},
-		"no signature": {apiserver.SMSStatusPath, query, form, testSMSAuthToken, callback,
+		"another token":            {sms.StatusPath, query, form, "not the auth token", callback, nil, http.StatusForbidden},
+		"the URL the server sees":  {sms.StatusPath, query, form, testSMSAuthToken, e.srv.URL + sms.StatusPath + "?" + query, nil, http.StatusForbidden},
+		"another event's query":    {sms.StatusPath, query, form, testSMSAuthToken, other, nil, http.StatusForbidden},
+		"no query":                 {sms.StatusPath, "", form, testSMSAuthToken, callback, nil, http.StatusForbidden},
+		"the inbound URL":          {sms.StatusPath, query, form, testSMSAuthToken, testSMSInboundURL + "?" + query, nil, http.StatusForbidden},
+		"a status signed for here": {sms.InboundPath, "", url.Values{"MessageSid": {"SM1"}, "From": {testMobile}, "Body": {"STOP"}}, testSMSAuthToken, testSMSStatusURL, nil, http.StatusForbidden},
+		"no signature": {sms.StatusPath, query, form, testSMSAuthToken, callback,
 			[]header{{sms.SignatureHeader, ""}}, http.StatusForbidden},
-		"JSON": {apiserver.SMSStatusPath, query, form, testSMSAuthToken, callback,
+		"JSON": {sms.StatusPath, query, form, testSMSAuthToken, callback,
 			[]header{{"Content-Type", "application/json"}}, http.StatusUnsupportedMediaType},
-		"no message SID, signed":   {apiserver.SMSStatusPath, query, url.Values{"MessageStatus": {"delivered"}}, testSMSAuthToken, callback, nil, http.StatusBadRequest},
-		"an unknown kind, signed":  {apiserver.SMSStatusPath, "event=" + id + "&message=postcard", form, testSMSAuthToken, testSMSStatusURL + "?event=" + id + "&message=postcard", nil, http.StatusBadRequest},
-		"an inbound without From":  {apiserver.SMSInboundPath, "", url.Values{"MessageSid": {"SM1"}, "Body": {"STOP"}}, testSMSAuthToken, testSMSInboundURL, nil, http.StatusBadRequest},
-		"too large":                {apiserver.SMSStatusPath, query, url.Values{"MessageSid": {"SM1"}, "Body": {strings.Repeat("x", 65<<10)}}, testSMSAuthToken, callback, nil, http.StatusRequestEntityTooLarge},
-		"a method other than POST": {apiserver.SMSStatusPath, query, form, testSMSAuthToken, callback, []header{{"X-Method", http.MethodGet}}, http.StatusMethodNotAllowed},
+		"no message SID, signed":   {sms.StatusPath, query, url.Values{"MessageStatus": {"delivered"}}, testSMSAuthToken, callback, nil, http.StatusBadRequest},
+		"an unknown kind, signed":  {sms.StatusPath, "event=" + id + "&message=postcard", form, testSMSAuthToken, testSMSStatusURL + "?event=" + id + "&message=postcard", nil, http.StatusBadRequest},
+		"an inbound without From":  {sms.InboundPath, "", url.Values{"MessageSid": {"SM1"}, "Body": {"STOP"}}, testSMSAuthToken, testSMSInboundURL, nil, http.StatusBadRequest},
+		"too large":                {sms.StatusPath, query, url.Values{"MessageSid": {"SM1"}, "Body": {strings.Repeat("x", 65<<10)}}, testSMSAuthToken, callback, nil, http.StatusRequestEntityTooLarge},
+		"a method other than POST": {sms.StatusPath, query, form, testSMSAuthToken, callback, []header{{"X-Method", http.MethodGet}}, http.StatusMethodNotAllowed},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -205,10 +205,10 @@ func TestSMSCallbacksRefused(t *testing.T) {
 
 	// Without a provider no callback can be verified.
 	bare := newEnv(t, withoutSMS)
-	r := bare.callback(t, apiserver.SMSStatusPath, query, form, testSMSAuthToken, callback)
+	r := bare.callback(t, sms.StatusPath, query, form, testSMSAuthToken, callback)
 	requireProblem(t, r, http.StatusForbidden)
 	assert.Contains(t, r.object(t)["detail"], "no SMS provider")
-	r = bare.callback(t, apiserver.SMSInboundPath, "", url.Values{"MessageSid": {"SM1"}, "From": {testMobile}, "Body": {"STOP"}}, testSMSAuthToken, testSMSInboundURL)
+	r = bare.callback(t, sms.InboundPath, "", url.Values{"MessageSid": {"SM1"}, "From": {testMobile}, "Body": {"STOP"}}, testSMSAuthToken, testSMSInboundURL)
 	requireProblem(t, r, http.StatusForbidden)
 }
 
@@ -222,7 +222,7 @@ func TestSMSStatusSignedWithThePort(t *testing.T) {
 	require.NoError(t, err)
 	query := strings.SplitN(callback, "?", 2)[1]
 	withPort := strings.Replace(callback, "api.touchpoint.test", "api.touchpoint.test:443", 1)
-	r := e.callback(t, apiserver.SMSStatusPath, query, statusForm("SM1", sms.StatusDelivered, 0), testSMSAuthToken, withPort)
+	r := e.callback(t, sms.StatusPath, query, statusForm("SM1", sms.StatusDelivered, 0), testSMSAuthToken, withPort)
 	require.Equal(t, http.StatusNoContent, r.status, "%s", r.body)
 	assert.Equal(t, "delivered", e.invite(t, token, id)["delivery"].(map[string]any)["status"])
 }
@@ -232,7 +232,7 @@ func TestSMSInboundStop(t *testing.T) {
 	e := newEnv(t)
 	inbound := func(form url.Values) response {
 		t.Helper()
-		return e.callback(t, apiserver.SMSInboundPath, "", form, testSMSAuthToken, testSMSInboundURL)
+		return e.callback(t, sms.InboundPath, "", form, testSMSAuthToken, testSMSInboundURL)
 	}
 	message := func(from, body string) url.Values {
 		return url.Values{"MessageSid": {"SM" + strings.Repeat("0", 32)}, "AccountSid": {"AC0123"}, "From": {from},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/sendtime"
+	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
@@ -175,8 +176,8 @@ const FeedbackPath = "/feedback"
 // SMSStatusPath and SMSInboundPath are where the API takes the provider's
 // callbacks: delivery updates and messages from customers (STOP).
 const (
-	SMSStatusPath  = "/sms/status"
-	SMSInboundPath = "/sms/inbound"
+	SMSStatusPath  = sms.StatusPath
+	SMSInboundPath = sms.InboundPath
 )
 
 // SMSConfigured reports whether an SMS provider is configured: an account

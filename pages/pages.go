@@ -11,8 +11,9 @@
 // security headers (headers.go). Texts come from one table per locale,
 // locales/<locale>.json, chosen like the invite emails' locale.
 //
-// The handlers that serve the pages (signature checks, storage) live
-// with the API; this package only parses and renders.
+// Handler serves them (handler.go): it checks the signed links, reads
+// and writes through a small Store interface, and is mounted by the API
+// on the routes of its route table.
 package pages
 
 import (

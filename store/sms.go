@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/sms"
 )
 
 // Invites by SMS keep three things here besides the invite
@@ -48,27 +49,9 @@ func (s *Store) throttleSMS(ctx context.Context, tx *sqlx.Tx, eventID, accountID
 	return recent, nil
 }
 
-// SMSDelivery is one report of the provider's status callback on a
-// message it took.
-type SMSDelivery struct {
-	MessageSID string
-	// EventID is the event the message belongs to, as the callback URL
-	// names it; "" when it does not, in which case only a message reported
-	// on before is updated.
-	EventID string
-	// Reminder: the message carried the event's reminder, not its invite.
-	Reminder  bool
-	Status    string // the provider's MessageStatus: queued, sent, delivered, undelivered, failed, …
-	ErrorCode int    // why it was undelivered or failed; 0 if none
-	// Suppress, when set, puts the number on the suppression list of the
-	// event's account with this reason: the report says the customer
-	// opted out (unsubscribed) or the number can never be reached
-	// (bounced).
-	Suppress invite.SuppressionReason
-	// Number is the recipient in E.164 as the report names it; "" falls
-	// back to the number the claim recorded.
-	Number string
-}
+// SMSDelivery is a status callback's report on a message, as package sms
+// reads it.
+type SMSDelivery = sms.Delivery
 
 // smsDeliveryColumn is Event.SMSDelivery: the newest message of each
 // kind (a retried invite is a new message) with its last report.

@@ -23,6 +23,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
@@ -397,7 +398,7 @@ func pageLinks(cfg config.Config) (fb, unsub *signedlink.Links, err error) {
 	if fb, err = signedlink.New(cfg.FeedbackURL, secretkey.Derive(cfg.SecretKey, secretkey.FeedbackLink)); err != nil {
 		return nil, nil, err
 	}
-	unsubURL := strings.TrimRight(cfg.BaseURL, "/") + apiserver.UnsubscribePath
+	unsubURL := strings.TrimRight(cfg.BaseURL, "/") + pages.UnsubscribePath
 	if unsub, err = signedlink.New(unsubURL, secretkey.Derive(cfg.SecretKey, secretkey.Unsubscribe)); err != nil {
 		return nil, nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/touchpoint/touchpoint/activities"
-	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/templates"
@@ -34,9 +33,9 @@ func smsSender(cfg config.Config) (activities.SMSSender, *templates.SMSSet, erro
 }
 
 // smsCallbacks is what the API needs of the SMS provider, nil without one.
-func smsCallbacks(cfg config.Config) *apiserver.SMSCallbacks {
+func smsCallbacks(cfg config.Config) *sms.CallbackKeys {
 	if !cfg.SMSConfigured() {
 		return nil
 	}
-	return &apiserver.SMSCallbacks{AuthToken: cfg.SMS.AuthToken, StatusURL: cfg.SMS.StatusCallbackURL, InboundURL: cfg.SMSInboundURL()}
+	return &sms.CallbackKeys{AuthToken: cfg.SMS.AuthToken, StatusURL: cfg.SMS.StatusCallbackURL, InboundURL: cfg.SMSInboundURL()}
 }

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/sms"
 )
 
 func TestSMSWiring(t *testing.T) {
@@ -29,6 +29,6 @@ func TestSMSWiring(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, sender)
 	assert.NotNil(t, tmpl)
-	assert.Equal(t, &apiserver.SMSCallbacks{AuthToken: "token", StatusURL: "https://api.example.com/sms/status",
+	assert.Equal(t, &sms.CallbackKeys{AuthToken: "token", StatusURL: "https://api.example.com/sms/status",
 		InboundURL: "https://api.example.com/sms/inbound"}, smsCallbacks(cfg))
 }

@@ -31,7 +31,9 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/signedlink"
+	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -103,15 +105,15 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	require.NoError(t, err)
 	s.feedback, err = signedlink.New("https://api.webhookstack.test/feedback", secretkey.Derive(secretKey, secretkey.FeedbackLink))
 	require.NoError(t, err)
-	unsub, err := signedlink.New("https://api.webhookstack.test"+apiserver.UnsubscribePath, secretkey.Derive(secretKey, secretkey.Unsubscribe))
+	unsub, err := signedlink.New("https://api.webhookstack.test"+pages.UnsubscribePath, secretkey.Derive(secretKey, secretkey.Unsubscribe))
 	require.NoError(t, err)
 	notifier := starter.NewNotifier(s.st, quiet)
 	s.api = httptest.NewUnstartedServer(nil)
 	apiURL := "http://" + s.api.Listener.Addr().String()
-	s.texts = newSMSProvider(t, apiURL+apiserver.SMSStatusPath)
+	s.texts = newSMSProvider(t, apiURL+sms.StatusPath)
 	api := apiserver.New(apiserver.Options{Store: s.st, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
 		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true,
-		SMS: &apiserver.SMSCallbacks{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + apiserver.SMSInboundPath}})
+		SMS: &sms.CallbackKeys{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + sms.InboundPath}})
 	s.api.Config.Handler = api
 	s.api.Start()
 	s.metrics.WatchWebhooks(s.st.WebhookBacklog)

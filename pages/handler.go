@@ -1,0 +1,259 @@
+package pages
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/signedlink"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// The handlers of the pages a customer reaches from an invite: no token,
+// a signed link instead. They answer HTML, never problem+json, and reveal
+// nothing about a link that does not verify. The API mounts them on the
+// routes of its route table, behind its per-address limit.
+
+// UnsubscribePath is where the one-click unsubscribe links point.
+const UnsubscribePath = "/unsubscribe"
+
+// maxUnsubscribeBody bounds what an unsubscribe POST may carry: RFC 8058's
+// "List-Unsubscribe=One-Click", or the confirm page's same form.
+const maxUnsubscribeBody = 1 << 10
+
+// retryAfter is the Retry-After of a 503 page, in seconds: the API's.
+const retryAfter = 5
+
+// Store is what the handlers need of the store.
+type Store interface {
+	LoadInviteContent(ctx context.Context, eventID string) (store.InviteContent, error)
+	ReviewOfEvent(ctx context.Context, eventID string) (store.Review, error)
+	SaveReview(ctx context.Context, in store.ReviewInput) (store.Review, store.Saved, error)
+	AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
+		reason invite.SuppressionReason, eventID string) (store.Suppression, bool, error)
+}
+
+// HandlerOptions are the handlers' dependencies.
+type HandlerOptions struct {
+	Store Store // required
+	// FeedbackLinks and UnsubscribeLinks verify the signed links: the
+	// feedback page is served at the path of FeedbackLinks' base URL, the
+	// unsubscribe page at UnsubscribePath. Required.
+	FeedbackLinks, UnsubscribeLinks *signedlink.Links
+	// FeedbackLinkTTL is how long after its invite was sent a feedback
+	// link works (then the page answers 410); 0: forever. Unsubscribe
+	// links never expire.
+	FeedbackLinkTTL time.Duration
+	// Now is the clock of the links' lifetime; default time.Now.
+	Now func() time.Time
+	// Metrics counts the reviews given. Optional.
+	Metrics *metrics.Set
+	// Reviewed is told of a review stored or changed (a post that changes
+	// nothing is not told), to end a waiting reminder. Optional.
+	Reviewed func(eventID, reviewID string)
+	// Report is given the internal error behind a 5xx page, for the
+	// request's log line; the reader never sees it. Optional.
+	Report func(r *http.Request, err error)
+}
+
+// Handler serves the customer pages. Its methods are the handlers of the
+// routes the API mounts.
+type Handler struct {
+	pages *Pages
+	o     HandlerOptions
+}
+
+// NewHandler parses the pages (New) and builds their handlers. It panics
+// without a Store or the link makers, which is a wiring mistake.
+func NewHandler(o HandlerOptions) (*Handler, error) {
+	if o.Store == nil || o.FeedbackLinks == nil || o.UnsubscribeLinks == nil {
+		panic("pages.NewHandler: Store, FeedbackLinks and UnsubscribeLinks are required")
+	}
+	p, err := New()
+	if err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Reviewed == nil {
+		o.Reviewed = func(string, string) {}
+	}
+	if o.Report == nil {
+		o.Report = func(*http.Request, error) {}
+	}
+	return &Handler{pages: p, o: o}, nil
+}
+
+// FeedbackPath is the path the feedback page is served at: that of the
+// feedback links.
+func (h *Handler) FeedbackPath() string { return h.o.FeedbackLinks.Path() }
+
+// locale is the reader's language for a page that knows no event.
+func (h *Handler) locale(r *http.Request) string {
+	return h.pages.AcceptLanguage(r.Header.Get("Accept-Language"))
+}
+
+// TooManyRequests is the 429 page of a reader's address over its limit,
+// with Retry-After in whole seconds (at least 1).
+func (h *Handler) TooManyRequests(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(wait.Seconds()+0.999))))
+	h.pages.Unavailable(w, http.StatusTooManyRequests, h.locale(r))
+}
+
+// fail answers a failure of a page: an unknown event is the same 404 as a
+// bad link; an unreachable database is 503 with Retry-After; anything
+// else is reported and answered alike, without detail.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	locale := h.locale(r)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		h.pages.NotFound(w, locale)
+		return
+	case errors.Is(err, store.ErrUnavailable):
+		h.o.Report(r, err)
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		h.pages.Unavailable(w, http.StatusServiceUnavailable, locale)
+		return
+	}
+	h.o.Report(r, err)
+	h.pages.Unavailable(w, http.StatusInternalServerError, locale)
+}
+
+// linkTarget verifies a signed link's query and loads its event; a link
+// that does not verify, or whose event is gone, is store.ErrNotFound.
+func (h *Handler) linkTarget(r *http.Request, links *signedlink.Links, query url.Values) (store.InviteContent, error) {
+	eventID, ok := links.Verify(query)
+	if !ok {
+		return store.InviteContent{}, store.ErrNotFound
+	}
+	return h.o.Store.LoadInviteContent(r.Context(), eventID)
+}
+
+// expired reports whether the feedback link of c is past its lifetime: it
+// expires FeedbackLinkTTL after the invite was (last) sent; a link of an
+// invite never sent does not.
+func (h *Handler) expired(c store.InviteContent) bool {
+	return h.o.FeedbackLinkTTL > 0 && c.SentAt != nil && h.o.Now().Sub(*c.SentAt) > h.o.FeedbackLinkTTL
+}
+
+// feedbackView is the form of the event c, with the link's signature.
+func (h *Handler) feedbackView(c store.InviteContent, sig string) FeedbackView {
+	v := FeedbackView{Locale: c.Locale, Brand: c.Account.Brand(), Action: h.FeedbackPath(), EventID: c.EventID, Sig: sig}
+	for _, p := range c.Products {
+		v.Products = append(v.Products, Product{Name: p.Name, ImageURL: p.ImageURL})
+	}
+	return v
+}
+
+// ShowFeedback is GET {feedback path}: the form, with the review given so
+// far when there is one. A valid link works whether or not the invite was
+// ever sent; once its lifetime after the send is over, it gets the 410
+// page.
+func (h *Handler) ShowFeedback(w http.ResponseWriter, r *http.Request) {
+	c, err := h.linkTarget(r, h.o.FeedbackLinks, r.URL.Query())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if h.expired(c) {
+		h.pages.Expired(w, ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
+		return
+	}
+	v := h.feedbackView(c, r.URL.Query().Get(signedlink.ParamSignature))
+	switch rev, err := h.o.Store.ReviewOfEvent(r.Context(), c.EventID); {
+	case err == nil:
+		v.Rating, v.Comment = rev.Rating, rev.Comment
+	case !errors.Is(err, store.ErrNotFound):
+		h.fail(w, r, err)
+		return
+	}
+	h.pages.Feedback(w, http.StatusOK, v)
+}
+
+// PostFeedback is POST {feedback path}: stores the review (one per event;
+// a second post replaces it) and thanks, or shows the form again with
+// what was wrong and the reader's answers kept.
+func (h *Handler) PostFeedback(w http.ResponseWriter, r *http.Request) {
+	f, problems, err := ParseFeedback(r)
+	if err != nil {
+		h.pages.BadRequest(w, h.locale(r))
+		return
+	}
+	c, err := h.linkTarget(r, h.o.FeedbackLinks, url.Values{signedlink.ParamEvent: {f.EventID}, signedlink.ParamSignature: {f.Sig}})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if h.expired(c) {
+		h.pages.Expired(w, ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
+		return
+	}
+	if len(problems) > 0 {
+		v := h.feedbackView(c, f.Sig)
+		v.Rating, v.Comment, v.Errors = f.Rating, f.Comment, problems
+		h.pages.Feedback(w, http.StatusBadRequest, v)
+		return
+	}
+	rev, saved, err := h.o.Store.SaveReview(r.Context(), store.ReviewInput{EventID: c.EventID, Rating: f.Rating, Comment: f.Comment,
+		Locale: h.pages.Pick(c.Locale)})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if saved == store.SavedCreated {
+		h.o.Metrics.Review(rev.Rating)
+	}
+	if saved != store.SavedUnchanged {
+		h.o.Reviewed(c.EventID, rev.ID)
+	}
+	h.pages.Thanks(w, ThanksView{Locale: c.Locale, Brand: c.Account.Brand(), Rating: rev.Rating,
+		EditURL: h.o.FeedbackLinks.URL(c.EventID)})
+}
+
+// ShowUnsubscribe is GET /unsubscribe: only the page asking to confirm.
+// A GET never unsubscribes: mail scanners follow links.
+func (h *Handler) ShowUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	c, err := h.linkTarget(r, h.o.UnsubscribeLinks, r.URL.Query())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	q := url.Values{signedlink.ParamEvent: {c.EventID}, signedlink.ParamSignature: {r.URL.Query().Get(signedlink.ParamSignature)}}
+	h.pages.Unsubscribe(w, http.StatusOK, UnsubscribeView{Locale: c.Locale, Brand: c.Account.Brand(),
+		Action: UnsubscribePath + "?" + q.Encode(), Address: mail.MaskEmail(c.Email)})
+}
+
+// PostUnsubscribe is POST /unsubscribe?event=…&sig=…: RFC 8058's one-click
+// unsubscribe as a mailbox provider sends it (body
+// "List-Unsubscribe=One-Click"), and the confirm page's button. The signed
+// link is what authorises it; the body is read (bounded) but not required.
+// The event's email address goes on the account's suppression list as
+// unsubscribed; repeating it is harmless.
+func (h *Handler) PostUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	if _, err := io.Copy(io.Discard, io.LimitReader(r.Body, maxUnsubscribeBody)); err != nil {
+		h.pages.BadRequest(w, h.locale(r))
+		return
+	}
+	c, err := h.linkTarget(r, h.o.UnsubscribeLinks, r.URL.Query())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	// The suppression list keeps email addresses in lower case.
+	if address := strings.ToLower(strings.TrimSpace(c.Email)); address != "" {
+		if _, _, err := h.o.Store.AddSuppression(r.Context(), c.AccountID, address, invite.Email, invite.Unsubscribed, c.EventID); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
+	h.pages.Unsubscribed(w, UnsubscribedView{Locale: c.Locale, Brand: c.Account.Brand()})
+}

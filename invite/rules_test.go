@@ -546,3 +546,36 @@ func TestRefusalSaysWhat(t *testing.T) {
 	assert.Equal(t, invite.Refusal{Kind: invite.KindReminder, Rule: "cancel", Status: ""}, *r)
 	assert.Equal(t, "reminder cannot cancel from status none", err.Error())
 }
+
+// TestNextDelivery: a message's delivery status only rises; a deferral
+// never changes it.
+func TestNextDelivery(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		cur, report, want invite.MailOutcome
+		changed           bool
+	}{
+		{"", invite.MailDelivered, invite.MailDelivered, true},
+		{"", invite.MailBounced, invite.MailBounced, true},
+		{"", invite.MailComplained, invite.MailComplained, true},
+		{"", invite.MailDeferred, "", false},
+		{invite.MailDelivered, invite.MailDelivered, invite.MailDelivered, false},
+		{invite.MailDelivered, invite.MailBounced, invite.MailBounced, true},
+		{invite.MailDelivered, invite.MailComplained, invite.MailComplained, true},
+		{invite.MailBounced, invite.MailDelivered, invite.MailBounced, false},
+		{invite.MailBounced, invite.MailComplained, invite.MailComplained, true},
+		{invite.MailComplained, invite.MailBounced, invite.MailComplained, false},
+		{invite.MailComplained, invite.MailDelivered, invite.MailComplained, false},
+		{invite.MailBounced, invite.MailDeferred, invite.MailBounced, false},
+		{invite.MailDelivered, "opened", invite.MailDelivered, false},
+	}
+	for _, tc := range tests {
+		got, changed := invite.NextDelivery(tc.cur, tc.report)
+		assert.Equal(t, tc.want, got, "%q then %q", tc.cur, tc.report)
+		assert.Equal(t, tc.changed, changed, "%q then %q", tc.cur, tc.report)
+	}
+	assert.Equal(t, invite.Bounced, invite.MailBounced.Suppression())
+	assert.Equal(t, invite.Complained, invite.MailComplained.Suppression())
+	assert.Empty(t, invite.MailDelivered.Suppression())
+	assert.Empty(t, invite.MailDeferred.Suppression())
+}

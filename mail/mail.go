@@ -58,10 +58,46 @@ const (
 // ID is the message's stable ID part: the event ID, marked for a reminder.
 func (m Message) ID() string {
 	if m.Reminder {
-		return m.EventID + ".reminder"
+		return m.EventID + reminderSuffix
 	}
 	return m.EventID
 }
+
+// reminderSuffix marks a reminder's ID.
+const reminderSuffix = ".reminder"
+
+// ParseID reads the event ID back from a message's ID as a mail
+// provider reports it: the ID alone, or the whole Message-ID with or
+// without its angle brackets ("<evt-…@shop.example>"). ok is false when s
+// is not one of Touchpoint's IDs.
+func ParseID(s string) (eventID string, reminder bool, ok bool) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "<"), ">")
+	if at := strings.LastIndexByte(s, '@'); at >= 0 {
+		s = s[:at]
+	}
+	if id, found := strings.CutSuffix(s, reminderSuffix); found {
+		s, reminder = id, true
+	}
+	if len(s) == 0 || len(s) > 100 || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+		return "", false, false
+	}
+	return s, reminder, true
+}
+
+// The headers that carry a message's ID to the mail providers whose
+// reports do not name the Message-ID Touchpoint set (Postmark gives every
+// message its own), each in the form the provider hands back in its
+// reports: Postmark's metadata, Mailgun's variables, SendGrid's unique
+// arguments and SES's message tags. MetadataKey is the name under which
+// each carries it.
+const (
+	MetadataKey         = "touchpoint-message"
+	PostmarkMetadataHdr = "X-PM-Metadata-" + MetadataKey
+	MailgunVariablesHdr = "X-Mailgun-Variables"
+	SendGridSMTPAPIHdr  = "X-SMTPAPI"
+	SESMessageTagsHdr   = "X-SES-MESSAGE-TAGS"
+)
 
 // Sender delivers messages.
 type Sender interface {
@@ -141,6 +177,14 @@ func (s sender) build(m Message) (*gomail.Msg, error) {
 	msg.SetMessageIDWithValue(m.ID() + "@" + s.domain)
 	msg.SetDate()
 	msg.SetGenHeader("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies
+	if _, _, ok := ParseID(m.ID()); ok {
+		// Letters, digits, '-', '_' and '.' only: no quoting needed in JSON
+		// nor in a tag.
+		msg.SetGenHeader(PostmarkMetadataHdr, m.ID())
+		msg.SetGenHeader(MailgunVariablesHdr, `{"`+MetadataKey+`":"`+m.ID()+`"}`)
+		msg.SetGenHeader(SendGridSMTPAPIHdr, `{"unique_args":{"`+MetadataKey+`":"`+m.ID()+`"}}`)
+		msg.SetGenHeader(SESMessageTagsHdr, MetadataKey+"="+m.ID())
+	}
 	if m.UnsubscribeURL != "" {
 		// RFC 8058: mailbox providers POST "List-Unsubscribe=One-Click" to
 		// the URL; Gmail and Yahoo require it from bulk senders.

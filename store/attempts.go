@@ -33,6 +33,17 @@ type Attempt struct {
 	// Template is the template the attempt's message was rendered from;
 	// nil when not recorded (attempts from before templates).
 	Template *AttemptTemplate `json:"template"`
+	// ProviderEvents are what the mail provider reported of the attempt's
+	// message after its relay took it, oldest first; nil when none.
+	ProviderEvents []ProviderEvent `json:"providerEvents"`
+}
+
+// ProviderEvent is one report of a mail provider on a message.
+type ProviderEvent struct {
+	Provider string             `json:"provider"`
+	Outcome  invite.MailOutcome `json:"outcome"`
+	Detail   string             `json:"detail"`
+	At       time.Time          `json:"at"`
 }
 
 // attemptsColumn is the event's attempts as a JSON array, oldest first,
@@ -42,7 +53,8 @@ const attemptsColumn = `(SELECT json_agg(json_build_object('n', a.n, 'kind', a.k
 		'finishedAt', to_char(a.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
 		'outcome', COALESCE(a.outcome, ''), 'detail', COALESCE(a.detail, ''),
 		'template', CASE WHEN a.template_source IS NULL THEN NULL
-		                 ELSE json_build_object('source', a.template_source, 'version', a.template_version) END)
+		                 ELSE json_build_object('source', a.template_source, 'version', a.template_version) END,
+		'providerEvents', ` + mailEventsColumn + `)
 		ORDER BY a.started_at, a.kind, a.n)
 	 FROM send_attempts a WHERE a.event_id = events.id) AS attempt_history`
 

@@ -21,6 +21,9 @@ type Cleanup struct {
 	// WebhookDeliveries are deliveries that ended longer ago than
 	// WebhookDeliveryKeep.
 	WebhookDeliveries int64
+	// MailNonces are mail providers' once-signed values older than
+	// MailNonceKeep, which no request can carry any more.
+	MailNonces int64
 }
 
 // WebhookDeliveryKeep is how long a webhook delivery that ended (succeeded
@@ -58,6 +61,7 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 			{&recipientCounters, `DELETE FROM recipient_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday, false},
 			{&c.WebhookDeliveries, `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`,
 				now.Add(-WebhookDeliveryKeep), false},
+			{&c.MailNonces, `DELETE FROM mail_event_nonces WHERE signed_at < $1`, now.Add(-MailNonceKeep), false},
 		}
 		for _, st := range steps {
 			if st.skip {

@@ -17,6 +17,9 @@ const (
 	InviteSkipped      = "invite.skipped"
 	InviteFailed       = "invite.failed"
 	InviteCancelled    = "invite.cancelled"
+	InviteDelivered    = "invite.delivered"
+	InviteBounced      = "invite.bounced"
+	InviteComplained   = "invite.complained"
 	ReminderSent       = "reminder.sent"
 	ReviewCreated      = "review.created"
 	ReviewUpdated      = "review.updated"
@@ -30,7 +33,7 @@ const (
 func EventTypes() []string {
 	return []string{
 		InviteScheduled, InviteSent, InviteSkipped, InviteFailed, InviteCancelled,
-		ReminderSent, ReviewCreated, ReviewUpdated, ReviewModerated, ReviewReplied, SuppressionCreated,
+		InviteDelivered, InviteBounced, InviteComplained, ReminderSent, ReviewCreated, ReviewUpdated, ReviewModerated, ReviewReplied, SuppressionCreated,
 	}
 }
 
@@ -51,7 +54,7 @@ type Message struct {
 	Type string
 	// Timestamp is when the change happened (not when it is delivered).
 	Timestamp time.Time
-	// Data is one of InviteData, ReminderData, ReviewData,
+	// Data is one of InviteData, DeliveryData, ReminderData, ReviewData,
 	// ModerationData, ReplyData or SuppressionData. Only these types fit, so no payload can carry a
 	// field the customer's contact details could be put in.
 	Data Payload
@@ -100,7 +103,46 @@ type InviteData struct {
 	SentAt            time.Time
 }
 
-func (InviteData) fits(t string) bool { return strings.HasPrefix(t, "invite.") }
+func (InviteData) fits(t string) bool { return strings.HasPrefix(t, "invite.") && !isDeliveryType(t) }
+
+// isDeliveryType reports whether t is one of the types of DeliveryData.
+func isDeliveryType(t string) bool {
+	return t == InviteDelivered || t == InviteBounced || t == InviteComplained
+}
+
+// DeliveryData is the payload of invite.delivered, invite.bounced and
+// invite.complained: what the mail provider reported of the message of an
+// invite, or of its reminder (Message "reminder"), after its relay took
+// it. Empty strings are written as null.
+type DeliveryData struct {
+	EventID           string
+	EventTypeID       string
+	ChannelID         string
+	CustomerReference string
+	Message           string    // invite or reminder
+	Status            string    // delivered, bounced or complained
+	Provider          string    // ses, sendgrid, postmark or mailgun
+	At                time.Time // when the provider says it happened
+}
+
+func (DeliveryData) fits(t string) bool { return isDeliveryType(t) }
+
+// MarshalJSON writes camelCase names and nulls for absent values.
+func (d DeliveryData) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		EventID           string  `json:"eventId"`
+		EventTypeID       string  `json:"eventTypeId"`
+		ChannelID         string  `json:"channelId"`
+		CustomerReference *string `json:"customerReference"`
+		Message           string  `json:"message"`
+		Status            string  `json:"status"`
+		Provider          string  `json:"provider"`
+		At                *stamp  `json:"at"`
+	}{
+		d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference),
+		d.Message, d.Status, d.Provider, optTime(d.At),
+	})
+}
 
 // MarshalJSON writes camelCase names and nulls for absent values.
 func (d InviteData) MarshalJSON() ([]byte, error) {

@@ -18,7 +18,7 @@ func TestEventTypes(t *testing.T) {
 	t.Parallel()
 	want := []string{
 		"invite.scheduled", "invite.sent", "invite.skipped", "invite.failed", "invite.cancelled",
-		"reminder.sent", "review.created", "review.updated", "review.moderated", "review.replied", "suppression.created",
+		"invite.delivered", "invite.bounced", "invite.complained", "reminder.sent", "review.created", "review.updated", "review.moderated", "review.replied", "suppression.created",
 	}
 	assert.Equal(t, want, webhook.EventTypes())
 	for _, typ := range want {
@@ -54,6 +54,16 @@ func TestMessageJSON(t *testing.T) {
 				"eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1","customerReference":null,
 				"status":"scheduled","reason":null,"medium":"email",
 				"scheduledFor":"2026-11-29T06:00:00.000Z","sentAt":null}}`,
+		},
+		{
+			name: "a reminder bounced, as the provider reported it",
+			msg: webhook.Message{Type: webhook.InviteBounced, Timestamp: at, Data: webhook.DeliveryData{
+				EventID: "evt-1", EventTypeID: "ety-1", ChannelID: "chl-1", CustomerReference: "C-7",
+				Message: "reminder", Status: "bounced", Provider: "postmark", At: sched,
+			}},
+			want: `{"type":"invite.bounced","timestamp":"2026-11-22T06:00:00.123Z","data":{
+				"eventId":"evt-1","eventTypeId":"ety-1","channelId":"chl-1","customerReference":"C-7",
+				"message":"reminder","status":"bounced","provider":"postmark","at":"2026-11-29T06:00:00.000Z"}}`,
 		},
 		{
 			name: "invite skipped with a reason",
@@ -201,6 +211,8 @@ func TestMessageJSONRejects(t *testing.T) {
 		{"review data for a moderation", webhook.Message{Type: webhook.ReviewModerated, Timestamp: at, Data: webhook.ReviewData{}}, "does not fit"},
 		{"moderation data for a reply", webhook.Message{Type: webhook.ReviewReplied, Timestamp: at, Data: webhook.ModerationData{}}, "does not fit"},
 		{"reply data for a new review", webhook.Message{Type: webhook.ReviewCreated, Timestamp: at, Data: webhook.ReplyData{}}, "does not fit"},
+		{"invite data for a bounce", webhook.Message{Type: webhook.InviteBounced, Timestamp: at, Data: invite}, "does not fit"},
+		{"delivery data for a sent invite", webhook.Message{Type: webhook.InviteSent, Timestamp: at, Data: webhook.DeliveryData{}}, "does not fit"},
 		{"suppression data for a reminder", webhook.Message{Type: webhook.ReminderSent, Timestamp: at, Data: webhook.SuppressionData{}}, "does not fit"},
 		{"no timestamp", webhook.Message{Type: webhook.InviteSent, Data: invite}, "no timestamp"},
 		{"year out of range", webhook.Message{Type: webhook.InviteSent, Timestamp: at.AddDate(9000, 0, 0), Data: invite}, "outside years"},
@@ -221,7 +233,7 @@ func TestPayloadsHaveNoContactFields(t *testing.T) {
 	t.Parallel()
 	contact := regexp.MustCompile(`(?i)e-?mail|name|address|addr|mobile|phone|street|city|zip|postal`)
 	at := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	for _, p := range []webhook.Payload{webhook.InviteData{}, webhook.ReminderData{}, webhook.ReviewData{},
+	for _, p := range []webhook.Payload{webhook.InviteData{}, webhook.DeliveryData{}, webhook.ReminderData{}, webhook.ReviewData{},
 		webhook.ModerationData{}, webhook.ReplyData{}, webhook.SuppressionData{}} {
 		typ := reflect.TypeOf(p)
 		for i := range typ.NumField() {

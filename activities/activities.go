@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,187 +70,178 @@ type Activities struct {
 	Logger      *slog.Logger     // nil: discard
 }
 
-// LoadPlan loads the event's schedule copy and whether its event type and
-// setting are active (a local activity: one read).
+// The steps of the send pipeline: one set for both kinds of send, the
+// invite and its reminder, each taking the kind in its input (an input
+// without one, recorded before, is the invite's). The store applies the
+// rule of the invite package for the kind.
+
+// LoadPlan reads what scheduling the send starts from (a local activity:
+// one read): for an invite the event's schedule copy and whether its
+// event type and setting are active; for a reminder the setting's
+// reminder delay from the time the invite was sent (Plan.Delay "": none).
 func (a *Activities) LoadPlan(ctx context.Context, in workflows.EventInput) (invite.Plan, error) {
-	p, err := a.Store.LoadPlan(ctx, invite.KindInvite, in.EventID)
+	k, err := kindOf(in.Kind)
+	if err != nil {
+		return invite.Plan{}, err
+	}
+	p, err := a.Store.LoadPlan(ctx, k, in.EventID)
 	return p, storeError(err)
 }
 
-// MarkScheduled records the send time (pending, failed or scheduled only).
+// MarkScheduled records the send time (invite.Schedule): an invite
+// pending, failed or scheduled; a reminder once, for a sent invite.
 func (a *Activities) MarkScheduled(ctx context.Context, in workflows.MarkScheduledInput) (invite.State, error) {
-	st, err := a.Store.MarkScheduled(ctx, invite.KindInvite, in.EventID, in.ScheduledFor)
+	k, err := kindOf(in.Kind)
+	if err != nil {
+		return invite.State{}, err
+	}
+	st, err := a.Store.MarkScheduled(ctx, k, in.EventID, in.ScheduledFor)
 	return st, storeError(err)
 }
 
-// MarkSkipped records that no invite is sent (pending, scheduled or failed only).
+// MarkSkipped records that the send does not go out (invite.Skip).
 func (a *Activities) MarkSkipped(ctx context.Context, in workflows.MarkSkippedInput) (invite.State, error) {
-	st, err := a.Store.MarkSkipped(ctx, invite.KindInvite, in.EventID, in.Reason)
+	k, err := kindOf(in.Kind)
+	if err != nil {
+		return invite.State{}, err
+	}
+	st, err := a.Store.MarkSkipped(ctx, k, in.EventID, in.Reason)
 	if err == nil {
-		a.logger().InfoContext(ctx, "invite skipped", "event_id", in.EventID, "reason", st.Reason, "status", st.Status)
+		a.logger().InfoContext(ctx, string(k)+" skipped", "event_id", in.EventID, "reason", st.Reason, "status", st.Status)
 	}
 	return st, storeError(err)
 }
 
-// MarkCancelled cancels a pending or scheduled invite (a cancel signal from
+// MarkCancelled cancels a send that has not begun (a cancel signal from
 // the Temporal UI; the API has cancelled already and this is a no-op).
 func (a *Activities) MarkCancelled(ctx context.Context, in workflows.EventInput) (invite.State, error) {
-	st, err := a.Store.MarkCancelled(ctx, invite.KindInvite, in.EventID)
+	k, err := kindOf(in.Kind)
+	if err != nil {
+		return invite.State{}, err
+	}
+	st, err := a.Store.MarkCancelled(ctx, k, in.EventID)
 	return st, storeError(err)
 }
 
-// MarkFailed gives up on an invite: scheduled → failed with the reason;
-// left sending → failed as delivery_uncertain; otherwise unchanged, so it
-// also just reads back a failure SendInvite has recorded itself.
+// MarkFailed gives up on a send (invite.GiveUp): scheduled → given up
+// with the reason; left sending → delivery_uncertain; otherwise
+// unchanged, so it also just reads back a verdict Send has recorded.
 func (a *Activities) MarkFailed(ctx context.Context, in workflows.MarkFailedInput) (invite.State, error) {
-	st, err := a.Store.GiveUp(ctx, invite.KindInvite, in.EventID, in.Reason, in.LastError)
+	k, err := kindOf(in.Kind)
+	if err != nil {
+		return invite.State{}, err
+	}
+	st, err := a.Store.GiveUp(ctx, k, in.EventID, in.Reason, in.LastError)
 	if err == nil {
-		a.logger().WarnContext(ctx, "invite failed", "event_id", in.EventID, "reason", st.Reason, "last_error", st.LastError)
+		a.logger().WarnContext(ctx, string(k)+" failed", "event_id", in.EventID, "reason", st.Reason, "last_error", st.LastError)
 	}
 	return st, storeError(err)
 }
 
-// RecordSent records a delivery that SendInvite could not record.
+// RecordSent records a delivery that Send could not record.
 func (a *Activities) RecordSent(ctx context.Context, in workflows.RecordSentInput) (invite.State, error) {
-	st, err := a.Store.FinishSend(ctx, invite.KindInvite, in.EventID, invite.SendResult{SentAt: in.SentAt})
+	k, err := kindOf(in.Kind)
+	if err != nil {
+		return invite.State{}, err
+	}
+	st, err := a.Store.FinishSend(ctx, k, in.EventID, invite.SendResult{SentAt: in.SentAt})
 	return st, storeError(err)
 }
 
-// LoadReminderPlan reads what the reminder of the sent invite starts from.
-func (a *Activities) LoadReminderPlan(ctx context.Context, in workflows.EventInput) (invite.ReminderPlan, error) {
-	p, err := a.Store.LoadPlan(ctx, invite.KindReminder, in.EventID)
-	return invite.ReminderPlan{Delay: p.Plan.Delay, Plan: p.Plan}, storeError(err)
-}
-
-// MarkReminderScheduled plans the reminder.
-func (a *Activities) MarkReminderScheduled(ctx context.Context, in workflows.MarkScheduledInput) (invite.Reminder, error) {
-	r, err := a.Store.MarkScheduled(ctx, invite.KindReminder, in.EventID, in.ScheduledFor)
-	return r.Reminder(), storeError(err)
-}
-
-// MarkReminderSkipped records that the reminder is not sent.
-func (a *Activities) MarkReminderSkipped(ctx context.Context, in workflows.MarkReminderSkippedInput) (invite.Reminder, error) {
-	r, err := a.Store.MarkSkipped(ctx, invite.KindReminder, in.EventID, in.Reason)
-	return r.Reminder(), storeError(err)
-}
-
-// MarkReminderCancelled cancels a scheduled reminder (a cancel signal from
-// the Temporal UI; after the API's cancel this is a no-op).
-func (a *Activities) MarkReminderCancelled(ctx context.Context, in workflows.EventInput) (invite.Reminder, error) {
-	r, err := a.Store.MarkCancelled(ctx, invite.KindReminder, in.EventID)
-	return r.Reminder(), storeError(err)
-}
-
-// RecordReminderSent records a delivery SendReminder could not record.
-func (a *Activities) RecordReminderSent(ctx context.Context, in workflows.RecordSentInput) (invite.Reminder, error) {
-	r, err := a.Store.FinishSend(ctx, invite.KindReminder, in.EventID, invite.SendResult{SentAt: in.SentAt})
-	return r.Reminder(), storeError(err)
-}
-
-// SendInvite delivers the invite at most once: it renders the
-// invite, claims the send (the record-before step: still scheduled? the
-// setting still active? suppressed? throttled? → sending), delivers it
-// and records the outcome. A claim that does not allow a send ends the
-// attempt with the state found (sent, skipped, cancelled) or, for a
-// failure, a non-retryable error; a transient delivery failure sets the
-// invite back to scheduled and returns a retryable error.
-func (a *Activities) SendInvite(ctx context.Context, in workflows.EventInput) (invite.State, error) {
+// Send delivers the invite or the reminder at most once: it renders the
+// message, claims the send (the record-before step: still scheduled? the
+// setting still active? suppressed? throttled? reviewed? → sending),
+// delivers it and records the outcome. A claim that does not allow a send
+// ends the attempt with the state found (sent, skipped, cancelled) or, for
+// a failed invite, a non-retryable error; a transient delivery failure
+// sets the send back to scheduled and returns a retryable error. A send
+// given up for good fails an invite (a non-retryable error) and skips a
+// reminder (its state, no error: the invite was sent).
+func (a *Activities) Send(ctx context.Context, in workflows.EventInput) (invite.State, error) {
+	k, err := kindOf(in.Kind)
+	if err != nil {
+		return invite.State{}, err
+	}
 	content, err := a.Store.LoadInviteContent(ctx, in.EventID)
 	if err != nil {
 		return invite.State{}, storeError(err)
 	}
 	// Rendered before the claim, so a template error never leaves the
-	// invite marked sending. It is retried: a fixed deployment recovers.
-	msg, err := a.render(ctx, content, false)
+	// send marked sending. It is retried: a fixed deployment recovers.
+	msg, err := a.render(ctx, content, k == invite.KindReminder)
 	if err != nil {
 		return invite.State{}, err
 	}
-	claim, err := a.Store.ClaimSend(ctx, invite.KindInvite, in.EventID, a.claimOptions(content))
+	claim, err := a.Store.ClaimSend(ctx, k, in.EventID, a.claimOptions(content))
 	if err != nil {
 		return invite.State{}, storeError(err)
 	}
 	log := a.logger().With("event_id", in.EventID)
 	if !claim.Send {
 		st := claim.State
-		log.InfoContext(ctx, "invite not sent", "status", st.Status, "reason", st.Reason)
-		if st.Status == invite.Failed {
-			return st, failedError(st)
-		}
-		return st, nil
+		log.InfoContext(ctx, string(k)+" not sent", "status", st.Status, "reason", st.Reason)
+		return st, givenUpError(k, st)
 	}
 
-	a.recordTemplate(ctx, in.EventID, templates.KindInvite, claim.State.Medium, msg)
-	err = a.deliver(ctx, claim.State.Medium, claim.Address, content, msg, false)
+	a.recordTemplate(ctx, in.EventID, templateKind(k), claim.State.Medium, msg)
+	err = a.deliver(ctx, claim.State.Medium, claim.Address, content, msg, k == invite.KindReminder)
 	if err == nil {
 		sentAt := a.now()
-		st, ferr := a.Store.FinishSend(ctx, invite.KindInvite, in.EventID, invite.SendResult{SentAt: sentAt})
+		st, ferr := a.Store.FinishSend(ctx, k, in.EventID, invite.SendResult{SentAt: sentAt})
 		if ferr != nil {
-			log.ErrorContext(ctx, "invite sent but not recorded; the workflow records it", "error", ferr)
+			log.ErrorContext(ctx, string(k)+" sent but not recorded; the workflow records it", "error", ferr)
 			return invite.State{}, sentUnrecorded(ferr, sentAt)
 		}
-		log.InfoContext(ctx, "invite sent", "medium", st.Medium, "attempt", st.Attempts)
+		log.InfoContext(ctx, string(k)+" sent", "medium", claim.State.Medium, "attempt", st.Attempts)
 		return st, nil
 	}
 
 	kind, out := outcomeOf(err, claim.Address)
-	st, ferr := a.Store.FinishSend(ctx, invite.KindInvite, in.EventID, out)
+	st, ferr := a.Store.FinishSend(ctx, k, in.EventID, out)
 	if ferr != nil {
-		// The invite stays sending; the next attempt fails it as
+		// The send stays sending; the next attempt gives it up as
 		// delivery_uncertain rather than risk a second send.
 		return invite.State{}, storeError(ferr)
 	}
-	log.WarnContext(ctx, "invite delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, claim.Address),
+	log.WarnContext(ctx, string(k)+" delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, claim.Address),
 		"error", err.Error(), "attempt", st.Attempts)
 	if kind == senderr.Transient {
 		return st, temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
 	}
-	return st, failedError(st)
+	if k == invite.KindInvite {
+		return st, failedError(st)
+	}
+	return st, nil
 }
 
-// SendReminder delivers the reminder of a sent invite at most once, like
-// SendInvite: rendered first, claimed (no review yet? the setting still
-// active? not suppressed? → sending), delivered, recorded. A permanent
-// refusal skips the reminder; a transient one is retried.
-func (a *Activities) SendReminder(ctx context.Context, in workflows.EventInput) (invite.Reminder, error) {
-	content, err := a.Store.LoadInviteContent(ctx, in.EventID)
-	if err != nil {
-		return invite.Reminder{}, storeError(err)
+// kindOf is the kind of send a step's input names; an input recorded
+// before steps took a kind is the invite's. An unknown kind is an input
+// error (non-retryable).
+func kindOf(k invite.Kind) (invite.Kind, error) {
+	if k == "" {
+		return invite.KindInvite, nil
 	}
-	msg, err := a.render(ctx, content, true)
-	if err != nil {
-		return invite.Reminder{}, err
+	if !k.Valid() {
+		return "", temporal.NewNonRetryableApplicationError("unknown kind of send "+strconv.Quote(string(k)), workflows.ErrTypeBadInput, nil)
 	}
-	claim, err := a.Store.ClaimSend(ctx, invite.KindReminder, in.EventID, a.claimOptions(content))
-	if err != nil {
-		return invite.Reminder{}, storeError(err)
+	return k, nil
+}
+
+// givenUpError is the error of a claim that ended the send without
+// sending it: none, unless an invite was found failed.
+func givenUpError(k invite.Kind, st invite.State) error {
+	if k == invite.KindInvite && st.Status == invite.Failed {
+		return failedError(st)
 	}
-	log := a.logger().With("event_id", in.EventID)
-	if !claim.Send {
-		log.InfoContext(ctx, "reminder not sent", "status", claim.State.Status, "reason", claim.State.Reason)
-		return claim.State.Reminder(), nil
+	return nil
+}
+
+// templateKind is the template a send of kind k renders.
+func templateKind(k invite.Kind) templates.Kind {
+	if k == invite.KindReminder {
+		return templates.KindReminder
 	}
-	a.recordTemplate(ctx, in.EventID, templates.KindReminder, claim.State.Medium, msg)
-	err = a.deliver(ctx, claim.State.Medium, claim.Address, content, msg, true)
-	if err == nil {
-		sentAt := a.now()
-		rem, ferr := a.Store.FinishSend(ctx, invite.KindReminder, in.EventID, invite.SendResult{SentAt: sentAt})
-		if ferr != nil {
-			log.ErrorContext(ctx, "reminder sent but not recorded; the workflow records it", "error", ferr)
-			return invite.Reminder{}, sentUnrecorded(ferr, sentAt)
-		}
-		log.InfoContext(ctx, "reminder sent", "medium", claim.State.Medium)
-		return rem.Reminder(), nil
-	}
-	kind, out := outcomeOf(err, claim.Address)
-	rem, ferr := a.Store.FinishSend(ctx, invite.KindReminder, in.EventID, out)
-	if ferr != nil {
-		return invite.Reminder{}, storeError(ferr)
-	}
-	log.WarnContext(ctx, "reminder delivery failed", "kind", kind.String(), "to", maskFor(claim.State.Medium, claim.Address), "error", err.Error())
-	if kind == senderr.Transient {
-		return rem.Reminder(), temporal.NewApplicationError(err.Error(), workflows.ErrTypeTransient)
-	}
-	return rem.Reminder(), nil
+	return templates.KindInvite
 }
 
 // deliver sends a rendered invite or reminder by its medium.

@@ -88,7 +88,7 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 		ReplyTo: new("care@nordlicht.example")})
 	require.NoError(t, err)
 
-	st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	st, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	assert.Equal(t, 1, st.Attempts)
@@ -131,7 +131,7 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 	assert.Equal(t, id, got)
 
 	// Temporal runs the activity again (a lost completion): nothing is sent.
-	again, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	again, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, again.Status)
 	assert.Len(t, h.smtp.Messages(), 1)
@@ -144,7 +144,7 @@ func TestSendInviteAfterACrashMidSend(t *testing.T) {
 	// An earlier attempt marked the invite sending and died.
 	id := a.Event(t, eventfixture.Event{Status: invite.Sending, Email: email})
 
-	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeUncertain, false)
 	st := h.state(t, id)
 	assert.Equal(t, invite.Failed, st.Status)
@@ -164,7 +164,7 @@ func TestConcurrentSendsToOneAddressSendOne(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			st, err := h.acts.SendInvite(context.Background(), workflows.EventInput{EventID: id})
+			st, err := h.acts.Send(context.Background(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 			assert.NoError(t, err)
 			states[i] = st
 		})
@@ -185,7 +185,7 @@ func TestTransientFailureIsRetried(t *testing.T) {
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	h.smtp.FailRCPT(1, 451)
-	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeTransient, true)
 	st := h.state(t, id)
 	assert.Equal(t, invite.Scheduled, st.Status)
@@ -193,7 +193,7 @@ func TestTransientFailureIsRetried(t *testing.T) {
 	assert.NotContains(t, strings.ToLower(st.LastError), email)
 	assert.Equal(t, 1, st.Attempts)
 
-	st, err = h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	st, err = h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	assert.Equal(t, 2, st.Attempts)
@@ -207,12 +207,12 @@ func TestSMTPOutageIsTransient(t *testing.T) {
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	h.smtp.Stop()
-	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeTransient, true)
 	assert.Equal(t, invite.Scheduled, h.state(t, id).Status)
 
 	require.NoError(t, h.smtp.Restart())
-	st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	st, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	assert.Len(t, h.smtp.Messages(), 1)
@@ -225,7 +225,7 @@ func TestPermanentFailureIsNotRetried(t *testing.T) {
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	h.smtp.FailRCPT(1, 550)
-	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeRejected, false)
 	st := h.state(t, id)
 	assert.Equal(t, invite.Failed, st.Status)
@@ -244,7 +244,7 @@ func TestRefusedAddressIsSuppressed(t *testing.T) {
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
 	send := func(a *eventfixture.Account, to string) (string, invite.State) {
 		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: to})
-		h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+		h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 		return id, h.state(t, id)
 	}
 
@@ -286,7 +286,7 @@ func TestLostReplyIsUncertain(t *testing.T) {
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 
 	h.smtp.HangUpAfterDATA(1)
-	_, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeUncertain, false)
 	st := h.state(t, id)
 	assert.Equal(t, invite.Failed, st.Status)
@@ -306,7 +306,7 @@ func TestDecidedAtSendTime(t *testing.T) {
 		a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: eventfixture.NoEmail}): "skipped/no_address",
 		a.Event(t, eventfixture.Event{Status: invite.Cancelled}):                              "cancelled/",
 	} {
-		st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+		st, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 		require.NoError(t, err)
 		assert.Equal(t, want, string(st.Status)+"/"+string(st.Reason))
 	}
@@ -330,12 +330,12 @@ func TestSMS(t *testing.T) {
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: invite.SMS})
 
-	st, err := h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: a.Event(t, eventfixture.Event{Status: invite.Scheduled})})
+	st, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: a.Event(t, eventfixture.Event{Status: invite.Scheduled}), Kind: invite.KindInvite})
 	require.NoError(t, err)
 	assert.Equal(t, "skipped/no_address", string(st.Status)+"/"+string(st.Reason), "no mobile")
 
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"})
-	_, err = h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err = h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeNoProvider, false)
 	st = h.state(t, id)
 	assert.Equal(t, "failed/no_provider", string(st.Status)+"/"+string(st.Reason))
@@ -344,7 +344,7 @@ func TestSMS(t *testing.T) {
 	sms := &fakeSMS{}
 	h.acts.SMS = sms
 	id = a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"})
-	st, err = h.acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	st, err = h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	require.Len(t, sms.sent, 1)
@@ -379,7 +379,7 @@ func TestSentButNotRecorded(t *testing.T) {
 	broken.Store = store.New(db, "P7D")
 	broken.Mailer = breakingMailer{Sender: h.acts.Mailer, db: db}
 
-	_, err = broken.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err = broken.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeSentUnrecorded, false)
 	var appErr *temporal.ApplicationError
 	require.ErrorAs(t, err, &appErr)
@@ -389,12 +389,14 @@ func TestSentButNotRecorded(t *testing.T) {
 	assert.Equal(t, invite.Sending, h.state(t, id).Status)
 
 	// The workflow records it.
-	st, err := h.acts.RecordSent(t.Context(), workflows.RecordSentInput{EventID: id, SentAt: d.SentAt})
+	st, err := h.acts.RecordSent(t.Context(), workflows.RecordSentInput{EventID: id, Kind: invite.KindInvite, SentAt: d.SentAt})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	assert.Len(t, h.smtp.Messages(), 1)
 }
 
+// TestDatabaseSteps runs the steps of an invite with inputs that name no
+// kind, as the histories recorded before the kind was part of them do.
 func TestDatabaseSteps(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -431,8 +433,61 @@ func TestDatabaseSteps(t *testing.T) {
 
 	_, err = h.acts.LoadPlan(ctx, workflows.EventInput{EventID: store.NewID("evt")})
 	appError(t, err, workflows.ErrTypeNotFound, false)
-	_, err = h.acts.SendInvite(ctx, workflows.EventInput{EventID: store.NewID("evt")})
+	_, err = h.acts.Send(ctx, workflows.EventInput{EventID: store.NewID("evt"), Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeNotFound, false)
+}
+
+// TestDatabaseStepsOfAReminder runs the same steps for the reminder of a
+// sent invite, which its invite's state does not follow.
+func TestDatabaseStepsOfAReminder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := t.Context()
+	const r = invite.KindReminder
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	a.Set(t, "reminder_delay", "P3D")
+	sentAt := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: sentAt})
+
+	plan, err := h.acts.LoadPlan(ctx, workflows.EventInput{EventID: id, Kind: r})
+	require.NoError(t, err)
+	assert.Equal(t, "P3D", plan.Plan.Delay)
+	assert.True(t, sentAt.Equal(plan.Plan.ReceivedAt), "counted from the invite's send")
+
+	at := sentAt.Add(72 * time.Hour)
+	st, err := h.acts.MarkScheduled(ctx, workflows.MarkScheduledInput{EventID: id, Kind: r, ScheduledFor: at})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Scheduled, st.Status)
+	assert.True(t, at.Equal(*st.ScheduledFor))
+	st, err = h.acts.MarkSkipped(ctx, workflows.MarkSkippedInput{EventID: id, Kind: r, Reason: invite.Reviewed})
+	require.NoError(t, err)
+	assert.Equal(t, "skipped/reviewed", string(st.Status)+"/"+string(st.Reason))
+	inv := h.state(t, id)
+	assert.Equal(t, invite.Sent, inv.Status, "the invite stays sent")
+	assert.True(t, sentAt.Equal(*inv.SentAt))
+
+	cancelled := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: sentAt})
+	_, err = h.acts.MarkScheduled(ctx, workflows.MarkScheduledInput{EventID: cancelled, Kind: r, ScheduledFor: at})
+	require.NoError(t, err)
+	st, err = h.acts.MarkCancelled(ctx, workflows.EventInput{EventID: cancelled, Kind: r})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Cancelled, st.Status)
+	assert.Equal(t, invite.Sent, h.state(t, cancelled).Status)
+
+	// A reminder is planned only for a sent invite.
+	waiting := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
+	plan, err = h.acts.LoadPlan(ctx, workflows.EventInput{EventID: waiting, Kind: r})
+	require.NoError(t, err)
+	assert.Empty(t, plan.Plan.Delay)
+	st, err = h.acts.MarkScheduled(ctx, workflows.MarkScheduledInput{EventID: waiting, Kind: r, ScheduledFor: at})
+	require.NoError(t, err)
+	assert.Empty(t, st.Status)
+
+	_, err = h.acts.LoadPlan(ctx, workflows.EventInput{EventID: id, Kind: "letter"})
+	appError(t, err, workflows.ErrTypeBadInput, false)
+	_, err = h.acts.Send(ctx, workflows.EventInput{EventID: id, Kind: "letter"})
+	appError(t, err, workflows.ErrTypeBadInput, false)
+	assert.Empty(t, h.smtp.Messages())
 }
 
 // parts returns the decoded text and HTML parts of a multipart/alternative body.
@@ -466,7 +521,7 @@ func TestSendReminder(t *testing.T) {
 	_, err := h.st.MarkScheduled(t.Context(), invite.KindReminder, id, time.Now())
 	require.NoError(t, err)
 
-	rem, err := h.acts.SendReminder(t.Context(), workflows.EventInput{EventID: id})
+	rem, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindReminder})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, rem.Status, "the throttle does not hold back the invite's own reminder")
 	msgs := h.smtp.Messages()
@@ -479,7 +534,7 @@ func TestSendReminder(t *testing.T) {
 	assert.Contains(t, strings.ToLower(subject), "reminder")
 	assert.NotEmpty(t, m.Header.Get("List-Unsubscribe"))
 
-	again, err := h.acts.SendReminder(t.Context(), workflows.EventInput{EventID: id})
+	again, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindReminder})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, again.Status)
 	assert.Len(t, h.smtp.Messages(), 1, "a repeated attempt sends nothing")
@@ -490,8 +545,8 @@ func TestSendReminder(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = h.st.SaveReview(t.Context(), store.ReviewInput{EventID: reviewed, Rating: 5, Comment: "great", Locale: "en"})
 	require.NoError(t, err)
-	rem, err = h.acts.SendReminder(t.Context(), workflows.EventInput{EventID: reviewed})
+	rem, err = h.acts.Send(t.Context(), workflows.EventInput{EventID: reviewed, Kind: invite.KindReminder})
 	require.NoError(t, err)
-	assert.Equal(t, invite.Reminder{Status: invite.Skipped, Reason: invite.Reviewed, ScheduledFor: rem.ScheduledFor}, rem)
+	assert.Equal(t, invite.Reminder{Status: invite.Skipped, Reason: invite.Reviewed, ScheduledFor: rem.ScheduledFor}, rem.Reminder())
 	assert.Len(t, h.smtp.Messages(), 1)
 }

@@ -35,7 +35,7 @@ func TestSendRendersTheTemplateInForce(t *testing.T) {
 		t.Helper()
 		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email, FirstName: firstName, Locale: "de_AT",
 			Products: []eventfixture.Product{{Name: "Zelt"}}})
-		st, err := h.acts.SendInvite(ctx, workflows.EventInput{EventID: id})
+		st, err := h.acts.Send(ctx, workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 		require.NoError(t, err)
 		require.Equal(t, invite.Sent, st.Status)
 		msgs := h.smtp.Messages()

@@ -144,7 +144,7 @@ func TestSMSInviteThroughTheProvider(t *testing.T) {
 	require.NoError(t, err)
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Locale: "de", FirstName: "Jane", Mobile: nationalMobile})
 
-	st, err := acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	st, err := acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	assert.Equal(t, invite.SMS, st.Medium)
@@ -173,7 +173,7 @@ func TestSMSInviteThroughTheProvider(t *testing.T) {
 	assert.LessOrEqual(t, segments, 2)
 
 	// Temporal runs the activity again (a lost completion): nothing is sent.
-	again, err := acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	again, err := acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, again.Status)
 	assert.Len(t, api.requests(), 1)
@@ -246,7 +246,7 @@ func TestSMSProviderAnswers(t *testing.T) {
 			a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: invite.SMS})
 			id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Locale: "de", Mobile: nationalMobile})
 
-			_, err := acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+			_, err := acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 			transient := tt.errType == workflows.ErrTypeTransient
 			appError(t, err, tt.errType, transient)
 			noNumber(t, err.Error())
@@ -267,7 +267,7 @@ func TestSMSProviderAnswers(t *testing.T) {
 
 			// The workflow tries again: a transient failure is sent now, a
 			// permanent one stays failed.
-			st, err = acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+			st, err = acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 			if transient {
 				require.NoError(t, err)
 				assert.Equal(t, invite.Sent, st.Status)
@@ -299,7 +299,7 @@ func TestSMSUnknownOutcomeIsNeverSentTwice(t *testing.T) {
 			account := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: invite.SMS})
 			id := account.Event(t, eventfixture.Event{Status: invite.Scheduled, Locale: "de", Mobile: nationalMobile})
 
-			_, err := acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+			_, err := acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 			appError(t, err, workflows.ErrTypeUncertain, false)
 			st := h.state(t, id)
 			assert.Equal(t, "failed/delivery_uncertain", string(st.Status)+"/"+string(st.Reason))
@@ -308,7 +308,7 @@ func TestSMSUnknownOutcomeIsNeverSentTwice(t *testing.T) {
 			assert.ErrorIs(t, err, store.ErrNotFound)
 
 			// Temporal, or ops with a reset, run the step again.
-			_, err = acts.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+			_, err = acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 			appError(t, err, workflows.ErrTypeUncertain, false)
 			assert.Len(t, api.requests(), 1, "sent once")
 		})
@@ -332,12 +332,12 @@ func TestSMSAcceptedButNotRecorded(t *testing.T) {
 	dying := h.withProvider(t, api, 5*time.Second)
 	dying.Store = store.New(db, "P7D")
 
-	_, err = dying.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err = dying.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeSentUnrecorded, false)
 	assert.Equal(t, invite.Sending, h.state(t, id).Status, "the mark of the send is all that is left")
 
 	next := h.withProvider(t, api, 5*time.Second)
-	_, err = next.SendInvite(t.Context(), workflows.EventInput{EventID: id})
+	_, err = next.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeUncertain, false)
 	st := h.state(t, id)
 	assert.Equal(t, "failed/delivery_uncertain", string(st.Status)+"/"+string(st.Reason))
@@ -357,7 +357,7 @@ func TestSMSReminder(t *testing.T) {
 	_, err = h.st.MarkScheduled(t.Context(), invite.KindReminder, id, time.Now())
 	require.NoError(t, err)
 
-	rem, err := acts.SendReminder(t.Context(), workflows.EventInput{EventID: id})
+	rem, err := acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindReminder})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, rem.Status)
 	got := api.requests()
@@ -371,7 +371,7 @@ func TestSMSReminder(t *testing.T) {
 	assert.Contains(t, got[0].Get("Body"), h.links.URL(id), "the same feedback link")
 	assert.Empty(t, h.smtp.Messages())
 
-	again, err := acts.SendReminder(t.Context(), workflows.EventInput{EventID: id})
+	again, err := acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindReminder})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, again.Status)
 	assert.Len(t, api.requests(), 1, "a repeated attempt sends nothing")
@@ -383,7 +383,7 @@ func TestSMSReminder(t *testing.T) {
 	require.NoError(t, err)
 	refusing := h.withProvider(t, newTwilioAPI(t, answer{status: 400,
 		body: `{"code": 21610, "message": "Attempt to send to unsubscribed recipient", "status": 400}`}), 5*time.Second)
-	rem, err = refusing.SendReminder(t.Context(), workflows.EventInput{EventID: stopped})
+	rem, err = refusing.Send(t.Context(), workflows.EventInput{EventID: stopped, Kind: invite.KindReminder})
 	require.NoError(t, err)
 	assert.Equal(t, "skipped/rejected", string(rem.Status)+"/"+string(rem.Reason))
 	sup, err := h.st.Suppression(t.Context(), a.AccountID, "+4915199999999")
@@ -402,7 +402,7 @@ func TestSMSDecidedBeforeTheProvider(t *testing.T) {
 	send := func(a *eventfixture.Account, e eventfixture.Event) string {
 		t.Helper()
 		e.Status = invite.Scheduled
-		st, err := acts.SendInvite(t.Context(), workflows.EventInput{EventID: a.Event(t, e)})
+		st, err := acts.Send(t.Context(), workflows.EventInput{EventID: a.Event(t, e), Kind: invite.KindInvite})
 		require.NoError(t, err)
 		return string(st.Status) + "/" + string(st.Reason)
 	}

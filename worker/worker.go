@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -79,16 +80,19 @@ func (opts Options) sdkOptions() sdkworker.Options {
 type Registry interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
 	RegisterActivity(a any)
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
 }
 
 // Register registers the invite workflow under workflows.WorkflowType, the
-// test send workflow under workflows.TestSendWorkflowType, and
-// every method of acts as an activity; the workflow runs the database steps
-// among them as local activities, which find acts by the same registration.
+// test send workflow under workflows.TestSendWorkflowType, every method
+// of acts as an activity, and the step names of runs begun before the one
+// send pipeline (legacySteps); the workflow runs the database steps among
+// them as local activities, which find acts by the same registration.
 func Register(r Registry, acts *activities.Activities, opts workflows.Options) {
 	r.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
 	r.RegisterWorkflowWithOptions(workflows.TestSend, workflow.RegisterOptions{Name: workflows.TestSendWorkflowType})
 	r.RegisterActivity(acts)
+	registerLegacySteps(r, acts)
 }
 
 // Polling tells whether a worker run by its Run is polling its task

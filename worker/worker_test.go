@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -42,6 +44,10 @@ func (r *recorder) RegisterActivity(a any) {
 	}
 }
 
+func (r *recorder) RegisterActivityWithOptions(_ any, o activity.RegisterOptions) {
+	r.activities = append(r.activities, o.Name)
+}
+
 // TestRegisterCoversTheContract: the workflow calls its steps by name, so a
 // renamed activity method would only show when an invite runs. Every name
 // of the contract must be registered.
@@ -51,9 +57,18 @@ func TestRegisterCoversTheContract(t *testing.T) {
 	worker.Register(&r, &activities.Activities{}, workflows.Options{})
 	assert.Equal(t, []string{workflows.WorkflowType, workflows.TestSendWorkflowType}, r.workflows)
 	for _, name := range []string{workflows.LoadPlanActivity, workflows.MarkScheduledActivity, workflows.MarkSkippedActivity,
-		workflows.MarkCancelledActivity, workflows.MarkFailedActivity, workflows.RecordSentActivity, workflows.SendInviteActivity,
-		workflows.SendTemplateTestActivity} {
+		workflows.MarkCancelledActivity, workflows.MarkFailedActivity, workflows.RecordSentActivity, workflows.SendActivity,
+		workflows.SendTemplateTestActivity,
+		// The step names of runs begun before the one send pipeline.
+		workflows.SendInviteActivity, workflows.LoadReminderPlanActivity, workflows.MarkReminderScheduledActivity,
+		workflows.MarkReminderSkippedActivity, workflows.MarkReminderCancelledActivity, workflows.RecordReminderSentActivity,
+		workflows.SendReminderActivity} {
 		assert.Contains(t, r.activities, name)
+	}
+	seen := map[string]bool{}
+	for _, name := range r.activities {
+		assert.False(t, seen[name], "%s is registered twice", name)
+		seen[name] = true
 	}
 }
 
@@ -135,5 +150,97 @@ func TestInviteEndToEnd(t *testing.T) {
 	_, res, err = run(in)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, res.Status, "once lifted, the address gets invites again")
+	assert.Len(t, srv.Messages(), 2)
+}
+
+// steps is a Registry that keeps the functions registered by name.
+type steps map[string]any
+
+func (steps) RegisterWorkflowWithOptions(any, workflow.RegisterOptions)       {}
+func (steps) RegisterActivity(any)                                            {}
+func (s steps) RegisterActivityWithOptions(a any, o activity.RegisterOptions) { s[o.Name] = a }
+
+// TestLegacyStepsAnswerAsTheyDid: a run begun before the one send
+// pipeline calls the per-kind steps of its time, whose results it decodes
+// in their old shapes. Each name does what it did, on the real database
+// and a real SMTP server.
+func TestLegacyStepsAnswerAsTheyDid(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	srv := smtptest.Start(t, smtptest.Options{})
+	mailer, err := mail.NewSMTP(srv.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
+	require.NoError(t, err)
+	tpl, err := templates.New()
+	require.NoError(t, err)
+	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
+	require.NoError(t, err)
+	acts := &activities.Activities{Store: store.New(db, "P7D"), Mailer: mailer, Templates: tpl, Feedback: links}
+	s := steps{}
+	worker.Register(s, acts, workflows.Options{})
+	ctx := t.Context()
+
+	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
+	a.Set(t, "reminder_delay", "P3D")
+	id := a.Event(t, eventfixture.Event{})
+	in := workflows.EventInput{EventID: id} // recorded without a kind
+
+	// The invite, by the old name of its send step.
+	_, err = acts.MarkScheduled(ctx, workflows.MarkScheduledInput{EventID: id, ScheduledFor: time.Now()})
+	require.NoError(t, err)
+	st, err := s[workflows.SendInviteActivity].(func(context.Context, workflows.EventInput) (invite.State, error))(ctx, in)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, st.Status)
+	require.Len(t, srv.Messages(), 1)
+
+	// Its reminder, by the reminder's names.
+	plan, err := s[workflows.LoadReminderPlanActivity].(func(context.Context, workflows.EventInput) (invite.ReminderPlan, error))(ctx, in)
+	require.NoError(t, err)
+	assert.Equal(t, "P3D", plan.Delay)
+	assert.Equal(t, "P3D", plan.Plan.Delay)
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	rem, err := s[workflows.MarkReminderScheduledActivity].(func(context.Context, workflows.MarkScheduledInput) (invite.Reminder, error))(
+		ctx, workflows.MarkScheduledInput{EventID: id, ScheduledFor: at})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Reminder{Status: invite.Scheduled, ScheduledFor: &at}, rem)
+	st, err = acts.Store.LoadInviteState(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, st.Status, "the invite stays sent")
+	rem, err = s[workflows.SendReminderActivity].(func(context.Context, workflows.EventInput) (invite.Reminder, error))(ctx, in)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, rem.Status)
+	require.Len(t, srv.Messages(), 2)
+	m, err := srv.Messages()[1].Parse()
+	require.NoError(t, err)
+	assert.Equal(t, "<"+id+".reminder@touchpoint.example>", m.Header.Get("Message-Id"), "the reminder, not the invite again")
+	rem, err = s[workflows.RecordReminderSentActivity].(func(context.Context, workflows.RecordSentInput) (invite.Reminder, error))(
+		ctx, workflows.RecordSentInput{EventID: id, SentAt: time.Now()})
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, rem.Status, "recorded once")
+
+	// Skipped and cancelled reminders of two more sent invites.
+	for _, tc := range []struct {
+		name string
+		call func(id string) (invite.Reminder, error)
+		want invite.Status
+	}{
+		{workflows.MarkReminderSkippedActivity, func(id string) (invite.Reminder, error) {
+			return s[workflows.MarkReminderSkippedActivity].(func(context.Context, workflows.MarkSkippedInput) (invite.Reminder, error))(
+				ctx, workflows.MarkSkippedInput{EventID: id, Reason: invite.Reviewed})
+		}, invite.Skipped},
+		{workflows.MarkReminderCancelledActivity, func(id string) (invite.Reminder, error) {
+			return s[workflows.MarkReminderCancelledActivity].(func(context.Context, workflows.EventInput) (invite.Reminder, error))(
+				ctx, workflows.EventInput{EventID: id})
+		}, invite.Cancelled},
+	} {
+		id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now()})
+		_, err := acts.MarkScheduled(ctx, workflows.MarkScheduledInput{EventID: id, Kind: invite.KindReminder, ScheduledFor: at})
+		require.NoError(t, err)
+		rem, err := tc.call(id)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, rem.Status, tc.name)
+		inv, err := acts.Store.LoadInviteState(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, invite.Sent, inv.Status, "%s: the invite stays sent", tc.name)
+	}
 	assert.Len(t, srv.Messages(), 2)
 }

@@ -9,14 +9,22 @@
 //
 //  1. A local activity loads the event's schedule copy and whether its
 //     event type and setting are active; inactive ones end skipped at once.
-//  2. The send time is resolved (schedule.SendTime, recorded with
+//  2. The send time is resolved (sendtime.SendTime, recorded with
 //     SideEffect so replays never depend on the worker's time-zone data; a
 //     retry run sends now) and recorded as scheduled.
 //  3. A durable timer waits for it; a cancel signal (or a cancel request)
 //     ends the wait and the invite is recorded cancelled.
 //  4. The send activity re-checks the setting and the throttle, renders
 //     and delivers the invite at most once, retried with back-off on
-//     transient failures; the workflow records the outcome and ends.
+//     transient failures; the workflow records the outcome.
+//  5. Once the invite is sent, its reminder, if the setting asks for one,
+//     runs the same steps: planned from the send time, waited for (a
+//     review or a cancel ends the wait), sent at most once.
+//
+// The invite and the reminder are two kinds of one send (invite.Kind):
+// one set of steps (steps.go), each taking the kind in its input. Runs
+// begun before that call the per-kind step names of their day, which the
+// worker keeps registered.
 //
 // Every state change updates the TouchpointInviteStatus search attribute
 // and the workflow's current details (shown in the Temporal UI).

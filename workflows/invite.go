@@ -91,7 +91,16 @@ type inviteRun struct {
 	state  InviteResult // what the status query answers
 	cancel workflow.ReceiveChannel
 	review workflow.ReceiveChannel
+	// legacy: the run began before invite and reminder shared one
+	// pipeline, and calls the steps by the names of that time.
+	legacy bool
 }
+
+// pipelineChange is the workflow.GetVersion change ID of the one send
+// pipeline: from it on, the invite and its reminder run the same steps,
+// keyed by kind; runs begun before it call the per-kind step names their
+// histories hold (legacyStep).
+const pipelineChange = "one-send-pipeline"
 
 func (w *inviteRun) setup(ctx workflow.Context) error {
 	w.state = InviteResult{Status: invite.Pending}
@@ -111,8 +120,10 @@ func (w *inviteRun) setup(ctx workflow.Context) error {
 }
 
 func (w *inviteRun) run(ctx workflow.Context) (InviteResult, error) {
+	w.legacy = workflow.GetVersion(ctx, pipelineChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion
 	var plan invite.Plan
-	if err := workflow.ExecuteLocalActivity(w.local(ctx), LoadPlanActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &plan); err != nil {
+	if err := workflow.ExecuteLocalActivity(w.local(ctx), w.stepName(invite.KindInvite, LoadPlanActivity),
+		EventInput{EventID: w.in.EventID, Kind: invite.KindInvite}).Get(ctx, &plan); err != nil {
 		return w.stopped(ctx, err)
 	}
 	switch {
@@ -132,7 +143,8 @@ func (w *inviteRun) run(ctx workflow.Context) (InviteResult, error) {
 			return InviteResult{}, err
 		}
 	}
-	st, err := w.step(ctx, MarkScheduledActivity, MarkScheduledInput{EventID: w.in.EventID, ScheduledFor: at})
+	st, err := w.step(ctx, invite.KindInvite, MarkScheduledActivity,
+		MarkScheduledInput{EventID: w.in.EventID, Kind: invite.KindInvite, ScheduledFor: at})
 	if err != nil {
 		return w.stopped(ctx, err)
 	}
@@ -176,38 +188,53 @@ func (w *inviteRun) wait(ctx workflow.Context, at time.Time) (cancelled bool, er
 	return w.cancel.ReceiveAsync(nil), nil
 }
 
-// send runs the send activity and records its outcome. From here on the
-// invite is recorded whatever happens to the run, so a cancel request no
-// longer cuts it short.
+// send runs the invite's send step and records its outcome. From here on
+// the invite is recorded whatever happens to the run, so a cancel request
+// no longer cuts it short.
 func (w *inviteRun) send(ctx workflow.Context) (InviteResult, error) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	w.update(ctx, invite.State{Status: invite.Sending, ScheduledFor: timePtr(w.state.ScheduledFor),
 		Attempts: w.state.Attempts, LastError: w.state.LastError})
-	var st invite.State
-	err := workflow.ExecuteActivity(w.sendOptions(ctx, "send the invite"), SendInviteActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &st)
-	if err == nil {
-		return w.finish(ctx, st)
+	st, err := w.deliver(ctx, invite.KindInvite)
+	if err != nil {
+		return InviteResult{}, err
 	}
+	return w.finish(ctx, st)
+}
 
+// deliver runs the send step of a send of kind k — retried with back-off
+// until it gives up — and returns the state it ended in: a delivery the
+// step could not record is recorded here, and a send the step gave up on
+// is given up for good (giveUp).
+func (w *inviteRun) deliver(ctx workflow.Context, k invite.Kind) (invite.State, error) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	var st invite.State
+	err := workflow.ExecuteActivity(w.sendOptions(ctx, "send the "+string(k)), w.stepName(k, SendActivity),
+		EventInput{EventID: w.in.EventID, Kind: k}).Get(ctx, &st)
+	if err == nil {
+		return st, nil
+	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == ErrTypeSentUnrecorded {
 		var d SentUnrecorded
 		if derr := appErr.Details(&d); derr == nil {
-			st, err := w.step(ctx, RecordSentActivity, RecordSentInput{EventID: w.in.EventID, SentAt: d.SentAt})
-			if err != nil {
-				return InviteResult{}, err
-			}
-			return w.finish(ctx, st)
+			return w.step(ctx, k, RecordSentActivity, RecordSentInput{EventID: w.in.EventID, Kind: k, SentAt: d.SentAt})
 		}
 	}
-	// Retries exhausted or a non-retryable failure: record it (a failure
-	// the activity recorded itself is only read back).
-	st, ferr := w.step(ctx, MarkFailedActivity, MarkFailedInput{
-		EventID: w.in.EventID, Reason: invite.RetriesExhausted, LastError: lastError(err)})
-	if ferr != nil {
-		return InviteResult{}, ferr
+	return w.giveUp(ctx, k, err)
+}
+
+// giveUp records a send whose retries are exhausted or that failed for
+// good (a failure the send step recorded itself is only read back). An
+// invite fails with the last error; a reminder is skipped, as its invite
+// went out and nothing about it failed.
+func (w *inviteRun) giveUp(ctx workflow.Context, k invite.Kind, err error) (invite.State, error) {
+	if k == invite.KindReminder {
+		workflow.GetLogger(ctx).Warn("reminder not sent", "error", err)
+		return w.step(ctx, k, MarkSkippedActivity, MarkSkippedInput{EventID: w.in.EventID, Kind: k, Reason: invite.RetriesExhausted})
 	}
-	return w.finish(ctx, st)
+	return w.step(ctx, k, MarkFailedActivity, MarkFailedInput{
+		EventID: w.in.EventID, Kind: k, Reason: invite.RetriesExhausted, LastError: lastError(err)})
 }
 
 // sendOptions are the options of a send activity: bounded attempts,
@@ -228,7 +255,8 @@ func (w *inviteRun) sendOptions(ctx workflow.Context, summary string) workflow.C
 
 // skip records a skipped invite.
 func (w *inviteRun) skip(ctx workflow.Context, reason invite.Reason) (InviteResult, error) {
-	st, err := w.step(ctx, MarkSkippedActivity, MarkSkippedInput{EventID: w.in.EventID, Reason: reason})
+	st, err := w.step(ctx, invite.KindInvite, MarkSkippedActivity,
+		MarkSkippedInput{EventID: w.in.EventID, Kind: invite.KindInvite, Reason: reason})
 	if err != nil {
 		return w.stopped(ctx, err)
 	}
@@ -239,7 +267,7 @@ func (w *inviteRun) skip(ctx workflow.Context, reason invite.Reason) (InviteResu
 // cancel request of the run, which then ends Cancelled.
 func (w *inviteRun) cancelled(ctx workflow.Context, requested bool) (InviteResult, error) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	st, err := w.step(ctx, MarkCancelledActivity, EventInput{EventID: w.in.EventID})
+	st, err := w.step(ctx, invite.KindInvite, MarkCancelledActivity, EventInput{EventID: w.in.EventID, Kind: invite.KindInvite})
 	if err != nil {
 		return InviteResult{}, err
 	}
@@ -334,11 +362,22 @@ func details(r InviteResult) string {
 	return s
 }
 
-// step runs a database step as a local activity and returns the invite state.
-func (w *inviteRun) step(ctx workflow.Context, activity, in any) (invite.State, error) {
+// step runs a database step of the send of kind k as a local activity
+// and returns the send's state. (A reminder's step of a legacy run
+// answers with an invite.Reminder, whose JSON is a subset of the state's.)
+func (w *inviteRun) step(ctx workflow.Context, k invite.Kind, step string, in any) (invite.State, error) {
 	var st invite.State
-	err := workflow.ExecuteLocalActivity(w.local(ctx), activity, in).Get(ctx, &st)
+	err := workflow.ExecuteLocalActivity(w.local(ctx), w.stepName(k, step), in).Get(ctx, &st)
 	return st, err
+}
+
+// stepName is the activity that runs step for a send of kind k in this
+// run: the step itself, or in a legacy run the per-kind name of that time.
+func (w *inviteRun) stepName(k invite.Kind, step string) string {
+	if w.legacy {
+		return legacyStep(k, step)
+	}
+	return step
 }
 
 // local sets the options of the database steps: short attempts, retried

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func input() workflows.InviteInput {
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	env := newEnvWith(t, workflows.Options{})
-	env.OnActivity(a.LoadReminderPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(invite.ReminderPlan{}, nil).Maybe()
+	env.OnActivity(a.LoadPlan, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder}).Return(invite.Plan{}, nil).Maybe()
 	return env
 }
 
@@ -48,6 +49,18 @@ func newEnvWith(t *testing.T, opts workflows.Options) *testsuite.TestWorkflowEnv
 	env.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
 	env.RegisterActivity(&activities.Activities{})
 	return env
+}
+
+// ofKind matches a step's input of the send of kind k.
+func ofKind(k invite.Kind) any {
+	return mock.MatchedBy(func(in any) bool {
+		v := reflect.ValueOf(in)
+		if v.Kind() != reflect.Struct {
+			return false
+		}
+		f := v.FieldByName("Kind")
+		return f.IsValid() && f.Interface() == k
+	})
 }
 
 func at(s string) time.Time {
@@ -71,11 +84,11 @@ type recorder struct {
 }
 
 func (r *recorder) loadPlan(p invite.Plan) {
-	r.env.OnActivity(a.LoadPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(p, nil).Once()
+	r.env.OnActivity(a.LoadPlan, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindInvite}).Return(p, nil).Once()
 }
 
 func (r *recorder) markScheduled() {
-	r.env.OnActivity(a.MarkScheduled, mock.Anything, mock.Anything).Return(
+	r.env.OnActivity(a.MarkScheduled, mock.Anything, ofKind(invite.KindInvite)).Return(
 		func(_ context.Context, in workflows.MarkScheduledInput) (invite.State, error) {
 			r.scheduledFor = in.ScheduledFor
 			return invite.State{Status: invite.Scheduled, ScheduledFor: &in.ScheduledFor}, nil
@@ -85,7 +98,7 @@ func (r *recorder) markScheduled() {
 // send makes each attempt answer with the next of results.
 func (r *recorder) send(results ...func(now time.Time) (invite.State, error)) {
 	for _, res := range results {
-		r.env.OnActivity(a.SendInvite, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
+		r.env.OnActivity(a.Send, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindInvite}).Return(
 			func(context.Context, workflows.EventInput) (invite.State, error) {
 				now := r.env.Now()
 				r.sendCalls = append(r.sendCalls, now)
@@ -190,14 +203,14 @@ func TestInactiveAtAcceptance(t *testing.T) {
 			env := newEnv(t)
 			r := &recorder{env: env}
 			r.loadPlan(tc.plan)
-			env.OnActivity(a.MarkSkipped, mock.Anything, workflows.MarkSkippedInput{EventID: eventID, Reason: tc.reason}).
+			env.OnActivity(a.MarkSkipped, mock.Anything, workflows.MarkSkippedInput{EventID: eventID, Kind: invite.KindInvite, Reason: tc.reason}).
 				Return(invite.State{Status: invite.Skipped, Reason: tc.reason}, nil).Once()
 			env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 			res := result(t, env)
 			assert.Equal(t, workflows.InviteResult{Status: invite.Skipped, Reason: tc.reason}, res)
 			env.AssertActivityNotCalled(t, "MarkScheduled", mock.Anything, mock.Anything)
-			env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
+			env.AssertActivityNotCalled(t, "Send", mock.Anything, mock.Anything)
 		})
 	}
 }
@@ -244,7 +257,7 @@ func TestCancelledBeforeTheRunBegan(t *testing.T) {
 
 	res := result(t, env)
 	assert.Equal(t, invite.Cancelled, res.Status)
-	env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
+	env.AssertActivityNotCalled(t, "Send", mock.Anything, mock.Anything)
 }
 
 func TestCancelSignalBeforeTheSend(t *testing.T) {
@@ -258,7 +271,7 @@ func TestCancelSignalBeforeTheSend(t *testing.T) {
 			r := &recorder{env: env}
 			r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: start, Delay: "P7D"}))
 			r.markScheduled()
-			env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID}).
+			env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindInvite}).
 				Return(invite.State{Status: invite.Cancelled}, nil).Once()
 
 			var during workflows.InviteResult
@@ -275,7 +288,7 @@ func TestCancelSignalBeforeTheSend(t *testing.T) {
 			assert.Equal(t, invite.Scheduled, during.Status, "the status query while waiting")
 			assert.True(t, start.Add(7*24*time.Hour).Equal(during.ScheduledFor))
 			assert.True(t, start.Add(24*time.Hour).Equal(env.Now()), "the run ends at the cancel, not at the send time")
-			env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
+			env.AssertActivityNotCalled(t, "Send", mock.Anything, mock.Anything)
 		})
 	}
 }
@@ -286,7 +299,7 @@ func TestTemporalCancelBeforeTheSend(t *testing.T) {
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "P7D"}))
 	r.markScheduled()
-	env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID}).
+	env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindInvite}).
 		Return(invite.State{Status: invite.Cancelled}, nil).Once()
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
@@ -296,7 +309,7 @@ func TestTemporalCancelBeforeTheSend(t *testing.T) {
 	var canceled *temporal.CanceledError
 	assert.ErrorAs(t, err, &canceled, "a cancel request ends the run Cancelled")
 	env.AssertExpectations(t)
-	env.AssertActivityNotCalled(t, "SendInvite", mock.Anything, mock.Anything)
+	env.AssertActivityNotCalled(t, "Send", mock.Anything, mock.Anything)
 }
 
 func TestCancelAfterTheSendBeganHasNoEffect(t *testing.T) {
@@ -305,7 +318,7 @@ func TestCancelAfterTheSendBeganHasNoEffect(t *testing.T) {
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
 	r.markScheduled()
-	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).After(time.Minute).Return(
+	env.OnActivity(a.Send, mock.Anything, mock.Anything).After(time.Minute).Return(
 		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(env.Now()) }).Once()
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.CancelSignal, workflows.CancelRequest{Source: "api"}) }, time.Hour+30*time.Second)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
@@ -321,7 +334,7 @@ func TestTemporalCancelWhileSendingLetsTheSendFinish(t *testing.T) {
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
 	r.markScheduled()
-	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).After(time.Minute).Return(
+	env.OnActivity(a.Send, mock.Anything, mock.Anything).After(time.Minute).Return(
 		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(env.Now()) }).Once()
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour+30*time.Second)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
@@ -372,17 +385,17 @@ func TestRetriesExhausted(t *testing.T) {
 	// The test environment caps unlimited attempts at 10; lift the cap so
 	// that the 24 h give-up time is what ends the send, as in production.
 	env := newEnvWith(t, workflows.Options{SendMaxAttempts: 1000})
-	env.OnActivity(a.LoadReminderPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(invite.ReminderPlan{}, nil).Maybe()
+	env.OnActivity(a.LoadPlan, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder}).Return(invite.Plan{}, nil).Maybe()
 	start := env.Now()
 	r := &recorder{env: env}
 	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: start, Delay: "PT0S"}))
 	r.markScheduled()
-	env.OnActivity(a.SendInvite, mock.Anything, mock.Anything).Return(
+	env.OnActivity(a.Send, mock.Anything, mock.Anything).Return(
 		func(context.Context, workflows.EventInput) (invite.State, error) {
 			r.sendCalls = append(r.sendCalls, env.Now())
 			return invite.State{}, transient()
 		})
-	env.OnActivity(a.MarkFailed, mock.Anything, workflows.MarkFailedInput{EventID: eventID,
+	env.OnActivity(a.MarkFailed, mock.Anything, workflows.MarkFailedInput{EventID: eventID, Kind: invite.KindInvite,
 		Reason: invite.RetriesExhausted, LastError: "smtp: 451 4.3.0 try again later"}).
 		Return(invite.State{Status: invite.Failed, Reason: invite.RetriesExhausted, LastError: "smtp: 451 4.3.0 try again later"}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
@@ -419,7 +432,7 @@ func TestSentButNotRecorded(t *testing.T) {
 	sentAt := at("2026-05-01T10:00:00Z")
 	r.send(failWith(temporal.NewNonRetryableApplicationError("invite sent but not recorded", workflows.ErrTypeSentUnrecorded, nil,
 		workflows.SentUnrecorded{SentAt: sentAt})))
-	env.OnActivity(a.RecordSent, mock.Anything, workflows.RecordSentInput{EventID: eventID, SentAt: sentAt}).
+	env.OnActivity(a.RecordSent, mock.Anything, workflows.RecordSentInput{EventID: eventID, Kind: invite.KindInvite, SentAt: sentAt}).
 		Return(invite.State{Status: invite.Sent, SentAt: &sentAt, Attempts: 1}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -30,20 +29,20 @@ func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
 	// invite, which went out: they do not cancel a reminder planned now.
 	w.dropLateCancels(ctx)
 
-	var plan invite.ReminderPlan
-	if err := workflow.ExecuteLocalActivity(w.local(ctx), LoadReminderPlanActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &plan); err != nil {
+	plan, due, err := w.reminderPlan(ctx)
+	if err != nil {
 		return w.reminderStopped(ctx, err)
 	}
-	if plan.Delay == "" {
+	if !due {
 		return w.state, nil
 	}
 	now := workflow.Now(ctx)
 	var at time.Time
-	resolve := func(workflow.Context) any { return sendtime.SendTime(now, plan.Plan) }
+	resolve := func(workflow.Context) any { return sendtime.SendTime(now, plan) }
 	if err := workflow.SideEffect(ctx, resolve).Get(&at); err != nil {
 		return w.state, err
 	}
-	rem, err := w.reminderStep(ctx, MarkReminderScheduledActivity, MarkScheduledInput{EventID: w.in.EventID, ScheduledFor: at})
+	rem, err := w.reminderStep(ctx, MarkScheduledActivity, MarkScheduledInput{EventID: w.in.EventID, Kind: invite.KindReminder, ScheduledFor: at})
 	if err != nil {
 		return w.reminderStopped(ctx, err)
 	}
@@ -72,9 +71,9 @@ func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
 	sel.Select(ctx)
 	switch {
 	case reviewed:
-		rem, err = w.reminderStep(ctx, MarkReminderSkippedActivity, MarkReminderSkippedInput{EventID: w.in.EventID, Reason: invite.Reviewed})
+		rem, err = w.reminderStep(ctx, MarkSkippedActivity, MarkSkippedInput{EventID: w.in.EventID, Kind: invite.KindReminder, Reason: invite.Reviewed})
 	case stopped:
-		rem, err = w.reminderStep(ctx, MarkReminderCancelledActivity, EventInput{EventID: w.in.EventID})
+		rem, err = w.reminderStep(ctx, MarkCancelledActivity, EventInput{EventID: w.in.EventID, Kind: invite.KindReminder})
 	case timerErr != nil:
 		return w.reminderStopped(ctx, timerErr)
 	default:
@@ -86,25 +85,27 @@ func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
 	return w.reminderDone(ctx, rem)
 }
 
-// sendReminder runs the reminder's send activity with the invite's retry
-// policy and records the outcome; a reminder that cannot be delivered in
-// time is skipped (the run does not fail: its invite was sent).
+// reminderPlan loads what the reminder starts from, and whether one is
+// due at all (none configured: not).
+func (w *inviteRun) reminderPlan(ctx workflow.Context) (plan sendtime.Plan, due bool, err error) {
+	name := w.stepName(invite.KindReminder, LoadPlanActivity)
+	in := EventInput{EventID: w.in.EventID, Kind: invite.KindReminder}
+	if w.legacy { // the step of that time answered with an invite.ReminderPlan
+		var p invite.ReminderPlan
+		err = workflow.ExecuteLocalActivity(w.local(ctx), name, in).Get(ctx, &p)
+		return p.Plan, p.Delay != "", err
+	}
+	var p invite.Plan
+	err = workflow.ExecuteLocalActivity(w.local(ctx), name, in).Get(ctx, &p)
+	return p.Plan, p.Plan.Delay != "", err
+}
+
+// sendReminder delivers the reminder with the invite's send step and retry
+// policy; a reminder that cannot be delivered in time is skipped (the run
+// does not fail: its invite was sent).
 func (w *inviteRun) sendReminder(ctx workflow.Context) (invite.Reminder, error) {
-	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	var rem invite.Reminder
-	err := workflow.ExecuteActivity(w.sendOptions(ctx, "send the reminder"), SendReminderActivity, EventInput{EventID: w.in.EventID}).Get(ctx, &rem)
-	if err == nil {
-		return rem, nil
-	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == ErrTypeSentUnrecorded {
-		var d SentUnrecorded
-		if derr := appErr.Details(&d); derr == nil {
-			return w.reminderStep(ctx, RecordReminderSentActivity, RecordSentInput{EventID: w.in.EventID, SentAt: d.SentAt})
-		}
-	}
-	workflow.GetLogger(ctx).Warn("reminder not sent", "error", err)
-	return w.reminderStep(ctx, MarkReminderSkippedActivity, MarkReminderSkippedInput{EventID: w.in.EventID, Reason: invite.RetriesExhausted})
+	st, err := w.deliver(ctx, invite.KindReminder)
+	return st.Reminder(), err
 }
 
 // reminderStopped handles an error of the reminder phase: a cancel request
@@ -114,7 +115,7 @@ func (w *inviteRun) reminderStopped(ctx workflow.Context, err error) (InviteResu
 		return w.state, err
 	}
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	rem, serr := w.reminderStep(ctx, MarkReminderCancelledActivity, EventInput{EventID: w.in.EventID})
+	rem, serr := w.reminderStep(ctx, MarkCancelledActivity, EventInput{EventID: w.in.EventID, Kind: invite.KindReminder})
 	if serr != nil {
 		return w.state, serr
 	}
@@ -143,8 +144,7 @@ func (w *inviteRun) setReminder(ctx workflow.Context, rem invite.Reminder) {
 }
 
 // reminderStep runs a database step of the reminder as a local activity.
-func (w *inviteRun) reminderStep(ctx workflow.Context, activity string, in any) (invite.Reminder, error) {
-	var rem invite.Reminder
-	err := workflow.ExecuteLocalActivity(w.local(ctx), activity, in).Get(ctx, &rem)
-	return rem, err
+func (w *inviteRun) reminderStep(ctx workflow.Context, step string, in any) (invite.Reminder, error) {
+	st, err := w.step(ctx, invite.KindReminder, step, in)
+	return st.Reminder(), err
 }

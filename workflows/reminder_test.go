@@ -22,7 +22,7 @@ type reminderRun struct {
 	env    *testsuite.TestWorkflowEnvironment
 	r      *recorder
 	sentAt time.Time
-	// remindAt is what MarkReminderScheduled was asked for.
+	// remindAt is what the reminder's MarkScheduled was asked for.
 	remindAt time.Time
 }
 
@@ -39,15 +39,15 @@ func newReminderRun(t *testing.T, delay string, window *sendtime.SendWindow, sta
 		rr.sentAt = now
 		return sent(now)
 	})
-	env.OnActivity(a.LoadReminderPlan, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
-		func(context.Context, workflows.EventInput) (invite.ReminderPlan, error) {
-			return invite.ReminderPlan{Delay: delay, Plan: sendtime.Plan{ReceivedAt: rr.sentAt, TransactionDate: rr.sentAt,
-				Delay: delay, DelayFrom: "event", SendWindow: window}}, nil
+	env.OnActivity(a.LoadPlan, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder}).Return(
+		func(context.Context, workflows.EventInput) (invite.Plan, error) {
+			return activePlan(sendtime.Plan{ReceivedAt: rr.sentAt, TransactionDate: rr.sentAt,
+				Delay: delay, DelayFrom: "event", SendWindow: window}), nil
 		}).Once()
-	env.OnActivity(a.MarkReminderScheduled, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.MarkScheduledInput) (invite.Reminder, error) {
+	env.OnActivity(a.MarkScheduled, mock.Anything, ofKind(invite.KindReminder)).Return(
+		func(_ context.Context, in workflows.MarkScheduledInput) (invite.State, error) {
 			rr.remindAt = in.ScheduledFor
-			return invite.Reminder{Status: invite.Scheduled, ScheduledFor: &in.ScheduledFor}, nil
+			return invite.State{Status: invite.Scheduled, ScheduledFor: &in.ScheduledFor}, nil
 		}).Once()
 	return rr
 }
@@ -56,10 +56,10 @@ func TestReminderSentAfterItsDelay(t *testing.T) {
 	t.Parallel()
 	rr := newReminderRun(t, "P3D", nil)
 	var remindedAt time.Time
-	rr.env.OnActivity(a.SendReminder, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
-		func(context.Context, workflows.EventInput) (invite.Reminder, error) {
+	rr.env.OnActivity(a.Send, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder}).Return(
+		func(context.Context, workflows.EventInput) (invite.State, error) {
 			remindedAt = rr.env.Now()
-			return invite.Reminder{Status: invite.Sent, SentAt: &remindedAt}, nil
+			return invite.State{Status: invite.Sent, SentAt: &remindedAt}, nil
 		}).Once()
 	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
 
@@ -74,7 +74,7 @@ func TestReminderSentAfterItsDelay(t *testing.T) {
 func TestReminderMovedIntoTheSendWindow(t *testing.T) {
 	t.Parallel()
 	rr := newReminderRun(t, "PT1H", &sendtime.SendWindow{Start: "09:00", End: "17:00", TimeZone: "UTC"}, at("2026-06-01T16:30:00Z"))
-	rr.env.OnActivity(a.SendReminder, mock.Anything, mock.Anything).Return(invite.Reminder{Status: invite.Sent}, nil).Once()
+	rr.env.OnActivity(a.Send, mock.Anything, ofKind(invite.KindReminder)).Return(invite.State{Status: invite.Sent}, nil).Once()
 	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
 	result(t, rr.env)
 	assert.True(t, at("2026-06-02T09:00:00Z").Equal(rr.remindAt), "17:30 is outside 09–17: the next opening, not %s", rr.remindAt)
@@ -86,16 +86,16 @@ func TestReviewBeforeTheReminderSkipsIt(t *testing.T) {
 	rr.env.RegisterDelayedCallback(func() {
 		rr.env.SignalWorkflow(workflows.ReviewSignal, workflows.ReviewReceived{ReviewID: "rev-1"})
 	}, 24*time.Hour)
-	rr.env.OnActivity(a.MarkReminderSkipped, mock.Anything,
-		workflows.MarkReminderSkippedInput{EventID: eventID, Reason: invite.Reviewed}).Return(
-		invite.Reminder{Status: invite.Skipped, Reason: invite.Reviewed}, nil).Once()
+	rr.env.OnActivity(a.MarkSkipped, mock.Anything,
+		workflows.MarkSkippedInput{EventID: eventID, Kind: invite.KindReminder, Reason: invite.Reviewed}).Return(
+		invite.State{Status: invite.Skipped, Reason: invite.Reviewed}, nil).Once()
 	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, rr.env)
 	require.NotNil(t, res.Reminder)
 	assert.Equal(t, invite.Skipped, res.Reminder.Status)
 	assert.Equal(t, invite.Reviewed, res.Reminder.Reason)
-	rr.env.AssertActivityNotCalled(t, "SendReminder", mock.Anything, mock.Anything)
+	rr.env.AssertActivityNotCalled(t, "Send", mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder})
 }
 
 func TestCancelStopsTheReminder(t *testing.T) {
@@ -104,25 +104,25 @@ func TestCancelStopsTheReminder(t *testing.T) {
 	rr.env.RegisterDelayedCallback(func() {
 		rr.env.SignalWorkflow(workflows.CancelSignal, workflows.CancelRequest{Source: "api"})
 	}, 24*time.Hour)
-	rr.env.OnActivity(a.MarkReminderCancelled, mock.Anything, workflows.EventInput{EventID: eventID}).Return(
-		invite.Reminder{Status: invite.Cancelled}, nil).Once()
+	rr.env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder}).Return(
+		invite.State{Status: invite.Cancelled}, nil).Once()
 	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, rr.env)
 	assert.Equal(t, invite.Sent, res.Status, "the invite stays sent")
 	require.NotNil(t, res.Reminder)
 	assert.Equal(t, invite.Cancelled, res.Reminder.Status)
-	rr.env.AssertActivityNotCalled(t, "SendReminder", mock.Anything, mock.Anything)
+	rr.env.AssertActivityNotCalled(t, "Send", mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder})
 }
 
 func TestReminderThatCannotBeDeliveredIsSkipped(t *testing.T) {
 	t.Parallel()
 	rr := newReminderRun(t, "P1D", nil)
-	rr.env.OnActivity(a.SendReminder, mock.Anything, mock.Anything).Return(invite.Reminder{},
+	rr.env.OnActivity(a.Send, mock.Anything, ofKind(invite.KindReminder)).Return(invite.State{},
 		temporal.NewNonRetryableApplicationError("rejected", workflows.ErrTypeRejected, nil)).Once()
-	rr.env.OnActivity(a.MarkReminderSkipped, mock.Anything,
-		workflows.MarkReminderSkippedInput{EventID: eventID, Reason: invite.RetriesExhausted}).Return(
-		invite.Reminder{Status: invite.Skipped, Reason: invite.RetriesExhausted}, nil).Once()
+	rr.env.OnActivity(a.MarkSkipped, mock.Anything,
+		workflows.MarkSkippedInput{EventID: eventID, Kind: invite.KindReminder, Reason: invite.RetriesExhausted}).Return(
+		invite.State{Status: invite.Skipped, Reason: invite.RetriesExhausted}, nil).Once()
 	rr.env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, rr.env)
@@ -137,12 +137,12 @@ func TestReminderCancelledBeforeItWasPlanned(t *testing.T) {
 	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
 	r.markScheduled()
 	r.send(sent)
-	env.OnActivity(a.LoadReminderPlan, mock.Anything, mock.Anything).Return(invite.ReminderPlan{Delay: "P1D",
-		Plan: sendtime.Plan{ReceivedAt: env.Now(), Delay: "P1D", DelayFrom: "event"}}, nil).Once()
-	env.OnActivity(a.MarkReminderScheduled, mock.Anything, mock.Anything).Return(invite.Reminder{Status: invite.Cancelled}, nil).Once()
+	env.OnActivity(a.LoadPlan, mock.Anything, ofKind(invite.KindReminder)).Return(
+		activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "P1D", DelayFrom: "event"}), nil).Once()
+	env.OnActivity(a.MarkScheduled, mock.Anything, ofKind(invite.KindReminder)).Return(invite.State{Status: invite.Cancelled}, nil).Once()
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
 	res := result(t, env)
 	assert.Equal(t, invite.Cancelled, res.Reminder.Status, "the API cancelled it between the send and the plan")
-	env.AssertActivityNotCalled(t, "SendReminder", mock.Anything, mock.Anything)
+	env.AssertActivityNotCalled(t, "Send", mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder})
 }

@@ -6,41 +6,78 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 )
 
-// The invite workflow's steps are activities that the worker registers
-// from activities.Activities, whose method names are these. The workflow
-// calls them by name, so it needs none of the packages that do the I/O;
-// the worker's tests check that every name here is registered.
+// The send pipeline's steps are activities that the worker registers from
+// activities.Activities, whose method names are these. An event's invite
+// and its reminder are two kinds of one send (invite.Kind): both run the
+// same steps, with the kind in each step's input. The workflow calls them
+// by name, so it needs none of the packages that do the I/O; the worker's
+// tests check that every name here is registered.
 const (
-	// LoadPlan (local) reads the event's schedule copy: invite.Plan.
+	// LoadPlan (local) reads what scheduling the send starts from:
+	// invite.Plan (for a reminder, Plan.Delay "" means none is due).
 	LoadPlanActivity = "LoadPlan"
 	// MarkScheduled (local) records the send time: invite.State.
 	MarkScheduledActivity = "MarkScheduled"
-	// MarkSkipped (local) records that no invite is sent: invite.State.
+	// MarkSkipped (local) records that the send does not go out:
+	// invite.State.
 	MarkSkippedActivity = "MarkSkipped"
 	// MarkCancelled (local) records a cancel: invite.State.
 	MarkCancelledActivity = "MarkCancelled"
-	// MarkFailed (local) gives up on the invite: invite.State.
+	// MarkFailed (local) gives up on the send: invite.State.
 	MarkFailedActivity = "MarkFailed"
-	// RecordSent (local) records a delivery SendInvite could not record.
+	// RecordSent (local) records a delivery Send could not record.
 	RecordSentActivity = "RecordSent"
-	// SendInvite delivers the invite at most once: invite.State.
-	SendInviteActivity = "SendInvite"
+	// Send delivers the send at most once: invite.State.
+	SendActivity = "Send"
+)
 
-	// LoadReminderPlan (local) reads what the reminder starts from:
-	// invite.ReminderPlan.
+// The step names of runs begun before invite and reminder shared one
+// pipeline: their histories name these, so the worker keeps them
+// registered, each mapped to the step above with its kind, and those
+// runs go on calling them (see pipelineChange). The invite's other steps
+// kept their names; an input recorded without a kind is an invite's.
+const (
+	// SendInvite is Send of an invite: invite.State.
+	SendInviteActivity = "SendInvite"
+	// LoadReminderPlan is LoadPlan of a reminder: invite.ReminderPlan.
 	LoadReminderPlanActivity = "LoadReminderPlan"
-	// MarkReminderScheduled (local) plans the reminder: invite.Reminder.
+	// MarkReminderScheduled is MarkScheduled of a reminder: invite.Reminder.
 	MarkReminderScheduledActivity = "MarkReminderScheduled"
-	// MarkReminderSkipped (local) records a reminder not sent.
+	// MarkReminderSkipped is MarkSkipped of a reminder: invite.Reminder.
 	MarkReminderSkippedActivity = "MarkReminderSkipped"
-	// MarkReminderCancelled (local) records a cancelled reminder.
+	// MarkReminderCancelled is MarkCancelled of a reminder: invite.Reminder.
 	MarkReminderCancelledActivity = "MarkReminderCancelled"
-	// RecordReminderSent (local) records a delivery SendReminder could
-	// not record.
+	// RecordReminderSent is RecordSent of a reminder: invite.Reminder.
 	RecordReminderSentActivity = "RecordReminderSent"
-	// SendReminder delivers the reminder at most once: invite.Reminder.
+	// SendReminder is Send of a reminder: invite.Reminder.
 	SendReminderActivity = "SendReminder"
 )
+
+// legacyStep is the name under which a run begun before the one pipeline
+// calls step for a send of kind k.
+func legacyStep(k invite.Kind, step string) string {
+	if k == invite.KindInvite {
+		if step == SendActivity {
+			return SendInviteActivity
+		}
+		return step
+	}
+	switch step {
+	case LoadPlanActivity:
+		return LoadReminderPlanActivity
+	case MarkScheduledActivity:
+		return MarkReminderScheduledActivity
+	case MarkSkippedActivity:
+		return MarkReminderSkippedActivity
+	case MarkCancelledActivity:
+		return MarkReminderCancelledActivity
+	case RecordSentActivity:
+		return RecordReminderSentActivity
+	case SendActivity:
+		return SendReminderActivity
+	}
+	return step // a reminder never failed: it was skipped
+}
 
 // Application error types of the steps, for the workflow to branch on.
 const (
@@ -57,45 +94,50 @@ const (
 	ErrTypeUncertain = "DeliveryUncertain"
 	// ErrTypeNoProvider: no provider for the medium; failed (non-retryable).
 	ErrTypeNoProvider = "NoProvider"
-	// ErrTypeSentUnrecorded: the invite was delivered but recording it
+	// ErrTypeSentUnrecorded: the send was delivered but recording it
 	// failed; the details hold SentUnrecorded for the workflow to record
 	// it with RecordSent (non-retryable: sending again would duplicate).
 	ErrTypeSentUnrecorded = "SentUnrecorded"
+	// ErrTypeBadInput: a step's input names no known kind of send
+	// (non-retryable).
+	ErrTypeBadInput = "BadStepInput"
 )
 
-// EventInput names the event a step works on.
+// Every step's input names the event and the kind of its send. An input
+// recorded before the kind was part of it has none: it is the invite's.
+
+// EventInput names the send a step works on.
 type EventInput struct {
 	EventID string
+	Kind    invite.Kind
 }
 
-// MarkScheduledInput is the resolved send time of an invite.
+// MarkScheduledInput is the resolved send time.
 type MarkScheduledInput struct {
 	EventID      string
+	Kind         invite.Kind
 	ScheduledFor time.Time
 }
 
-// MarkSkippedInput is why an invite is not sent.
+// MarkSkippedInput is why a send does not go out.
 type MarkSkippedInput struct {
 	EventID string
+	Kind    invite.Kind
 	Reason  invite.Reason
 }
 
-// MarkFailedInput is why the workflow gave up on an invite.
+// MarkFailedInput is why the workflow gave up on a send.
 type MarkFailedInput struct {
 	EventID   string
+	Kind      invite.Kind
 	Reason    invite.Reason
 	LastError string
 }
 
-// MarkReminderSkippedInput is why a reminder is not sent.
-type MarkReminderSkippedInput struct {
-	EventID string
-	Reason  invite.Reason
-}
-
-// RecordSentInput is a delivery that SendInvite could not record.
+// RecordSentInput is a delivery that Send could not record.
 type RecordSentInput struct {
 	EventID string
+	Kind    invite.Kind
 	SentAt  time.Time
 }
 

@@ -139,6 +139,15 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ReviewSignal, workflows.ReviewReceived{ReviewID: rev.ID}))
 	finish("reminder_skipped_reviewed", run, invite.Sent)
+
+	// Since the one send pipeline (workflow.GetVersion "one-send-pipeline"):
+	// the invite and its reminder run the same steps, keyed by kind.
+	finish("pipeline_sent", start(event(eventfixture.Setting{}, eventfixture.Event{FirstName: "Jane"})), invite.Sent)
+	a = eventfixture.NewAccount(t, db, eventfixture.Setting{})
+	a.Set(t, "reminder_delay", "PT1S")
+	in = workflows.InviteInput{EventID: a.Event(t, eventfixture.Event{FirstName: "Jane"}), AccountID: a.AccountID,
+		EventTypeID: a.EventTypeID, ChannelID: a.ChannelID, CustomerReference: "C-42"}
+	finish("pipeline_reminder_sent", start(in), invite.Sent)
 }
 
 // save writes the run's history as testdata/<name>.json, unless one

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,24 +65,56 @@ type batchOut struct {
 // fails, none: then the whole request is a 503), every invalid one gets
 // its own problem. The answer is 200 whenever the batch itself could be
 // read, even if no event was accepted.
+//
+// The bytes of the batches in flight in the process are capped
+// (batchBytes): a batch reserves its body's declared size, or the largest
+// batch when it declares none, before a byte is read, and gives it back
+// once its answer is decided; a batch that does not fit is answered 503
+// with Retry-After, unread.
 func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
-	body, err := readJSON(w, r, maxBatchBody)
+	if err := checkJSONType(r); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if r.ContentLength > maxBatchBody {
+		s.fail(w, r, newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", maxBatchBody))
+		return
+	}
+	size := r.ContentLength
+	if size < 0 {
+		size = maxBatchBody
+	}
+	if !s.batchBytes.reserve(size) {
+		e := newError(http.StatusServiceUnavailable, "this API process holds as many batch bytes as it may (%d); retry later",
+			s.batchBytes.limit)
+		e.header = map[string]string{"Retry-After": strconv.Itoa(retryAfter), "Connection": "close"}
+		s.fail(w, r, e)
+		return
+	}
+	out, err := s.acceptBatch(w, r)
+	s.batchBytes.release(size)
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// acceptBatch reads, checks and accepts a batch whose bytes are reserved.
+func (s *server) acceptBatch(w http.ResponseWriter, r *http.Request) (batchOut, error) {
+	body, err := readBody(w, r, maxBatchBody)
+	if err != nil {
+		return batchOut{}, err
 	}
 	raws, err := decodeBatch(body)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return batchOut{}, err
 	}
 	switch n := len(raws); {
 	case n > maxBatchEvents:
-		s.fail(w, r, newError(http.StatusRequestEntityTooLarge, "the batch has %d events; at most %d are allowed in one request", n, maxBatchEvents))
-		return
+		return batchOut{}, newError(http.StatusRequestEntityTooLarge, "the batch has %d events; at most %d are allowed in one request", n, maxBatchEvents)
 	case n == 0:
-		s.fail(w, r, invalid(fieldError{Field: "events", Message: fmt.Sprintf("must have 1 to %d events", maxBatchEvents)}))
-		return
+		return batchOut{}, invalid(fieldError{Field: "events", Message: fmt.Sprintf("must have 1 to %d events", maxBatchEvents)})
 	}
 	requestID := infoFrom(r.Context()).id
 	items := make([]batchItem, len(raws))
@@ -100,8 +133,7 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 	if len(events) > 0 {
 		out, err := s.store.AcceptEvents(r.Context(), events)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return batchOut{}, err
 		}
 		fresh := 0
 		for k, o := range out {
@@ -121,7 +153,7 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 			s.notify()
 		}
 	}
-	writeJSON(w, http.StatusOK, batchOut{Items: items})
+	return batchOut{Items: items}, nil
 }
 
 // batchEvent decodes and validates one event of a batch as POST /events

@@ -26,12 +26,38 @@ func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, dst any) err
 // application/json (or application/merge-patch+json) else 415, a longer
 // body 413.
 func readJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if err := checkJSONType(r); err != nil {
+		return nil, err
+	}
+	return readBody(w, r, limit)
+}
+
+// checkJSONType answers 415 unless the request's Content-Type is
+// application/json (or application/merge-patch+json) in UTF-8.
+func checkJSONType(r *http.Request) error {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || (mt != "application/json" && mt != "application/merge-patch+json") {
-		return nil, newError(http.StatusUnsupportedMediaType, "Content-Type must be application/json (UTF-8)")
+		return newError(http.StatusUnsupportedMediaType, "Content-Type must be application/json (UTF-8)")
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return nil, newError(http.StatusUnsupportedMediaType, "Content-Type must be application/json (UTF-8)")
+		return newError(http.StatusUnsupportedMediaType, "Content-Type must be application/json (UTF-8)")
+	}
+	return nil
+}
+
+// readBody reads a request body of at most limit bytes (413 above). A
+// body of declared length is read into a buffer of exactly that size, and
+// one declared longer than limit is refused before a byte of it is read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", limit)
+	}
+	if r.ContentLength >= 0 {
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, newError(http.StatusBadRequest, "the body could not be read")
+		}
+		return body, nil
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {

@@ -49,6 +49,7 @@ type env struct {
 	issuerURL string
 	verifier  *auth.Verifier
 	srv       *httptest.Server
+	api       *apiserver.Server // what srv serves
 	logs      *syncbuf.Buffer
 	account   string
 	channel   string // the account's Default channel
@@ -103,7 +104,8 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 	for _, c := range configure {
 		c(&opts)
 	}
-	e.srv = httptest.NewServer(apiserver.New(opts))
+	e.api = apiserver.New(opts)
+	e.srv = httptest.NewServer(e.api)
 	t.Cleanup(e.srv.Close)
 
 	acc, ch, err := e.authStore.CreateAccount(ctx, "A")

@@ -27,3 +27,12 @@ func Routes() []Route {
 	}
 	return out
 }
+
+// BatchBytesInFlight is the number of request bytes of batches that the
+// server holds now.
+func (a *Server) BatchBytesInFlight() int64 {
+	b := a.s.batchBytes
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}

@@ -42,6 +42,12 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes limits request bodies (413 above); 0 means 64 KiB.
 	MaxBodyBytes int64
+	// BatchInflightBytes caps the request bytes of POST /events/batch
+	// held at once by this process (503 with Retry-After above); 0 means
+	// DefaultBatchInflightBytes. Keep it at least the largest batch
+	// (8 MiB, as config demands): a batch larger than the whole cap is
+	// always refused.
+	BatchInflightBytes int64
 	// Readiness reports dependencies besides PostgreSQL for /readyz
 	// ("temporal", "issuer" → nil when ok). Their failures show as
 	// degraded but never make /readyz answer 503. Optional.
@@ -124,6 +130,9 @@ type server struct {
 	webhookAllowPrivate bool
 
 	templates *templates.Library
+
+	// batchBytes caps the bytes of batches in flight.
+	batchBytes *byteBudget
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -173,6 +182,10 @@ func New(opts Options) *Server {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
 	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store, Logger: s.log, Fail: s.fail})
+	if opts.BatchInflightBytes <= 0 {
+		opts.BatchInflightBytes = DefaultBatchInflightBytes
+	}
+	s.batchBytes = newByteBudget(opts.BatchInflightBytes)
 
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

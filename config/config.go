@@ -139,6 +139,9 @@ type Config struct {
 	RateBurst     int
 
 	MaxBodyBytes int64
+	// BatchInflightBytes caps the request bytes of POST /events/batch
+	// that one API process holds at once.
+	BatchInflightBytes int64
 
 	// DBMaxConns is the most PostgreSQL connections the process keeps.
 	DBMaxConns int
@@ -247,6 +250,7 @@ func Defaults() Config {
 		RatePerSecond:         100,
 		RateBurst:             200,
 		MaxBodyBytes:          64 << 10,
+		BatchInflightBytes:    64 << 20,
 		DBMaxConns:            32,
 		SMS:                   SMS{URL: "https://api.twilio.com"},
 	}
@@ -264,7 +268,7 @@ var Variables = append([]string{
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
 	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
 	"TOUCHPOINT_SEND_GIVE_UP_AFTER", "TOUCHPOINT_RECONCILE_INTERVAL", "TOUCHPOINT_RECONCILE_GRACE",
-	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_LOG_LEVEL", "TOUCHPOINT_DB_MAX_CONNS",
+	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_BATCH_INFLIGHT_BYTES", "TOUCHPOINT_LOG_LEVEL", "TOUCHPOINT_DB_MAX_CONNS",
 	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
 	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
@@ -376,6 +380,14 @@ func Load(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("TOUCHPOINT_MAX_BODY_BYTES: %q is not a byte count of at least 1024", v))
 		} else {
 			c.MaxBodyBytes = n
+		}
+	}
+	if v := strings.TrimSpace(getenv("TOUCHPOINT_BATCH_INFLIGHT_BYTES")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 8<<20 {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_BATCH_INFLIGHT_BYTES: %q is not a byte count of at least 8388608 (one batch of the largest size)", v))
+		} else {
+			c.BatchInflightBytes = n
 		}
 	}
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_DB_MAX_CONNS")); v != "" {
@@ -674,6 +686,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Float64("rate_per_second", c.RatePerSecond),
 		slog.Int("rate_burst", c.RateBurst),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
+		slog.Int64("batch_inflight_bytes", c.BatchInflightBytes),
 		slog.Int("db_max_conns", c.DBMaxConns),
 		slog.String("jwks_refresh", c.JWKSRefresh.String()),
 		slog.Any("trusted_proxies", c.TrustedProxies),

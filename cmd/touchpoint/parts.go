@@ -131,6 +131,8 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		// Per replica; bench raises them for its run.
 		RatePerSecond: cfg.RatePerSecond,
 		RateBurst:     cfg.RateBurst,
+		// Per replica too: the batch bytes one process holds at once.
+		BatchInflightBytes: cfg.BatchInflightBytes,
 		// The public pages read the client address as the issuer does.
 		TrustedProxies: cfg.TrustedProxies,
 		Readiness: func(ctx context.Context) map[string]error {

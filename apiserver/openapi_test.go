@@ -1143,6 +1143,13 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			return c
 		},
 		"409 POST /events/{id}/retry": func(c apiCall) apiCall { return c }, // pending again since
+		"409 POST /webhooks/{id}/deliveries/{msg}/retry": func(c apiCall) apiCall { return c }, // pending again since
+		"409 POST /webhooks/{id}/replay": func(c apiCall) apiCall { // the endpoint disabled
+			endpoint := strings.TrimSuffix(c.path, "/replay")
+			res := e.do(t, http.MethodPatch, endpoint, e.token, map[string]any{"enabled": false})
+			require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+			return c
+		},
 		"422 POST /events": func(c apiCall) apiCall {
 			ev := jsonObject(t, r.minimalEvent)
 			ev["type"] = "no such event type"

@@ -94,6 +94,8 @@ func (s *server) routes() []route {
 		{http.MethodDelete, "/webhooks/{id}", fullOnly, s.deleteWebhook},
 		{http.MethodPost, "/webhooks/{id}/rotate-secret", fullOnly, s.rotateWebhookSecret},
 		{http.MethodGet, "/webhooks/{id}/deliveries", anyClient, s.listWebhookDeliveries},
+		{http.MethodPost, "/webhooks/{id}/deliveries/{msg}/retry", fullOnly, s.retryWebhookDelivery},
+		{http.MethodPost, "/webhooks/{id}/replay", fullOnly, s.replayWebhook},
 
 		{http.MethodPost, "/customers/erase", fullOnly, s.eraseCustomer},
 

@@ -199,5 +199,16 @@ func (r *openAPIRun) webhookOperations(t *testing.T, ids []string) {
 		r.success(t, "PATCH /webhooks/{id}", apiCall{path: first, body: jsonText(t, ex.value)}, ex.name)
 	}
 	r.success(t, "POST /webhooks/{id}/rotate-secret", apiCall{path: first + "/rotate-secret"}, "")
+	// The delivery, given up when the endpoint was disabled, is sent
+	// again once it is enabled.
+	for _, enabled := range []bool{false, true} {
+		res := r.e.do(t, http.MethodPatch, first, r.e.token, map[string]any{"enabled": enabled})
+		require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	}
+	msg := asList(deliveries["items"])[0].(map[string]any)["id"].(string)
+	r.success(t, "POST /webhooks/{id}/deliveries/{msg}/retry", apiCall{path: first + "/deliveries/" + msg + "/retry"}, "")
+	for _, ex := range r.examples(t, "POST /webhooks/{id}/replay") {
+		r.success(t, "POST /webhooks/{id}/replay", apiCall{path: first + "/replay", body: jsonText(t, ex.value)}, ex.name)
+	}
 	r.success(t, "DELETE /webhooks/{id}", apiCall{path: "/webhooks/" + ids[len(ids)-1]}, "")
 }

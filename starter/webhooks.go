@@ -78,7 +78,7 @@ func (s *WebhookStarter) start(ctx context.Context, d store.WebhookStart) error 
 	ctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
 	defer cancel()
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       workflows.WebhookWorkflowID(d.ID),
+		ID:                                       workflows.WebhookWorkflowID(d.ID, d.Replays),
 		TaskQueue:                                workflows.WebhookTaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,

@@ -18,6 +18,9 @@ type WebhookStart struct {
 	Status        string    `db:"status"`
 	StartAttempts int       `db:"start_attempts"`
 	CreatedAt     time.Time `db:"created_at"`
+	// Replays counts the replays of a failed delivery; each gets a
+	// workflow of its own.
+	Replays int `db:"replays"`
 }
 
 // WebhookStartBatch is a set of claimed deliveries. Their rows stay locked
@@ -38,7 +41,7 @@ func (s *Store) ClaimWebhookStarts(ctx context.Context, limit int) (*WebhookStar
 	}
 	b := &WebhookStartBatch{tx: tx, now: s.Now()}
 	err = tx.SelectContext(ctx, &b.Starts, `
-		SELECT id, endpoint_id, account_id, type, status, start_attempts, created_at
+		SELECT id, endpoint_id, account_id, type, status, start_attempts, created_at, replays
 		FROM webhook_deliveries
 		WHERE started_at IS NULL AND next_start_at <= $1
 		ORDER BY next_start_at, id

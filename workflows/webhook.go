@@ -30,8 +30,14 @@ const WebhookWorkflowType = "DeliverWebhook"
 
 // WebhookWorkflowID is the ID of a delivery's workflow: the delivery's ID
 // (msg-…), which is also its webhook-id, so support finds one from the
-// other and a second start for one delivery is rejected.
-func WebhookWorkflowID(deliveryID string) string { return deliveryID }
+// other and a second start for one delivery is rejected. The nth replay
+// of a failed delivery runs as msg-….replay-n: once, like the first.
+func WebhookWorkflowID(deliveryID string, replay int) string {
+	if replay == 0 {
+		return deliveryID
+	}
+	return fmt.Sprintf("%s.replay-%d", deliveryID, replay)
+}
 
 // WebhookInput starts a delivery workflow. It names the delivery; the
 // activity reads the URL, the secrets and the body from PostgreSQL, so

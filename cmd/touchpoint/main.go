@@ -45,6 +45,7 @@ func (env *environment) commands() []command {
 		{"keys", "the built-in issuer's signing keys: keys list|rotate|retire KID", env.runKeys},
 		{"suppressions", "the suppression list: suppressions import --account acc-… FILE", env.runSuppressions},
 		{"invites", "ops: invites show evt-… | invites retry evt-… | invites retry --failed [--since 24h] [--reason …] [--dry-run] …", env.runInvites},
+		{"webhooks", "ops: webhooks replay --endpoint whk-… [--since 72h] [--until …] [--dry-run]", env.runWebhooks},
 		{"customers", "privacy: customers erase --account acc-… (--email E | --reference R)", env.runCustomers},
 		{"reviews", "moderation: reviews reported [--account acc-…] | reviews moderate --id rev-… --decision publish|remove --note …", env.runReviews},
 		{"bench", "measure accepted events/s and invites sent/s: bench [--events N] [--concurrency C] [--baseline]", env.runBench},

@@ -206,7 +206,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		assert.Equal(t, "failed", ds[0]["status"])
 		assert.Equal(t, "endpoint disabled", ds[0]["lastError"])
 		// Its workflow ends with the delivery failed, without another try.
-		run := s.temporal.GetWorkflow(context.Background(), workflows.WebhookWorkflowID(ds[0]["id"].(string)), "")
+		run := s.temporal.GetWorkflow(context.Background(), workflows.WebhookWorkflowID(ds[0]["id"].(string), 0), "")
 		err := run.Get(context.Background(), nil)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "webhook not delivered: endpoint disabled")
@@ -253,7 +253,7 @@ func TestStarterDiedAfterStarting(t *testing.T) {
 	require.Len(t, batch.Starts, 1)
 	d := batch.Starts[0]
 	_, err = s.temporal.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID: workflows.WebhookWorkflowID(d.ID), TaskQueue: workflows.WebhookTaskQueue},
+		ID: workflows.WebhookWorkflowID(d.ID, 0), TaskQueue: workflows.WebhookTaskQueue},
 		workflows.WebhookWorkflowType, workflows.WebhookInput{DeliveryID: d.ID, EndpointID: d.EndpointID, AccountID: d.AccountID, Type: d.Type})
 	require.NoError(t, err)
 	require.NoError(t, batch.Release())

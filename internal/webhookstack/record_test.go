@@ -48,7 +48,7 @@ func TestRecordWebhookHistories(t *testing.T) {
 					msgID = ds[0]["id"].(string)
 				}
 			}, time.Minute, 50*time.Millisecond)
-			run := s.temporal.GetWorkflow(context.Background(), workflows.WebhookWorkflowID(msgID), "")
+			run := s.temporal.GetWorkflow(context.Background(), workflows.WebhookWorkflowID(msgID, 0), "")
 			_ = run.Get(context.Background(), nil) // the run has ended; failed ones too
 			save(t, s, name, msgID)
 		})

@@ -1,0 +1,103 @@
+package apiserver
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// Replays of failed webhook deliveries: one by its ID, or every failed
+// delivery of an endpoint made within a period. The store makes them
+// pending again and the webhook starter starts a new delivery workflow
+// for each; the message keeps its webhook-id and body, and goes to the
+// endpoint's current URL, signed with its current secrets.
+
+// maxReplayPeriod bounds a replay's period: deliveries are kept for 30
+// days, so a longer period names nothing more.
+const maxReplayPeriod = 31 * 24 * time.Hour
+
+// replayIn is POST /webhooks/{id}/replay.
+type replayIn struct {
+	Since  time.Time  `json:"since" required:"true"`
+	Until  *time.Time `json:"until"`
+	Status *string    `json:"status"`
+	DryRun bool       `json:"dryRun"`
+}
+
+// replayOut answers a replay: how many deliveries it put back in the
+// outbox (or, with dryRun, would).
+type replayOut struct {
+	Replayed int  `json:"replayed"`
+	DryRun   bool `json:"dryRun"`
+}
+
+func (s *server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "whk", "webhook")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	msg := mux.Vars(r)["msg"]
+	if !store.ValidID("msg", msg) {
+		s.fail(w, r, newError(http.StatusNotFound, "delivery not found"))
+		return
+	}
+	d, err := s.store.RetryWebhookDelivery(r.Context(), accountID(r), id, msg)
+	if err != nil {
+		s.fail(w, r, replayErr(err, "delivery"))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, deliveryOut(d))
+}
+
+func (s *server) replayWebhook(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "whk", "webhook")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var in replayIn
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var errs fieldErrors
+	f := store.ReplayFilter{Since: in.Since}
+	if in.Until != nil {
+		f.Until = *in.Until
+		switch {
+		case !f.Until.After(f.Since):
+			errs.check("until", "must be later than since")
+		case f.Until.Sub(f.Since) > maxReplayPeriod:
+			errs.check("until", "must be at most 31 days after since")
+		}
+	}
+	if in.Status != nil && *in.Status != store.DeliveryFailed {
+		errs.check("status", `must be "failed": only failed deliveries are replayed`)
+	}
+	if err := errs.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n, err := s.store.ReplayWebhookDeliveries(r.Context(), accountID(r), id, f, in.DryRun)
+	if err != nil {
+		s.fail(w, r, replayErr(err, "webhook"))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, replayOut{Replayed: n, DryRun: in.DryRun})
+}
+
+// replayErr words the store's refusals of a replay.
+func replayErr(err error, kind string) error {
+	switch {
+	case errors.Is(err, store.ErrEndpointDisabled):
+		return newError(http.StatusConflict, "%s", store.ErrEndpointDisabled.Error())
+	case errors.Is(err, store.ErrNotFailed):
+		return newError(http.StatusConflict, "%s: a pending delivery is on its way, a succeeded one was answered 2xx", store.ErrNotFailed.Error())
+	}
+	return about(kind, "", err)
+}

@@ -1,0 +1,121 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/webhook"
+)
+
+// startAll claims every delivery due and marks it started, as the starter
+// does once their workflows run.
+func startAll(t *testing.T, st *store.Store) []store.WebhookStart {
+	t.Helper()
+	b, err := st.ClaimWebhookStarts(context.Background(), 100)
+	require.NoError(t, err)
+	ids := make([]string, len(b.Starts))
+	for i, s := range b.Starts {
+		ids[i] = s.ID
+	}
+	require.NoError(t, b.Finish(context.Background(), ids, nil))
+	return b.Starts
+}
+
+func TestReplayingFailedDeliveries(t *testing.T) {
+	t.Parallel()
+	st, _, account := webhookStore(t)
+	ctx := context.Background()
+	a, other := account(eventfixture.Setting{}), account(eventfixture.Setting{})
+	ep := endpoint(t, st, a.AccountID, webhook.InviteScheduled)
+	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+
+	// Three deliveries an hour apart, all given up; one more that
+	// succeeded and one still pending.
+	var ids []string
+	for i := range 5 {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		st.SetClock(func() time.Time { return at })
+		_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), at)
+		require.NoError(t, err)
+		ids = append(ids, deliveries(t, st, ep)[0].ID)
+	}
+	startAll(t, st)
+	for _, id := range ids[:3] {
+		_, err := st.RecordWebhookAttempt(ctx, id, store.AttemptResult{Error: "connection refused"})
+		require.NoError(t, err)
+		_, err = st.FailWebhookDelivery(ctx, id, "retries exhausted")
+		require.NoError(t, err)
+	}
+	_, err := st.RecordWebhookAttempt(ctx, ids[3], store.AttemptResult{StatusCode: 204, Delivered: true})
+	require.NoError(t, err)
+	now := t0.Add(72 * time.Hour)
+	st.SetClock(func() time.Time { return now })
+
+	t.Run("one delivery", func(t *testing.T) {
+		d, err := st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[0])
+		require.NoError(t, err)
+		assert.Equal(t, store.DeliveryPending, d.Status)
+		assert.Equal(t, ids[0], d.ID, "the same webhook-id")
+		assert.Equal(t, 1, d.Attempts, "earlier attempts stay counted")
+
+		starts := startAll(t, st)
+		require.Len(t, starts, 1, "back in the outbox, and only it")
+		assert.Equal(t, ids[0], starts[0].ID)
+		assert.Equal(t, 1, starts[0].Replays, "its workflow is the first replay's")
+
+		_, err = st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[0])
+		assert.ErrorIs(t, err, store.ErrNotFailed, "pending again: on its way")
+		_, err = st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[3])
+		assert.ErrorIs(t, err, store.ErrNotFailed, "succeeded")
+		_, err = st.RetryWebhookDelivery(ctx, other.AccountID, ep.ID, ids[1])
+		assert.ErrorIs(t, err, store.ErrNotFound, "another account's endpoint")
+		_, err = st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, store.NewID("msg"))
+		assert.ErrorIs(t, err, store.ErrNotFound)
+	})
+
+	t.Run("a period", func(t *testing.T) {
+		f := store.ReplayFilter{Since: t0.Add(30 * time.Minute), Until: t0.Add(150 * time.Minute)}
+		n, err := st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, f, true)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, "dry run: the failed ones made in the period")
+		assert.Empty(t, startAll(t, st), "a dry run changes nothing")
+
+		n, err = st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, f, false)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		starts := startAll(t, st)
+		got := []string{}
+		for _, s := range starts {
+			got = append(got, s.ID)
+		}
+		assert.ElementsMatch(t, ids[1:3], got, "not the succeeded, the pending or the one replayed already")
+
+		n, err = st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, store.ReplayFilter{Since: t0}, false)
+		require.NoError(t, err)
+		assert.Zero(t, n, "nothing failed is left")
+		_, err = st.ReplayWebhookDeliveries(ctx, other.AccountID, ep.ID, store.ReplayFilter{Since: t0}, false)
+		assert.ErrorIs(t, err, store.ErrNotFound, "another account's endpoint")
+	})
+
+	t.Run("a disabled endpoint", func(t *testing.T) {
+		_, err := st.FailWebhookDelivery(ctx, ids[1], "retries exhausted")
+		require.NoError(t, err)
+		off := false
+		_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &off})
+		require.NoError(t, err)
+		_, err = st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[1])
+		assert.ErrorIs(t, err, store.ErrEndpointDisabled)
+		_, err = st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, store.ReplayFilter{Since: t0}, false)
+		assert.ErrorIs(t, err, store.ErrEndpointDisabled)
+		acc, err := st.WebhookEndpointAccount(ctx, ep.ID)
+		require.NoError(t, err)
+		assert.Equal(t, a.AccountID, acc)
+	})
+}

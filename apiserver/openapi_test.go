@@ -1142,7 +1142,7 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			c.path = "/events/" + sent + "/cancel"
 			return c
 		},
-		"409 POST /events/{id}/retry": func(c apiCall) apiCall { return c }, // pending again since
+		"409 POST /events/{id}/retry":                    func(c apiCall) apiCall { return c }, // pending again since
 		"409 POST /webhooks/{id}/deliveries/{msg}/retry": func(c apiCall) apiCall { return c }, // pending again since
 		"409 POST /webhooks/{id}/replay": func(c apiCall) apiCall { // the endpoint disabled
 			endpoint := strings.TrimSuffix(c.path, "/replay")

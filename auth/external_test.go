@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/auth"
-	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -82,18 +81,15 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 	a0 := newExtIssuer(t, "a0-rsa-1", "https://tenant.auth0.example/")
 	const kcAudience = "touchpoint-api"
 
-	cfg, err := config.Load(func(k string) string {
-		return map[string]string{
-			"TOUCHPOINT_BASE_URL": audience,
-			"TOUCHPOINT_AUTH_URL": e.issuerURL,
-			// Both issue day-long tokens, as Auth0 does by default.
-			"TOUCHPOINT_OIDC_ISSUER": e.issuerURL + ", " + kc.url + "|audience=" + kcAudience + "|maxLifetime=24h, " +
-				a0.url + "|discovery=" + a0.addr + "|maxLifetime=24h",
-		}[k]
-	})
-	require.NoError(t, err)
-	require.NoError(t, cfg.Validate(false))
-	opts := auth.OptionsFromConfig(cfg, e.st, e.log)
+	// As verifierOptions in cmd/touchpoint reads TOUCHPOINT_OIDC_ISSUER
+	// "<built-in>, <kc>|audience=touchpoint-api|maxLifetime=24h,
+	// <a0>|discovery=<a0 addr>|maxLifetime=24h" (both issue day-long
+	// tokens, as Auth0 does by default).
+	opts := auth.Options{Store: e.st, BuiltInIssuer: e.issuerURL, Audience: audience, Logger: e.log, Issuers: []auth.Issuer{
+		{URL: e.issuerURL},
+		{URL: kc.url, Audience: kcAudience, MaxLifetime: 24 * time.Hour},
+		{URL: a0.url, DiscoveryURL: a0.addr, MaxLifetime: 24 * time.Hour},
+	}}
 	opts.Now, opts.DiscoveryRetry = e.clock.Now, 10*time.Millisecond
 	v := startVerifier(t, opts)
 
@@ -222,39 +218,4 @@ func mergeClaims(c, extra map[string]any) map[string]any {
 		}
 	}
 	return c
-}
-
-func TestOptionsFromConfigIssuerEntries(t *testing.T) {
-	t.Parallel()
-	load := func(issuers string) (config.Config, error) {
-		cfg, err := config.Load(func(k string) string {
-			return map[string]string{"TOUCHPOINT_AUTH_URL": "http://localhost:8081/", "TOUCHPOINT_BASE_URL": audience,
-				"TOUCHPOINT_OIDC_DISCOVERY_URL": "http://auth:8081", "TOUCHPOINT_OIDC_ISSUER": issuers}[k]
-		})
-		if err == nil {
-			err = cfg.Validate(false)
-		}
-		return cfg, err
-	}
-	cfg, err := load("https://kc.example.com/realms/shop|audience=touchpoint-api, https://tenant.auth0.example/|maxLifetime=24h ," +
-		" http://localhost:8180/realms/x | audience = api://touchpoint | discovery=http://keycloak:8080/realms/x/," +
-		" http://localhost:8081/")
-	require.NoError(t, err)
-	assert.Equal(t, []auth.Issuer{
-		{URL: "https://kc.example.com/realms/shop", Audience: "touchpoint-api"},
-		{URL: "https://tenant.auth0.example/", MaxLifetime: 24 * time.Hour}, // iss is compared exactly
-		{URL: "http://localhost:8180/realms/x", Audience: "api://touchpoint", DiscoveryURL: "http://keycloak:8080/realms/x"},
-		{URL: "http://localhost:8081", DiscoveryURL: "http://auth:8081"}, // the built-in issuer
-	}, auth.OptionsFromConfig(cfg, nil, nil).Issuers)
-
-	for _, bad := range []string{
-		"https://kc.example.com|aud=x",
-		"https://kc.example.com|audience=",
-		"https://kc.example.com|discovery=kc:8080",
-		"|audience=x",
-		"http://localhost:8081|discovery=http://elsewhere:8081", // contradicts TOUCHPOINT_OIDC_DISCOVERY_URL
-	} {
-		_, err := load(bad)
-		assert.ErrorContains(t, err, "TOUCHPOINT_OIDC_ISSUER", bad)
-	}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -68,29 +67,6 @@ type Options struct {
 
 	Logger *slog.Logger     // default slog.Default()
 	Now    func() time.Time // default time.Now; tests inject a clock
-}
-
-// OptionsFromConfig fills Options from the process configuration: one
-// Issuer per TOUCHPOINT_OIDC_ISSUER entry, with the audience and discovery
-// URL given after it (config.OIDCIssuerOptions).
-func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) Options {
-	o := Options{Store: st, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
-		IdleTimeout: cfg.TokenIdleTimeout, FlushInterval: cfg.TokenUseFlushInterval,
-		KeyRefresh: cfg.JWKSRefresh, MaxTokenLifetime: cfg.TokenMaxLifetime, Logger: logger}
-	for _, u := range cfg.OIDCIssuers {
-		set := cfg.OIDCIssuerOptions[u]
-		// An external issuer is kept exactly as written: iss is compared
-		// byte for byte, and some (Auth0) end it with a slash.
-		is := Issuer{URL: u, Audience: set.Audience, DiscoveryURL: set.DiscoveryURL, MaxLifetime: set.MaxLifetime}
-		if strings.TrimRight(u, "/") == strings.TrimRight(cfg.AuthURL, "/") {
-			is.URL = strings.TrimRight(cfg.AuthURL, "/")
-			if is.DiscoveryURL == "" {
-				is.DiscoveryURL = cfg.OIDCDiscoveryURL // "" when AuthURL is reachable as it is
-			}
-		}
-		o.Issuers = append(o.Issuers, is)
-	}
-	return o
 }
 
 // Verifier is the API's Authenticator: it verifies access tokens with

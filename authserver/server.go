@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/clientip"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
@@ -55,13 +54,6 @@ type Options struct {
 
 	Logger *slog.Logger     // default slog.Default()
 	Now    func() time.Time // default time.Now; tests inject a clock
-}
-
-// OptionsFromConfig fills Options from the process configuration.
-func OptionsFromConfig(cfg config.Config, st *store.Store, logger *slog.Logger) Options {
-	return Options{Store: st, Issuer: cfg.AuthURL, Audience: cfg.BaseURL, SecretKey: cfg.SecretKey,
-		TokenLifetime: cfg.TokenMaxLifetime, IdleTimeout: cfg.TokenIdleTimeout,
-		KeyRotation: cfg.SigningKeyRotation, JWKSRefresh: cfg.JWKSRefresh, TrustedProxies: cfg.TrustedProxies, Logger: logger}
 }
 
 // Server is the issuer: an http.Handler plus a Run loop that keeps its

@@ -40,7 +40,7 @@ func (env *environment) runKeys(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	issuer, err := authserver.New(ctx, authserver.OptionsFromConfig(cfg, st, env.logger))
+	issuer, err := authserver.New(ctx, issuerOptions(cfg, st, env.logger))
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}

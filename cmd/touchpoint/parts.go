@@ -68,7 +68,7 @@ func dialTemporal(cfg config.Config, logger *slog.Logger, m *metrics.Set) (clien
 // authPart builds the built-in issuer listening on ln.
 func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger, ln net.Listener, m *metrics.Set) (part, error) {
 	logger = logger.With("component", "auth")
-	srv, err := authserver.New(ctx, authserver.OptionsFromConfig(cfg, st, logger))
+	srv, err := authserver.New(ctx, issuerOptions(cfg, st, logger))
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func metricsPart(cfg config.Config, logger *slog.Logger, m *metrics.Set) (part, 
 // can verify tokens (every issuer discovered; until then it answers 503).
 func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, ln net.Listener, m *metrics.Set) (run part, tokensReady func() error, err error) {
 	logger = logger.With("component", "api")
-	verifier, err := auth.New(auth.OptionsFromConfig(cfg, st, logger))
+	verifier, err := auth.New(verifierOptions(cfg, st, logger))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -116,6 +117,7 @@ func (s *server) acceptBatch(w http.ResponseWriter, r *http.Request) (batchOut, 
 	case n == 0:
 		return batchOut{}, invalid(fieldError{Field: "events", Message: fmt.Sprintf("must have 1 to %d events", maxBatchEvents)})
 	}
+	defer s.load.BeginAccept(giveway.BatchWeight(len(raws)))()
 	requestID := infoFrom(r.Context()).id
 	items := make([]batchItem, len(raws))
 	var events []store.NewEvent

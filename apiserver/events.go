@@ -202,6 +202,7 @@ type acceptance struct {
 }
 
 func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
+	defer s.load.BeginAccept(1)()
 	key := r.Header.Get("Idempotency-Key")
 	if !validIdempotencyKey(key) {
 		s.fail(w, r, invalid(fieldError{Field: "Idempotency-Key", Message: fmt.Sprintf("must be at most %d printable ASCII characters", maxIdemKey)}))

@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
@@ -59,6 +60,10 @@ type Options struct {
 	// Notify is called after an accepted event commits, to wake the
 	// outbox starters at once. Optional: they also sweep periodically.
 	Notify func()
+	// AcceptLoad is told of every POST /events and POST /events/batch
+	// while it is being worked on (a batch weighs by its size), so that
+	// the starters of this process give way to accepts. Optional.
+	AcceptLoad *giveway.Gate
 	// Metrics records requests, accepted events and token checks. Optional.
 	Metrics *metrics.Set
 	// RatePerSecond and RateBurst shape each client's token bucket; 0
@@ -111,6 +116,7 @@ type server struct {
 	readiness func(ctx context.Context) map[string]error
 	workflows Signaler
 	notify    func()
+	load      *giveway.Gate
 	metrics   *metrics.Set
 	limits    *ratelimit.Limiter[string] // per API client
 	signals   chan signal                // for Run to deliver
@@ -155,7 +161,7 @@ func New(opts Options) *Server {
 		}
 	}
 	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
-		workflows: opts.Workflows, notify: opts.Notify, metrics: opts.Metrics,
+		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
 		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,

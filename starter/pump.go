@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/touchpoint/touchpoint/internal/giveway"
 )
 
 // Tuning paces a starter; zero fields take the defaults.
@@ -69,15 +71,22 @@ type failedStart[T any] struct {
 	err  error
 }
 
-// pump is the loop both starters (invites, webhook deliveries) run over
-// their outbox: claim a batch of due rows, start their workflows, record
-// the outcome, and go on while whole batches keep starting.
+// pump is the loop the starters (invites, webhook deliveries, test
+// sends) run over their outbox: claim a batch of due rows, start their
+// workflows, record the outcome, and go on while whole batches keep
+// starting. With a gate it gives way to the accept path: each start asks
+// the gate first, and rows it holds back are handed back untouched (for
+// this starter or another replica) until the gate opens for them.
 type pump[T any] struct {
 	what   string // names the rows in logs
 	logger *slog.Logger
 	tuning *Tuning
 	claim  func(ctx context.Context, limit int) (claimed[T], error)
 	start  func(ctx context.Context, item T) error
+	// gate, when not nil, paces the starts; since is when an item was
+	// written, which bounds how long the gate may hold it back.
+	gate  *giveway.Gate
+	since func(T) time.Time
 }
 
 // run drains the due rows every sweep, and whenever wake fires (a nil
@@ -97,61 +106,140 @@ func (p pump[T]) run(ctx context.Context, wake <-chan struct{}) error {
 }
 
 // drain starts due rows batch by batch until none are left or a batch
-// makes no progress (Temporal down: its rows were rescheduled).
+// makes no progress (Temporal down: its rows were rescheduled). When the
+// gate held rows back it waits for the gate to open for them, and goes on.
 func (p pump[T]) drain(ctx context.Context) {
 	for ctx.Err() == nil {
-		started, claimed, err := p.startBatch(ctx)
+		r, err := p.startBatch(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				p.logger.Error(p.what+" batch", "error", err)
 			}
 			return
 		}
-		if claimed < p.tuning.BatchSize || started == 0 {
+		if r.held > 0 {
+			p.awaitGate(ctx, r.oldestHeld)
+			continue
+		}
+		if r.claimed < p.tuning.BatchSize || r.started == 0 {
 			return
 		}
 	}
 }
 
+// awaitGate waits until the gate would admit a row written at since: the
+// accept path has gone quiet enough, or the row has waited its longest.
+// It asks once per gate interval, without touching the database.
+func (p pump[T]) awaitGate(ctx context.Context, since time.Time) {
+	tick := time.NewTicker(p.gate.Interval())
+	defer tick.Stop()
+	for {
+		if ok, _ := p.gate.Open(since); ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// batchResult is what became of one claimed batch.
+type batchResult struct {
+	started, claimed int
+	// held rows were handed back because the gate held them back; the
+	// oldest of them was written at oldestHeld.
+	held       int
+	oldestHeld time.Time
+}
+
 // startBatch claims one batch and starts its workflows.
-func (p pump[T]) startBatch(ctx context.Context) (started, claimedRows int, err error) {
+func (p pump[T]) startBatch(ctx context.Context) (batchResult, error) {
 	b, err := p.claim(ctx, p.tuning.BatchSize)
 	if err != nil {
-		return 0, 0, err
+		return batchResult{}, err
 	}
 	if len(b.items) == 0 {
-		return 0, 0, b.release()
+		return batchResult{}, b.release()
 	}
-	ok, failed := startEach(ctx, b.items, p.tuning.Concurrency, p.start)
+	r := batchResult{claimed: len(b.items)}
+	ok, failed, held := p.startEach(ctx, b.items)
 	if ctx.Err() != nil {
 		// Shutting down: hand the whole batch back untouched; the next
 		// starter recognises the starts that did happen.
-		return 0, len(b.items), b.release()
+		return r, b.release()
 	}
 	if len(failed) > 0 {
 		p.logger.Warn(p.what+" workflow starts failed; will retry", "failed", len(failed), "started", len(ok), "error", failed[0].err)
 	}
+	// Rows neither started nor failed (held back) stay as they were.
 	if err := b.finish(ctx, ok, failed); err != nil {
-		return 0, len(b.items), err
+		return r, err
 	}
-	return len(ok), len(b.items), nil
+	r.started, r.held = len(ok), len(held)
+	for i, it := range held {
+		if at := p.since(it); i == 0 || at.Before(r.oldestHeld) {
+			r.oldestHeld = at
+		}
+	}
+	return r, nil
 }
 
-// startEach runs start for every item of a claimed batch, at most
-// concurrency at once, and returns the items that started and those that
-// failed.
-func startEach[T any](ctx context.Context, items []T, concurrency int, start func(context.Context, T) error) (started []T, failed []failedStart[T]) {
+// startEach runs start for the items of a claimed batch, at most
+// Concurrency at once and no more than the gate admits, and returns the
+// items that started, those that failed, and those the gate held back:
+// when it refuses an item while none of this batch's starts is in flight,
+// that item and the rest are handed back. While starts are in flight a
+// refused item waits for one of them to end, or for the gate's next
+// interval.
+func (p pump[T]) startEach(ctx context.Context, items []T) (started []T, failed []failedStart[T], held []T) {
 	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, concurrency)
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, p.tuning.Concurrency)
+		finished = make(chan struct{}, len(items))
 	)
-	for _, it := range items {
-		wg.Add(1)
+	since := p.since
+	if since == nil {
+		since = func(T) time.Time { return time.Time{} }
+	}
+	var wait *time.Timer
+	defer func() {
+		if wait != nil {
+			wait.Stop()
+		}
+	}()
+	for i, it := range items {
 		sem <- struct{}{}
+		for {
+			ok, _ := p.gate.Admit(since(it))
+			if ok {
+				break
+			}
+			if len(sem) == 1 { // only our own slot: nothing of ours in flight
+				<-sem
+				wg.Wait()
+				return started, failed, items[i:]
+			}
+			if wait == nil {
+				wait = time.NewTimer(p.gate.Interval())
+			} else {
+				wait.Reset(p.gate.Interval())
+			}
+			select {
+			case <-finished:
+			case <-wait.C:
+			case <-ctx.Done():
+				<-sem
+				wg.Wait()
+				return started, failed, items[i:]
+			}
+		}
+		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			err := start(ctx, it)
+			defer func() { p.gate.Done(); <-sem; finished <- struct{}{}; wg.Done() }()
+			err := p.start(ctx, it)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
@@ -162,5 +250,5 @@ func startEach[T any](ctx context.Context, items []T, concurrency int, start fun
 		}()
 	}
 	wg.Wait()
-	return started, failed
+	return started, failed, nil
 }

@@ -2,7 +2,8 @@
 // Temporal workflow starts. It runs inside `touchpoint api`, woken at once
 // by LISTEN/NOTIFY and by a periodic sweep, and is safe with any number of
 // API replicas: each batch of rows is locked with FOR UPDATE SKIP LOCKED
-// until its starts are done.
+// until its starts are done. It gives way to the accepts of its own
+// process through a giveway.Gate, handing back the rows it holds.
 package starter
 
 import (
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store"
@@ -31,6 +33,10 @@ type Starter struct {
 	DatabaseURL string
 	// Metrics counts the starts. Optional.
 	Metrics *metrics.Set
+	// Gate, when set, makes the starter give way to the accept path of its
+	// process: starts wait while accepts crowd in, never longer than the
+	// gate's MaxHold after their order was written. Optional.
+	Gate *giveway.Gate
 	// Tuning paces the starter; its Sweep, the backstop interval when no
 	// notification arrives, defaults to 5 s.
 	Tuning
@@ -42,7 +48,8 @@ func (s *Starter) Run(ctx context.Context) error {
 	s.defaults(5 * time.Second)
 	listener := store.ListenOutbox(s.DatabaseURL, s.Logger)
 	defer listener.Close()
-	p := pump[store.StartOrder]{what: "outbox", logger: s.Logger, tuning: &s.Tuning, claim: s.claim, start: s.start}
+	p := pump[store.StartOrder]{what: "outbox", logger: s.Logger, tuning: &s.Tuning, claim: s.claim, start: s.start,
+		gate: s.Gate, since: func(o store.StartOrder) time.Time { return o.CreatedAt }}
 	return p.run(ctx, listener.Wake())
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -20,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/health"
+	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
@@ -111,7 +113,11 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		return nil, nil, err
 	}
 	notifier := starter.NewNotifier(st, logger)
-	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m}
+	// The starter gives way to this process's accepts: the client of an
+	// accept waits now, the invites of its events are due later.
+	gate := giveway.New(giveway.Config{}, time.Now)
+	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m,
+		Gate: gate}
 	m.WatchOutbox(st.OutboxBacklog)
 	handler := apiserver.New(apiserver.Options{
 		Store:            st,
@@ -120,6 +126,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		MaxBodyBytes:     cfg.MaxBodyBytes,
 		Workflows:        tc,
 		Notify:           notifier.Poke,
+		AcceptLoad:       gate,
 		Metrics:          m,
 		FeedbackLinks:    fb,
 		FeedbackLinkTTL:  cfg.FeedbackLinkTTL,

@@ -164,22 +164,26 @@ func (o Options) validate() error {
 
 // Result is the JSON line bench prints.
 type Result struct {
-	Events             int            `json:"events"`
-	Concurrency        int            `json:"concurrency"`
-	Accepted           int            `json:"accepted"`
-	AcceptedPerS       float64        `json:"accepted_per_s"`
-	AcceptP50MS        float64        `json:"accept_p50_ms"`
-	AcceptP95MS        float64        `json:"accept_p95_ms"`
-	AcceptP99MS        float64        `json:"accept_p99_ms"`
-	InvitesSent        int            `json:"invites_sent"`
-	InvitesPerS        float64        `json:"invites_per_s"`
-	InviteLatencyP50MS float64        `json:"invite_latency_p50_ms"`
-	InviteLatencyP99MS float64        `json:"invite_latency_p99_ms"`
-	Errors             map[string]int `json:"errors"`
-	PeakRSSMB          *float64       `json:"peak_rss_mb"`
-	Baseline           *Baseline      `json:"baseline,omitempty"`
-	Ratios             *Ratios        `json:"ratios,omitempty"`
-	Batch              *BatchResult   `json:"batch,omitempty"`
+	Events             int     `json:"events"`
+	Concurrency        int     `json:"concurrency"`
+	Accepted           int     `json:"accepted"`
+	AcceptedPerS       float64 `json:"accepted_per_s"`
+	AcceptP50MS        float64 `json:"accept_p50_ms"`
+	AcceptP95MS        float64 `json:"accept_p95_ms"`
+	AcceptP99MS        float64 `json:"accept_p99_ms"`
+	InvitesSent        int     `json:"invites_sent"`
+	InvitesPerS        float64 `json:"invites_per_s"`
+	InviteLatencyP50MS float64 `json:"invite_latency_p50_ms"`
+	InviteLatencyP99MS float64 `json:"invite_latency_p99_ms"`
+	// InviteLagMaxMS is the largest lag of an invite past its due time:
+	// bench's invites are due on arrival (a PT0S setting without a send
+	// window), so it is the longest from an event's arrival to its send.
+	InviteLagMaxMS float64        `json:"invite_lag_max_ms"`
+	Errors         map[string]int `json:"errors"`
+	PeakRSSMB      *float64       `json:"peak_rss_mb"`
+	Baseline       *Baseline      `json:"baseline,omitempty"`
+	Ratios         *Ratios        `json:"ratios,omitempty"`
+	Batch          *BatchResult   `json:"batch,omitempty"`
 }
 
 // Ratios compare the stack with the same run's baselines.

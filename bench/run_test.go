@@ -36,7 +36,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &res))
 	for _, k := range []string{"events", "concurrency", "accepted_per_s", "accept_p50_ms", "accept_p95_ms",
 		"accept_p99_ms", "invites_sent", "invites_per_s", "invite_latency_p50_ms", "invite_latency_p99_ms",
-		"errors", "peak_rss_mb", "baseline", "ratios"} {
+		"invite_lag_max_ms", "errors", "peak_rss_mb", "baseline", "ratios"} {
 		assert.Contains(t, res, k)
 	}
 	assert.EqualValues(t, 20, res["events"])
@@ -45,6 +45,7 @@ func TestRun(t *testing.T) {
 	assert.EqualValues(t, 20, res["invites_sent"], "every invite sent")
 	assert.Equal(t, map[string]any{"503": 0.0}, res["errors"])
 	assert.Positive(t, res["peak_rss_mb"])
+	assert.GreaterOrEqual(t, res["invite_lag_max_ms"], res["invite_latency_p99_ms"], "the largest lag is the slowest invite")
 	baseline, _ := res["baseline"].(map[string]any)
 	for _, k := range []string{"inserts_per_s", "insert_p99_ms", "inserts_under_load_per_s", "insert_under_load_p99_ms", "workflow_starts_per_s", "workflow_completions_per_s"} {
 		assert.Positive(t, baseline[k], k)

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/touchpoint/touchpoint/brand"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
@@ -17,6 +18,55 @@ type accountJSON struct {
 	LogoURL     *string `json:"logoUrl"`
 	BrandColor  *string `json:"brandColor"`
 	ReplyTo     *string `json:"replyTo"`
+	// Limits are the account's quotas with today's use.
+	Limits limitsJSON `json:"limits"`
+}
+
+// limitJSON is one quota: limit null means none; used is today's (UTC)
+// count for a daily quota, the number there is for a resource.
+type limitJSON struct {
+	Limit *int `json:"limit"`
+	Used  int  `json:"used"`
+}
+
+// limitsJSON is GET /account's limits. recipientDailyCap counts per
+// address, so it has no single use to show.
+type limitsJSON struct {
+	Day               string    `json:"day"` // the UTC day of the daily counts, YYYY-MM-DD
+	DailySends        limitJSON `json:"dailySends"`
+	RecipientDailyCap struct {
+		Limit *int `json:"limit"`
+	} `json:"recipientDailyCap"`
+	DailyEvents      limitJSON `json:"dailyEvents"`
+	Channels         limitJSON `json:"channels"`
+	EventTypes       limitJSON `json:"eventTypes"`
+	WebhookEndpoints limitJSON `json:"webhookEndpoints"`
+}
+
+func limitsOut(l store.Limits, now time.Time) limitsJSON {
+	limit := func(n int) *int {
+		if n <= 0 {
+			return nil
+		}
+		return &n
+	}
+	one := func(l store.Limit) limitJSON { return limitJSON{Limit: limit(l.Limit), Used: l.Used} }
+	out := limitsJSON{Day: now.UTC().Format(time.DateOnly), DailySends: one(l.DailySends), DailyEvents: one(l.DailyEvents),
+		Channels: one(l.Channels), EventTypes: one(l.EventTypes), WebhookEndpoints: one(l.WebhookEndpoints)}
+	out.RecipientDailyCap.Limit = limit(l.RecipientDailyCap)
+	return out
+}
+
+// writeAccount answers the account with its limits.
+func (s *server) writeAccount(w http.ResponseWriter, r *http.Request, a store.Account) {
+	l, err := s.store.AccountLimits(r.Context(), a.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := accountOut(a)
+	out.Limits = limitsOut(l, s.now())
+	writeJSON(w, http.StatusOK, out)
 }
 
 func accountOut(a store.Account) accountJSON {
@@ -39,6 +89,7 @@ type accountPatch struct {
 	ReplyTo     jsonstrict.Optional[string] `json:"replyTo" nullable:"true"`
 	ID          jsonstrict.ReadOnly         `json:"id"`
 	Name        jsonstrict.ReadOnly         `json:"name"`
+	Limits      jsonstrict.ReadOnly         `json:"limits"`
 }
 
 func (s *server) getAccount(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +98,7 @@ func (s *server) getAccount(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, accountOut(a))
+	s.writeAccount(w, r, a)
 }
 
 func (s *server) updateAccount(w http.ResponseWriter, r *http.Request) {
@@ -66,7 +117,7 @@ func (s *server) updateAccount(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, accountOut(a))
+	s.writeAccount(w, r, a)
 }
 
 // BrandingUpdate validates a change of branding, for the API and the

@@ -59,6 +59,9 @@ type batchItem struct {
 
 type batchOut struct {
 	Items []batchItem `json:"items"`
+	// overQuota: some events were over the daily quota of accepted
+	// events; the answer carries their Retry-After.
+	overQuota bool
 }
 
 // createEvents is POST /events/batch: every valid event is accepted in
@@ -98,6 +101,9 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if out.overQuota {
+		w.Header().Set("Retry-After", retryAtMidnight(s.now()))
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -132,12 +138,26 @@ func (s *server) acceptBatch(w http.ResponseWriter, r *http.Request) (batchOut, 
 		events = append(events, e)
 		at = append(at, i)
 	}
+	// The daily quota of accepted events: the first events of the batch
+	// that fit are accepted, each one after them gets its own 429.
+	granted, limit, err := s.store.TakeEventQuota(r.Context(), accountID(r), len(events))
+	if err != nil {
+		return batchOut{}, err
+	}
+	overQuota := false
+	for k := granted; k < len(events); k++ {
+		items[at[k]].setProblem(eventQuotaError(limit, s.now()), requestID)
+		overQuota = true
+	}
+	events, at = events[:granted], at[:granted]
 	if len(events) > 0 {
 		out, err := s.store.AcceptEvents(r.Context(), events)
 		if err != nil {
+			s.returnEventQuota(r, accountID(r), len(events))
 			return batchOut{}, err
 		}
 		fresh := 0
+		defer func() { s.returnEventQuota(r, accountID(r), len(events)-fresh) }()
 		for k, o := range out {
 			it := &items[at[k]]
 			if o.Err != nil {
@@ -155,7 +175,7 @@ func (s *server) acceptBatch(w http.ResponseWriter, r *http.Request) (batchOut, 
 			s.notify()
 		}
 	}
-	return batchOut{Items: items}, nil
+	return batchOut{Items: items, overQuota: overQuota}, nil
 }
 
 // batchEvent decodes and validates one event of a batch as POST /events

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
@@ -124,9 +125,12 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		ae = newError(http.StatusTooManyRequests, "the account's daily send quota of %d is used up; "+
 			"the operator can raise it (touchpoint accounts set-quota)", quota.Limit)
 		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
+	case errors.As(err, &quota) && quota.Kind == store.QuotaEvents:
+		ae = eventQuotaError(quota.Limit, s.now())
 	case errors.As(err, &quota):
 		// 429, though waiting will not help: the quota is of the account.
-		what := map[string]string{store.QuotaChannels: "channels", store.QuotaEventTypes: "event types"}[quota.Kind]
+		what := map[string]string{store.QuotaChannels: "channels", store.QuotaEventTypes: "event types",
+			store.QuotaWebhooks: "webhook endpoints"}[quota.Kind]
 		ae = newError(http.StatusTooManyRequests, "this account may have at most %d %s; "+
 			"the operator can raise its quota (touchpoint accounts set-quota)", quota.Limit, what)
 	case errors.Is(err, store.ErrConflict):
@@ -150,6 +154,15 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set(k, v)
 	}
 	writeProblem(w, info.id, ae)
+}
+
+// eventQuotaError is the 429 of an event over the account's daily quota
+// of accepted events, with Retry-After until the next UTC midnight.
+func eventQuotaError(limit int, now time.Time) *apiError {
+	e := newError(http.StatusTooManyRequests, "the account's quota of %d accepted events a day (UTC) is used up; "+
+		"send again after midnight UTC, or ask the operator to raise it (touchpoint accounts update --daily-events)", limit)
+	e.header = map[string]string{"Retry-After": retryAtMidnight(now)}
+	return e
 }
 
 func writeProblem(w http.ResponseWriter, requestID string, e *apiError) {

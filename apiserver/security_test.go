@@ -2,7 +2,9 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -152,4 +154,99 @@ func TestResourceQuotasAnswer429(t *testing.T) {
 	require.NotEmpty(t, other)
 	r = e.do(t, http.MethodPost, "/event-types", tok, map[string]any{"name": "renewal"})
 	assert.Equal(t, http.StatusCreated, r.status, "another account has its own quota: %s", r.body)
+}
+
+func TestWebhookEndpointQuotaAnswers429(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "P7D")
+	st.Quotas = store.Quotas{WebhookEndpoints: 2}
+	e := newEnvWith(t, st)
+	hook := map[string]any{"url": "https://hooks.example.com/tp", "events": []string{"invite.sent"}}
+	e.create(t, "/webhooks", hook)
+	e.create(t, "/webhooks", hook)
+	r := e.do(t, http.MethodPost, "/webhooks", e.token, hook)
+	p := requireProblem(t, r, http.StatusTooManyRequests)
+	assert.Equal(t, "this account may have at most 2 webhook endpoints; the operator can raise its quota (touchpoint accounts set-quota)", p["detail"])
+	list, _ := items(t, e.get(t, "/webhooks"))
+	assert.Len(t, list, 2, "nothing was created")
+	limits := e.get(t, "/account").object(t)["limits"].(map[string]any)
+	assert.Equal(t, map[string]any{"limit": 2.0, "used": 2.0}, limits["webhookEndpoints"])
+}
+
+// requireRetryAtMidnight checks that a Retry-After, of an answer given
+// between before and after, points at the next UTC midnight (to the
+// second, rounded up).
+func requireRetryAtMidnight(t *testing.T, value string, before, after time.Time) {
+	t.Helper()
+	n, err := strconv.Atoi(value)
+	require.NoError(t, err, "Retry-After %q", value)
+	next := func(at time.Time) time.Time { return at.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour) }
+	assert.GreaterOrEqual(t, n, int(next(after).Sub(after).Seconds()), "Retry-After until midnight UTC")
+	assert.LessOrEqual(t, n, int(next(before).Sub(before).Seconds())+1, "Retry-After until midnight UTC")
+}
+
+// Accepted events are limited per UTC day: POST /events over the quota is
+// 429 with Retry-After at the next UTC midnight; in a batch, the events
+// that fit are accepted and each after them gets its own 429; invalid
+// events and repeats of accepted ones are not counted; GET /account shows
+// the quota and today's use.
+func TestDailyEventQuota(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "P7D")
+	st.Quotas = store.Quotas{DailyEvents: 3}
+	e := newEnvWith(t, st)
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	dailyEvents := func() any {
+		t.Helper()
+		return e.get(t, "/account").object(t)["limits"].(map[string]any)["dailyEvents"]
+	}
+	assert.Equal(t, map[string]any{"limit": 3.0, "used": 0.0}, dailyEvents())
+
+	first := e.acceptEvent(t, e.minimalEvent("checkout"), header{"Idempotency-Key", "order-1"})
+	assert.Equal(t, first, e.acceptEvent(t, e.minimalEvent("checkout"), header{"Idempotency-Key", "order-1"}), "a repeat")
+	requireProblem(t, e.do(t, http.MethodPost, "/events", e.token, e.minimalEvent("no-such-type")), http.StatusUnprocessableEntity)
+	requireProblem(t, e.do(t, http.MethodPost, "/events", e.token, map[string]any{"type": "checkout"}), http.StatusBadRequest)
+	assert.Equal(t, map[string]any{"limit": 3.0, "used": 1.0}, dailyEvents(), "repeats and refused events are not counted")
+	e.acceptEvent(t, e.minimalEvent("checkout"))
+	e.acceptEvent(t, e.minimalEvent("checkout"))
+
+	before := time.Now()
+	r := e.do(t, http.MethodPost, "/events", e.token, e.minimalEvent("checkout"))
+	after := time.Now()
+	p := requireProblem(t, r, http.StatusTooManyRequests)
+	assert.Contains(t, p["detail"], "quota of 3 accepted events a day (UTC) is used up")
+	requireRetryAtMidnight(t, r.header.Get("Retry-After"), before, after)
+	events, _ := items(t, e.get(t, "/events"))
+	assert.Len(t, events, 3, "nothing more was stored")
+
+	// The account's own quota: two more fit; a batch of four valid events
+	// and an invalid one gets two accepted, two 429s and one 400.
+	five := 5
+	_, err := e.store.SetAccountQuotas(context.Background(), e.account, store.QuotaUpdate{DailyEvents: &five})
+	require.NoError(t, err)
+	batch := []any{e.minimalEvent("checkout"), map[string]any{"type": "checkout"}, e.minimalEvent("checkout"),
+		e.minimalEvent("checkout"), e.minimalEvent("checkout")}
+	before = time.Now()
+	r = e.do(t, http.MethodPost, "/events/batch", e.token, map[string]any{"events": batch})
+	after = time.Now()
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	requireRetryAtMidnight(t, r.header.Get("Retry-After"), before, after)
+	var out struct{ Items []map[string]any }
+	require.NoError(t, json.Unmarshal(r.body, &out))
+	var statuses []float64
+	for i, it := range out.Items {
+		statuses = append(statuses, it["status"].(float64))
+		if it["status"] == 429.0 {
+			p := it["problem"].(map[string]any)
+			assert.EqualValues(t, 429, p["status"], "item %d", i)
+			assert.Contains(t, p["detail"], "quota of 5 accepted events a day (UTC) is used up", "item %d", i)
+		}
+	}
+	assert.Equal(t, []float64{202, 400, 202, 429, 429}, statuses)
+	assert.Equal(t, map[string]any{"limit": 5.0, "used": 5.0}, dailyEvents())
+
+	// Another account has its own count.
+	_, tok := e.otherAccount(t)
+	r = e.do(t, http.MethodGet, "/account", tok, nil)
+	assert.Equal(t, map[string]any{"limit": 3.0, "used": 0.0}, r.object(t)["limits"].(map[string]any)["dailyEvents"])
 }

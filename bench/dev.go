@@ -87,6 +87,7 @@ func (d *devChild) prepare(ctx context.Context, logLevel string) error {
 		"TOUCHPOINT_RATE_BURST":           "1000000",
 		"TOUCHPOINT_DAILY_SEND_QUOTA":     "0", // a run sends more than a tenant's daily quota
 		"TOUCHPOINT_RECIPIENT_DAILY_CAP":  "0",
+		"TOUCHPOINT_DAILY_EVENT_QUOTA":    "0", // a backfill accepts more than a tenant's daily quota
 		"TOUCHPOINT_LOG_LEVEL":            logLevel,
 		"TOUCHPOINT_SECRET_KEY":           rand.Text() + rand.Text(), // 256 random bits; the key must have at least 32 characters
 	}

@@ -107,11 +107,14 @@ type Config struct {
 	// Quotas of an account, unless `touchpoint accounts set-quota` gave it
 	// its own: invites and reminders sent per UTC day (0: no limit),
 	// invites to one address per UTC day across all settings (0: no
-	// limit), channels, event types.
+	// limit), channels, event types, webhook endpoints, and events
+	// accepted per UTC day (0: no limit).
 	DailySendQuota    int
 	RecipientDailyCap int
 	ChannelQuota      int
 	EventTypeQuota    int
+	WebhookQuota      int
+	DailyEventQuota   int
 
 	// SendTimeout bounds one send attempt of the invite worker. An attempt
 	// on a worker that died is retried only once it has run this long.
@@ -241,6 +244,8 @@ func Defaults() Config {
 		RecipientDailyCap:     3,
 		ChannelQuota:          100,
 		EventTypeQuota:        500,
+		WebhookQuota:          20,
+		DailyEventQuota:       200_000,
 		SendTimeout:           2 * time.Minute,
 		SendRetryInitial:      10 * time.Second,
 		SendRetryMax:          time.Hour,
@@ -271,6 +276,7 @@ var Variables = append([]string{
 	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_BATCH_INFLIGHT_BYTES", "TOUCHPOINT_LOG_LEVEL", "TOUCHPOINT_DB_MAX_CONNS",
 	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
+	"TOUCHPOINT_WEBHOOK_QUOTA", "TOUCHPOINT_DAILY_EVENT_QUOTA",
 	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
 	"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL",
 	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE",
@@ -341,6 +347,8 @@ func Load(getenv func(string) string) (Config, error) {
 	count("TOUCHPOINT_RECIPIENT_DAILY_CAP", &c.RecipientDailyCap)
 	count("TOUCHPOINT_CHANNEL_QUOTA", &c.ChannelQuota)
 	count("TOUCHPOINT_EVENT_TYPE_QUOTA", &c.EventTypeQuota)
+	count("TOUCHPOINT_WEBHOOK_QUOTA", &c.WebhookQuota)
+	count("TOUCHPOINT_DAILY_EVENT_QUOTA", &c.DailyEventQuota)
 	if v := getenv("TOUCHPOINT_TRUSTED_PROXIES"); strings.TrimSpace(v) != "" {
 		ps, err := ParsePrefixes(v)
 		if err != nil {
@@ -694,6 +702,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("recipient_daily_cap", c.RecipientDailyCap),
 		slog.Int("channel_quota", c.ChannelQuota),
 		slog.Int("event_type_quota", c.EventTypeQuota),
+		slog.Int("webhook_quota", c.WebhookQuota),
+		slog.Int("daily_event_quota", c.DailyEventQuota),
 		slog.Bool("webhook_allow_private", c.WebhookAllowPrivate),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 		slog.Group("sms",

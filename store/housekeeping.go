@@ -45,7 +45,7 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 		// Counters of today and yesterday (UTC) are kept: yesterday's
 		// still counts for a clock running a little behind.
 		yesterday := now.UTC().AddDate(0, 0, -1).Truncate(24 * time.Hour)
-		var accountCounters, recipientCounters int64
+		var accountCounters, recipientCounters, eventCounters int64
 		steps := []struct {
 			n    *int64
 			sql  string
@@ -59,6 +59,7 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 				AND invite_status IN ('sent', 'skipped', 'failed', 'cancelled')`, now.Add(-retention), retention <= 0},
 			{&accountCounters, `DELETE FROM account_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday, false},
 			{&recipientCounters, `DELETE FROM recipient_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday, false},
+			{&eventCounters, `DELETE FROM account_daily_events WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday, false},
 			{&c.WebhookDeliveries, `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`,
 				now.Add(-WebhookDeliveryKeep), false},
 			{&c.MailNonces, `DELETE FROM mail_event_nonces WHERE signed_at < $1`, now.Add(-MailNonceKeep), false},
@@ -73,7 +74,7 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep, retention time.Durati
 			}
 			*st.n, _ = res.RowsAffected()
 		}
-		c.SendCounters = accountCounters + recipientCounters
+		c.SendCounters = accountCounters + recipientCounters + eventCounters
 		return nil
 	})
 	return c, ran, err

@@ -25,9 +25,14 @@ type Quotas struct {
 	// address per UTC day, whatever the invite settings. Reminders do not
 	// count: each invite has at most one, which follows it days later.
 	RecipientDailyCap int `db:"recipient_daily_cap" json:"recipientDailyCap"`
-	// Channels and EventTypes bound how many of each the account may have.
-	Channels   int `db:"channels" json:"channels"`
-	EventTypes int `db:"event_types" json:"eventTypes"`
+	// Channels, EventTypes and WebhookEndpoints bound how many of each
+	// the account may have.
+	Channels         int `db:"channels" json:"channels"`
+	EventTypes       int `db:"event_types" json:"eventTypes"`
+	WebhookEndpoints int `db:"webhook_endpoints" json:"webhookEndpoints"`
+	// DailyEvents is how many events the account may have accepted per
+	// UTC day (POST /events and each event of POST /events/batch).
+	DailyEvents int `db:"daily_events" json:"dailyEvents"`
 }
 
 // Quota kinds, as errors, invite details and metrics name them.
@@ -36,6 +41,8 @@ const (
 	QuotaRecipient  = "recipient_daily_cap"
 	QuotaChannels   = "channels"
 	QuotaEventTypes = "event_types"
+	QuotaWebhooks   = "webhook_endpoints"
+	QuotaEvents     = "daily_events"
 )
 
 // ErrQuotaExceeded: the account has as many of a resource as its quota
@@ -44,7 +51,7 @@ var ErrQuotaExceeded = errors.New("quota exceeded")
 
 // QuotaError is a refusal by a quota.
 type QuotaError struct {
-	Kind  string // QuotaChannels or QuotaEventTypes
+	Kind  string // QuotaChannels, QuotaEventTypes, QuotaWebhooks, QuotaEvents, …
 	Limit int
 }
 
@@ -57,7 +64,13 @@ func (e *QuotaError) Unwrap() error { return ErrQuotaExceeded }
 // QuotaUpdate changes an account's own quotas. A nil field keeps its
 // value; a negative one clears it, so the default (Store.Quotas) applies.
 type QuotaUpdate struct {
-	DailySends, RecipientDailyCap, Channels, EventTypes *int
+	DailySends, RecipientDailyCap, Channels, EventTypes, WebhookEndpoints, DailyEvents *int
+}
+
+// Any reports whether the update changes anything.
+func (u QuotaUpdate) Any() bool {
+	return u.DailySends != nil || u.RecipientDailyCap != nil || u.Channels != nil || u.EventTypes != nil ||
+		u.WebhookEndpoints != nil || u.DailyEvents != nil
 }
 
 // AccountQuotas returns the quotas in force for an account: its own where
@@ -81,15 +94,20 @@ func (s *Store) SetAccountQuotas(ctx context.Context, accountID string, u QuotaU
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `
-			INSERT INTO account_quotas AS q (account_id, daily_sends, recipient_daily_cap, channels, event_types, updated_at)
-			VALUES ($1, NULLIF($2::int, -1), NULLIF($3::int, -1), NULLIF($4::int, -1), NULLIF($5::int, -1), $6)
+			INSERT INTO account_quotas AS q (account_id, daily_sends, recipient_daily_cap, channels, event_types,
+				webhook_endpoints, daily_events, updated_at)
+			VALUES ($1, NULLIF($2::int, -1), NULLIF($3::int, -1), NULLIF($4::int, -1), NULLIF($5::int, -1),
+				NULLIF($7::int, -1), NULLIF($8::int, -1), $6)
 			ON CONFLICT (account_id) DO UPDATE SET
 				daily_sends         = CASE WHEN $2::int IS NULL THEN q.daily_sends ELSE NULLIF($2::int, -1) END,
 				recipient_daily_cap = CASE WHEN $3::int IS NULL THEN q.recipient_daily_cap ELSE NULLIF($3::int, -1) END,
 				channels            = CASE WHEN $4::int IS NULL THEN q.channels ELSE NULLIF($4::int, -1) END,
 				event_types         = CASE WHEN $5::int IS NULL THEN q.event_types ELSE NULLIF($5::int, -1) END,
+				webhook_endpoints   = CASE WHEN $7::int IS NULL THEN q.webhook_endpoints ELSE NULLIF($7::int, -1) END,
+				daily_events        = CASE WHEN $8::int IS NULL THEN q.daily_events ELSE NULLIF($8::int, -1) END,
 				updated_at          = $6`,
-			accountID, arg(u.DailySends), arg(u.RecipientDailyCap), arg(u.Channels), arg(u.EventTypes), s.Now())
+			accountID, arg(u.DailySends), arg(u.RecipientDailyCap), arg(u.Channels), arg(u.EventTypes), s.Now(),
+			arg(u.WebhookEndpoints), arg(u.DailyEvents))
 		if err != nil {
 			return fmt.Errorf("set quotas: %w", err)
 		}
@@ -107,27 +125,31 @@ func (s *Store) accountQuotas(ctx context.Context, q sqlx.QueryerContext, accoun
 	var out Quotas
 	err := sqlx.GetContext(ctx, q, &out, `
 		SELECT COALESCE(q.daily_sends, $2) AS daily_sends, COALESCE(q.recipient_daily_cap, $3) AS recipient_daily_cap,
-		       COALESCE(q.channels, $4) AS channels, COALESCE(q.event_types, $5) AS event_types
+		       COALESCE(q.channels, $4) AS channels, COALESCE(q.event_types, $5) AS event_types,
+		       COALESCE(q.webhook_endpoints, $6) AS webhook_endpoints, COALESCE(q.daily_events, $7) AS daily_events
 		FROM accounts a LEFT JOIN account_quotas q ON q.account_id = a.id
-		WHERE a.id = $1`, accountID, d.DailySends, d.RecipientDailyCap, d.Channels, d.EventTypes)
+		WHERE a.id = $1`, accountID, d.DailySends, d.RecipientDailyCap, d.Channels, d.EventTypes, d.WebhookEndpoints, d.DailyEvents)
 	if err != nil {
 		return Quotas{}, fmt.Errorf("read quotas: %w", translate(err))
 	}
 	return out, nil
 }
 
-// checkResourceQuota refuses one more channel or event type (kind) when
-// the account has as many as its quota allows. The caller holds the
-// account lock (lockAccount), so concurrent creations cannot both pass.
+// resourceTables are the tables whose rows a resource quota counts, by
+// kind.
+var resourceTables = map[string]string{QuotaChannels: "channels", QuotaEventTypes: "event_types", QuotaWebhooks: "webhook_endpoints"}
+
+// checkResourceQuota refuses one more channel, event type or webhook
+// endpoint (kind) when the account has as many as its quota allows. The
+// caller holds the account lock (lockAccount), so concurrent creations
+// cannot both pass.
 func (s *Store) checkResourceQuota(ctx context.Context, tx *sqlx.Tx, accountID, kind string) error {
 	q, err := s.accountQuotas(ctx, tx, accountID)
 	if err != nil {
 		return err
 	}
-	limit, table := q.Channels, "channels"
-	if kind == QuotaEventTypes {
-		limit, table = q.EventTypes, "event_types"
-	}
+	table := resourceTables[kind]
+	limit := map[string]int{QuotaChannels: q.Channels, QuotaEventTypes: q.EventTypes, QuotaWebhooks: q.WebhookEndpoints}[kind]
 	if limit <= 0 {
 		return nil
 	}

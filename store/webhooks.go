@@ -54,8 +54,9 @@ type WebhookEndpointUpdate struct {
 	Enabled     *bool
 }
 
-// CreateWebhookEndpoint stores a new, enabled endpoint. The caller makes
-// its ID (the secret is sealed for it) and validates URL and events.
+// CreateWebhookEndpoint stores a new, enabled endpoint, unless the
+// account has as many as its quota allows (a *QuotaError). The caller
+// makes its ID (the secret is sealed for it) and validates URL and events.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, ep WebhookEndpoint) (WebhookEndpoint, error) {
 	now := s.Now()
 	ep.Enabled, ep.CreatedAt, ep.UpdatedAt = true, now, now
@@ -63,9 +64,18 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ep WebhookEndpoint) (
 	if ep.Events == nil {
 		ep.Events = pq.StringArray{}
 	}
-	_, err := s.db.NamedExecContext(ctx, `INSERT INTO webhook_endpoints (`+webhookEndpointColumns+`)
-		VALUES (:id, :account_id, :url, :events, :description, :enabled, :secret, :previous_secret,
-		        :previous_expires_at, :created_at, :updated_at)`, ep)
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := lockAccount(ctx, tx, ep.AccountID); err != nil {
+			return err
+		}
+		if err := s.checkResourceQuota(ctx, tx, ep.AccountID, QuotaWebhooks); err != nil {
+			return err
+		}
+		_, err := tx.NamedExecContext(ctx, `INSERT INTO webhook_endpoints (`+webhookEndpointColumns+`)
+			VALUES (:id, :account_id, :url, :events, :description, :enabled, :secret, :previous_secret,
+			        :previous_expires_at, :created_at, :updated_at)`, ep)
+		return err
+	})
 	if err != nil {
 		return WebhookEndpoint{}, fmt.Errorf("create webhook endpoint: %w", translate(err))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	}
 	st := store.New(db, cfg.DefaultInviteDelay)
 	st.Quotas = store.Quotas{DailySends: cfg.DailySendQuota, RecipientDailyCap: cfg.RecipientDailyCap,
-		Channels: cfg.ChannelQuota, EventTypes: cfg.EventTypeQuota}
+		Channels: cfg.ChannelQuota, EventTypes: cfg.EventTypeQuota, WebhookEndpoints: cfg.WebhookQuota, DailyEvents: cfg.DailyEventQuota}
 	return st, nil
 }
 
@@ -158,10 +159,12 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 
 const accountsUsage = `usage:
   touchpoint accounts create --name N [--json]
-  touchpoint accounts update --account acc-… [--display-name N] [--logo-url https://…] [--brand-color #RRGGBB] [--reply-to shop@example.com] [--json]
-                                  (an empty value clears a field)
-  touchpoint accounts set-quota --account acc-… [--daily-sends N] [--recipient-daily-cap N] [--channels N] [--event-types N] [--json]
-      N is a count (0: no limit) or "default" (the TOUCHPOINT_… default); without any, it shows the quotas`
+  touchpoint accounts update --account acc-… [--display-name N] [--logo-url https://…] [--brand-color #RRGGBB] [--reply-to shop@example.com]
+                             [QUOTAS] [--json]    (an empty value clears a field)
+  touchpoint accounts set-quota --account acc-… [QUOTAS] [--json]    (without any, it shows the quotas)
+      QUOTAS: [--daily-sends N] [--recipient-daily-cap N] [--channels N] [--event-types N]
+              [--webhook-endpoints N] [--daily-events N]
+      N is a count (0: no limit) or "default" (the TOUCHPOINT_… default)`
 
 func (env *environment) runAccounts(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -241,17 +244,42 @@ func (q *quotaFlag) Set(s string) error {
 	return nil
 }
 
+// quotaFlags adds a flag per quota to fs; the update they make has the
+// flags given.
+func quotaFlags(fs *flag.FlagSet) func() store.QuotaUpdate {
+	var daily, recipient, channels, eventTypes, webhooks, events quotaFlag
+	fs.Var(&daily, "daily-sends", "invites and reminders per UTC day (0: no limit; default: TOUCHPOINT_DAILY_SEND_QUOTA)")
+	fs.Var(&recipient, "recipient-daily-cap", "invites to one address per UTC day (0: no limit; default: TOUCHPOINT_RECIPIENT_DAILY_CAP)")
+	fs.Var(&channels, "channels", "channels (0: no limit; default: TOUCHPOINT_CHANNEL_QUOTA)")
+	fs.Var(&eventTypes, "event-types", "event types (0: no limit; default: TOUCHPOINT_EVENT_TYPE_QUOTA)")
+	fs.Var(&webhooks, "webhook-endpoints", "webhook endpoints (0: no limit; default: TOUCHPOINT_WEBHOOK_QUOTA)")
+	fs.Var(&events, "daily-events", "events accepted per UTC day (0: no limit; default: TOUCHPOINT_DAILY_EVENT_QUOTA)")
+	return func() store.QuotaUpdate {
+		return store.QuotaUpdate{DailySends: daily.v, RecipientDailyCap: recipient.v, Channels: channels.v, EventTypes: eventTypes.v,
+			WebhookEndpoints: webhooks.v, DailyEvents: events.v}
+	}
+}
+
+// printQuotas prints the quotas in force of an account.
+func printQuotas(w io.Writer, account string, q store.Quotas) {
+	limit := func(n int) string {
+		if n == 0 {
+			return "no limit"
+		}
+		return strconv.Itoa(n)
+	}
+	fmt.Fprintf(w, "quotas of account %s:\n  sends per day:              %s\n  invites per address a day: %s\n  channels:                  %s\n  event types:               %s\n  webhook endpoints:         %s\n  events accepted per day:   %s\n",
+		account, limit(q.DailySends), limit(q.RecipientDailyCap), limit(q.Channels), limit(q.EventTypes),
+		limit(q.WebhookEndpoints), limit(q.DailyEvents))
+}
+
 // setQuota is `accounts set-quota`: it changes the account's own quotas
 // and prints those in force.
 func (env *environment) setQuota(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("accounts set-quota", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	account := fs.String("account", "", "account id (acc-…)")
-	var daily, recipient, channels, eventTypes quotaFlag
-	fs.Var(&daily, "daily-sends", "invites and reminders per UTC day (0: no limit; default: TOUCHPOINT_DAILY_SEND_QUOTA)")
-	fs.Var(&recipient, "recipient-daily-cap", "invites to one address per UTC day (0: no limit; default: TOUCHPOINT_RECIPIENT_DAILY_CAP)")
-	fs.Var(&channels, "channels", "channels (0: no limit; default: TOUCHPOINT_CHANNEL_QUOTA)")
-	fs.Var(&eventTypes, "event-types", "event types (0: no limit; default: TOUCHPOINT_EVENT_TYPE_QUOTA)")
+	quotas := quotaFlags(fs)
 	asJSON := fs.Bool("json", false, "print the quotas in force as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -264,27 +292,19 @@ func (env *environment) setQuota(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	q, err := st.SetAccountQuotas(ctx, *account, store.QuotaUpdate{DailySends: daily.v, RecipientDailyCap: recipient.v,
-		Channels: channels.v, EventTypes: eventTypes.v})
+	q, err := st.SetAccountQuotas(ctx, *account, quotas())
 	if err != nil {
 		return fmt.Errorf("accounts set-quota: account %s: %w", *account, err)
 	}
 	if *asJSON {
 		return json.NewEncoder(env.stdout).Encode(q)
 	}
-	limit := func(n int) string {
-		if n == 0 {
-			return "no limit"
-		}
-		return strconv.Itoa(n)
-	}
-	fmt.Fprintf(env.stdout, "quotas of account %s:\n  sends per day:              %s\n  invites per address a day: %s\n  channels:                  %s\n  event types:               %s\n",
-		*account, limit(q.DailySends), limit(q.RecipientDailyCap), limit(q.Channels), limit(q.EventTypes))
+	printQuotas(env.stdout, *account, q)
 	return nil
 }
 
-// updateAccount is `accounts update`: the shop's branding,
-// checked as PATCH /account checks it.
+// updateAccount is `accounts update`: the shop's branding, checked as
+// PATCH /account checks it, and the account's own quotas.
 func (env *environment) updateAccount(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("accounts update", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
@@ -297,14 +317,15 @@ func (env *environment) updateAccount(ctx context.Context, args []string) error 
 			return nil
 		})
 	}
+	quotas := quotaFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if !store.ValidID("acc", *account) {
 		return errors.New("accounts update: --account must be an account id (acc-…)")
 	}
-	if len(fields) == 0 {
-		return errors.New("accounts update: nothing to change; give --display-name, --logo-url, --brand-color or --reply-to")
+	if len(fields) == 0 && !quotas().Any() {
+		return errors.New("accounts update: nothing to change; give --display-name, --logo-url, --brand-color, --reply-to or a quota such as --daily-events")
 	}
 	u, err := apiserver.BrandingUpdate(fields["display-name"], fields["logo-url"], fields["brand-color"], fields["reply-to"])
 	if err != nil {
@@ -319,12 +340,17 @@ func (env *environment) updateAccount(ctx context.Context, args []string) error 
 	if err != nil {
 		return fmt.Errorf("accounts update: account %s: %w", *account, err)
 	}
+	q, err := st.SetAccountQuotas(ctx, *account, quotas())
+	if err != nil {
+		return fmt.Errorf("accounts update: account %s: %w", *account, err)
+	}
 	b := acc.Brand()
 	if *asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]string{"id": acc.ID, "name": acc.Name, "displayName": b.DisplayName,
-			"logoUrl": b.LogoURL, "brandColor": b.Color, "replyTo": b.ReplyTo})
+		return json.NewEncoder(env.stdout).Encode(map[string]any{"id": acc.ID, "name": acc.Name, "displayName": b.DisplayName,
+			"logoUrl": b.LogoURL, "brandColor": b.Color, "replyTo": b.ReplyTo, "quotas": q})
 	}
 	fmt.Fprintf(env.stdout, "account %s: display name %q, logo %q, colour %q, reply-to %q\n", acc.ID, b.DisplayName, b.LogoURL, b.Color, b.ReplyTo)
+	printQuotas(env.stdout, acc.ID, q)
 	return nil
 }
 

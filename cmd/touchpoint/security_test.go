@@ -109,18 +109,36 @@ func TestAccountsSetQuotaCLI(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &q))
 		return q
 	}
-	assert.Equal(t, store.Quotas{DailySends: 10_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 500}, quotas(), "the defaults")
-	assert.Equal(t, store.Quotas{DailySends: 50_000, RecipientDailyCap: 0, Channels: 100, EventTypes: 20},
+	assert.Equal(t, store.Quotas{DailySends: 10_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 500,
+		WebhookEndpoints: 20, DailyEvents: 200_000}, quotas(), "the defaults")
+	assert.Equal(t, store.Quotas{DailySends: 50_000, RecipientDailyCap: 0, Channels: 100, EventTypes: 20,
+		WebhookEndpoints: 20, DailyEvents: 200_000},
 		quotas("--daily-sends", "50000", "--recipient-daily-cap", "0", "--event-types", "20"))
-	assert.Equal(t, store.Quotas{DailySends: 50_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 20},
+	assert.Equal(t, store.Quotas{DailySends: 50_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 20,
+		WebhookEndpoints: 20, DailyEvents: 200_000},
 		quotas("--recipient-daily-cap", "default"))
 	out, err = runCLI(t, vars, "accounts", "set-quota", "--account", acc.AccountID)
 	require.NoError(t, err)
 	assert.Contains(t, out, "50000")
 
+	// accounts update sets them too, beside the branding or alone.
+	out, err = runCLI(t, vars, "accounts", "update", "--account", acc.AccountID, "--daily-events", "1000",
+		"--webhook-endpoints", "3", "--json")
+	require.NoError(t, err)
+	var updated struct{ Quotas store.Quotas }
+	require.NoError(t, json.Unmarshal([]byte(out), &updated), out)
+	assert.Equal(t, store.Quotas{DailySends: 50_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 20,
+		WebhookEndpoints: 3, DailyEvents: 1000}, updated.Quotas)
+	out, err = runCLI(t, vars, "accounts", "update", "--account", acc.AccountID, "--display-name", "Acme Shop", "--daily-events", "default")
+	require.NoError(t, err)
+	assert.Contains(t, out, "Acme Shop")
+	assert.Equal(t, 200_000, quotas().DailyEvents)
+
 	for _, bad := range [][]string{
 		{"accounts", "set-quota", "--account", acc.AccountID, "--daily-sends", "-1"},
 		{"accounts", "set-quota", "--account", acc.AccountID, "--channels", "lots"},
+		{"accounts", "update", "--account", acc.AccountID, "--daily-events", "-5"},
+		{"accounts", "update", "--account", acc.AccountID},
 		{"accounts", "set-quota", "--account", "acc-nope", "--channels", "1"},
 		{"accounts", "set-quota", "--account", "acc-00000000-0000-0000-0000-000000000000", "--channels", "1"},
 		{"accounts", "create", "--name", "Acme\r\nBcc: all@example.com"},

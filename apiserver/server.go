@@ -80,6 +80,9 @@ type Options struct {
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
 	// pages.UnsubscribePath. Required.
 	FeedbackLinks, UnsubscribeLinks *signedlink.Links
+	// HSTS makes the customer pages send Strict-Transport-Security: the
+	// base URL is https.
+	HSTS bool
 	// FeedbackLinkTTL is how long after its invite was sent a feedback
 	// link works (then the page answers 410); 0: forever. Unsubscribe
 	// links never expire.
@@ -182,7 +185,7 @@ func New(opts Options) *Server {
 	var err error
 	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: opts.Store,
 		FeedbackLinks: opts.FeedbackLinks, UnsubscribeLinks: opts.UnsubscribeLinks, FeedbackLinkTTL: opts.FeedbackLinkTTL,
-		Now: s.now, Metrics: s.metrics, Reviewed: s.signalReview,
+		Now: s.now, Metrics: s.metrics, Reviewed: s.signalReview, HSTS: opts.HSTS,
 		Report: func(r *http.Request, err error) { infoFrom(r.Context()).err = err }})
 	if err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())

@@ -9,8 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/touchpoint/touchpoint/review"
 )
 
 // Limits of a posted feedback form.
@@ -65,10 +66,13 @@ type FeedbackForm struct {
 // form as far as it could be read, so the page can be shown again with
 // the reader's input kept. The event and signature are not checked here.
 //
-// The comment is stored as sent except that: line breaks become "\n"
-// (browsers send "\r\n"), control characters other than tab and line
-// break are removed (PostgreSQL cannot store NUL), and white space at
-// both ends is trimmed. It may then be at most MaxComment characters.
+// The comment is cleaned as every free text of a review is
+// (review.CleanText): line breaks become "\n" (browsers send "\r\n"),
+// control characters other than tab and line break are removed
+// (PostgreSQL cannot store NUL), so are the bidirectional embedding,
+// override and isolate controls (U+202A–U+202E, U+2066–U+2069), and white
+// space at both ends is trimmed. It may then be at most MaxComment
+// characters.
 // A comment that is not valid UTF-8 is a field error; the form keeps it
 // with U+FFFD in place of the bad bytes so the reader can fix it.
 //
@@ -122,16 +126,6 @@ func ParseFeedback(r *http.Request) (FeedbackForm, []FieldError, error) {
 	return f, errs, nil
 }
 
-// normaliseComment makes line breaks "\n", drops control characters
-// other than tab and line break, and trims white space at both ends.
-func normaliseComment(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.ReplaceAll(s, "\r", "\n")
-	s = strings.Map(func(r rune) rune {
-		if r != '\n' && r != '\t' && unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-	return strings.TrimSpace(s)
-}
+// normaliseComment cleans a comment as every free text of a review is
+// stored (review.CleanText).
+func normaliseComment(s string) string { return review.CleanText(s) }

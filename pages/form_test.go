@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/review"
 )
 
 func post(body, contentType string) *http.Request {
@@ -60,8 +61,8 @@ func TestParseFeedback(t *testing.T) {
 			pages.FeedbackForm{Rating: 2, Comment: "abc\tde"}, nil},
 		{"markup kept as text", "rating=2&comment=" + url.QueryEscape(`</textarea><script>alert("x")</script>`), form,
 			pages.FeedbackForm{Rating: 2, Comment: `</textarea><script>alert("x")</script>`}, nil},
-		{"right-to-left text kept", "rating=2&comment=" + url.QueryEscape("\u202eمرحبا"), form,
-			pages.FeedbackForm{Rating: 2, Comment: "\u202eمرحبا"}, nil},
+		{"right-to-left text kept, direction controls removed", "rating=2&comment=" + url.QueryEscape("\u202eمرحبا \u2066x\u2069\u202a\u202b\u202c\u202d\u2067\u2068 \u200fok"), form,
+			pages.FeedbackForm{Rating: 2, Comment: "مرحبا x \u200fok"}, nil},
 		{"2,000 characters of 4 bytes", "rating=5&comment=" + url.QueryEscape(strings.Repeat("😀", 2000)), form,
 			pages.FeedbackForm{Rating: 5, Comment: strings.Repeat("😀", 2000)}, nil},
 		{"2,001 characters: kept, and too long", "rating=5&comment=" + strings.Repeat("x", 2001), form,
@@ -147,6 +148,7 @@ func FuzzParseFeedback(f *testing.F) {
 		require.True(t, utf8.ValidString(got.Comment))
 		for _, r := range got.Comment {
 			require.False(t, unicode.IsControl(r) && r != '\n' && r != '\t', "control %U kept", r)
+			require.False(t, review.IsBidiControl(r), "direction control %U kept", r)
 		}
 		require.Equal(t, strings.TrimSpace(got.Comment), got.Comment)
 		if len(errs) == 0 {

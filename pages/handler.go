@@ -62,6 +62,9 @@ type HandlerOptions struct {
 	// Report is given the internal error behind a 5xx page, for the
 	// request's log line; the reader never sees it. Optional.
 	Report func(r *http.Request, err error)
+	// HSTS makes every page send Strict-Transport-Security: set it when
+	// the base URL is https.
+	HSTS bool
 }
 
 // Handler serves the customer pages. Its methods are the handlers of the
@@ -90,6 +93,7 @@ func NewHandler(o HandlerOptions) (*Handler, error) {
 	if o.Report == nil {
 		o.Report = func(*http.Request, error) {}
 	}
+	p.HSTS = o.HSTS
 	return &Handler{pages: p, o: o}, nil
 }
 

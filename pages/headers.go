@@ -14,6 +14,7 @@ const (
 	headerNoSniff        = "X-Content-Type-Options"
 	headerReferrerPolicy = "Referrer-Policy"
 	headerCacheControl   = "Cache-Control"
+	headerHSTS           = "Strict-Transport-Security"
 
 	contentTypeHTML = "text/html; charset=utf-8"
 	noSniff         = "nosniff"
@@ -22,6 +23,10 @@ const (
 	// A page may show the reader's comment and rating: keep it out of
 	// shared caches and the browser's history cache.
 	noStore = "no-store"
+	// hsts keeps browsers on https for a year once they have seen the
+	// pages there. It names no subdomains: the pages' host may share its
+	// domain with others that Touchpoint knows nothing of.
+	hsts = "max-age=31536000"
 
 	// cspFormat is the Content-Security-Policy: nothing is allowed but
 	// the inline style elements whose hashes fill the %s (the page's CSS
@@ -46,8 +51,12 @@ func csp(styles ...string) string {
 	return strings.Replace(cspFormat, "%s", strings.Join(hashes, " "), 1)
 }
 
-// setHeaders sets the headers every public page carries.
-func setHeaders(h http.Header, policy string) {
+// setHeaders sets the headers every public page carries; Strict-
+// Transport-Security when the pages are served on https (withHSTS).
+func setHeaders(h http.Header, policy string, withHSTS bool) {
+	if withHSTS {
+		h.Set(headerHSTS, hsts)
+	}
 	h.Set(headerContentType, contentTypeHTML)
 	h.Set(headerCSP, policy)
 	h.Set(headerNoSniff, noSniff)

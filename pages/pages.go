@@ -104,6 +104,9 @@ const (
 type Pages struct {
 	tmpl  map[string]*template.Template // by page name
 	texts map[string]map[string]string  // by locale, then key
+	// HSTS: the pages are served on https (the base URL is), so they
+	// send Strict-Transport-Security.
+	HSTS bool
 }
 
 // New parses the embedded templates and locale tables. It fails when a
@@ -280,12 +283,12 @@ func (p *Pages) render(w http.ResponseWriter, status int, name, locale string, b
 	}
 	var buf bytes.Buffer
 	if err := p.tmpl[name].ExecuteTemplate(&buf, "layout", d); err != nil {
-		setHeaders(w.Header(), csp())
+		setHeaders(w.Header(), csp(), p.HSTS)
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = io.WriteString(w, internalError)
 		return fmt.Errorf("render %s page: %w", name, err)
 	}
-	setHeaders(w.Header(), csp(css, brandCSS))
+	setHeaders(w.Header(), csp(css, brandCSS), p.HSTS)
 	w.WriteHeader(status)
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("write %s page: %w", name, err)

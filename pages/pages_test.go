@@ -72,6 +72,26 @@ func TestLocales(t *testing.T) {
 	assert.Equal(t, []string{"da", "de", "en", "es", "fr", "nl"}, newPages(t).Locales())
 }
 
+// Every page sends Strict-Transport-Security when the pages are served on
+// https, and none when they are not (a browser would ignore it on http,
+// and a development setup on http must not be pinned).
+func TestHSTSOnlyOnHTTPS(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{false, true} {
+		p := newPages(t)
+		p.HSTS = on
+		for _, pg := range everyPage {
+			rec := httptest.NewRecorder()
+			require.NoError(t, pg.render(p, rec, "en"))
+			if on {
+				assert.Equal(t, "max-age=31536000", rec.Header().Get("Strict-Transport-Security"), pg.name)
+			} else {
+				assert.Empty(t, rec.Header().Values("Strict-Transport-Security"), pg.name)
+			}
+		}
+	}
+}
+
 // TestEveryPageInEveryLocale checks what every page must have, whatever
 // its content: status, headers, language, title, labels, no script, no
 // placeholder left unfilled, and styles that the CSP allows.

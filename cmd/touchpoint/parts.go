@@ -140,8 +140,10 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		RateBurst:     cfg.RateBurst,
 		// Per replica too: the batch bytes one process holds at once.
 		BatchInflightBytes: cfg.BatchInflightBytes,
-		// The public pages read the client address as the issuer does.
+		// The public pages read the client address as the issuer does,
+		// and keep browsers on https when they are served there.
 		TrustedProxies: cfg.TrustedProxies,
+		HSTS:           strings.HasPrefix(cfg.BaseURL, "https://"),
 		Readiness: func(ctx context.Context) map[string]error {
 			_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 			return map[string]error{"temporal": terr, "issuer": verifier.Ready()}

@@ -283,21 +283,42 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 		})
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "event\t%s\naccount\t%s\ntype\t%s (%s)\nreceived\t%s\n", e.ID, e.AccountID, e.Type, e.EventTypeID, e.ReceivedAt.UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(tw, "event\t%s\naccount\t%s\ntype\t%s (%s)\nreceived\t%s\n", e.ID, e.AccountID, e.Type, e.EventTypeID, cliTime(e.ReceivedAt))
 	for _, kv := range inviteFields(e) {
-		fmt.Fprintf(tw, "invite.%s\t%v\n", kv.key, kv.value)
+		fmt.Fprintf(tw, "invite.%s\t%s\n", kv.key, cliValue(kv.value))
 	}
 	for _, a := range attempts {
 		outcome := string(a.Outcome)
 		if outcome == "" {
 			outcome = "running"
 		}
-		fmt.Fprintf(tw, "attempt\t%s %d (%s) %s: %s %s\n", a.Kind, a.N, a.Medium, a.StartedAt.UTC().Format(time.RFC3339), outcome, oneLine(a.Detail, 100))
+		fmt.Fprintf(tw, "attempt\t%s %d (%s) %s: %s %s\n", a.Kind, a.N, a.Medium, cliTime(a.StartedAt), outcome, oneLine(a.Detail, 100))
 	}
 	fmt.Fprintf(tw, "workflow\t%s\n", wf.summary())
 	tw.Flush()
 	fmt.Fprintf(env.stdout, "payload\t%s\n", e.Payload)
 	return nil
+}
+
+// cliTime is how the text output of the admin commands writes a time:
+// RFC 3339 in UTC, to the second.
+func cliTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// cliValue writes one value of a text listing: a time as cliTime, an
+// absent one as "-".
+func cliValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "-"
+	case time.Time:
+		return cliTime(v)
+	case string:
+		if v == "" {
+			return "-"
+		}
+		return v
+	}
+	return fmt.Sprint(v)
 }
 
 type field struct {

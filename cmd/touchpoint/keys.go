@@ -57,7 +57,9 @@ func (env *environment) runKeys(ctx context.Context, args []string) error {
 		fmt.Fprintln(tw, "KID\tSTATE\tALG\tCREATED\tSIGNS FROM\tRETIRED")
 		for _, k := range keys {
 			state, retired := string(k.State), ""
-			if !k.Usable {
+			// A retired key is never unsealed again, so it is unusable
+			// whatever secret key sealed it: say so only of the others.
+			if !k.Usable && k.State != authserver.KeyRetired {
 				state += " (sealed under another secret key)"
 			}
 			if k.RetiredAt != nil {

@@ -17,7 +17,7 @@ import (
 
 const suppressionsUsage = `usage:
   touchpoint suppressions import --account acc-… [--reason manual|unsubscribed|bounced|complained] FILE
-      FILE holds one address a line (an email, or a mobile number in E.164); "-" reads standard input.
+      (the flags may also follow FILE) FILE holds one address a line (an email, or a mobile number in E.164); "-" reads standard input.
       Blank lines and lines starting with # are skipped; addresses already on the list stay as they are`
 
 func (env *environment) runSuppressions(ctx context.Context, args []string) error {
@@ -28,7 +28,8 @@ func (env *environment) runSuppressions(ctx context.Context, args []string) erro
 	fs.SetOutput(env.stderr)
 	account := fs.String("account", "", "account id (acc-…, required)")
 	reason := fs.String("reason", string(invite.Manual), "reason of the imported entries")
-	if err := fs.Parse(args[1:]); err != nil {
+	files, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		return err
 	}
 	switch {
@@ -36,10 +37,10 @@ func (env *environment) runSuppressions(ctx context.Context, args []string) erro
 		return errors.New("suppressions import: --account must be an account id (acc-…)")
 	case !invite.SuppressionReason(*reason).Valid():
 		return fmt.Errorf("suppressions import: unknown reason %q (manual, unsubscribed, bounced or complained)", *reason)
-	case fs.NArg() != 1:
+	case len(files) != 1:
 		return errors.New(suppressionsUsage)
 	}
-	in, err := openInput(fs.Arg(0))
+	in, err := openInput(files[0])
 	if err != nil {
 		return fmt.Errorf("suppressions import: %w", err)
 	}

@@ -20,36 +20,31 @@ import (
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
-// announcedMetrics are exported by parts of the service that land beside these
-// rules: the webhook backlog gauge, the webhook delivery counter and the
-// review counter (a vector that a scrape lists only once it has counted).
-// When they are in metrics.Set, exportedMetrics finds them there too and
-// this list may shrink.
-var announcedMetrics = []string{
-	"touchpoint_webhook_oldest_pending_seconds",
-	"touchpoint_webhook_deliveries_total",
-	"touchpoint_reviews_total",
-}
-
 // exportedMetrics are the series names a Touchpoint process serves: what
-// a metrics.Set actually exposes (with the outbox and overdue gauges
-// registered, as the API and the worker do), the invite workflow's counter (exported by the worker through
-// the Temporal SDK, without a _total suffix), the announced ones, and
+// a metrics.Set actually exposes (with the outbox, overdue and webhook
+// gauges registered, as the API and the worker do, and every counter
+// counted once), the invite and reminder workflows' counters (exported by
+// the worker through the Temporal SDK, without a _total suffix), and
 // Prometheus' own per-target `up`.
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	m := metrics.New()
 	m.WatchOutbox(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
 	m.WatchOverdue(func(context.Context, time.Duration) (int, error) { return 0, nil })
+	m.WatchWebhooks(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
+	// Vectors are listed once they have counted: count one of each.
 	m.Request("api", "/events", http.MethodPost, http.StatusAccepted, time.Millisecond)
+	m.EventAccepted()
+	m.WorkflowStart("start", "started")
+	m.TokenVerification("ok")
+	m.QuotaExceeded("daily_sends")
+	m.Review(5)
+	m.WebhookDelivery(metrics.WebhookSucceeded)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	require.Equal(t, http.StatusOK, rec.Code)
 
-	names := map[string]bool{"up": true, workflows.InvitesMetric: true}
-	for _, n := range announcedMetrics {
-		names[n] = true
-	}
+	names := map[string]bool{"up": true, workflows.InvitesMetric: true, workflows.RemindersMetric: true}
 	sc := bufio.NewScanner(rec.Body)
 	for sc.Scan() {
 		// "# TYPE name kind": histograms and summaries also serve name_bucket,

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/mail"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -333,6 +335,11 @@ func TestComposeTouchpointServices(t *testing.T) {
 			assert.Equal(t, "http://localhost:8080", cfg.BaseURL)
 			assert.Equal(t, "http://localhost:8081", cfg.AuthURL)
 
+			if name == "worker" {
+				from, err := mail.ParseAddress(cfg.MailFrom)
+				require.NoError(t, err, "TOUCHPOINT_MAIL_FROM")
+				assert.NotContains(t, from.Address, "localhost", "a sender receiving servers accept (the worker warns otherwise)")
+			}
 			if name == "worker" { // `touchpoint worker` refuses to start without SMTP
 				smtp, err := url.Parse(cfg.SMTPURL)
 				require.NoError(t, err, "TOUCHPOINT_SMTP_URL")
@@ -518,10 +525,66 @@ func TestComposeTemporalOnItsProductionPath(t *testing.T) {
 	}
 	script := strings.Join(args(c.Services["temporal-schema"].Command), " ")
 	for _, step := range []string{"temporal-sql-tool", "create", "setup-schema -v 0.0", "update-schema -d",
-		"/etc/temporal/schema/postgresql/v12/", "temporal_visibility"} {
+		"/etc/temporal/schema/postgresql/v12/", "$DBNAME", "$VISIBILITY_DBNAME"} {
 		assert.Contains(t, script, step, "the schema job runs Temporal's documented steps")
 	}
 	assert.Contains(t, strings.Join(args(c.Services["temporal-namespace"].Command), " "), "temporal operator namespace create")
+	// The schema job makes the databases the server uses.
+	for _, name := range []string{"DBNAME", "VISIBILITY_DBNAME"} {
+		assert.NotEmpty(t, c.Services["temporal"].Environment[name], name)
+		assert.Equal(t, c.Services["temporal"].Environment[name], c.Services["temporal-schema"].Environment[name], name)
+	}
+}
+
+// moduleVersion is the version go.mod requires of module.
+func moduleVersion(t *testing.T, module string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + regexp.QuoteMeta(module) + `\s+v(\S+)`).FindSubmatch(raw)
+	require.NotNil(t, m, "go.mod requires %s", module)
+	return string(m[1])
+}
+
+// TestComposeTemporalIsTheVersionOfDevAndTests: the images run the Temporal
+// server and Web UI of the versions go.mod pins, which `touchpoint dev`
+// and the tests run, so what is tested is what compose deploys.
+func TestComposeTemporalIsTheVersionOfDevAndTests(t *testing.T) {
+	t.Parallel()
+	c := mustLoadCompose(t)
+	server := moduleVersion(t, "go.temporal.io/server")
+	assert.Equal(t, "temporalio/server:"+server, c.Services["temporal"].Image)
+	for _, job := range []string{"temporal-schema", "temporal-namespace"} {
+		assert.Equal(t, "temporalio/admin-tools:"+server, c.Services[job].Image, job)
+	}
+	assert.Equal(t, "temporalio/ui:"+moduleVersion(t, "github.com/temporalio/ui-server/v2"), c.Services["temporal-ui"].Image)
+}
+
+// TestComposePostgresHasConnectionsForEveryPool: Temporal's pools (one per
+// service and database) and every touchpoint process's, with two more
+// workers, fit PostgreSQL's max_connections.
+func TestComposePostgresHasConnectionsForEveryPool(t *testing.T) {
+	t.Parallel()
+	c := mustLoadCompose(t)
+	m := regexp.MustCompile(`max_connections=(\d+)`).FindStringSubmatch(strings.Join(args(c.Services["postgres"].Command), " "))
+	require.NotNil(t, m, "postgres sets max_connections")
+	maxConns, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+
+	temporal := c.Services["temporal"].Environment
+	pools := 0
+	for _, k := range []string{"SQL_MAX_CONNS", "SQL_VIS_MAX_CONNS"} {
+		n, err := strconv.Atoi(temporal[k])
+		require.NoError(t, err, "%s bounds Temporal's pools", k)
+		pools += n
+	}
+	used := 4 * pools // frontend, history, matching, worker
+	for name := range touchpointServices {
+		used += loadConfig(t, c.Services[name]).DBMaxConns
+	}
+	used += 2 * loadConfig(t, c.Services["worker"]).DBMaxConns // --scale worker=3
+	const reserved = 3                                         // superuser_reserved_connections
+	assert.LessOrEqual(t, used, maxConns-reserved, "connections the stack may open")
 }
 
 func TestComposeAPIDiscoversTheIssuerInsideTheNetwork(t *testing.T) {

@@ -27,6 +27,10 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrUnavailable: PostgreSQL could not be reached or could not commit.
 	ErrUnavailable = errors.New("database unavailable")
+	// ErrNoDatabase: the server answers, but the database of the URL does
+	// not exist (it is made by hand in production, by `touchpoint dev`
+	// in development).
+	ErrNoDatabase = errors.New("database does not exist")
 )
 
 // Store holds the connection pool and the defaults new rows need.
@@ -206,6 +210,8 @@ func translate(err error) error {
 		switch {
 		case pqErr.Code == "23505": // unique_violation
 			return fmt.Errorf("%w: %s", ErrConflict, pqErr.Constraint)
+		case pqErr.Code == "3D000": // invalid_catalog_name
+			return fmt.Errorf("%w: %v", ErrNoDatabase, err)
 		case pqErr.Code.Class() == "08", // connection exception
 			pqErr.Code.Class() == "53", // insufficient resources
 			pqErr.Code.Class() == "57": // operator intervention (shutdown, cancel)

@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode"
 
+	"go.temporal.io/api/serviceerror"
+
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
@@ -68,6 +70,9 @@ func devSecretKeyPath(cfg config.Config) string { return filepath.Join(cfg.DataD
 // delay, account quotas); the caller closes the returned pool.
 func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	db, err := store.OpenPool(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, fmt.Errorf("%w\n%s", err, createDatabaseHint(cfg.DatabaseURL))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +80,30 @@ func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	st.Quotas = store.Quotas{DailySends: cfg.DailySendQuota, RecipientDailyCap: cfg.RecipientDailyCap,
 		Channels: cfg.ChannelQuota, EventTypes: cfg.EventTypeQuota, WebhookEndpoints: cfg.WebhookQuota, DailyEvents: cfg.DailyEventQuota}
 	return st, nil
+}
+
+// createDatabaseHint says how to create the database of DATABASE_URL:
+// touchpoint migrate makes the tables, never the database itself.
+func createDatabaseHint(databaseURL string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return "create the database of DATABASE_URL first, then run touchpoint migrate"
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	cmd := []string{"createdb"}
+	if h := u.Hostname(); h != "" {
+		cmd = append(cmd, "--host", h)
+	}
+	if p := u.Port(); p != "" {
+		cmd = append(cmd, "--port", p)
+	}
+	if u.User != nil && u.User.Username() != "" {
+		cmd = append(cmd, "--username", u.User.Username())
+	}
+	cmd = append(cmd, name)
+	return fmt.Sprintf("create it first, as a role that may create databases, then run touchpoint migrate again "+
+		"(migrate creates the tables, not the database; only touchpoint dev creates its own):\n  %s\nor in psql: CREATE DATABASE %q;",
+		strings.Join(cmd, " "), name)
 }
 
 // adminStore loads the configuration (validated, with the secret key,
@@ -138,6 +167,7 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 	defer tc.Close()
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	var missingSince time.Time // when Temporal first said the namespace does not exist
 	for {
 		added, err := searchattr.Register(ctx, tc, cfg.Temporal.Namespace(), workflows.SearchAttributes())
 		if err == nil {
@@ -149,12 +179,47 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 			}
 			return nil
 		}
+		if !namespaceMissing(err) {
+			missingSince = time.Time{}
+		} else if missingSince.IsZero() {
+			missingSince = time.Now()
+		}
+		// A namespace just created reaches every frontend within seconds;
+		// one missing for longer is missing.
+		if !missingSince.IsZero() && time.Since(missingSince) >= namespaceGrace {
+			return createNamespaceError(cfg, err)
+		}
 		select {
 		case <-ctx.Done():
+			if namespaceMissing(err) {
+				return createNamespaceError(cfg, err)
+			}
 			return fmt.Errorf("temporal at %s: %w", cfg.Temporal.Address(), err)
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// namespaceGrace is how long migrate waits for a namespace Temporal says
+// does not exist.
+const namespaceGrace = 30 * time.Second
+
+// namespaceMissing reports whether Temporal answered that the namespace
+// does not exist.
+func namespaceMissing(err error) bool {
+	var nsErr *serviceerror.NamespaceNotFound
+	var notFound *serviceerror.NotFound
+	return errors.As(err, &nsErr) || errors.As(err, &notFound) && strings.Contains(notFound.Error(), "amespace")
+}
+
+// createNamespaceError says how to create the namespace migrate needs.
+func createNamespaceError(cfg config.Config, err error) error {
+	ns := cfg.Temporal.Namespace()
+	return fmt.Errorf("temporal at %s: namespace %q does not exist (%w); create it, then run touchpoint migrate again:\n"+
+		"  temporal operator namespace create --namespace %s --retention 30d --address %s\n"+
+		"(with the TLS or API key settings you give touchpoint; on Temporal Cloud, create it in the Cloud UI). "+
+		"docs/operations.md, \"Running Temporal yourself\", has every step",
+		cfg.Temporal.Address(), ns, err, ns, cfg.Temporal.Address())
 }
 
 const accountsUsage = `usage:

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	netmail "net/mail"
 	"net/url"
 	"strings"
 	"time"
@@ -229,11 +230,28 @@ func startProcess(ctx context.Context, env *environment, name string, args []str
 		env.logger.Warn("TOUCHPOINT_BASE_URL is not https: mailbox providers ignore a one-click unsubscribe (RFC 8058) that is not https",
 			"base_url", cfg.BaseURL)
 	}
+	if name == "worker" && !mailFromIsYours(cfg.MailFrom) {
+		env.logger.Warn("TOUCHPOINT_MAIL_FROM is not an address of your own domain: receiving mail servers refuse invites from "+
+			cfg.MailFrom+"; set it, e.g. TOUCHPOINT_MAIL_FROM=\"Acme Reviews <reviews@acme.example>\"", "mail_from", cfg.MailFrom)
+	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return cfg, nil, err
 	}
 	return cfg, st, nil
+}
+
+// mailFromIsYours reports whether the sender address is on a domain that
+// can be someone's: not the default's touchpoint.localhost, nor any
+// other .localhost or dotless name, which no receiving server accepts.
+func mailFromIsYours(from string) bool {
+	addr, err := netmail.ParseAddress(from)
+	if err != nil {
+		return false
+	}
+	_, domain, _ := strings.Cut(addr.Address, "@")
+	domain = strings.ToLower(strings.TrimSuffix(domain, "."))
+	return strings.Contains(domain, ".") && domain != "localhost" && !strings.HasSuffix(domain, ".localhost")
 }
 
 // workerPart builds the invite worker and the starter of template test

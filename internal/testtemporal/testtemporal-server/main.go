@@ -10,6 +10,10 @@
 // SIGTERM or SIGINT (or, with -watch-stdin, until its standard input
 // closes), then stops Temporal and exits 0. Anything else goes to standard
 // error; a failure to start exits 1.
+//
+// With -image it runs Temporal the way the temporalio/server image does,
+// configured from the environment alone, for the tests of the compose
+// file (deploy); -validate-dynamic-config checks a dynamic config file.
 package main
 
 import (
@@ -81,10 +85,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		logLevel    = fs.String("log-level", "warn", "Temporal's log level: debug, info, warn or error")
 		watchStdin  = fs.Bool("watch-stdin", false, "stop when standard input closes (the parent process is gone)")
 		stopTimeout = fs.Duration("stop-timeout", 30*time.Second, "give up stopping Temporal after this long")
+		image       = fs.Bool("image", false, "run Temporal as the temporalio/server image does: the configuration template embedded in the server module, rendered from the environment (DB, POSTGRES_SEEDS, DYNAMIC_CONFIG_FILE_PATH, …); the other flags but -watch-stdin are ignored and no ready line is printed")
+		validateDC  = fs.String("validate-dynamic-config", "", "check a dynamic config file (unknown keys and invalid values fail) and exit")
 	)
 	fs.Var(sas, "search-attribute", "custom search attribute Name=Type to register (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *validateDC != "" {
+		return validateDynamicConfig(*validateDC, stdout)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -120,6 +129,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			_, _ = io.Copy(io.Discard, stdin)
 			cancel()
 		}()
+	}
+
+	if *image {
+		return runImage(ctx)
 	}
 
 	startCtx, cancelStart := context.WithTimeout(ctx, 2*time.Minute)

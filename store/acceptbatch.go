@@ -87,7 +87,7 @@ func (q *acceptQueue) accept(s *Store, c *acceptCall) (Accepted, error) {
 // arrives as parallel arrays, each row's event type and invite setting
 // are looked up, and the rows that have both are written with their
 // start orders. It answers one row per input row, in input order.
-const acceptBatchSQL = `
+var acceptBatchSQL = `
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
             $7::text[], $8::text[], $9::timestamptz[], $10::text[], $11::jsonb[])
@@ -103,17 +103,17 @@ WITH input AS (
     INSERT INTO events (id, account_id, event_type_id, channel_id, received_at, type,
         customer_email, customer_reference, transaction_reference, transaction_date,
         estimated_delivery_date, payload, invite_setting_id, delay, delay_from, send_window,
-        invite_medium, updated_at)
+        invite_medium, locale, updated_at)
     SELECT id, account_id, event_type_id, channel_id, received_at, type,
         customer_email, NULLIF(customer_reference, ''), transaction_reference, transaction_date,
         NULLIF(delivery, '')::date, payload, setting_id, delay, delay_from, send_window,
-        medium, received_at
+        medium, touchpoint_language(payload ->> 'defaultLocale'), received_at
     FROM resolved WHERE setting_id IS NOT NULL ORDER BY n
-    RETURNING id, received_at
+    RETURNING id, received_at, account_id, event_type_id, channel_id, locale, invite_medium
 ), ob AS (
     INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
     SELECT id, 'start', received_at, received_at - interval '` + singleHeadStart + `' FROM ev
-)
+), ` + acceptedRollupCTEs() + `
 SELECT n, event_type_id IS NOT NULL AS type_found, setting_id IS NOT NULL AS setting_found
 FROM resolved ORDER BY n`
 

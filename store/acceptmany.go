@@ -52,7 +52,7 @@ type Outcome struct {
 // must be unique within the input (ON CONFLICT cannot touch a row twice).
 // Foreign keys are checked at the end of the statement, so a key row may
 // reference the event inserted beside it.
-const acceptManySQL = `
+var acceptManySQL = `
 WITH input AS (
     SELECT i.*, $6::timestamptz AS received_at, p.payload
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
@@ -79,19 +79,19 @@ WITH input AS (
     INSERT INTO events (id, account_id, event_type_id, channel_id, received_at, type,
         customer_email, customer_reference, transaction_reference, transaction_date,
         estimated_delivery_date, payload, invite_setting_id, delay, delay_from, send_window,
-        invite_medium, updated_at)
+        invite_medium, locale, updated_at)
     SELECT id, account_id, event_type_id, channel_id, received_at, type,
         customer_email, NULLIF(customer_reference, ''), transaction_reference, transaction_date,
         NULLIF(delivery, '')::date, payload, setting_id, delay, delay_from, send_window,
-        medium, received_at
+        medium, touchpoint_language(payload ->> 'defaultLocale'), received_at
     FROM resolved
     WHERE setting_id IS NOT NULL AND (key = '' OR id IN (SELECT event_id FROM ik))
     ORDER BY n
-    RETURNING id, received_at
+    RETURNING id, received_at, account_id, event_type_id, channel_id, locale, invite_medium
 ), ob AS (
     INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
     SELECT id, 'start', received_at, received_at FROM ev
-)
+), ` + acceptedRollupCTEs() + `
 SELECT n, event_type_id IS NOT NULL AS type_found, setting_id IS NOT NULL AS setting_found,
        setting_id IS NOT NULL AND (key = '' OR id IN (SELECT event_id FROM ik)) AS inserted
 FROM resolved ORDER BY n`

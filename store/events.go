@@ -61,7 +61,7 @@ type Accepted struct {
 // setting of (type, channel) are looked up in CTEs, and nothing is
 // written when either is missing. Foreign keys are checked at the end of
 // the statement, so the key row may reference the event inserted beside it.
-const acceptSQL = `
+var acceptSQL = `
 WITH et AS (
     SELECT id FROM event_types WHERE account_id = $2 AND name = $3
 ), ist AS (
@@ -80,16 +80,16 @@ WITH et AS (
     INSERT INTO events (id, account_id, event_type_id, channel_id, received_at, type,
         customer_email, customer_reference, transaction_reference, transaction_date,
         estimated_delivery_date, payload, invite_setting_id, delay, delay_from, send_window,
-        invite_medium, updated_at)
+        invite_medium, locale, updated_at)
     SELECT $1, $2, et.id, $4, $6, $3, $5, NULLIF($7, ''), $8, $9, $10, $14,
-        ist.id, ist.delay, ist.delay_from, ist.send_window, ist.medium, $6
+        ist.id, ist.delay, ist.delay_from, ist.send_window, ist.medium, touchpoint_language($14::jsonb ->> 'defaultLocale'), $6
     FROM et, ist
     WHERE $11 = '' OR EXISTS (SELECT 1 FROM ik)
-    RETURNING id
+    RETURNING id, received_at, account_id, event_type_id, channel_id, locale, invite_medium
 ), ob AS (
     INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
     SELECT id, 'start', $6, $6 - interval '` + singleHeadStart + `' FROM ev
-)
+), ` + acceptedRollupCTEs() + `
 SELECT EXISTS (SELECT 1 FROM et) AS type_found,
        EXISTS (SELECT 1 FROM ist) AS setting_found,
        EXISTS (SELECT 1 FROM ev) AS inserted`

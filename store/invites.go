@@ -21,6 +21,8 @@ import (
 type inviteStatements struct {
 	plan, reminderPlan, lockInvite, lockReminder, writeInvite, writeReminder,
 	claimRead, addressLock, suppressed, recentlyInvited, content preparedStmt
+	// The funnel's counts (stats.go), changed with every change of an event.
+	rollupFacts, addRollup, lockEvent preparedStmt
 }
 
 func newInviteStatements() *inviteStatements {
@@ -36,6 +38,9 @@ func newInviteStatements() *inviteStatements {
 		suppressed:      preparedStmt{query: `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND address = $2)`},
 		recentlyInvited: preparedStmt{query: recentlyInvitedSQL},
 		content:         preparedStmt{query: contentSQL},
+		rollupFacts:     preparedStmt{query: rollupFactsSQL},
+		addRollup:       preparedStmt{query: addRollupSQL()},
+		lockEvent:       preparedStmt{query: lockEventSQL},
 	}
 }
 
@@ -43,7 +48,7 @@ func newInviteStatements() *inviteStatements {
 // before one begins (see preparedStmt.on).
 func (st *inviteStatements) prepareForTx(ctx context.Context, db *sqlx.DB) error {
 	for _, p := range []*preparedStmt{&st.lockInvite, &st.lockReminder, &st.writeInvite, &st.writeReminder,
-		&st.claimRead, &st.addressLock, &st.suppressed, &st.recentlyInvited} {
+		&st.claimRead, &st.addressLock, &st.suppressed, &st.recentlyInvited, &st.rollupFacts, &st.addRollup, &st.lockEvent} {
 		if _, err := p.get(ctx, db); err != nil {
 			return err
 		}

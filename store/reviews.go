@@ -13,6 +13,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/stats"
 )
 
 // Review is a customer's review of one event: their rating of the shop
@@ -147,6 +148,9 @@ func (s *Store) SaveReview(ctx context.Context, in ReviewInput) (Review, Saved, 
 	if in.Rating == 0 && len(in.Products) == 0 {
 		return Review{}, SavedUnchanged, ErrNothingRated
 	}
+	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
+		return Review{}, SavedUnchanged, fmt.Errorf("save review: %w", translate(err))
+	}
 	var r Review
 	saved := SavedUnchanged
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -161,6 +165,15 @@ func (s *Store) SaveReview(ctx context.Context, in ReviewInput) (Review, Saved, 
 }
 
 func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Review, Saved, error) {
+	// The event's row lock orders two first posts of one event, so the
+	// funnel counts its review once.
+	if err := s.execPrepared(ctx, tx, &s.invite.lockEvent, in.EventID); err != nil {
+		return Review{}, 0, err
+	}
+	counted, err := s.rollupFacts(ctx, tx, in.EventID)
+	if err != nil {
+		return Review{}, 0, err
+	}
 	var ev struct {
 		AccountID   string `db:"account_id"`
 		EventTypeID string `db:"event_type_id"`
@@ -247,7 +260,25 @@ func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Re
 	if err != nil {
 		return Review{}, 0, err
 	}
-	return r, saved, s.emitReviewWebhook(ctx, tx, r, created)
+	if err := s.emitReviewWebhook(ctx, tx, r, created); err != nil {
+		return Review{}, 0, err
+	}
+	return r, saved, s.countReview(ctx, tx, counted, in.Rating)
+}
+
+// countReview counts a review of rating (0: none) on the event whose
+// facts were before, last in its transaction: reviewed, rated, and opened
+// (a review means the page was opened, which is recorded when it was not).
+func (s *Store) countReview(ctx context.Context, tx *sqlx.Tx, before stats.Facts, rating int) error {
+	after := before
+	after.Reviewed, after.Rating, after.Opened = true, rating, true
+	if !before.Opened {
+		if _, err := tx.ExecContext(ctx, `UPDATE events SET opened_at = $2 WHERE id = $1 AND opened_at IS NULL`,
+			before.EventID, s.Now()); err != nil {
+			return fmt.Errorf("mark opened: %w", err)
+		}
+	}
+	return s.addRollup(ctx, tx, stats.Delta(&before, after))
 }
 
 // replaceProductReviews makes the review's product reviews those of want

@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/stats"
 )
 
 // The send pipeline's side of the database. An event's invite and its
@@ -114,12 +115,32 @@ func (s *Store) step(ctx context.Context, k invite.Kind, eventID string,
 }
 
 // apply writes c in tx: the attempt row, the send's state, the rule's own
-// effects and the webhook deliveries (last, as their payloads read the
-// row as written).
+// effects, the webhook deliveries (as their payloads read the row as
+// written) and, last, the funnel's counts of an invite's move (stats.go).
 func (s *Store) apply(ctx context.Context, tx *sqlx.Tx, eventID string, c invite.Change) error {
 	if !c.Changed() {
 		return nil
 	}
+	var counted stats.Facts
+	if c.Kind == invite.KindInvite {
+		var err error
+		if counted, err = s.rollupFacts(ctx, tx, eventID); err != nil {
+			return err
+		}
+	}
+	if err := s.applyEffects(ctx, tx, eventID, c); err != nil {
+		return err
+	}
+	if c.Kind != invite.KindInvite {
+		return nil
+	}
+	before, after := counted, counted
+	before.Invite, after.Invite = c.From, c.To
+	return s.addRollup(ctx, tx, stats.Delta(&before, after))
+}
+
+// applyEffects is apply but for the counts.
+func (s *Store) applyEffects(ctx context.Context, tx *sqlx.Tx, eventID string, c invite.Change) error {
 	now := s.Now()
 	if err := applyAttempt(ctx, tx, eventID, c.Kind, c.Attempt, now); err != nil {
 		return err

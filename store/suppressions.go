@@ -45,6 +45,9 @@ func suppressionLockKey(accountID, address string) string {
 // already (email lower case, mobile E.164).
 func (s *Store) AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID string) (sup Suppression, created bool, err error) {
+	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
+		return Suppression{}, false, fmt.Errorf("suppress address: %w", translate(err))
+	}
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		sup, created, err = s.addSuppression(ctx, tx, accountID, address, medium, reason, eventID)
 		return err
@@ -60,6 +63,14 @@ func (s *Store) AddSuppression(ctx context.Context, accountID, address string, m
 // earlier than the claim of a send that the lock let go first.
 func (s *Store) addSuppression(ctx context.Context, tx *sqlx.Tx, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID string) (Suppression, bool, error) {
+	// An opt-out through an event's invite is counted on the event: its
+	// row is locked first, as every send locks it before the address.
+	countOnEvent := reason == invite.Unsubscribed && eventID != ""
+	if countOnEvent {
+		if err := s.execPrepared(ctx, tx, &s.invite.lockEvent, eventID); err != nil {
+			return Suppression{}, false, err
+		}
+	}
 	if err := s.execPrepared(ctx, tx, &s.invite.addressLock, suppressionLockKey(accountID, address)); err != nil {
 		return Suppression{}, false, err
 	}
@@ -81,6 +92,9 @@ func (s *Store) addSuppression(ctx context.Context, tx *sqlx.Tx, accountID, addr
 	err = tx.GetContext(ctx, &sup, `SELECT * FROM `+suppressionsTable+` WHERE account_id = $1 AND id = $2`, accountID, address)
 	if err == nil && n == 1 {
 		err = s.emitSuppressionWebhook(ctx, tx, sup)
+	}
+	if err == nil && n == 1 && countOnEvent {
+		err = s.markUnsubscribed(ctx, tx, eventID)
 	}
 	return sup, n == 1, err
 }

@@ -1,0 +1,308 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/stats"
+)
+
+// The funnel's counts (package stats says what is counted where). They
+// are kept in invite_rollups (per UTC day) and invite_rollup_slots (per
+// quarter hour, with a totals row per slot), changed in the transaction
+// of every change of an event by the difference between what the event
+// counted for before and after (stats.Delta): acceptance, each invite
+// transition (apply), a review, the first opening of the feedback page,
+// an unsubscribe. The counts are written last in each transaction, all
+// daily rows before all slot rows and each in key order, so two writers
+// never wait on each other in a cycle.
+
+// rollupCTEs are the common table expressions that add the rows of
+// source — account_id, slot, event_type_id, channel_id, locale, medium
+// and one column per stats.Columns, each row a change to add — to both
+// tables. The slot rows wait for the daily rows (the sub-select), so every
+// statement locks in the same order.
+func rollupCTEs(source string) string {
+	cols := stats.Columns()
+	sums, sets := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		sums[i] = "sum(" + c + ")"
+		sets[i] = c + " = r." + c + " + EXCLUDED." + c
+	}
+	const dims = "event_type_id, channel_id, locale, medium"
+	list, sum, set := strings.Join(cols, ", "), strings.Join(sums, ", "), strings.Join(sets, ", ")
+	return `rollup_in AS (` + source + `
+), rollup_day AS (
+    INSERT INTO invite_rollups AS r (account_id, day, ` + dims + `, ` + list + `)
+    SELECT account_id, (slot AT TIME ZONE 'UTC')::date, ` + dims + `, ` + sum + `
+    FROM rollup_in GROUP BY account_id, (slot AT TIME ZONE 'UTC')::date, ` + dims + `
+    ORDER BY account_id, 2, ` + dims + `
+    ON CONFLICT (account_id, day, ` + dims + `) DO UPDATE SET ` + set + `
+    RETURNING 1
+), rollup_slot AS (
+    INSERT INTO invite_rollup_slots AS r (account_id, slot, ` + dims + `, ` + list + `)
+    SELECT account_id, slot, ` + dims + `, ` + sum + `
+    FROM (SELECT account_id, slot, ` + dims + `, ` + list + ` FROM rollup_in
+          UNION ALL
+          SELECT account_id, slot, '', '', '', '', ` + list + ` FROM rollup_in) x
+    WHERE (SELECT count(*) FROM rollup_day) >= 0
+    GROUP BY account_id, slot, ` + dims + `
+    ORDER BY account_id, slot, ` + dims + `
+    ON CONFLICT (account_id, slot, ` + dims + `) DO UPDATE SET ` + set + `
+)`
+}
+
+// slotSQL is the quarter hour a timestamp falls in, as stats.Slot cuts it.
+const slotSQL = `date_bin('15 minutes', %s, TIMESTAMPTZ '2000-01-01 00:00:00+00')`
+
+// acceptedRollupCTEs count the events of the CTE ev (RETURNING
+// received_at, account_id, event_type_id, channel_id, locale,
+// invite_medium) as accepted and pending.
+func acceptedRollupCTEs() string {
+	c := stats.Facts{Invite: invite.State{Status: invite.Pending}}.Counts()
+	vals := make([]string, len(c))
+	for i, n := range c {
+		vals[i] = fmt.Sprintf("%d::bigint AS %s", n, stats.Columns()[i])
+	}
+	return rollupCTEs(`SELECT account_id, ` + fmt.Sprintf(slotSQL, "received_at") + ` AS slot, event_type_id, channel_id,
+        locale, COALESCE(invite_medium, '') AS medium, ` + strings.Join(vals, ", ") + ` FROM ev`)
+}
+
+// addRollupSQL adds keyed counts, given as parallel arrays.
+func addRollupSQL() string {
+	cols := stats.Columns()
+	args, names := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		args[i] = fmt.Sprintf("$%d::bigint[]", i+7)
+		names[i] = c
+	}
+	return `WITH ` + rollupCTEs(`SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], `+
+		strings.Join(args, ", ")+`) AS i (account_id, slot, event_type_id, channel_id, locale, medium, `+strings.Join(names, ", ")+`)`) + `
+SELECT 1`
+}
+
+// rollupFactsSQL reads what an event counts for.
+const rollupFactsSQL = `
+	SELECT e.account_id, e.received_at, e.event_type_id, e.channel_id,
+	       COALESCE(e.locale, touchpoint_language(e.payload ->> 'defaultLocale')) AS locale,
+	       e.invite_status, COALESCE(e.invite_reason, '') AS invite_reason, COALESCE(e.invite_medium, '') AS invite_medium,
+	       e.opened_at IS NOT NULL AS opened, e.unsubscribed_at IS NOT NULL AS unsubscribed,
+	       r.id IS NOT NULL AS reviewed, COALESCE(r.rating, 0) AS rating
+	FROM events e LEFT JOIN reviews r ON r.event_id = e.id
+	WHERE e.id = $1`
+
+// lockEventSQL locks an event's row for a change that is counted, so the
+// facts read after it are the ones the change starts from.
+const lockEventSQL = `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`
+
+// rollupFacts reads what the event counts for, in tx.
+func (s *Store) rollupFacts(ctx context.Context, tx *sqlx.Tx, eventID string) (stats.Facts, error) {
+	var r struct {
+		AccountID    string        `db:"account_id"`
+		ReceivedAt   time.Time     `db:"received_at"`
+		EventTypeID  string        `db:"event_type_id"`
+		ChannelID    string        `db:"channel_id"`
+		Locale       string        `db:"locale"`
+		Status       invite.Status `db:"invite_status"`
+		Reason       invite.Reason `db:"invite_reason"`
+		Medium       invite.Medium `db:"invite_medium"`
+		Opened       bool          `db:"opened"`
+		Unsubscribed bool          `db:"unsubscribed"`
+		Reviewed     bool          `db:"reviewed"`
+		Rating       int           `db:"rating"`
+	}
+	if err := s.getPrepared(ctx, tx, &s.invite.rollupFacts, &r, eventID); err != nil {
+		return stats.Facts{}, fmt.Errorf("read counted facts: %w", err)
+	}
+	return stats.Facts{EventID: eventID, AccountID: r.AccountID, ReceivedAt: r.ReceivedAt, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID,
+		Locale: r.Locale, Invite: invite.State{Status: r.Status, Reason: r.Reason, Medium: r.Medium},
+		Opened: r.Opened, Unsubscribed: r.Unsubscribed, Reviewed: r.Reviewed, Rating: r.Rating}, nil
+}
+
+// addRollup adds the keyed counts in tx (sorted, as stats.Delta returns
+// them).
+func (s *Store) addRollup(ctx context.Context, tx *sqlx.Tx, delta []stats.KeyedCounts) error {
+	if len(delta) == 0 {
+		return nil
+	}
+	n := len(delta)
+	accounts, slots, types, channels, locales, media := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n)
+	counts := make([][]int64, len(stats.Columns()))
+	for c := range counts {
+		counts[c] = make([]int64, n)
+	}
+	for i, d := range delta {
+		accounts[i], slots[i], types[i] = d.Key.AccountID, d.Key.Slot.UTC().Format(time.RFC3339Nano), d.Key.EventTypeID
+		channels[i], locales[i], media[i] = d.Key.ChannelID, d.Key.Locale, string(d.Key.Medium)
+		for c, v := range d.Counts {
+			counts[c][i] = v
+		}
+	}
+	args := []any{pq.Array(accounts), pq.Array(slots), pq.Array(types), pq.Array(channels), pq.Array(locales), pq.Array(media)}
+	for _, c := range counts {
+		args = append(args, pq.Array(c))
+	}
+	if err := s.execPrepared(ctx, tx, &s.invite.addRollup, args...); err != nil {
+		return fmt.Errorf("count the change: %w", err)
+	}
+	return nil
+}
+
+// countChange counts a change of the event in tx: what it counted for
+// as its row reads now (before) and what it counts for after change
+// edits the facts.
+func (s *Store) countChange(ctx context.Context, tx *sqlx.Tx, eventID string, change func(before, after *stats.Facts)) error {
+	before, err := s.rollupFacts(ctx, tx, eventID)
+	if err != nil {
+		return err
+	}
+	after := before
+	change(&before, &after)
+	return s.addRollup(ctx, tx, stats.Delta(&before, after))
+}
+
+// MarkOpened records that the event's feedback page was opened: the
+// first time only (opened reports whether this was it). A review counts
+// as an opening too (SaveReview). Nothing but the time is kept.
+func (s *Store) MarkOpened(ctx context.Context, eventID string) (opened bool, err error) {
+	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
+		return false, fmt.Errorf("mark opened: %w", translate(err))
+	}
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		opened, err = s.markOpened(ctx, tx, eventID)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("mark opened: %w", err)
+	}
+	return opened, nil
+}
+
+// markOpened is MarkOpened in tx, which must write no counts after it.
+func (s *Store) markOpened(ctx context.Context, tx *sqlx.Tx, eventID string) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE events SET opened_at = $2 WHERE id = $1 AND opened_at IS NULL`, eventID, s.Now())
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	return true, s.countChange(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Opened = false })
+}
+
+// markUnsubscribed records that the customer opted out through the
+// event's invite (the first time only) and counts it.
+func (s *Store) markUnsubscribed(ctx context.Context, tx *sqlx.Tx, eventID string) error {
+	res, err := tx.ExecContext(ctx, `UPDATE events SET unsubscribed_at = $2 WHERE id = $1 AND unsubscribed_at IS NULL`,
+		eventID, s.Now())
+	if err != nil {
+		return fmt.Errorf("mark unsubscribed: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	return s.countChange(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Unsubscribed = false })
+}
+
+// ErrUnknownTimeZone: PostgreSQL does not know the time zone of a query.
+var ErrUnknownTimeZone = errors.New("unknown time zone")
+
+// StatsQuery asks for the counts of an account's events accepted in
+// [From, To), grouped.
+type StatsQuery struct {
+	AccountID string
+	From, To  time.Time // on quarter-hour edges
+	// TimeZone is the IANA name the days of GroupDay are cut in; "" or
+	// "UTC" for UTC.
+	TimeZone string
+	GroupBy  stats.GroupBy
+}
+
+// InviteStats sums the counts of q by its grouping, from the daily rows
+// for whole UTC days and the quarter-hour rows for the rest (the days of
+// a time zone other than UTC, and the ends of a period that do not fall
+// on UTC midnight). Keys without counts are left out.
+func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, error) {
+	cols := stats.Columns()
+	sums := make([]string, len(cols))
+	for i, c := range cols {
+		sums[i] = "COALESCE(sum(" + c + "), 0) AS " + c
+	}
+	sum := strings.Join(sums, ", ")
+	utc := q.TimeZone == "" || q.TimeZone == "UTC"
+	var query string
+	var args []any
+	switch {
+	case q.GroupBy == stats.GroupDay && !utc:
+		query = `SELECT to_char((slot AT TIME ZONE $4)::date, 'YYYY-MM-DD') AS key, ` + sum + `
+			FROM invite_rollup_slots
+			WHERE account_id = $1 AND event_type_id = '' AND slot >= $2 AND slot < $3
+			GROUP BY 1 ORDER BY 1`
+		args = []any{q.AccountID, q.From, q.To, q.TimeZone}
+	default:
+		dayKey := map[stats.GroupBy]string{stats.GroupDay: `to_char(day, 'YYYY-MM-DD')`, stats.GroupEventType: "event_type_id",
+			stats.GroupChannel: "channel_id", stats.GroupLocale: "locale", stats.GroupMedium: "medium"}[q.GroupBy]
+		slotKey := map[stats.GroupBy]string{stats.GroupDay: `to_char((slot AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD')`,
+			stats.GroupEventType: "event_type_id", stats.GroupChannel: "channel_id", stats.GroupLocale: "locale",
+			stats.GroupMedium: "medium"}[q.GroupBy]
+		if dayKey == "" {
+			return nil, fmt.Errorf("invite stats: unknown grouping %q", q.GroupBy)
+		}
+		// Whole UTC days inside the period from the daily rows, the
+		// quarter hours before the first and after the last from the
+		// slot rows.
+		firstDay := q.From.UTC().Truncate(24 * time.Hour)
+		if firstDay.Before(q.From) {
+			firstDay = firstDay.Add(24 * time.Hour)
+		}
+		endDay := q.To.UTC().Truncate(24 * time.Hour)
+		if endDay.Before(firstDay) {
+			endDay = firstDay
+		}
+		headEnd, tailStart := firstDay, endDay
+		if firstDay.After(q.To) {
+			headEnd, tailStart = q.To, q.To
+		}
+		query = `SELECT key, ` + sum + ` FROM (
+				SELECT ` + dayKey + ` AS key, ` + strings.Join(cols, ", ") + ` FROM invite_rollups
+				WHERE account_id = $1 AND day >= $2::date AND day < $3::date
+				UNION ALL
+				SELECT ` + slotKey + ` AS key, ` + strings.Join(cols, ", ") + ` FROM invite_rollup_slots
+				WHERE account_id = $1 AND event_type_id <> '' AND ((slot >= $4 AND slot < $5) OR (slot >= $6 AND slot < $7))
+			) x GROUP BY key ORDER BY key`
+		args = []any{q.AccountID, firstDay.Format(time.DateOnly), endDay.Format(time.DateOnly), q.From, headEnd, tailStart, q.To}
+	}
+	rows, err := s.db.QueryxContext(ctx, query, args...)
+	if err != nil {
+		var pqErr *pq.Error
+		if errors.As(err, &pqErr) && pqErr.Code == "22023" { // invalid_parameter_value: time zone not recognized
+			return nil, ErrUnknownTimeZone
+		}
+		return nil, fmt.Errorf("invite stats: %w", translate(err))
+	}
+	defer rows.Close()
+	var out []stats.Group
+	for rows.Next() {
+		var g stats.Group
+		dest := []any{&g.Key}
+		for i := range g.Counts {
+			dest = append(dest, &g.Counts[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("invite stats: %w", translate(err))
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("invite stats: %w", translate(err))
+	}
+	return out, nil
+}

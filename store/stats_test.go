@@ -1,0 +1,378 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// funnelTenant is an account whose events are accepted through the
+// store, as the API accepts them.
+type funnelTenant struct {
+	tenant
+	typeID string
+}
+
+func newFunnelTenant(t *testing.T, st *store.Store) funnelTenant {
+	t.Helper()
+	tn := newTenant(t, st)
+	types, _, err := st.ListEventTypes(context.Background(), tn.accountID, store.EventTypeFilter{}, store.Page{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, types, 1)
+	return funnelTenant{tenant: tn, typeID: types[0].ID}
+}
+
+func (f funnelTenant) accept(t *testing.T, email, locale string) string {
+	t.Helper()
+	e := f.event(email)
+	e.Payload = json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q},"defaultLocale":%q}`, email, locale))
+	acc, err := f.st.AcceptEvent(context.Background(), e)
+	require.NoError(t, err)
+	return acc.EventID
+}
+
+// wholeDay asks for the counts of the UTC day of at.
+func wholeDay(accountID string, at time.Time, by stats.GroupBy) store.StatsQuery {
+	day := at.UTC().Truncate(24 * time.Hour)
+	return store.StatsQuery{AccountID: accountID, From: day, To: day.Add(24 * time.Hour), GroupBy: by}
+}
+
+func total(t *testing.T, st *store.Store, q store.StatsQuery) stats.Counts {
+	t.Helper()
+	groups, err := st.InviteStats(context.Background(), q)
+	require.NoError(t, err)
+	return stats.Total(groups)
+}
+
+// rowCounts counts the account's events straight from their rows, by a
+// rule written out here rather than the package's: what the counts kept
+// change by change must equal.
+func rowCounts(t *testing.T, st *store.Store, accountID string) stats.Counts {
+	t.Helper()
+	var rows []struct {
+		Status       string `db:"invite_status"`
+		Reason       string `db:"reason"`
+		Opened       bool   `db:"opened"`
+		Unsubscribed bool   `db:"unsubscribed"`
+		Reviewed     bool   `db:"reviewed"`
+		Rating       int    `db:"rating"`
+	}
+	require.NoError(t, st.DB().Select(&rows, `
+		SELECT e.invite_status, COALESCE(e.invite_reason, '') AS reason, e.opened_at IS NOT NULL AS opened,
+		       e.unsubscribed_at IS NOT NULL AS unsubscribed, r.id IS NOT NULL AS reviewed, COALESCE(r.rating, 0) AS rating
+		FROM events e LEFT JOIN reviews r ON r.event_id = e.id WHERE e.account_id = $1`, accountID))
+	var c stats.Counts
+	skipped := map[string]stats.Column{"event_type_inactive": stats.SkippedEventTypeInactive, "setting_inactive": stats.SkippedSettingInactive,
+		"recently_invited": stats.SkippedRecentlyInvited, "suppressed": stats.SkippedSuppressed, "no_address": stats.SkippedNoAddress,
+		"quota_exceeded": stats.SkippedQuotaExceeded}
+	for _, r := range rows {
+		c[stats.Accepted]++
+		switch r.Status {
+		case "pending":
+			c[stats.Pending]++
+		case "scheduled", "sending":
+			c[stats.Scheduled]++
+		case "sent":
+			c[stats.Sent]++
+		case "failed":
+			c[stats.Failed]++
+		case "cancelled":
+			c[stats.Cancelled]++
+		case "skipped":
+			col, ok := skipped[r.Reason]
+			if !ok {
+				col = stats.SkippedOther
+			}
+			c[col]++
+		default:
+			t.Fatalf("status %q", r.Status)
+		}
+		if r.Opened {
+			c[stats.Opened]++
+		}
+		if r.Unsubscribed {
+			c[stats.Unsubscribed]++
+		}
+		if r.Reviewed {
+			c[stats.Reviewed]++
+			if r.Rating > 0 {
+				c[stats.Rated1+stats.Column(r.Rating-1)]++
+			}
+		}
+	}
+	return c
+}
+
+// send takes a scheduled invite through a claim to sent.
+func send(t *testing.T, st *store.Store, id string, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := st.MarkScheduled(ctx, invite.KindInvite, id, at)
+	require.NoError(t, err)
+	c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send, "%s: %+v", id, c.State)
+	s, err := st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: at})
+	require.NoError(t, err)
+	require.Equal(t, invite.Sent, s.Status)
+}
+
+// TestFunnelCountsEveryTransitionOnce drives every move an invite makes —
+// sent, skipped for each reason a claim finds, failed and retried until
+// sent, cancelled, reviewed (twice, and racing), opened (many times, in
+// parallel), unsubscribed — with steps repeated concurrently as Temporal
+// may repeat them, and holds the counts kept change by change to a count
+// over the rows, and to a rebuild from the rows as the migration makes it.
+func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	f := newFunnelTenant(t, st)
+	other := newFunnelTenant(t, st) // another tenant's counts must stay apart
+	ctx := context.Background()
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	st.SetClock(func() time.Time { return now })
+
+	var (
+		sentIDs     []string
+		reviewIDs   []string
+		failedRetry = f.accept(t, "retry@example.com", "fr_FR")
+		cancelled   = f.accept(t, "cancel@example.com", "")
+		pending     = f.accept(t, "pending@example.com", "de")
+		inactive    = f.accept(t, "inactive@example.com", "")
+		suppressed  = f.accept(t, "blocked@example.com", "")
+		failedOnly  = f.accept(t, "fail@example.com", "")
+	)
+	for i := range 6 {
+		id := f.accept(t, fmt.Sprintf("c%d@example.com", i), []string{"de_AT", "da", "nl-NL", "xx", "ES", ""}[i])
+		sentIDs = append(sentIDs, id)
+	}
+	batch, err := st.AcceptEvents(ctx, []store.NewEvent{f.event("b1@example.com"), f.event("b2@example.com")})
+	require.NoError(t, err)
+	for _, o := range batch {
+		require.NoError(t, o.Err)
+		sentIDs = append(sentIDs, o.EventID)
+	}
+	other.accept(t, "other@example.com", "")
+	_, _, err = st.AddSuppression(ctx, f.accountID, "blocked@example.com", invite.Email, invite.Manual, "")
+	require.NoError(t, err)
+
+	// Each invite's steps run beside the others', every step twice at
+	// once (a repeated activity).
+	twice := func(fn func()) {
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(fn)
+		}
+		wg.Wait()
+	}
+	var wg sync.WaitGroup
+	for _, id := range sentIDs {
+		wg.Go(func() {
+			twice(func() { _, _ = st.MarkScheduled(ctx, invite.KindInvite, id, now) })
+			twice(func() { _, _ = st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{}) })
+			twice(func() { _, _ = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: now}) })
+		})
+	}
+	wg.Go(func() {
+		twice(func() { _, _ = st.MarkSkipped(ctx, invite.KindInvite, inactive, invite.SettingInactive) })
+	})
+	wg.Go(func() {
+		_, _ = st.MarkScheduled(ctx, invite.KindInvite, suppressed, now)
+		twice(func() { _, _ = st.ClaimSend(ctx, invite.KindInvite, suppressed, store.ClaimOptions{}) })
+	})
+	wg.Go(func() {
+		_, _ = st.MarkScheduled(ctx, invite.KindInvite, cancelled, now)
+		twice(func() { _, _ = st.CancelInvite(ctx, f.accountID, cancelled) })
+	})
+	wg.Go(func() {
+		_, _ = st.MarkScheduled(ctx, invite.KindInvite, failedOnly, now)
+		_, _ = st.ClaimSend(ctx, invite.KindInvite, failedOnly, store.ClaimOptions{})
+		twice(func() {
+			_, _ = st.FinishSend(ctx, invite.KindInvite, failedOnly, invite.SendResult{Reason: invite.Rejected, Error: "550"})
+		})
+	})
+	wg.Go(func() {
+		// Failed after a transient failure and its give-up, retried, sent.
+		_, _ = st.MarkScheduled(ctx, invite.KindInvite, failedRetry, now)
+		_, _ = st.ClaimSend(ctx, invite.KindInvite, failedRetry, store.ClaimOptions{})
+		_, _ = st.FinishSend(ctx, invite.KindInvite, failedRetry, invite.SendResult{Retry: true, Error: "421"})
+		twice(func() { _, _ = st.GiveUp(ctx, invite.KindInvite, failedRetry, invite.RetriesExhausted, "421") })
+		twice(func() { _, _ = st.RetryInvite(ctx, f.accountID, failedRetry) })
+	})
+	wg.Wait()
+	send(t, st, failedRetry, now)
+
+	// Reviews: racing first posts, then a changed rating; openings in
+	// parallel; an unsubscribe, repeated.
+	reviewIDs = sentIDs[:3]
+	for i, id := range reviewIDs {
+		var rw sync.WaitGroup
+		for range 4 {
+			rw.Go(func() {
+				_, _ = st.MarkOpened(ctx, id)
+				_, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 2, Locale: "en"})
+				assert.NoError(t, err)
+			})
+		}
+		rw.Wait()
+		_, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 3 + i, Comment: "changed", Locale: "en"})
+		require.NoError(t, err)
+	}
+	var ow sync.WaitGroup
+	for range 8 {
+		ow.Go(func() { _, _ = st.MarkOpened(ctx, sentIDs[3]) })
+	}
+	ow.Wait()
+	first, err := st.MarkOpened(ctx, sentIDs[3])
+	require.NoError(t, err)
+	assert.False(t, first, "a later opening is not recorded again")
+	for range 2 {
+		_, _, err = st.AddSuppression(ctx, f.accountID, "c4@example.com", invite.Email, invite.Unsubscribed, sentIDs[4])
+		require.NoError(t, err)
+	}
+
+	got := total(t, st, wholeDay(f.accountID, now, stats.GroupDay))
+	want := rowCounts(t, st, f.accountID)
+	assert.Equal(t, want, got, "the counts kept change by change are the rows' counts")
+
+	var expect stats.Counts
+	expect[stats.Accepted] = 14
+	expect[stats.Pending] = 1
+	expect[stats.Sent] = 9 // eight, and the retried one once
+	expect[stats.Failed] = 1
+	expect[stats.Cancelled] = 1
+	expect[stats.SkippedSettingInactive] = 1
+	expect[stats.SkippedSuppressed] = 1
+	expect[stats.Opened] = 4 // three reviewed, one only opened
+	expect[stats.Reviewed] = 3
+	expect[stats.Rated3], expect[stats.Rated4], expect[stats.Rated5] = 1, 1, 1
+	expect[stats.Unsubscribed] = 1
+	assert.Equal(t, expect, got)
+	e, err := st.Event(ctx, f.accountID, pending)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Pending, e.InviteStatus)
+
+	// Grouped any way, the groups add up to the same.
+	for _, by := range stats.Groupings() {
+		assert.Equal(t, got, total(t, st, wholeDay(f.accountID, now, by)), by)
+	}
+	groups, err := st.InviteStats(ctx, wholeDay(f.accountID, now, stats.GroupLocale))
+	require.NoError(t, err)
+	byLocale := map[string]int64{}
+	for _, g := range groups {
+		byLocale[g.Key] = g.Counts[stats.Accepted]
+	}
+	assert.Equal(t, map[string]int64{"da": 1, "de": 2, "en": 8, "es": 1, "fr": 1, "nl": 1}, byLocale)
+
+	// The other tenant sees only its own event.
+	o := total(t, st, wholeDay(other.accountID, now, stats.GroupDay))
+	assert.EqualValues(t, 1, o[stats.Accepted])
+	assert.EqualValues(t, 1, o[stats.Pending])
+
+	// The migration's rebuild from the rows gives the same counts.
+	before := map[stats.GroupBy][]stats.Group{}
+	for _, by := range stats.Groupings() {
+		before[by], err = st.InviteStats(ctx, wholeDay(f.accountID, now, by))
+		require.NoError(t, err)
+	}
+	_, err = st.DB().Exec(`SELECT touchpoint_rebuild_rollups()`)
+	require.NoError(t, err)
+	for _, by := range stats.Groupings() {
+		after, err := st.InviteStats(ctx, wholeDay(f.accountID, now, by))
+		require.NoError(t, err)
+		assert.Equal(t, before[by], after, by)
+	}
+}
+
+// TestStatsDaysOfATimeZone counts events by the day they were accepted
+// in the asked time zone: an event at 23:30 UTC belongs to the next day
+// in Berlin, and a period's ends that are not UTC midnight are read from
+// the quarter hours.
+func TestStatsDaysOfATimeZone(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	f := newFunnelTenant(t, st)
+	ctx := context.Background()
+	at := func(s string) {
+		ts, err := time.Parse(time.RFC3339, s)
+		require.NoError(t, err)
+		st.SetClock(func() time.Time { return ts })
+		f.accept(t, "x@example.com", "")
+	}
+	at("2026-03-09T22:59:00Z") // Berlin 23:59 on the 9th
+	at("2026-03-09T23:30:00Z") // Berlin 00:30 on the 10th
+	at("2026-03-10T12:00:00Z") // the 10th either way
+	at("2026-03-10T23:14:59Z") // Berlin 00:14 on the 11th
+
+	days := func(tz string, by stats.GroupBy) map[string]int64 {
+		p, errs := stats.ParsePeriod("2026-03-09", "2026-03-10", tz)
+		require.Empty(t, errs)
+		groups, err := st.InviteStats(ctx, store.StatsQuery{AccountID: f.accountID, From: p.Start(), To: p.End(),
+			TimeZone: p.TimeZone(), GroupBy: by})
+		require.NoError(t, err)
+		out := map[string]int64{}
+		for _, g := range groups {
+			out[g.Key] = g.Counts[stats.Accepted]
+		}
+		return out
+	}
+	assert.Equal(t, map[string]int64{"2026-03-09": 2, "2026-03-10": 2}, days("", stats.GroupDay))
+	assert.Equal(t, map[string]int64{"2026-03-09": 1, "2026-03-10": 2}, days("Europe/Berlin", stats.GroupDay))
+	assert.Equal(t, map[string]int64{f.typeID: 3}, days("Europe/Berlin", stats.GroupEventType))
+	assert.Equal(t, map[string]int64{f.typeID: 4}, days("UTC", stats.GroupEventType))
+	// Kolkata is UTC+05:30: its days begin on a half hour; the last
+	// event is on its 11th.
+	assert.Equal(t, map[string]int64{"2026-03-10": 3}, days("Asia/Kolkata", stats.GroupDay))
+	assert.Equal(t, map[string]int64{"en": 3}, days("Asia/Kolkata", stats.GroupLocale))
+	assert.Equal(t, map[string]int64{"email": 4}, days("America/New_York", stats.GroupMedium))
+
+	_, err := st.InviteStats(ctx, store.StatsQuery{AccountID: f.accountID, From: time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC),
+		To: time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), TimeZone: "Mars/Olympus_Mons", GroupBy: stats.GroupDay})
+	assert.ErrorIs(t, err, store.ErrUnknownTimeZone)
+}
+
+// TestLanguageIsOneRule holds the SQL function that counts an event's
+// language at acceptance to stats.Language.
+func TestLanguageIsOneRule(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	for _, in := range []string{"", "de", "de_AT", "DE-at", " fr_BE ", "nl_NL", "da", "es_419", "pt_BR", "xx", "_AT",
+		"en_US", "EN", "de__x", "dé", "-de", "\u00e9s", "sv"} {
+		var got string
+		require.NoError(t, db.Get(&got, `SELECT touchpoint_language($1)`, in))
+		assert.Equal(t, stats.Language(in), got, "%q", in)
+	}
+	var null string
+	require.NoError(t, db.Get(&null, `SELECT touchpoint_language(NULL)`))
+	assert.Equal(t, "en", null)
+}
+
+// TestRollupColumnsAreTheCounts holds both tables' count columns to
+// stats.Columns, which every statement is written from.
+func TestRollupColumnsAreTheCounts(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	for table, keys := range map[string][]string{
+		"invite_rollups":      {"account_id", "day", "event_type_id", "channel_id", "locale", "medium"},
+		"invite_rollup_slots": {"account_id", "event_type_id", "channel_id", "locale", "medium", "slot"},
+	} {
+		var cols []string
+		require.NoError(t, db.Select(&cols, `SELECT column_name FROM information_schema.columns
+			WHERE table_name = $1 AND data_type = 'bigint' ORDER BY column_name`, table))
+		assert.ElementsMatch(t, stats.Columns(), cols, table)
+		var all int
+		require.NoError(t, db.Get(&all, `SELECT count(*) FROM information_schema.columns WHERE table_name = $1`, table))
+		assert.Equal(t, len(stats.Columns())+len(keys), all, table)
+	}
+}

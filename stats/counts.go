@@ -187,8 +187,9 @@ type Facts struct {
 	Reviewed     bool
 	Rating       int // the review's shop rating, 1–5; 0 for none
 	Unsubscribed bool
-	// Delivery is what the provider reported: "delivered", "bounced" or
-	// "" (nothing, or anything else).
+	// Delivery is the invite mail's status as its provider reported it:
+	// "delivered", "bounced", "complained" (delivered, then marked as
+	// spam) or "" (no report).
 	Delivery string
 }
 
@@ -214,7 +215,8 @@ func (f Facts) Counts() Counts {
 		c[Rated1+Column(f.Rating-1)] = 1
 	}
 	flag(Unsubscribed, f.Unsubscribed)
-	flag(Delivered, f.Delivery == "delivered")
+	// A complaint came from a mailbox the invite was delivered to.
+	flag(Delivered, f.Delivery == "delivered" || f.Delivery == "complained")
 	flag(Bounced, f.Delivery == "bounced")
 	return c
 }
@@ -285,4 +287,23 @@ func Language(defaultLocale string) string {
 		return lang
 	}
 	return "en"
+}
+
+// Merge adds up keyed counts (of several changes in one transaction)
+// into one list sorted by key, without zero entries.
+func Merge(parts ...[]KeyedCounts) []KeyedCounts {
+	var out []KeyedCounts
+	for _, p := range parts {
+		for _, kc := range p {
+			i := slices.IndexFunc(out, func(o KeyedCounts) bool { return o.Key == kc.Key })
+			if i < 0 {
+				out = append(out, kc)
+				continue
+			}
+			out[i].Counts = out[i].Counts.Add(kc.Counts)
+		}
+	}
+	out = slices.DeleteFunc(out, func(k KeyedCounts) bool { return k.Counts.Zero() })
+	slices.SortFunc(out, func(a, b KeyedCounts) int { return a.Key.Compare(b.Key) })
+	return out
 }

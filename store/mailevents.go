@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -80,14 +81,15 @@ func (s *Store) ApplyMailReports(ctx context.Context, nonce *MailNonce, reports 
 				return cmpErr(err, ErrReplay)
 			}
 		}
+		var counts []stats.KeyedCounts
 		for _, r := range reports {
-			res, err := s.applyMailReport(ctx, tx, r)
+			res, err := s.applyMailReport(ctx, tx, r, &counts)
 			if err != nil {
 				return fmt.Errorf("%s report %s: %w", r.Provider, r.ID, err)
 			}
 			out = append(out, res)
 		}
-		return nil
+		return s.addRollup(ctx, tx, stats.Merge(counts))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mail reports: %w", err)
@@ -102,7 +104,11 @@ type mailEventTarget struct {
 	Attempt   *int   `db:"attempt"`
 }
 
-func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport) (MailResult, error) {
+// A change of the invite mail's status is counted in the funnel: the
+// event's row is locked before the status is read and changed, so two
+// reports of one message count once, and the change is added to counts,
+// which the caller writes last.
+func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, counts *[]stats.KeyedCounts) (MailResult, error) {
 	if r.EventID == "" || !r.Kind.Valid() || !r.Outcome.Valid() {
 		return MailUnknown, nil
 	}
@@ -132,6 +138,17 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport) 
 	}
 	result := MailRecorded
 	if _, changes := invite.NextDelivery("", r.Outcome); changes {
+		var counted *stats.Facts
+		if r.Kind == invite.KindInvite {
+			if err := s.execPrepared(ctx, tx, &s.invite.lockEvent, r.EventID); err != nil {
+				return "", err
+			}
+			f, err := s.rollupFacts(ctx, tx, r.EventID)
+			if err != nil {
+				return "", err
+			}
+			counted = &f
+		}
 		// The status rises only (invite.NextDelivery, as SQL: the rank
 		// of the status kept must be below the report's).
 		res, err := tx.ExecContext(ctx, `INSERT INTO mail_deliveries AS d (event_id, message, status, provider, at, updated_at)
@@ -147,6 +164,11 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport) 
 			return "", err
 		} else if n == 1 {
 			result = MailChanged
+			if counted != nil {
+				after := *counted
+				after.Delivery = string(r.Outcome)
+				*counts = append(*counts, stats.Delta(counted, after)...)
+			}
 			if err := s.emitMailWebhook(ctx, tx, r, at); err != nil {
 				return "", err
 			}

@@ -94,7 +94,8 @@ const rollupFactsSQL = `
 	       COALESCE(e.locale, touchpoint_language(e.payload ->> 'defaultLocale')) AS locale,
 	       e.invite_status, COALESCE(e.invite_reason, '') AS invite_reason, COALESCE(e.invite_medium, '') AS invite_medium,
 	       e.opened_at IS NOT NULL AS opened, e.unsubscribed_at IS NOT NULL AS unsubscribed,
-	       r.id IS NOT NULL AS reviewed, COALESCE(r.rating, 0) AS rating
+	       r.id IS NOT NULL AS reviewed, COALESCE(r.rating, 0) AS rating,
+	       COALESCE((SELECT d.status FROM mail_deliveries d WHERE d.event_id = e.id AND d.message = 'invite'), '') AS delivery
 	FROM events e LEFT JOIN reviews r ON r.event_id = e.id
 	WHERE e.id = $1`
 
@@ -117,13 +118,14 @@ func (s *Store) rollupFacts(ctx context.Context, tx *sqlx.Tx, eventID string) (s
 		Unsubscribed bool          `db:"unsubscribed"`
 		Reviewed     bool          `db:"reviewed"`
 		Rating       int           `db:"rating"`
+		Delivery     string        `db:"delivery"`
 	}
 	if err := s.getPrepared(ctx, tx, &s.invite.rollupFacts, &r, eventID); err != nil {
 		return stats.Facts{}, fmt.Errorf("read counted facts: %w", err)
 	}
 	return stats.Facts{EventID: eventID, AccountID: r.AccountID, ReceivedAt: r.ReceivedAt, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID,
 		Locale: r.Locale, Invite: invite.State{Status: r.Status, Reason: r.Reason, Medium: r.Medium},
-		Opened: r.Opened, Unsubscribed: r.Unsubscribed, Reviewed: r.Reviewed, Rating: r.Rating}, nil
+		Opened: r.Opened, Unsubscribed: r.Unsubscribed, Reviewed: r.Reviewed, Rating: r.Rating, Delivery: r.Delivery}, nil
 }
 
 // addRollup adds the keyed counts in tx (sorted, as stats.Delta returns

@@ -87,8 +87,9 @@ BEGIN
                COALESCE(e.invite_medium, '') AS medium,
                e.invite_status AS status, COALESCE(e.invite_reason, '') AS reason,
                e.opened_at IS NOT NULL AS opened, e.unsubscribed_at IS NOT NULL AS unsubscribed,
-               r.id IS NOT NULL AS reviewed, COALESCE(r.rating, 0) AS rating
+               r.id IS NOT NULL AS reviewed, COALESCE(r.rating, 0) AS rating, COALESCE(d.status, '') AS delivery
         FROM events e LEFT JOIN reviews r ON r.event_id = e.id
+        LEFT JOIN mail_deliveries d ON d.event_id = e.id AND d.message = 'invite'
     ), counts AS (
         SELECT account_id, slot, event_type_id, channel_id, locale, medium,
                count(*) AS accepted,
@@ -113,7 +114,8 @@ BEGIN
                count(*) FILTER (WHERE reviewed AND rating = 4) AS rated_4,
                count(*) FILTER (WHERE reviewed AND rating = 5) AS rated_5,
                count(*) FILTER (WHERE unsubscribed) AS unsubscribed,
-               0::bigint AS delivered, 0::bigint AS bounced
+               count(*) FILTER (WHERE delivery IN ('delivered', 'complained')) AS delivered,
+               count(*) FILTER (WHERE delivery = 'bounced') AS bounced
         FROM facts GROUP BY account_id, slot, event_type_id, channel_id, locale, medium
     ), daily AS (
         INSERT INTO invite_rollups (account_id, day, event_type_id, channel_id, locale, medium, accepted, pending, scheduled, sent, failed, cancelled, skipped_event_type_inactive, skipped_setting_inactive, skipped_recently_invited, skipped_suppressed, skipped_no_address, skipped_quota_exceeded, skipped_other, opened, reviewed, rated_1, rated_2, rated_3, rated_4, rated_5, unsubscribed, delivered, bounced)

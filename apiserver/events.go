@@ -295,10 +295,13 @@ type inviteOut struct {
 	Medium       *string       `json:"medium"`
 	ScheduledFor *timestamp    `json:"scheduledFor"`
 	SentAt       *timestamp    `json:"sentAt"`
-	Attempts     int           `json:"attempts"`
-	LastError    *string       `json:"lastError"`
-	Delivery     *smsDelivery  `json:"delivery"`
-	Reminder     *reminderOut  `json:"reminder"`
+	// OpenedAt is when the customer first opened the invite's feedback
+	// page; null while they have not.
+	OpenedAt  *timestamp   `json:"openedAt"`
+	Attempts  int          `json:"attempts"`
+	LastError *string      `json:"lastError"`
+	Delivery  *smsDelivery `json:"delivery"`
+	Reminder  *reminderOut `json:"reminder"`
 	// AttemptHistory is every send attempt (see attemptOut).
 	AttemptHistory []attemptOut `json:"attemptHistory"`
 }
@@ -340,7 +343,7 @@ func eventOutOf(e store.Event) (eventOut, error) {
 	}
 	out.Invite = inviteOut{Status: e.InviteStatus.API(), Attempts: e.Attempts, Reason: optionalString(e.InviteReason),
 		Medium: optionalString(e.InviteMedium), LastError: optionalString(e.LastError),
-		ScheduledFor: optionalTime(e.ScheduledFor), SentAt: optionalTime(e.SentAt)}
+		ScheduledFor: optionalTime(e.ScheduledFor), SentAt: optionalTime(e.SentAt), OpenedAt: optionalTime(e.OpenedAt)}
 	if e.ReminderStatus.Valid {
 		out.Invite.Reminder = &reminderOut{Status: invite.Status(e.ReminderStatus.String).API(), Reason: optionalString(e.ReminderReason),
 			ScheduledFor: optionalTime(e.ReminderScheduledFor), SentAt: optionalTime(e.ReminderSentAt)}

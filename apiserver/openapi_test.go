@@ -936,6 +936,10 @@ func (r *openAPIRun) reviewOperations(t *testing.T, id string) {
 	at := "/reviews/" + id
 	r.success(t, "GET /reviews/{id}", apiCall{path: at}, "")
 	r.success(t, "GET /reviews/summary", apiCall{path: "/reviews/summary"}, "")
+	period := "from=" + time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly) + "&to=" + time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+	funnel := r.success(t, "GET /stats/invites", apiCall{path: "/stats/invites", query: period + "&groupBy=eventType"}, "byEventType")
+	assert.NotZero(t, asMap(funnel["total"])["reviewed"])
+	r.success(t, "GET /stats/reviews", apiCall{path: "/stats/reviews", query: period + "&timeZone=Europe/Berlin"}, "byDay")
 	products := r.success(t, "GET /product-reviews", apiCall{path: "/product-reviews", query: "sku=CUP-ESP-01&minRating=4"}, "")
 	require.Len(t, asList(products["items"]), 1)
 	r.success(t, "GET /product-reviews/{id}", apiCall{path: "/product-reviews/" + asMap(asList(products["items"])[0])["id"].(string)}, "")

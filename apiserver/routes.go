@@ -72,6 +72,9 @@ func (s *server) routes() []route {
 		{http.MethodPost, "/events/{id}/cancel", fullOnly, s.cancelEvent},
 		{http.MethodPost, "/events/{id}/retry", fullOnly, s.retryEvent},
 
+		{http.MethodGet, "/stats/invites", anyClient, s.inviteStats},
+		{http.MethodGet, "/stats/reviews", anyClient, s.reviewStats},
+
 		{http.MethodGet, "/reviews", anyClient, s.listReviews},
 		{http.MethodGet, "/reviews/summary", anyClient, s.getReviewSummary}, // before /reviews/{id}
 		{http.MethodGet, "/reviews/{id}", anyClient, s.getReview},

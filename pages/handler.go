@@ -3,6 +3,7 @@ package pages
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -39,6 +40,7 @@ type Store interface {
 	SaveReview(ctx context.Context, in store.ReviewInput) (store.Review, store.Saved, error)
 	AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
 		reason invite.SuppressionReason, eventID string) (store.Suppression, bool, error)
+	MarkOpened(ctx context.Context, eventID string) (bool, error)
 }
 
 // HandlerOptions are the handlers' dependencies.
@@ -172,6 +174,7 @@ func (h *Handler) ShowFeedback(w http.ResponseWriter, r *http.Request) {
 		h.pages.Expired(w, ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
 		return
 	}
+	h.recordOpened(r, c.EventID)
 	v := h.feedbackView(c, r.URL.Query().Get(signedlink.ParamSignature))
 	switch rev, err := h.o.Store.ReviewOfEvent(r.Context(), c.EventID); {
 	case err == nil:
@@ -181,6 +184,17 @@ func (h *Handler) ShowFeedback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.pages.Feedback(w, http.StatusOK, v)
+}
+
+// recordOpened records that the event's feedback page was opened, for
+// the shop's funnel: the store keeps the first opening only, as a time on
+// the event. It is the page being served, never a pixel or a request to
+// anyone else. The page is shown whether or not that could be written (a
+// count never keeps the customer waiting); a failure goes to the log.
+func (h *Handler) recordOpened(r *http.Request, eventID string) {
+	if _, err := h.o.Store.MarkOpened(r.Context(), eventID); err != nil && h.o.Report != nil {
+		h.o.Report(r, fmt.Errorf("record the feedback page opened: %w", err))
+	}
 }
 
 // PostFeedback is POST {feedback path}: stores the review (one per event;

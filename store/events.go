@@ -202,13 +202,16 @@ type Event struct {
 	AttemptHistory []byte `db:"attempt_history"`
 	// ErasedAt is when the customer's data was erased (EraseCustomer).
 	ErasedAt sql.NullTime `db:"erased_at"`
+	// OpenedAt is when the customer first opened the feedback page
+	// (MarkOpened).
+	OpenedAt sql.NullTime `db:"opened_at"`
 }
 
 const eventColumns = `id, account_id, event_type_id, channel_id, received_at, type, customer_reference, payload,
 	invite_status, invite_reason, invite_medium, scheduled_for, sent_at, attempts, last_error, updated_at,
 	reminder_status, reminder_reason, reminder_scheduled_for, reminder_sent_at,
 	(SELECT json_build_object('id', r.id, 'rating', r.rating, 'createdAt', r.created_at)
-	 FROM reviews r WHERE r.event_id = events.id) AS review, erased_at, ` + attemptsColumn + `,
+	 FROM reviews r WHERE r.event_id = events.id) AS review, erased_at, opened_at, ` + attemptsColumn + `,
 	` + smsDeliveryColumn + `, ` + mailDeliveryColumn
 
 // Event returns one event of an account.

@@ -44,6 +44,7 @@ func (env *environment) commands() []command {
 		{"clients", "manage API clients: clients create|link|list|delete|revoke-tokens", env.runClients},
 		{"keys", "the built-in issuer's signing keys: keys list|rotate|retire KID", env.runKeys},
 		{"suppressions", "the suppression list: suppressions import --account acc-… FILE", env.runSuppressions},
+		{"stats", "the funnel of an account: stats --account acc-… [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--time-zone …]", env.runStats},
 		{"invites", "ops: invites show evt-… | invites retry evt-… | invites retry --failed [--since 24h] [--reason …] [--dry-run] …", env.runInvites},
 		{"webhooks", "ops: webhooks replay --endpoint whk-… [--since 72h] [--until …] [--dry-run]", env.runWebhooks},
 		{"customers", "privacy: customers erase --account acc-… (--email E | --reference R)", env.runCustomers},

@@ -1,0 +1,129 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// The funnel: GET /stats/invites and GET /stats/reviews read the counts
+// the store keeps with every change; what is counted, the periods and
+// the rates are package stats'. Any access group may read them.
+
+// inviteStatsJSON is one group of GET /stats/invites.
+type inviteStatsJSON struct {
+	Key           string           `json:"key"`
+	Accepted      int64            `json:"accepted"`
+	Sent          int64            `json:"sent"`
+	Delivered     int64            `json:"delivered"`
+	Bounced       int64            `json:"bounced"`
+	Opened        int64            `json:"opened"`
+	Reviewed      int64            `json:"reviewed"`
+	Unsubscribed  int64            `json:"unsubscribed"`
+	Skipped       map[string]int64 `json:"skipped"`
+	Failed        int64            `json:"failed"`
+	Cancelled     int64            `json:"cancelled"`
+	Waiting       int64            `json:"waiting"`
+	ReviewRate    *float64         `json:"reviewRate"`
+	AverageRating *json.Number     `json:"averageRating"`
+}
+
+func inviteStatsOut(g stats.Group) inviteStatsJSON {
+	c := g.Counts
+	out := inviteStatsJSON{Key: g.Key, Accepted: c[stats.Accepted], Sent: c[stats.Sent], Delivered: c[stats.Delivered],
+		Bounced: c[stats.Bounced], Opened: c[stats.Opened], Reviewed: c[stats.Reviewed], Unsubscribed: c[stats.Unsubscribed],
+		Skipped: c.Skipped(), Failed: c[stats.Failed], Cancelled: c[stats.Cancelled], Waiting: c[stats.Pending] + c[stats.Scheduled]}
+	if r, ok := c.ReviewRate(); ok {
+		out.ReviewRate = &r
+	}
+	if avg := json.Number(c.Ratings().AverageText()); avg != "" {
+		out.AverageRating = &avg
+	}
+	return out
+}
+
+// reviewStatsJSON is one group of GET /stats/reviews.
+type reviewStatsJSON struct {
+	Key string `json:"key"`
+	summaryJSON
+}
+
+// statsPeriodJSON says which period and grouping an answer counts.
+type statsPeriodJSON struct {
+	From     string        `json:"from"`
+	To       string        `json:"to"`
+	TimeZone string        `json:"timeZone"`
+	GroupBy  stats.GroupBy `json:"groupBy"`
+}
+
+// statsQuery reads from, to, timeZone and groupBy, and the groups of the
+// account's counts for them.
+func (s *server) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeriodJSON, []stats.Group, bool) {
+	q := parseQuery(r, "from", "to", "timeZone", "groupBy")
+	q.noPage()
+	if err := q.err(); err != nil { // malformed, unknown or repeated parameters first
+		s.fail(w, r, err)
+		return statsPeriodJSON{}, nil, false
+	}
+	p, errs := stats.ParsePeriod(q.get("from"), q.get("to"), q.get("timeZone"))
+	for _, e := range errs {
+		q.fail(e.Param, e.Message)
+	}
+	by := stats.GroupDay
+	if v := q.get("groupBy"); v != "" {
+		by = stats.GroupBy(v)
+		if msg := oneOf(by, stats.Groupings()...); msg != "" {
+			q.fail("groupBy", msg)
+		}
+	}
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return statsPeriodJSON{}, nil, false
+	}
+	groups, err := s.store.InviteStats(r.Context(), store.StatsQuery{AccountID: accountID(r), From: p.Start(), To: p.End(),
+		TimeZone: p.TimeZone(), GroupBy: by})
+	if errors.Is(err, store.ErrUnknownTimeZone) {
+		err = invalid(fieldError{Field: "timeZone", Message: "is not a time zone the database knows"})
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return statsPeriodJSON{}, nil, false
+	}
+	return statsPeriodJSON{From: q.get("from"), To: q.get("to"), TimeZone: p.TimeZone(), GroupBy: by},
+		stats.Complete(p, by, groups), true
+}
+
+func (s *server) inviteStats(w http.ResponseWriter, r *http.Request) {
+	period, groups, ok := s.statsQuery(w, r)
+	if !ok {
+		return
+	}
+	items := make([]inviteStatsJSON, len(groups))
+	for i, g := range groups {
+		items[i] = inviteStatsOut(g)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		statsPeriodJSON
+		Total inviteStatsJSON   `json:"total"`
+		Items []inviteStatsJSON `json:"items"`
+	}{period, inviteStatsOut(stats.Group{Counts: stats.Total(groups)}), items})
+}
+
+func (s *server) reviewStats(w http.ResponseWriter, r *http.Request) {
+	period, groups, ok := s.statsQuery(w, r)
+	if !ok {
+		return
+	}
+	items := make([]reviewStatsJSON, len(groups))
+	for i, g := range groups {
+		items[i] = reviewStatsJSON{Key: g.Key, summaryJSON: summaryOut(g.Counts.Ratings())}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		statsPeriodJSON
+		Total summaryJSON       `json:"total"`
+		Items []reviewStatsJSON `json:"items"`
+	}{period, summaryOut(stats.Total(groups).Ratings()), items})
+}

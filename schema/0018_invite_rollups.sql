@@ -25,8 +25,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- Daily counts (the UTC day the events were accepted), and the same per
--- quarter hour for periods in other time zones; a slot row with empty
--- event type, channel, locale and medium holds the slot's totals.
+-- quarter hour for periods in other time zones; a row with empty event
+-- type, channel, locale and medium holds the totals of its day or slot.
 CREATE TABLE invite_rollups (
     account_id                  text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
     day                         date NOT NULL,
@@ -66,6 +66,7 @@ ALTER TABLE invite_rollup_slots ADD COLUMN slot timestamptz NOT NULL;
 ALTER TABLE invite_rollup_slots ADD FOREIGN KEY (account_id) REFERENCES accounts (id) ON DELETE CASCADE;
 ALTER TABLE invite_rollup_slots ADD PRIMARY KEY (account_id, slot, event_type_id, channel_id, locale, medium);
 CREATE INDEX invite_rollup_slots_totals ON invite_rollup_slots (account_id, slot) WHERE event_type_id = '';
+CREATE INDEX invite_rollups_totals ON invite_rollups (account_id, day) WHERE event_type_id = '';
 
 -- The events a review or an unsubscribe of before now tells of.
 UPDATE events e SET opened_at = r.created_at FROM reviews r WHERE r.event_id = e.id AND e.opened_at IS NULL;
@@ -121,6 +122,9 @@ BEGIN
         INSERT INTO invite_rollups (account_id, day, event_type_id, channel_id, locale, medium, accepted, pending, scheduled, sent, failed, cancelled, skipped_event_type_inactive, skipped_setting_inactive, skipped_recently_invited, skipped_suppressed, skipped_no_address, skipped_quota_exceeded, skipped_other, opened, reviewed, rated_1, rated_2, rated_3, rated_4, rated_5, unsubscribed, delivered, bounced)
         SELECT account_id, (slot AT TIME ZONE 'UTC')::date, event_type_id, channel_id, locale, medium, sum(accepted), sum(pending), sum(scheduled), sum(sent), sum(failed), sum(cancelled), sum(skipped_event_type_inactive), sum(skipped_setting_inactive), sum(skipped_recently_invited), sum(skipped_suppressed), sum(skipped_no_address), sum(skipped_quota_exceeded), sum(skipped_other), sum(opened), sum(reviewed), sum(rated_1), sum(rated_2), sum(rated_3), sum(rated_4), sum(rated_5), sum(unsubscribed), sum(delivered), sum(bounced)
         FROM counts GROUP BY account_id, (slot AT TIME ZONE 'UTC')::date, event_type_id, channel_id, locale, medium
+        UNION ALL
+        SELECT account_id, (slot AT TIME ZONE 'UTC')::date, '', '', '', '', sum(accepted), sum(pending), sum(scheduled), sum(sent), sum(failed), sum(cancelled), sum(skipped_event_type_inactive), sum(skipped_setting_inactive), sum(skipped_recently_invited), sum(skipped_suppressed), sum(skipped_no_address), sum(skipped_quota_exceeded), sum(skipped_other), sum(opened), sum(reviewed), sum(rated_1), sum(rated_2), sum(rated_3), sum(rated_4), sum(rated_5), sum(unsubscribed), sum(delivered), sum(bounced)
+        FROM counts GROUP BY account_id, (slot AT TIME ZONE 'UTC')::date
     )
     INSERT INTO invite_rollup_slots (account_id, slot, event_type_id, channel_id, locale, medium, accepted, pending, scheduled, sent, failed, cancelled, skipped_event_type_inactive, skipped_setting_inactive, skipped_recently_invited, skipped_suppressed, skipped_no_address, skipped_quota_exceeded, skipped_other, opened, reviewed, rated_1, rated_2, rated_3, rated_4, rated_5, unsubscribed, delivered, bounced)
     SELECT account_id, slot, event_type_id, channel_id, locale, medium, accepted, pending, scheduled, sent, failed, cancelled, skipped_event_type_inactive, skipped_setting_inactive, skipped_recently_invited, skipped_suppressed, skipped_no_address, skipped_quota_exceeded, skipped_other, opened, reviewed, rated_1, rated_2, rated_3, rated_4, rated_5, unsubscribed, delivered, bounced FROM counts

@@ -27,7 +27,9 @@ import (
 // rollupCTEs are the common table expressions that add the rows of
 // source — account_id, slot, event_type_id, channel_id, locale, medium
 // and one column per stats.Columns, each row a change to add — to both
-// tables. The slot rows wait for the daily rows (the sub-select), so every
+// tables, each beside the totals row (empty event type, channel, locale
+// and medium) of its day or quarter hour, which a grouping by day reads
+// alone. The slot rows wait for the daily rows (the sub-select), so every
 // statement locks in the same order.
 func rollupCTEs(source string) string {
 	cols := stats.Columns()
@@ -41,9 +43,12 @@ func rollupCTEs(source string) string {
 	return `rollup_in AS (` + source + `
 ), rollup_day AS (
     INSERT INTO invite_rollups AS r (account_id, day, ` + dims + `, ` + list + `)
-    SELECT account_id, (slot AT TIME ZONE 'UTC')::date, ` + dims + `, ` + sum + `
-    FROM rollup_in GROUP BY account_id, (slot AT TIME ZONE 'UTC')::date, ` + dims + `
-    ORDER BY account_id, 2, ` + dims + `
+    SELECT account_id, day, ` + dims + `, ` + sum + `
+    FROM (SELECT account_id, (slot AT TIME ZONE 'UTC')::date AS day, ` + dims + `, ` + list + ` FROM rollup_in
+          UNION ALL
+          SELECT account_id, (slot AT TIME ZONE 'UTC')::date, '', '', '', '', ` + list + ` FROM rollup_in) x
+    GROUP BY account_id, day, ` + dims + `
+    ORDER BY account_id, day, ` + dims + `
     ON CONFLICT (account_id, day, ` + dims + `) DO UPDATE SET ` + set + `
     RETURNING 1
 ), rollup_slot AS (
@@ -228,10 +233,11 @@ type StatsQuery struct {
 	GroupBy  stats.GroupBy
 }
 
-// InviteStats sums the counts of q by its grouping, from the daily rows
-// for whole UTC days and the quarter-hour rows for the rest (the days of
-// a time zone other than UTC, and the ends of a period that do not fall
-// on UTC midnight). Keys without counts are left out.
+// InviteStats sums the counts of q by its grouping. By day it reads the
+// totals rows only: daily in UTC, per quarter hour in another time zone.
+// Grouped otherwise it reads the daily rows of the whole UTC days of the
+// period and the quarter-hour rows of its ends when they do not fall on
+// UTC midnight. Keys without counts are left out.
 func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, error) {
 	cols := stats.Columns()
 	sums := make([]string, len(cols))
@@ -243,44 +249,58 @@ func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, e
 	var query string
 	var args []any
 	switch {
-	case q.GroupBy == stats.GroupDay && !utc:
-		query = `SELECT to_char((slot AT TIME ZONE $4)::date, 'YYYY-MM-DD') AS key, ` + sum + `
-			FROM invite_rollup_slots
-			WHERE account_id = $1 AND event_type_id = '' AND slot >= $2 AND slot < $3
-			GROUP BY 1 ORDER BY 1`
+	case q.GroupBy == stats.GroupDay && utc:
+		query = `SELECT to_char(day, 'YYYY-MM-DD') AS key, ` + sum + `
+			FROM invite_rollups
+			WHERE account_id = $1 AND event_type_id = '' AND day >= $2::date AND day < $3::date
+			GROUP BY day ORDER BY day`
+		args = []any{q.AccountID, q.From.UTC().Format(time.DateOnly), q.To.UTC().Format(time.DateOnly)}
+	case q.GroupBy == stats.GroupDay:
+		query = `SELECT to_char(day, 'YYYY-MM-DD') AS key, ` + strings.Join(cols, ", ") + ` FROM (
+				SELECT (slot AT TIME ZONE $4)::date AS day, ` + sum + `
+				FROM invite_rollup_slots
+				WHERE account_id = $1 AND event_type_id = '' AND slot >= $2 AND slot < $3
+				GROUP BY 1) x ORDER BY day`
 		args = []any{q.AccountID, q.From, q.To, q.TimeZone}
 	default:
-		dayKey := map[stats.GroupBy]string{stats.GroupDay: `to_char(day, 'YYYY-MM-DD')`, stats.GroupEventType: "event_type_id",
-			stats.GroupChannel: "channel_id", stats.GroupLocale: "locale", stats.GroupMedium: "medium"}[q.GroupBy]
-		slotKey := map[stats.GroupBy]string{stats.GroupDay: `to_char((slot AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD')`,
-			stats.GroupEventType: "event_type_id", stats.GroupChannel: "channel_id", stats.GroupLocale: "locale",
-			stats.GroupMedium: "medium"}[q.GroupBy]
-		if dayKey == "" {
+		key := map[stats.GroupBy]string{stats.GroupEventType: "event_type_id", stats.GroupChannel: "channel_id",
+			stats.GroupLocale: "locale", stats.GroupMedium: "medium"}[q.GroupBy]
+		if key == "" {
 			return nil, fmt.Errorf("invite stats: unknown grouping %q", q.GroupBy)
 		}
 		// Whole UTC days inside the period from the daily rows, the
 		// quarter hours before the first and after the last from the
-		// slot rows.
+		// slot rows; each part only when it is not empty.
 		firstDay := q.From.UTC().Truncate(24 * time.Hour)
 		if firstDay.Before(q.From) {
 			firstDay = firstDay.Add(24 * time.Hour)
 		}
 		endDay := q.To.UTC().Truncate(24 * time.Hour)
-		if endDay.Before(firstDay) {
-			endDay = firstDay
+		args = []any{q.AccountID}
+		arg := func(v any) string {
+			args = append(args, v)
+			return fmt.Sprintf("$%d", len(args))
 		}
-		headEnd, tailStart := firstDay, endDay
-		if firstDay.After(q.To) {
-			headEnd, tailStart = q.To, q.To
+		var parts []string
+		slotPart := func(from, to time.Time) {
+			if from.Before(to) {
+				parts = append(parts, `SELECT `+key+` AS key, `+strings.Join(cols, ", ")+` FROM invite_rollup_slots
+					WHERE account_id = $1 AND slot >= `+arg(from)+` AND slot < `+arg(to)+` AND event_type_id <> ''`)
+			}
 		}
-		query = `SELECT key, ` + sum + ` FROM (
-				SELECT ` + dayKey + ` AS key, ` + strings.Join(cols, ", ") + ` FROM invite_rollups
-				WHERE account_id = $1 AND day >= $2::date AND day < $3::date
-				UNION ALL
-				SELECT ` + slotKey + ` AS key, ` + strings.Join(cols, ", ") + ` FROM invite_rollup_slots
-				WHERE account_id = $1 AND event_type_id <> '' AND ((slot >= $4 AND slot < $5) OR (slot >= $6 AND slot < $7))
-			) x GROUP BY key ORDER BY key`
-		args = []any{q.AccountID, firstDay.Format(time.DateOnly), endDay.Format(time.DateOnly), q.From, headEnd, tailStart, q.To}
+		if firstDay.Before(endDay) {
+			parts = append(parts, `SELECT `+key+` AS key, `+strings.Join(cols, ", ")+` FROM invite_rollups
+				WHERE account_id = $1 AND day >= `+arg(firstDay.Format(time.DateOnly))+`::date AND day < `+
+				arg(endDay.Format(time.DateOnly))+`::date AND event_type_id <> ''`)
+			slotPart(q.From, firstDay)
+			slotPart(endDay, q.To)
+		} else {
+			slotPart(q.From, q.To)
+		}
+		if len(parts) == 0 {
+			return nil, nil
+		}
+		query = `SELECT key, ` + sum + ` FROM (` + strings.Join(parts, " UNION ALL ") + `) x GROUP BY key ORDER BY key`
 	}
 	rows, err := s.db.QueryxContext(ctx, query, args...)
 	if err != nil {

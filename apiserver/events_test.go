@@ -74,7 +74,7 @@ func TestAcceptEventAnswersAsDocumented(t *testing.T) {
 	assert.True(t, store.ValidID("ety", ev["eventTypeId"].(string)))
 	assert.Equal(t, "2026-11-20T09:00:00.000Z", ev["transaction"].(map[string]any)["date"], "normalised to UTC milliseconds")
 	assert.Equal(t, map[string]any{"status": "pending", "reason": nil, "medium": "email", "scheduledFor": nil,
-		"sentAt": nil, "attempts": 0.0, "lastError": nil, "delivery": nil, "reminder": nil, "attemptHistory": []any{}}, ev["invite"])
+		"sentAt": nil, "openedAt": nil, "attempts": 0.0, "lastError": nil, "delivery": nil, "reminder": nil, "attemptHistory": []any{}}, ev["invite"])
 	assert.Nil(t, ev["review"], "no review yet")
 	assert.Nil(t, ev["erasedAt"], "not erased")
 	assert.ElementsMatch(t, []string{"id", "receivedAt", "eventTypeId", "customer", "type", "channel", "transaction",

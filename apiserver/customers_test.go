@@ -44,7 +44,8 @@ func (s *signals) list() []string {
 func (e *env) withSignals(t *testing.T, rec *signals) *env {
 	t.Helper()
 	api := apiserver.New(apiserver.Options{Store: e.store, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
-		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t)})
+		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t),
+		PublicationKeys: testPublicationKeys(t, e.store)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- api.Run(ctx) }()

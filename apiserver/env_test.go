@@ -25,6 +25,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -78,6 +79,15 @@ func testWebhookSecrets(t testing.TB) *webhook.SecretBox {
 	return box
 }
 
+// testPublicationKeys keeps the accounts' publication keys in st, sealed
+// as the API of a deployment with testSecretKey does.
+func testPublicationKeys(t testing.TB, st *store.Store) *publication.Keys {
+	t.Helper()
+	k, err := publication.NewKeys(st, secretkey.Derive(testSecretKey, secretkey.PublicationKey), nil)
+	require.NoError(t, err)
+	return k
+}
+
 func newEnv(t testing.TB, configure ...func(*apiserver.Options)) *env {
 	t.Helper()
 	return newEnvWith(t, store.New(testdb.New(t), "P7D"), configure...)
@@ -100,7 +110,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 
 	e.feedbackLinks, e.unsubscribeLinks = testLinks(t)
 	opts := apiserver.Options{Store: st, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
-		SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t)}
+		SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t), PublicationKeys: testPublicationKeys(t, st)}
 	for _, c := range configure {
 		c(&opts)
 	}
@@ -159,7 +169,8 @@ func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	c := *e
 	c.logs = &syncbuf.Buffer{}
 	c.srv = httptest.NewServer(apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger(),
-		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t)}))
+		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t),
+		PublicationKeys: testPublicationKeys(t, e.store)}))
 	t.Cleanup(c.srv.Close)
 	return &c
 }

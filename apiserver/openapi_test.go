@@ -895,6 +895,7 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	require.Len(t, asList(reviews["items"]), 1, "the review of the feedback form examples")
 	review := asMap(asList(reviews["items"])[0])
 	assert.Equal(t, richest, review["eventId"])
+	r.publicReviews(t, review["id"].(string)) // before the shop replies to it and reports it
 	r.reviewOperations(t, review["id"].(string))
 
 	var suppressed string
@@ -953,6 +954,22 @@ func (r *openAPIRun) reviewOperations(t *testing.T, id string) {
 	}
 	r.success(t, "GET /reviews/{id}/history", apiCall{path: at + "/history"}, "moderated")
 	r.success(t, "DELETE /reviews/{id}/reply", apiCall{path: at + "/reply"}, "")
+}
+
+// publicReviews reads the account's public reviews, with review id
+// among them, in every public form.
+func (r *openAPIRun) publicReviews(t *testing.T, id string) {
+	acc := "/public/accounts/" + r.e.account
+	list := r.success(t, "GET /public/accounts/{acc}/reviews", apiCall{path: acc + "/reviews"}, "reviews")
+	require.Len(t, asList(list["items"]), 1)
+	r.success(t, "GET /public/accounts/{acc}/reviews.jsonld", apiCall{path: acc + "/reviews.jsonld"}, "")
+	r.success(t, "GET /public/accounts/{acc}/widget", apiCall{path: acc + "/widget", query: "locale=de&theme=dark"}, "")
+	r.success(t, "GET /public/accounts/{acc}/feeds/google-product-reviews.xml", apiCall{path: acc + "/feeds/google-product-reviews.xml"}, "")
+	r.success(t, "GET /public/accounts/{acc}/jwks.json", apiCall{path: acc + "/jwks.json"}, "")
+	product := "account=" + r.e.account + "&sku=CUP-ESP-01"
+	r.success(t, "GET /public/products/reviews", apiCall{path: "/public/products/reviews", query: product}, "product")
+	r.success(t, "GET /public/products/reviews.jsonld", apiCall{path: "/public/products/reviews.jsonld", query: product}, "")
+	r.success(t, "GET /public/reviews/{id}/verify", apiCall{path: "/public/reviews/" + id + "/verify", query: "locale=fr"}, "")
 }
 
 // templateOperations stores the document's template examples, lists,
@@ -1189,6 +1206,23 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 		"400 POST /sms/inbound": func(c apiCall) apiCall { // signed, no From
 			return resign(t, c, testSMSAuthToken, testSMSInboundURL, func(f url.Values) { f.Del("From") })
 		},
+		"404 GET /public/products/reviews": func(c apiCall) apiCall {
+			c.query = "account=acc-00000000-0000-4000-8000-000000000000&sku=CUP-ESP-01"
+			return c
+		},
+		"404 GET /public/products/reviews.jsonld": func(c apiCall) apiCall {
+			c.query = "account=acc-00000000-0000-4000-8000-000000000000&sku=CUP-ESP-01"
+			return c
+		},
+		"404 GET /public/accounts/{acc}/widget":         func(c apiCall) apiCall { c.path = unknownID(c.path); return c },
+		"404 GET /public/reviews/{id}/verify":           func(c apiCall) apiCall { c.path = unknownID(c.path); return c },
+		"400 GET /public/reviews/{id}/verify":           func(c apiCall) apiCall { c.query = "limit=0"; return c },
+		"400 GET /public/accounts/{acc}/reviews.jsonld": func(c apiCall) apiCall { c.query = "limit=0"; return c },
+		"400 GET /public/accounts/{acc}/jwks.json":      func(c apiCall) apiCall { c.query = "limit=0"; return c },
+		"400 GET /public/accounts/{acc}/feeds/google-product-reviews.xml": func(c apiCall) apiCall {
+			c.query = "limit=0"
+			return c
+		},
 		"410 GET /feedback": func(c apiCall) apiCall {
 			c.query = linkQuery(t, e.feedbackLinks, r.sentLongAgo(t)).Encode()
 			return c
@@ -1229,8 +1263,9 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 				c = f(c)
 			case status == http.StatusNotFound && r.doc.page(o): // a link that does not verify
 				c.query, c.body = forgeSig(t, c.query), forgeSig(t, c.body)
-			case status == http.StatusTooManyRequests && r.doc.page(o):
-				// Pages are limited per address (20 at once): send until limited.
+			case status == http.StatusTooManyRequests && (r.doc.page(o) || strings.HasPrefix(o.path, "/public/")):
+				// Pages and the public reviews are limited per address (20
+				// and 100 at once): send until limited.
 				target, repeat = limited, true
 			case status == http.StatusBadRequest:
 				switch {
@@ -1272,7 +1307,7 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 				continue
 			}
 			res, _, _ := r.send(t, target, o.key(), c)
-			for i := 0; repeat && res.status != status && i < 100; i++ {
+			for i := 0; repeat && res.status != status && i < 400; i++ {
 				res, _, _ = r.send(t, target, o.key(), c)
 			}
 			assert.Equal(t, status, res.status, "%s: the documented %d: %s", o.key(), status, res.body)

@@ -20,6 +20,12 @@ const (
 	public access = 1 << 7
 	// page routes are public HTML pages for customers, limited per address.
 	page access = 1<<7 | 1<<6
+	// publicRead routes publish an account's reviews to anyone: no token,
+	// CORS *, limited per address.
+	publicRead access = 1<<7 | 1<<5
+	// publicPage routes are publicRead routes that answer HTML, their
+	// errors too.
+	publicPage access = 1<<7 | 1<<5 | 1<<4
 
 	fullOnly  = allowFull                               // writes of event types, channels, settings, webhooks, templates; cancel, retry; report, reply
 	senders   = allowFull | allowEvents                 // POST /events, POST /events/batch
@@ -118,6 +124,15 @@ func (s *server) routes() []route {
 		{http.MethodPost, s.feedbackPath, page, s.pages.PostFeedback},
 		{http.MethodGet, pages.UnsubscribePath, page, s.pages.ShowUnsubscribe},
 		{http.MethodPost, pages.UnsubscribePath, page, s.pages.PostUnsubscribe},
+
+		{http.MethodGet, "/public/accounts/{acc}/reviews", publicRead, s.getPublicReviews},
+		{http.MethodGet, "/public/accounts/{acc}/reviews.jsonld", publicRead, s.getAccountJSONLD},
+		{http.MethodGet, "/public/accounts/{acc}/widget", publicPage, s.getWidget},
+		{http.MethodGet, "/public/accounts/{acc}/feeds/google-product-reviews.xml", publicRead, s.getFeed},
+		{http.MethodGet, "/public/accounts/{acc}/jwks.json", publicRead, s.getJWKS},
+		{http.MethodGet, "/public/products/reviews", publicRead, s.getPublicProductReviews},
+		{http.MethodGet, "/public/products/reviews.jsonld", publicRead, s.getProductJSONLD},
+		{http.MethodGet, "/public/reviews/{id}/verify", publicPage, s.getVerifyPage},
 
 		// The SMS provider's callbacks, served by package sms.
 		{http.MethodPost, sms.StatusPath, public, s.smsCallbacks.ServeStatus},

@@ -25,6 +25,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
@@ -104,6 +105,14 @@ type Options struct {
 	// Templates renders the previews of templates; nil: the built-in
 	// ones, loaded by New.
 	Templates *templates.Library
+	// PublicationKeys sign the proofs of public reviews and publish the
+	// accounts' keys. Required.
+	PublicationKeys *publication.Keys
+	// PublicBaseURL is the API's public address (TOUCHPOINT_BASE_URL),
+	// from which the public endpoints make absolute links (the feed's
+	// review URLs, the widget's links). Empty: the origin of the
+	// feedback links.
+	PublicBaseURL string
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -142,6 +151,12 @@ type server struct {
 
 	// batchBytes caps the bytes of batches in flight.
 	batchBytes *byteBudget
+
+	// The public endpoints of reviews.
+	publication      *publication.Keys
+	publicBase       string
+	publicReadLimits *addressLimits
+	errorPages       *pages.Pages // the widget's and the verify page's errors
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -154,8 +169,9 @@ type Server struct {
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil {
-		panic("apiserver.New: Store, Auth, FeedbackLinks, UnsubscribeLinks and WebhookSecrets are required")
+	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
+		opts.PublicationKeys == nil {
+		panic("apiserver.New: Store, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
 	}
 	if opts.Templates == nil {
 		var err error
@@ -168,7 +184,9 @@ func New(opts Options) *Server {
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
 		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
-		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate, templates: opts.Templates}
+		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate, templates: opts.Templates,
+		publication: opts.PublicationKeys, publicBase: publicBase(opts.PublicBaseURL, opts.FeedbackLinks),
+		publicReadLimits: newAddressLimits(opts.TrustedProxies, publicReadRatePerSecond, publicReadBurst)}
 	if s.notify == nil {
 		s.notify = func() {}
 	}
@@ -188,6 +206,9 @@ func New(opts Options) *Server {
 		Now: s.now, Metrics: s.metrics, Reviewed: s.signalReview, HSTS: opts.HSTS,
 		Report: func(r *http.Request, err error) { infoFrom(r.Context()).err = err }})
 	if err != nil {
+		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
+	}
+	if s.errorPages, err = pages.New(); err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
 	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store, Logger: s.log, Fail: s.fail})
@@ -230,6 +251,9 @@ func (s *server) guard(rt route) http.Handler {
 			return
 		case page:
 			s.guardPage(w, r, rt.handle)
+			return
+		case publicRead, publicPage:
+			s.guardPublic(w, r, rt.access == publicPage, rt.handle)
 			return
 		}
 		p, err := s.authenticate(r)

@@ -24,6 +24,7 @@ import (
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/searchattr"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -229,7 +230,9 @@ const accountsUsage = `usage:
   touchpoint accounts set-quota --account acc-… [QUOTAS] [--json]    (without any, it shows the quotas)
       QUOTAS: [--daily-sends N] [--recipient-daily-cap N] [--channels N] [--event-types N]
               [--webhook-endpoints N] [--daily-events N]
-      N is a count (0: no limit) or "default" (the TOUCHPOINT_… default)`
+      N is a count (0: no limit) or "default" (the TOUCHPOINT_… default)
+  touchpoint accounts rotate-publication-key --account acc-… [--json]
+      a new key signs the proofs of the account's public reviews; the older keys stay published`
 
 func (env *environment) runAccounts(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -242,8 +245,45 @@ func (env *environment) runAccounts(ctx context.Context, args []string) error {
 		return env.updateAccount(ctx, args[1:])
 	case "set-quota":
 		return env.setQuota(ctx, args[1:])
+	case "rotate-publication-key":
+		return env.rotatePublicationKey(ctx, args[1:])
 	}
 	return errors.New(accountsUsage)
+}
+
+// rotatePublicationKey is `accounts rotate-publication-key`: a new
+// publication key signs the account's proofs from now on (the API's
+// replicas follow within half a minute); every older key stays in the
+// account's JWKS, so the proofs it signed still verify.
+func (env *environment) rotatePublicationKey(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("accounts rotate-publication-key", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	account := fs.String("account", "", "account id (acc-…)")
+	asJSON := fs.Bool("json", false, "print the new key's kid as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !store.ValidID("acc", *account) {
+		return errors.New("accounts rotate-publication-key: --account must be an account id (acc-…)")
+	}
+	cfg, st, err := adminStore(ctx, env, true)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	keys, err := publication.NewKeys(st, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
+	if err != nil {
+		return err
+	}
+	kid, err := keys.Rotate(ctx, *account)
+	if err != nil {
+		return fmt.Errorf("accounts rotate-publication-key: account %s: %w", *account, err)
+	}
+	if *asJSON {
+		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": *account, "kid": kid})
+	}
+	fmt.Fprintf(env.stdout, "account %s: publication key %s signs from now on; the older keys stay published\n", *account, kid)
+	return nil
 }
 
 func (env *environment) createAccount(ctx context.Context, args []string) error {

@@ -115,3 +115,40 @@ func TestAccountsAndClientsCLI(t *testing.T) {
 	_, err = runCLI(t, map[string]string{"DATABASE_URL": vars["DATABASE_URL"]}, "clients", "list", "--account", acc.AccountID)
 	assert.ErrorContains(t, err, "TOUCHPOINT_SECRET_KEY", "the admin CLI needs the secret key outside dev")
 }
+
+// TestRotatePublicationKeyCLI: the operator's rotation makes a new key
+// that signs, and the account's JWKS keeps the old one.
+func TestRotatePublicationKeyCLI(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"DATABASE_URL": testdb.NewURL(t), "TOUCHPOINT_SECRET_KEY": adminSecretKey}
+	_, err := runCLI(t, vars, "migrate", "--schema-only")
+	require.NoError(t, err)
+	out, err := runCLI(t, vars, "accounts", "create", "--name", "Acme", "--json")
+	require.NoError(t, err)
+	var acc struct{ AccountID string }
+	require.NoError(t, json.Unmarshal([]byte(out), &acc))
+
+	var kids []string
+	for range 2 {
+		out, err = runCLI(t, vars, "accounts", "rotate-publication-key", "--account", acc.AccountID, "--json")
+		require.NoError(t, err)
+		var got struct{ AccountID, KID string }
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		assert.Equal(t, acc.AccountID, got.AccountID)
+		kids = append(kids, got.KID)
+	}
+	require.NotEqual(t, kids[0], kids[1])
+
+	db, err := store.Open(context.Background(), vars["DATABASE_URL"])
+	require.NoError(t, err)
+	defer db.Close()
+	keys, err := store.New(db, "P7D").PublicationKeys(context.Background(), acc.AccountID)
+	require.NoError(t, err)
+	require.Len(t, keys, 2, "the older key stays")
+	assert.Equal(t, kids[1], keys[0].KID, "the newest signs")
+
+	_, err = runCLI(t, vars, "accounts", "rotate-publication-key", "--account", "acc-nope")
+	assert.ErrorContains(t, err, "--account must be an account id")
+	_, err = runCLI(t, vars, "accounts", "rotate-publication-key", "--account", store.NewID("acc"))
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
@@ -113,6 +114,10 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
+	pubKeys, err := publication.NewKeys(st, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
+	if err != nil {
+		return nil, nil, err
+	}
 	notifier := starter.NewNotifier(st, logger)
 	// The starter gives way to this process's accepts: the client of an
 	// accept waits now, the invites of its events are due later.
@@ -145,6 +150,9 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		// and keep browsers on https when they are served there.
 		TrustedProxies: cfg.TrustedProxies,
 		HSTS:           strings.HasPrefix(cfg.BaseURL, "https://"),
+		// The proofs of public reviews, and their absolute links.
+		PublicationKeys: pubKeys,
+		PublicBaseURL:   cfg.BaseURL,
 		Readiness: func(ctx context.Context) map[string]error {
 			_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 			return map[string]error{"temporal": terr, "issuer": verifier.Ready()}

@@ -11,11 +11,12 @@ import (
 // Purposes of derived keys. A purpose string must never be reused for a
 // different mechanism: changing it changes every key derived for it.
 const (
-	ClientSecret   = "client-secret"    // keyed hash of API client secrets
-	SigningKeySeal = "signing-key-seal" // AES-GCM sealing of the issuer's private keys
-	FeedbackLink   = "feedback-link"    // signature of feedback links
-	Unsubscribe    = "unsubscribe-link" // signature of unsubscribe links (RFC 8058)
-	WebhookSecret  = "webhook-secret"   // AES-GCM sealing of webhook endpoint secrets
+	ClientSecret   = "client-secret"        // keyed hash of API client secrets
+	SigningKeySeal = "signing-key-seal"     // AES-GCM sealing of the issuer's private keys
+	FeedbackLink   = "feedback-link"        // signature of feedback links
+	Unsubscribe    = "unsubscribe-link"     // signature of unsubscribe links (RFC 8058)
+	WebhookSecret  = "webhook-secret"       // AES-GCM sealing of webhook endpoint secrets
+	PublicationKey = "publication-key-seal" // AES-GCM sealing of the accounts' publication keys
 )
 
 // Derive returns the 32-byte key for purpose: HMAC-SHA256 keyed with the

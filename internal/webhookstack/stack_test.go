@@ -32,6 +32,7 @@ import (
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/starter"
@@ -107,13 +108,16 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	require.NoError(t, err)
 	unsub, err := signedlink.New("https://api.webhookstack.test"+pages.UnsubscribePath, secretkey.Derive(secretKey, secretkey.Unsubscribe))
 	require.NoError(t, err)
+	pubKeys, err := publication.NewKeys(s.st, secretkey.Derive(secretKey, secretkey.PublicationKey), nil)
+	require.NoError(t, err)
 	notifier := starter.NewNotifier(s.st, quiet)
 	s.api = httptest.NewUnstartedServer(nil)
 	apiURL := "http://" + s.api.Listener.Addr().String()
 	s.texts = newSMSProvider(t, apiURL+sms.StatusPath)
 	api := apiserver.New(apiserver.Options{Store: s.st, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
 		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true,
-		SMS: &sms.CallbackKeys{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + sms.InboundPath}})
+		PublicationKeys: pubKeys,
+		SMS:             &sms.CallbackKeys{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + sms.InboundPath}})
 	s.api.Config.Handler = api
 	s.api.Start()
 	s.metrics.WatchWebhooks(s.st.WebhookBacklog)

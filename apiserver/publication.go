@@ -1,0 +1,544 @@
+package apiserver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/touchpoint/touchpoint/publication"
+	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// The public endpoints of an account's reviews: no token, readable from
+// any site (CORS *), cached by anyone for five minutes, with a strong
+// ETag. What they show, and how, is package publication's; these handlers
+// read the rows, hand them over and write the answer.
+
+// Per-address limits of the public endpoints: a shop's pages load the
+// widget or the JSON once per visitor, and browsers and CDNs cache it, so
+// an address asking for more than this is a scraper.
+const (
+	publicReadRatePerSecond = 10
+	publicReadBurst         = 100
+)
+
+// The headers every public answer carries.
+const (
+	publicCacheControl = "public, max-age=300"
+	// feedBatch is how many product reviews the feed reads at a time.
+	feedBatch = 1000
+)
+
+// guardPublic limits a public endpoint per client address (as the
+// customer pages are, through trusted proxies) and sets the CORS header
+// on every answer, errors too, so a page of another site can read them.
+func (s *server) guardPublic(w http.ResponseWriter, r *http.Request, html bool, handle http.HandlerFunc) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Expose-Headers", "ETag")
+	if ok, wait := s.publicReadLimits.allow(r, s.now()); !ok {
+		if html {
+			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(wait.Seconds()+0.999))))
+			s.errorPages.Unavailable(w, http.StatusTooManyRequests, publication.AcceptLanguage(r.Header.Get("Accept-Language")))
+			return
+		}
+		s.fail(w, r, tooManyRequests(wait))
+		return
+	}
+	handle(w, r)
+}
+
+// etagOf is the strong ETag of a body: its SHA-256, base64url.
+func etagOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:]) + `"`
+}
+
+// notModified reports whether the request's If-None-Match names etag (or
+// "*"); GET compares weakly, so W/"x" matches "x" (RFC 9110 §13.1.2).
+func notModified(r *http.Request, etag string) bool {
+	for _, v := range r.Header.Values("If-None-Match") {
+		for _, tag := range strings.Split(v, ",") {
+			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+			if tag == "*" || tag == etag {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writePublic answers a public GET with body, its strong ETag and the
+// public cache headers, or 304 when the client has it already.
+func writePublic(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
+	etag := etagOf(body)
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", publicCacheControl)
+	if notModified(r, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", contentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body) // a failed write means the client is gone
+}
+
+// writePublicJSON is writePublic of v as JSON.
+func (s *server) writePublicJSON(w http.ResponseWriter, r *http.Request, contentType string, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	// JSON-LD keeps encoding/json's HTML escaping (it may be pasted into a
+	// <script> element); the plain JSON answers write text as it is, like
+	// the rest of the API.
+	enc.SetEscapeHTML(contentType == publication.ContentTypeJSONLD)
+	if err := enc.Encode(v); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writePublic(w, r, contentType, b.Bytes())
+}
+
+// publicAccount reads the account of the path's {acc} (404 when it is
+// none).
+func (s *server) publicAccount(r *http.Request) (store.Account, error) {
+	return s.accountByID(r, mux.Vars(r)["acc"])
+}
+
+func (s *server) accountByID(r *http.Request, id string) (store.Account, error) {
+	if !store.ValidID("acc", id) {
+		return store.Account{}, newError(http.StatusNotFound, "account not found")
+	}
+	a, err := s.store.Account(r.Context(), id)
+	if err != nil {
+		return store.Account{}, about("account", "", err)
+	}
+	return a, nil
+}
+
+// publicURL is the absolute address of a public path.
+func (s *server) publicURL(path string) string { return s.publicBase + path }
+
+func (s *server) verifyURL(reviewID string) string {
+	return s.publicURL("/public/reviews/" + url.PathEscape(reviewID) + "/verify")
+}
+
+// getPublicReviews is GET /public/accounts/{acc}/reviews: the account's
+// public reviews, newest first, with the aggregate and a proof each.
+func (s *server) getPublicReviews(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "locale", "minRating")
+	f := store.PublicReviewFilter{Locale: q.locale("locale"), MinRating: q.rating("minRating")}
+	p := q.page("rev")
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.publicAccount(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	agg, err := s.store.ReviewAggregate(r.Context(), a.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rs, next, err := s.store.PublicReviews(r.Context(), a.ID, f, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	list, err := s.publication.ListOf(r.Context(), a, agg, rs, next)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writePublicJSON(w, r, "application/json", list)
+}
+
+// getAccountJSONLD is GET /public/accounts/{acc}/reviews.jsonld.
+func (s *server) getAccountJSONLD(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r)
+	q.noPage()
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.publicAccount(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	agg, err := s.store.ReviewAggregate(r.Context(), a.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rs, _, err := s.store.PublicReviews(r.Context(), a.ID, store.PublicReviewFilter{MinRating: review.MinRating},
+		store.Page{Limit: publication.LatestInJSONLD})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writePublicJSON(w, r, publication.ContentTypeJSONLD, publication.OrganizationOf(a, agg, rs))
+}
+
+// publicProductQuery reads ?account=&sku=|gtin=|mpn= (and the page).
+func (s *server) publicProductQuery(r *http.Request, list bool) (store.Account, review.ProductKey, store.Page, error) {
+	q := parseQuery(r, "account", "sku", "gtin", "mpn")
+	if !list {
+		q.noPage()
+	}
+	var keys []review.ProductKey
+	for _, k := range review.KeyKinds() {
+		if v := q.productKey(string(k)); v != "" {
+			keys = append(keys, review.ProductKey{Kind: k, Value: v})
+		}
+	}
+	if len(keys) != 1 && len(q.errs) == 0 {
+		q.fail("sku", "name the product by exactly one of sku, gtin and mpn")
+	}
+	acc := q.get("account")
+	if acc == "" && len(q.errs) == 0 {
+		q.fail("account", "is required: the id of the account whose reviews to show")
+	}
+	p := q.page("prv")
+	if err := q.err(); err != nil {
+		return store.Account{}, review.ProductKey{}, p, err
+	}
+	a, err := s.accountByID(r, acc)
+	return a, keys[0], p, err
+}
+
+// getPublicProductReviews is GET /public/products/reviews: one product's
+// public reviews with its aggregate.
+func (s *server) getPublicProductReviews(w http.ResponseWriter, r *http.Request) {
+	a, k, p, err := s.publicProductQuery(r, true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	agg, err := s.store.ProductAggregate(r.Context(), a.ID, k)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ps, next, err := s.store.PublicProductReviews(r.Context(), a.ID, k, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	list, err := s.publication.ProductListOf(r.Context(), a, agg, ps, next)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writePublicJSON(w, r, "application/json", list)
+}
+
+// getProductJSONLD is GET /public/products/reviews.jsonld.
+func (s *server) getProductJSONLD(w http.ResponseWriter, r *http.Request) {
+	a, k, _, err := s.publicProductQuery(r, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	agg, err := s.store.ProductAggregate(r.Context(), a.ID, k)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ps, _, err := s.store.PublicProductReviews(r.Context(), a.ID, k, store.Page{Limit: publication.LatestInJSONLD})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writePublicJSON(w, r, publication.ContentTypeJSONLD, publication.ProductOf(k, agg, ps))
+}
+
+// getJWKS is GET /public/accounts/{acc}/jwks.json: every publication key
+// the account ever had, newest first.
+func (s *server) getJWKS(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r)
+	q.noPage()
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.publicAccount(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	set, err := s.publication.JWKS(r.Context(), a.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writePublicJSON(w, r, "application/jwk-set+json", set)
+}
+
+// getWidget is GET /public/accounts/{acc}/widget: the HTML widget for an
+// iframe — the latest reviews (of one product with ?sku=) — or, with
+// ?view=all, every review a page at a time.
+func (s *server) getWidget(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "locale", "theme", "sku", "view")
+	lang := q.locale("locale")
+	if lang == "" {
+		lang = publication.AcceptLanguage(r.Header.Get("Accept-Language"))
+		w.Header().Set("Vary", "Accept-Language")
+	}
+	theme := q.get("theme")
+	if theme != "" && theme != publication.ThemeLight && theme != publication.ThemeDark {
+		q.fail("theme", `must be "light" or "dark"`)
+	}
+	sku := q.productKey("sku")
+	all := false
+	switch q.get("view") {
+	case "":
+	case "all":
+		all = true
+	default:
+		q.fail("view", `must be "all"`)
+	}
+	p := q.page("rev")
+	if err := q.err(); err != nil {
+		s.errorPages.BadRequest(w, publication.Pick(lang))
+		return
+	}
+	a, err := s.publicAccount(r)
+	if err != nil {
+		s.publicPageError(w, r, publication.Pick(lang), err)
+		return
+	}
+	if !all {
+		p = store.Page{Limit: publication.LatestInWidget}
+	} else if r.URL.Query().Get("limit") == "" {
+		p.Limit = publication.AllPerPage
+	}
+	v := publication.Widget{Locale: lang, Theme: theme, Account: a, VerifyURL: s.verifyURL}
+	var next *store.Cursor
+	if sku != "" {
+		k := review.ProductKey{Kind: review.SKU, Value: sku}
+		if v.Aggregate, err = s.store.ProductAggregate(r.Context(), a.ID, k); err != nil {
+			s.publicPageError(w, r, publication.Pick(lang), err)
+			return
+		}
+		ps, _, err := s.store.PublicProductReviews(r.Context(), a.ID, k, store.Page{Limit: publication.LatestInWidget})
+		if err != nil {
+			s.publicPageError(w, r, publication.Pick(lang), err)
+			return
+		}
+		for _, pr := range ps {
+			v.Reviews = append(v.Reviews, pr.Review)
+		}
+	} else {
+		if v.Aggregate, err = s.store.ReviewAggregate(r.Context(), a.ID); err != nil {
+			s.publicPageError(w, r, publication.Pick(lang), err)
+			return
+		}
+		if v.Reviews, next, err = s.store.PublicReviews(r.Context(), a.ID, store.PublicReviewFilter{}, p); err != nil {
+			s.publicPageError(w, r, publication.Pick(lang), err)
+			return
+		}
+	}
+	base := "/public/accounts/" + url.PathEscape(a.ID) + "/widget"
+	params := url.Values{"locale": {lang}}
+	if theme != "" {
+		params.Set("theme", theme)
+	}
+	switch {
+	case !all && sku == "":
+		params.Set("view", "all")
+		v.AllURL = s.publicURL(base + "?" + params.Encode())
+	case all && next != nil:
+		params.Set("view", "all")
+		params.Set("cursor", next.Encode())
+		v.NextURL = s.publicURL(base + "?" + params.Encode())
+	}
+	body, err := v.Render()
+	if err != nil {
+		s.publicPageError(w, r, publication.Pick(lang), err)
+		return
+	}
+	w.Header().Set("Content-Security-Policy", publication.WidgetCSP)
+	w.Header().Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	writePublic(w, r, publication.ContentTypeHTML, body)
+}
+
+// getFeed is GET /public/accounts/{acc}/feeds/google-product-reviews.xml:
+// Google's Product Reviews Feed of every public product review, streamed.
+// Its strong ETag is the account's publication version, read before the
+// reviews, so it is known before the first byte.
+func (s *server) getFeed(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r)
+	q.noPage()
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.publicAccount(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	version, err := s.store.PublicationVersion(r.Context(), a.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	etag := etagOf([]byte("google-product-reviews\x00" + publication.FeedVersion + "\x00" + s.publicBase + "\x00" + a.ID + "\x00" +
+		strconv.FormatInt(version, 10)))
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", publicCacheControl)
+	if notModified(r, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", publication.ContentTypeXML)
+	h.Set("X-Content-Type-Options", "nosniff")
+	feed := publication.Feed{Account: a, ReviewURL: s.verifyURL}
+	started := false
+	err = feed.Write(&startWriter{w: w, started: &started}, func(fn func(store.FeedItem) error) error {
+		return s.store.EachPublicProductReview(r.Context(), a.ID, feedBatch, fn)
+	})
+	if err != nil {
+		if !started {
+			h.Del("ETag")
+			h.Del("Cache-Control")
+			s.fail(w, r, err)
+			return
+		}
+		// The status is out: the document stays unfinished, which any
+		// XML parser refuses. Record why.
+		infoFrom(r.Context()).err = err
+	}
+}
+
+// startWriter notes when the first byte went out.
+type startWriter struct {
+	w       http.ResponseWriter
+	started *bool
+}
+
+func (s *startWriter) Write(p []byte) (int, error) {
+	*s.started = true
+	return s.w.Write(p)
+}
+
+// getVerifyPage is GET /public/reviews/{id}/verify: in the reader's
+// language, what the review's proof states; with ?proof=, whether that
+// proof is valid and still matches the review.
+func (s *server) getVerifyPage(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "locale", "proof")
+	q.noPage()
+	lang := q.locale("locale")
+	if lang == "" {
+		lang = publication.AcceptLanguage(r.Header.Get("Accept-Language"))
+		w.Header().Set("Vary", "Accept-Language")
+	}
+	brought := q.get("proof")
+	if err := q.err(); err != nil {
+		s.errorPages.BadRequest(w, publication.Pick(lang))
+		return
+	}
+	id := mux.Vars(r)["id"]
+	if !store.ValidID("rev", id) {
+		s.errorPages.NotFound(w, publication.Pick(lang))
+		return
+	}
+	rev, err := s.store.PublicReviewByID(r.Context(), id)
+	if err != nil {
+		s.publicPageError(w, r, lang, err)
+		return
+	}
+	a, err := s.store.Account(r.Context(), rev.AccountID)
+	if err != nil {
+		s.publicPageError(w, r, lang, err)
+		return
+	}
+	proof, err := s.publication.Sign(r.Context(), rev)
+	if err != nil {
+		s.publicPageError(w, r, lang, err)
+		return
+	}
+	_, kid, err := s.publication.Verify(r.Context(), rev.AccountID, proof)
+	if err != nil {
+		s.publicPageError(w, r, lang, err)
+		return
+	}
+	v := publication.VerifyPage{Locale: lang, Account: a, Review: rev, Proof: proof, KID: kid,
+		JWKSURL: s.publicURL("/public/accounts/" + url.PathEscape(a.ID) + "/jwks.json"), VerifyURL: s.verifyURL(rev.ID)}
+	if brought != "" {
+		if v.Brought, err = s.publication.Check(r.Context(), rev, brought); err != nil {
+			s.publicPageError(w, r, lang, err)
+			return
+		}
+	}
+	body, err := v.Render()
+	if err != nil {
+		s.publicPageError(w, r, lang, err)
+		return
+	}
+	w.Header().Set("Content-Security-Policy", publication.VerifyCSP)
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	writePublic(w, r, publication.ContentTypeHTML, body)
+}
+
+// publicPageError answers a failure of the verify page with an HTML page:
+// 404 for a review that is not public (or none), 503 when the database is
+// away, else 500; the real error is logged.
+func (s *server) publicPageError(w http.ResponseWriter, r *http.Request, lang string, err error) {
+	var ae *apiError
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.As(err, &ae) && ae.status == http.StatusNotFound:
+		s.errorPages.NotFound(w, lang)
+	case errors.Is(err, store.ErrUnavailable):
+		infoFrom(r.Context()).err = err
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		s.errorPages.Unavailable(w, http.StatusServiceUnavailable, lang)
+	default:
+		infoFrom(r.Context()).err = err
+		s.errorPages.Unavailable(w, http.StatusInternalServerError, lang)
+	}
+}
+
+// locale reads a language parameter of the public endpoints: a locale
+// such as "de" or "de_AT" (also "de-AT"), at most 35 characters.
+func (q *query) locale(name string) string {
+	v := q.get(name)
+	if v == "" {
+		return ""
+	}
+	if len(v) > 35 || strings.IndexFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) >= 0 {
+		q.fail(name, `must be a language such as "de" or "de_AT"`)
+		return ""
+	}
+	return strings.ReplaceAll(v, "-", "_")
+}
+
+// publicBase is the origin the public endpoints link to: base, else the
+// feedback links' origin.
+func publicBase(base string, feedback interface{ URL(string) string }) string {
+	if base != "" {
+		return strings.TrimRight(base, "/")
+	}
+	u, err := url.Parse(feedback.URL("x"))
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}

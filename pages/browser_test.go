@@ -52,7 +52,7 @@ func newSite(t *testing.T, p *pages.Pages) *site {
 	shop := brand.Brand{DisplayName: "Nordlicht Outdoor", LogoURL: assets.URL + "/logo.svg", Color: "#14532D", ReplyTo: "hilfe@nordlicht.example"}
 	products := []pages.Product{
 		{Name: "Trail shoe Fjell, size 42", ImageURL: assets.URL + "/shoe.svg"},
-		{Name: "Merino hiking socks (2 pairs)", ImageURL: assets.URL + "/socks.svg"},
+		{Name: "Merino hiking socks (2 pairs)", ImageURL: assets.URL + "/socks.svg", Index: 1},
 	}
 	feedback := func(locale string) pages.FeedbackView {
 		return pages.FeedbackView{Locale: locale, Brand: shop, Products: products, Action: "/feedback?lang=" + locale, EventID: siteEvent, Sig: siteSig}
@@ -315,6 +315,12 @@ func TestBrowserKeyboard(t *testing.T) {
 			const typed = `Fits well & arrived fast. "</textarea>" <b>`
 			require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(typed)))
 
+			// Each product: its rating group, then its comment; then the
+			// consent to be named.
+			for _, id := range []string{"product-0-rating", "product-0-comment", "product-1-rating", "product-1-comment", "showName"} {
+				press(t, ctx, kb.Tab)
+				assert.Equal(t, id, focus(t, ctx).ID)
+			}
 			press(t, ctx, kb.Tab)
 			assert.Equal(t, "button", focus(t, ctx).Tag, "then the submit button")
 			browsertest.Capture(t, ctx, fmt.Sprintf("feedback-answered-%d", width))

@@ -31,8 +31,8 @@ const form = "application/x-www-form-urlencoded"
 
 func TestParseFeedback(t *testing.T) {
 	t.Parallel()
-	ratingErr := []pages.FieldError{{Field: "rating", Code: pages.CodeRatingRequired}}
-	tooLong := []pages.FieldError{{Field: "comment", Code: pages.CodeCommentTooLong}}
+	ratingErr := []pages.FieldError{{Field: "rating", Code: pages.CodeRatingRequired, Product: -1}}
+	tooLong := []pages.FieldError{{Field: "comment", Code: pages.CodeCommentTooLong, Product: -1}}
 	for _, tc := range []struct {
 		name        string
 		body        string
@@ -70,7 +70,7 @@ func TestParseFeedback(t *testing.T) {
 		{"2,000 characters after line breaks are counted once", "rating=5&comment=" + url.QueryEscape(strings.Repeat("ab\r\n", 500)+"ab"), form,
 			pages.FeedbackForm{Rating: 5, Comment: strings.Repeat("ab\n", 500) + "ab"}, nil},
 		{"not UTF-8: shown again with a replacement", "event=e&sig=s&rating=3&comment=caf%E9", form,
-			pages.FeedbackForm{EventID: "e", Sig: "s", Rating: 3, Comment: "caf\uFFFD"}, []pages.FieldError{{Field: "comment", Code: pages.CodeCommentInvalid}}},
+			pages.FeedbackForm{EventID: "e", Sig: "s", Rating: 3, Comment: "caf\uFFFD"}, []pages.FieldError{{Field: "comment", Code: pages.CodeCommentInvalid, Product: -1}}},
 		{"both wrong, in page order", "comment=" + strings.Repeat("y", 2001), form,
 			pages.FeedbackForm{Comment: strings.Repeat("y", 2001)}, append(append([]pages.FieldError{}, ratingErr...), tooLong...)},
 		{"over the cap: what arrived whole is kept", "event=evt-1&sig=s1&rating=4&comment=" + strings.Repeat("z", pages.MaxFeedbackBody), form,
@@ -163,4 +163,56 @@ func FuzzParseFeedback(f *testing.F) {
 		require.Equal(t, got.Comment, rawText(d.byID("comment")))
 		require.Empty(t, d.tag(atom.Script))
 	})
+}
+
+// TestParseFeedbackProducts: each product's optional rating and comment
+// (product.N.rating, product.N.comment), the consent to be named, and
+// what is wrong with them.
+func TestParseFeedbackProducts(t *testing.T) {
+	t.Parallel()
+	none := -1
+	for _, tc := range []struct {
+		name, body string
+		want       pages.FeedbackForm
+		errs       []pages.FieldError
+	}{
+		{"products only, no shop rating", "product.0.rating=5&product.1.rating=2&product.1.comment=" + url.QueryEscape(" tight \u202e"),
+			pages.FeedbackForm{Products: map[int]pages.ProductAnswer{0: {Rating: 5}, 1: {Rating: 2, Comment: "tight"}}}, nil},
+		{"shop and product", "rating=4&product.9.rating=3&product.0.rating=&product.0.comment=",
+			pages.FeedbackForm{Rating: 4, Products: map[int]pages.ProductAnswer{9: {Rating: 3}}}, nil},
+		{"nothing rated", "comment=hi&product.0.rating=", pages.FeedbackForm{Comment: "hi"},
+			[]pages.FieldError{{Field: "rating", Code: pages.CodeRatingRequired, Product: none}}},
+		{"a product rating of 6", "rating=4&product.2.rating=6",
+			pages.FeedbackForm{Rating: 4},
+			[]pages.FieldError{{Field: "product.2.rating", Code: pages.CodeProductRating, Product: 2}}},
+		{"a product rating as a word, comment kept", "rating=4&product.1.rating=five&product.1.comment=kept",
+			pages.FeedbackForm{Rating: 4, Products: map[int]pages.ProductAnswer{1: {Comment: "kept"}}},
+			[]pages.FieldError{{Field: "product.1.rating", Code: pages.CodeProductRating, Product: 1}}},
+		{"a comment without its rating", "rating=4&product.0.comment=nice",
+			pages.FeedbackForm{Rating: 4, Products: map[int]pages.ProductAnswer{0: {Comment: "nice"}}},
+			[]pages.FieldError{{Field: "product.0.rating", Code: pages.CodeProductRating, Product: 0}}},
+		{"a product comment of 2,001 characters", "product.0.rating=1&product.0.comment=" + strings.Repeat("x", 2001),
+			pages.FeedbackForm{Products: map[int]pages.ProductAnswer{0: {Rating: 1, Comment: strings.Repeat("x", 2001)}}},
+			[]pages.FieldError{{Field: "product.0.comment", Code: pages.CodeProductCommentTooLong, Product: 0}}},
+		{"errors in page order", "rating=x&product.3.rating=0&product.1.rating=9",
+			pages.FeedbackForm{},
+			[]pages.FieldError{{Field: "rating", Code: pages.CodeRatingRequired, Product: none},
+				{Field: "product.1.rating", Code: pages.CodeProductRating, Product: 1},
+				{Field: "product.3.rating", Code: pages.CodeProductRating, Product: 3}}},
+		{"consent to be named", "rating=5&showName=1", pages.FeedbackForm{Rating: 5, ShowName: true}, nil},
+		{"consent only with the value 1", "rating=5&showName=on", pages.FeedbackForm{Rating: 5}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, errs, err := pages.ParseFeedback(post(tc.body, form))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.errs, errs)
+		})
+	}
+	for _, bad := range []string{"rating=4&product.10.rating=5", "rating=4&product.01.rating=5", "rating=4&product.-1.rating=5",
+		"rating=4&product.x.rating=5", "rating=4&product.0.stars=5", "rating=4&product.0=5"} {
+		_, _, err := pages.ParseFeedback(post(bad, form))
+		assert.ErrorIs(t, err, pages.ErrProductIndex, bad)
+	}
 }

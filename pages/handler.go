@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,8 +156,35 @@ func (h *Handler) expired(c store.InviteContent) bool {
 // feedbackView is the form of the event c, with the link's signature.
 func (h *Handler) feedbackView(c store.InviteContent, sig string) FeedbackView {
 	v := FeedbackView{Locale: c.Locale, Brand: c.Account.Brand(), Action: h.FeedbackPath(), EventID: c.EventID, Sig: sig}
-	for _, p := range c.Products {
-		v.Products = append(v.Products, Product{Name: p.Name, ImageURL: p.ImageURL})
+	for i, p := range c.Products {
+		if i >= MaxProducts {
+			break
+		}
+		v.Products = append(v.Products, Product{Name: p.Name, ImageURL: p.ImageURL, Index: i})
+	}
+	return v
+}
+
+// withReview fills v with the review given so far.
+func withReview(v FeedbackView, rev store.Review) FeedbackView {
+	v.Rating, v.Comment, v.ShowName = rev.Rating, rev.Comment, rev.ShowName
+	for _, pr := range rev.Products {
+		for i := range v.Products {
+			if v.Products[i].Index == pr.ProductIndex {
+				v.Products[i].Rating, v.Products[i].Comment = pr.Rating, pr.Comment
+			}
+		}
+	}
+	return v
+}
+
+// withAnswers fills v with a posted form, to show it again.
+func withAnswers(v FeedbackView, f FeedbackForm) FeedbackView {
+	v.Rating, v.Comment, v.ShowName = f.Rating, f.Comment, f.ShowName
+	for i := range v.Products {
+		if a, ok := f.Products[v.Products[i].Index]; ok {
+			v.Products[i].Rating, v.Products[i].Comment = a.Rating, a.Comment
+		}
 	}
 	return v
 }
@@ -178,7 +207,7 @@ func (h *Handler) ShowFeedback(w http.ResponseWriter, r *http.Request) {
 	v := h.feedbackView(c, r.URL.Query().Get(signedlink.ParamSignature))
 	switch rev, err := h.o.Store.ReviewOfEvent(r.Context(), c.EventID); {
 	case err == nil:
-		v.Rating, v.Comment = rev.Rating, rev.Comment
+		v = withReview(v, rev)
 	case !errors.Is(err, store.ErrNotFound):
 		h.fail(w, r, err)
 		return
@@ -202,7 +231,7 @@ func (h *Handler) recordOpened(r *http.Request, eventID string) {
 // what was wrong and the reader's answers kept.
 func (h *Handler) PostFeedback(w http.ResponseWriter, r *http.Request) {
 	f, problems, err := ParseFeedback(r)
-	if err != nil {
+	if err != nil { // not a feedback form, or one naming a product it never asks about
 		h.pages.BadRequest(w, h.locale(r))
 		return
 	}
@@ -215,19 +244,33 @@ func (h *Handler) PostFeedback(w http.ResponseWriter, r *http.Request) {
 		h.pages.Expired(w, ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
 		return
 	}
+	// A product the event does not have: not a form this page made.
+	for i := range f.Products {
+		if i >= min(len(c.Products), MaxProducts) {
+			h.pages.BadRequest(w, h.pages.Pick(c.Locale))
+			return
+		}
+	}
 	if len(problems) > 0 {
-		v := h.feedbackView(c, f.Sig)
-		v.Rating, v.Comment, v.Errors = f.Rating, f.Comment, problems
+		v := withAnswers(h.feedbackView(c, f.Sig), f)
+		v.Errors = problems
 		h.pages.Feedback(w, http.StatusBadRequest, v)
 		return
 	}
-	rev, saved, err := h.o.Store.SaveReview(r.Context(), store.ReviewInput{EventID: c.EventID, Rating: f.Rating, Comment: f.Comment,
-		Locale: h.pages.Pick(c.Locale)})
+	in := store.ReviewInput{EventID: c.EventID, Rating: f.Rating, Comment: f.Comment, Locale: h.pages.Pick(c.Locale), ShowName: f.ShowName}
+	for _, i := range slices.Sorted(maps.Keys(f.Products)) {
+		in.Products = append(in.Products, store.ProductRating{Index: i, Rating: f.Products[i].Rating, Comment: f.Products[i].Comment})
+	}
+	rev, saved, err := h.o.Store.SaveReview(r.Context(), in)
+	if errors.Is(err, store.ErrProductIndex) {
+		h.pages.BadRequest(w, h.pages.Pick(c.Locale))
+		return
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if saved == store.SavedCreated {
+	if saved == store.SavedCreated && rev.Rating > 0 {
 		h.o.Metrics.Review(rev.Rating)
 	}
 	if saved != store.SavedUnchanged {

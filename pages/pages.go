@@ -42,6 +42,13 @@ var css string
 type Product struct {
 	Name     string
 	ImageURL string // shown only when it is an https URL
+	// Index is the product's place in the event's products: its fields
+	// are ProductRatingField(Index) and ProductCommentField(Index).
+	Index int
+	// Rating (1–5, 0 for none) and Comment are the reader's answer so
+	// far.
+	Rating  int
+	Comment string
 }
 
 // FeedbackView is the feedback form: first empty, then again with the
@@ -55,6 +62,7 @@ type FeedbackView struct {
 	Sig      string // hidden field "sig"
 	Rating   int    // 1–5 keeps a choice; 0 for none
 	Comment  string
+	ShowName bool         // the checkbox "show my name" is ticked
 	Errors   []FieldError // from ParseFeedback; the page is then titled as an error
 }
 
@@ -117,9 +125,10 @@ func New() (*Pages, error) {
 		return nil, err
 	}
 	funcs := template.FuncMap{
-		"https":    isHTTPS,
-		"ratings":  func() []int { return []int{1, 2, 3, 4, 5} },
-		"ratingID": ratingID,
+		"https":           isHTTPS,
+		"ratings":         func() []int { return []int{1, 2, 3, 4, 5} },
+		"ratingID":        ratingID,
+		"productRatingID": productRatingID,
 	}
 	base, err := template.New("layout").Funcs(funcs).Option("missingkey=error").ParseFS(htmlFiles, "html/layout.html")
 	if err != nil {
@@ -140,13 +149,33 @@ func New() (*Pages, error) {
 // first view, 400 with v.Errors after a bad post.
 func (p *Pages) Feedback(w http.ResponseWriter, status int, v FeedbackView) error {
 	fv := feedbackPage{FeedbackView: v}
+	for _, p := range v.Products {
+		fv.ProductFields = append(fv.ProductFields, productPart{Product: p, RatingField: ProductRatingField(p.Index),
+			CommentField: ProductCommentField(p.Index), RatingID: fieldID(ProductRatingField(p.Index)),
+			CommentID: fieldID(ProductCommentField(p.Index))})
+	}
 	for _, e := range v.Errors {
+		fe := summaryError{Href: "#" + fieldID(e.Field), Code: e.Code}
 		switch {
 		case e.Field == FieldRating && fv.RatingError == "":
 			fv.RatingError = e.Code
 		case e.Field == FieldComment && fv.CommentError == "":
 			fv.CommentError = e.Code
 		}
+		for i := range fv.ProductFields {
+			pf := &fv.ProductFields[i]
+			if pf.Index != e.Product {
+				continue
+			}
+			fe.Product = pf.Name
+			switch e.Field {
+			case pf.RatingField:
+				pf.RatingError = e.Code
+			case pf.CommentField:
+				pf.CommentError = e.Code
+			}
+		}
+		fv.Summary = append(fv.Summary, fe)
 	}
 	return p.render(w, status, pageFeedback, v.Locale, v.Brand, fv)
 }
@@ -204,6 +233,35 @@ func (p *Pages) Unsubscribed(w http.ResponseWriter, v UnsubscribedView) error {
 type feedbackPage struct {
 	FeedbackView
 	RatingError, CommentError string // codes; "" when the field is fine
+	ProductFields             []productPart
+	Summary                   []summaryError
+}
+
+// productPart is a product's part of the form.
+type productPart struct {
+	Product
+	RatingField, CommentField string // the field names
+	RatingID, CommentID       string // the ids the error summary links to
+	RatingError, CommentError string // codes; "" when the field is fine
+}
+
+// summaryError is an entry of the error summary: the field's id, the
+// code, and the product's name for a product's field.
+type summaryError struct {
+	Href, Code, Product string
+}
+
+// fieldID is the id of a field's element (the first radio of a rating):
+// "product.0.rating" → "product-0-rating".
+func fieldID(field string) string { return strings.ReplaceAll(field, ".", "-") }
+
+// productRatingID is the id of a product's rating radio n: the first
+// carries the field's id.
+func productRatingID(id string, n int) string {
+	if n == 1 {
+		return id
+	}
+	return id + "-" + strconv.Itoa(n)
 }
 
 // page is what the layout sees.

@@ -3,6 +3,7 @@ package pages_test
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,8 +29,8 @@ func newPages(t *testing.T) *pages.Pages {
 var shop = brand.Brand{DisplayName: "Nordlicht Outdoor", LogoURL: "https://cdn.example/logo.svg", Color: "#14532D", ReplyTo: "hilfe@nordlicht.example"}
 
 var products = []pages.Product{
-	{Name: "Trail shoe Fjell", ImageURL: "https://cdn.example/shoe.png"},
-	{Name: "Merino socks"},
+	{Name: "Trail shoe Fjell", ImageURL: "https://cdn.example/shoe.png", Index: 0},
+	{Name: "Merino socks", Index: 1},
 }
 
 func feedbackView(locale string) pages.FeedbackView {
@@ -230,11 +231,33 @@ func TestFeedbackForm(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"event": "evt-3f1c2a9e", "sig": "c2lnbmF0dXJl"}, hidden)
 
-	radios := d.all(func(n *html.Node) bool { return n.DataAtom == atom.Input && attr(n, "type") == "radio" })
+	radios := d.all(func(n *html.Node) bool { return n.DataAtom == atom.Input && attr(n, "name") == "rating" })
 	require.Len(t, radios, 5)
+	for i := range 2 {
+		name := fmt.Sprintf("product.%d.rating", i)
+		productRadios := d.all(func(n *html.Node) bool { return n.DataAtom == atom.Input && attr(n, "name") == name })
+		require.Len(t, productRadios, 5, "each product has its own rating")
+		assert.Equal(t, fmt.Sprintf("product-%d-rating", i), attr(productRadios[0], "id"))
+		legend := ancestor(productRadios[0], atom.Fieldset).FirstChild
+		for legend != nil && legend.DataAtom != atom.Legend {
+			legend = legend.NextSibling
+		}
+		require.NotNil(t, legend, "the product's group has a legend")
+		assert.Equal(t, products[i].Name, text(legend), "the product is named in its legend")
+		ta := d.byID(fmt.Sprintf("product-%d-comment", i))
+		assert.Equal(t, fmt.Sprintf("product.%d.comment", i), attr(ta, "name"))
+		assert.Equal(t, "2000", attr(ta, "maxlength"))
+	}
+	consent := d.byID("showName")
+	assert.Equal(t, "checkbox", attr(consent, "type"))
+	assert.Equal(t, "showName", attr(consent, "name"))
+	assert.Equal(t, "1", attr(consent, "value"))
+	assert.False(t, hasAttr(consent, "checked"), "off by default")
+	assert.Equal(t, "Show my first name and the initial of my last name",
+		text(d.one("label", func(n *html.Node) bool { return n.DataAtom == atom.Label && attr(n, "for") == "showName" })))
 	fieldset := ancestor(radios[0], atom.Fieldset)
 	require.NotNil(t, fieldset)
-	assert.Equal(t, "Overall, how would you rate it?", text(d.one("legend", func(n *html.Node) bool { return n.DataAtom == atom.Legend })))
+	assert.Equal(t, "Overall, how would you rate it?", text(d.all(func(n *html.Node) bool { return n.DataAtom == atom.Legend })[0]))
 	words := []string{"1 Very poor", "2 Poor", "3 Okay", "4 Good", "5 Excellent"}
 	for i, r := range radios {
 		assert.Equal(t, "rating", attr(r, "name"))
@@ -246,7 +269,7 @@ func TestFeedbackForm(t *testing.T) {
 	}
 	assert.Equal(t, "rating", attr(radios[0], "id"), "the first radio carries the field's id")
 
-	ta := d.one("textarea", func(n *html.Node) bool { return n.DataAtom == atom.Textarea })
+	ta := d.one("textarea", func(n *html.Node) bool { return n.DataAtom == atom.Textarea && attr(n, "name") == "comment" })
 	assert.Equal(t, "comment", attr(ta, "name"))
 	assert.Equal(t, "2000", attr(ta, "maxlength"))
 	assert.Equal(t, "Comfortable from day one.", rawText(ta))
@@ -338,8 +361,9 @@ func TestHostileInputIsEscaped(t *testing.T) {
 	hostile := brand.Brand{DisplayName: rlo + evil, LogoURL: "javascript:alert(4)", Color: `red;}</style><script>alert(5)</script>`, ReplyTo: `x@y.example"><script>`}
 	v := pages.FeedbackView{
 		Locale: "en", Brand: hostile, Action: "/feedback",
-		Products: []pages.Product{{Name: evil, ImageURL: "javascript:alert(6)"}, {Name: rlo, ImageURL: "http://insecure.example/i.png"}},
-		EventID:  `evt-1" autofocus onfocus="alert(7)`, Sig: "sig'><script>", Comment: comment,
+		Products: []pages.Product{{Name: evil, ImageURL: "javascript:alert(6)", Comment: comment},
+			{Name: rlo, ImageURL: "http://insecure.example/i.png", Index: 1}},
+		EventID: `evt-1" autofocus onfocus="alert(7)`, Sig: "sig'><script>", Comment: comment,
 	}
 	renders := map[string]func(w http.ResponseWriter) error{
 		"feedback": func(w http.ResponseWriter) error { return p.Feedback(w, 200, v) },
@@ -389,7 +413,8 @@ func TestHostileInputIsEscaped(t *testing.T) {
 	require.NoError(t, p.Feedback(rec, 200, v))
 	d := parse(t, rec)
 	assert.Equal(t, comment, rawText(d.byID("comment")), "the comment comes back exactly, inside its textarea")
-	assert.Len(t, d.tag(atom.Textarea), 1)
+	assert.Len(t, d.tag(atom.Textarea), 3, "the shop's and one per product")
+	assert.Equal(t, comment, rawText(d.byID("product-0-comment")), "a product's comment comes back as text")
 	hidden := d.all(func(n *html.Node) bool { return attr(n, "type") == "hidden" })
 	require.Len(t, hidden, 2)
 	assert.Equal(t, v.EventID, attr(hidden[0], "value"))

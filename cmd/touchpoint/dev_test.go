@@ -55,20 +55,23 @@ func (r *devRun) stop(t *testing.T) {
 
 var exportLine = regexp.MustCompile(`export CLIENT_ID=(\S+) CLIENT_SECRET=(\S+) CHANNEL_ID=(\S+)`)
 
-// credentials waits for the banner and returns what it printed.
+// credentials waits for the banner and returns what it printed. A dev
+// that stops first fails the test at once, with its output.
 func (r *devRun) credentials(t *testing.T) (clientID, secret, channelID string) {
 	t.Helper()
-	var m []string
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
+	deadline := time.After(2 * time.Minute)
+	for {
+		if m := exportLine.FindStringSubmatch(r.p.out.String()); m != nil {
+			return m[1], m[2], m[3]
+		}
 		select {
 		case <-r.p.done:
-			require.FailNow(t, "dev stopped", "%v; output:\n%s", r.p.cmd.ProcessState, r.logs)
-		default:
+			t.Fatalf("dev stopped: %v; output:\n%s", r.p.cmd.ProcessState, r.logs)
+		case <-deadline:
+			t.Fatalf("dev printed no credentials within 2 minutes; output:\n%s", r.logs)
+		case <-time.After(50 * time.Millisecond):
 		}
-		m = exportLine.FindStringSubmatch(r.p.out.String())
-		assert.NotNil(c, m)
-	}, 2*time.Minute, 50*time.Millisecond)
-	return m[1], m[2], m[3]
+	}
 }
 
 // client is a tiny API client for the walk-through.

@@ -110,7 +110,7 @@ func (k *Keys) Verify(ctx context.Context, accountID, proof string) (Claims, str
 	if err != nil {
 		return Claims{}, "", err
 	}
-	jws, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{Algorithm})
+	jws, err := jose.ParseSignedCompact(proof, []jose.SignatureAlgorithm{Algorithm})
 	if err != nil || len(jws.Signatures) != 1 {
 		return Claims{}, "", ErrBadProof
 	}

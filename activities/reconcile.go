@@ -51,16 +51,19 @@ type reconcileProgress struct {
 	Result workflows.ReconcileResult
 }
 
-// ReconcileInvites finds the invites that should have moved by now
-// (scheduled past their send time, pending without an open start order,
-// or sending, each for longer than the grace period) and asks Temporal
-// about each one's workflow (ID = event ID). A running workflow is only
-// late and is left alone. For one that is gone or closed, a pending or
-// scheduled invite gets a new run through the outbox (a restart order,
-// which keeps the event's schedule), and a sending invite fails as
-// delivery_uncertain: its send may have happened, so it is never sent
-// again by itself. Each repair re-checks the invite under its row lock,
-// so one that moved meanwhile is left alone.
+// ReconcileInvites finds the sends that should have moved by now — an
+// invite scheduled past its send time, pending without an open start
+// order, or sending; the reminder of a sent invite scheduled past its
+// time, or sending; each for longer than the grace period — and asks
+// Temporal about each one's workflow (ID = event ID). A running workflow
+// is only late and is left alone. For one that is gone or closed, a
+// pending or scheduled invite gets a new run through the outbox (a
+// restart order, which keeps the event's schedule), a scheduled reminder
+// likewise (the new run finds the invite sent and goes on with the
+// reminder at its time), and a sending invite fails — a sending reminder
+// is skipped — as delivery_uncertain: its send may have happened, so it
+// is never sent again by itself. Each repair re-checks the send under its
+// row lock, so one that moved meanwhile is left alone.
 func (r *Reconciler) ReconcileInvites(ctx context.Context, in workflows.ReconcileInput) (workflows.ReconcileResult, error) {
 	grace := r.Grace
 	if in.Grace > 0 {
@@ -136,30 +139,27 @@ func (r *Reconciler) reconcile(ctx context.Context, c store.StuckCandidate, res 
 		res.Running++
 		return nil
 	}
-	log := r.logger().With("event_id", c.EventID, "status", c.Status, "workflow", state)
-	switch c.Status {
-	case invite.Sending:
-		changed, err := r.Store.AbandonSend(ctx, c.EventID, "its workflow is "+state)
-		if err != nil {
-			return fmt.Errorf("reconcile %s: %w", c.EventID, err)
-		}
-		if !changed {
-			res.Moved++
-			return nil
-		}
-		res.Uncertain++
-		log.WarnContext(ctx, "reconciler: a send was interrupted with its workflow; failed as delivery_uncertain")
+	log := r.logger().With("event_id", c.EventID, "kind", c.Kind, "status", c.Status, "workflow", state)
+	var changed bool
+	switch {
+	case c.Status == invite.Sending:
+		changed, err = r.Store.AbandonSend(ctx, c.Kind, c.EventID, "its workflow is "+state)
+	case c.Kind == invite.KindReminder:
+		changed, err = r.Store.RestartReminder(ctx, c.EventID)
 	default:
-		ok, err := r.Store.RestartInvite(ctx, c.EventID, c.Status)
-		if err != nil {
-			return fmt.Errorf("reconcile %s: %w", c.EventID, err)
-		}
-		if !ok {
-			res.Moved++
-			return nil
-		}
+		changed, err = r.Store.RestartInvite(ctx, c.EventID, c.Status)
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("reconcile %s %s: %w", c.Kind, c.EventID, err)
+	case !changed:
+		res.Moved++
+	case c.Status == invite.Sending:
+		res.Uncertain++
+		log.WarnContext(ctx, "reconciler: a send was interrupted with its workflow; given up as delivery_uncertain")
+	default:
 		res.Restarted++
-		log.WarnContext(ctx, "reconciler: invite restarted through the outbox")
+		log.WarnContext(ctx, "reconciler: "+string(c.Kind)+" restarted through the outbox")
 	}
 	return nil
 }

@@ -54,7 +54,8 @@ const (
 	// RunRetry re-sends a failed invite now, skipping its delay.
 	RunRetry RunOrder = "retry"
 	// RunRestart restarts an invite whose workflow is gone or closed,
-	// keeping its schedule.
+	// keeping its schedule, or goes on with the waiting reminder of a sent
+	// invite whose workflow is gone or closed.
 	RunRestart RunOrder = "restart"
 )
 

@@ -178,6 +178,21 @@ func Restart(cur State, seen Status, orderOpen bool) (Change, error) {
 	return c, nil
 }
 
+// RestartReminder orders a new run for the reminder of a sent invite
+// whose workflow is gone or closed while the reminder waited (the
+// reconciler): the reminder stays scheduled, keeping its time, and the
+// new run goes on with it. Anything else is refused: the invite is not
+// sent, the reminder moved meanwhile, or a run is ordered already
+// (orderOpen).
+func RestartReminder(cur State, inviteStatus Status, orderOpen bool) (Change, error) {
+	if inviteStatus != Sent || cur.Status != Scheduled || orderOpen {
+		return refuse(KindReminder, "restart", cur)
+	}
+	c := change(KindReminder, cur, cur)
+	c.Run = RunRestart
+	return c, nil
+}
+
 // ClaimFacts are what a claim reads besides the send's state: the event,
 // its setting and the recipient as they are now.
 //

@@ -247,6 +247,33 @@ func TestRetry(t *testing.T) {
 	}
 }
 
+func TestRestartReminder(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	waiting := invite.State{Status: invite.Scheduled, ScheduledFor: &at}
+	c, err := invite.RestartReminder(waiting, invite.Sent, false)
+	require.NoError(t, err)
+	assert.Equal(t, invite.KindReminder, c.Kind)
+	assert.Equal(t, waiting, c.To, "the reminder keeps its time")
+	assert.Equal(t, invite.RunRestart, c.Run)
+	assert.True(t, c.Changed(), "the order is written")
+	assert.Empty(t, c.Event)
+	assert.Equal(t, invite.NoAttempt, c.Attempt.Op)
+
+	_, err = invite.RestartReminder(waiting, invite.Sent, true)
+	assert.ErrorIs(t, err, invite.ErrRefused, "a run is ordered already")
+	for _, s := range statuses {
+		if s != invite.Sent {
+			_, err := invite.RestartReminder(waiting, s, false)
+			assert.ErrorIs(t, err, invite.ErrRefused, "an invite %s has no reminder to restart", s)
+		}
+		if s != invite.Scheduled {
+			_, err := invite.RestartReminder(invite.State{Status: s}, invite.Sent, false)
+			assert.ErrorIs(t, err, invite.ErrRefused, "a reminder %s is not waiting", s)
+		}
+	}
+}
+
 func TestRestart(t *testing.T) {
 	t.Parallel()
 	for _, seen := range []invite.Status{invite.Pending, invite.Scheduled} {

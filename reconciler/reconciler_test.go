@@ -145,6 +145,45 @@ func (r *rig) mails(t *testing.T, id string) int {
 	return n
 }
 
+func (r *rig) reminder(t *testing.T, id string) invite.Reminder {
+	t.Helper()
+	rem, err := r.db.LoadReminder(context.Background(), id)
+	require.NoError(t, err)
+	return rem
+}
+
+// waitReminder waits until the event's reminder has the status.
+func (r *rig) waitReminder(t *testing.T, id string, want invite.Status) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, want, r.reminder(t, id).Status)
+	}, 30*time.Second, 50*time.Millisecond, "reminder of %s to become %s", id, want)
+}
+
+// reconcileUntilReminder runs the reconciler until the event's reminder
+// has the status.
+func (r *rig) reconcileUntilReminder(t *testing.T, id string, want invite.Status, grace time.Duration) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r.reconcile(t, grace)
+		assert.Equal(c, want, r.reminder(t, id).Status)
+	}, time.Minute, 200*time.Millisecond, "reminder of %s to become %s", id, want)
+}
+
+// reminders counts the reminders the SMTP server received for the event.
+func (r *rig) reminders(t *testing.T, id string) int {
+	t.Helper()
+	n := 0
+	for _, m := range r.smtp.Messages() {
+		msg, err := m.Parse()
+		require.NoError(t, err)
+		if strings.HasPrefix(strings.Trim(msg.Header.Get("Message-Id"), "<>"), id+".reminder@") {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *rig) describe(id string) (enumspb.WorkflowExecutionStatus, error) {
 	d, err := r.c.DescribeWorkflowExecution(context.Background(), workflows.WorkflowID(id), "")
 	if err != nil {
@@ -239,6 +278,111 @@ func TestReconciler(t *testing.T) {
 		require.NoError(t, err)
 		r.reconcileUntil(t, id, invite.Sent, grace)
 		assert.Equal(t, 1, r.mails(t, id))
+	})
+
+	// A reminder waiting when its workflow was terminated, after its invite
+	// was sent: the reconciler finds it by its stored state and restarts it
+	// through the outbox; the new run finds the invite sent and sends the
+	// reminder once, at its time, and the invite once.
+	t.Run("reminder terminated", func(t *testing.T) {
+		t.Parallel()
+		a := r.fixed(t, eventfixture.Setting{})
+		a.Set(t, "reminder_delay", "PT6S")
+		id := r.accept(t, a)
+		r.waitReminder(t, id, invite.Scheduled)
+		planned := r.reminder(t, id).ScheduledFor
+		require.NoError(t, r.c.TerminateWorkflow(context.Background(), workflows.WorkflowID(id), "", "lost by accident"))
+		assert.Equal(t, invite.Scheduled, r.reminder(t, id).Status, "the database still says scheduled")
+		r.reconcile(t, time.Hour)
+		assert.Equal(t, invite.Scheduled, r.reminder(t, id).Status, "not a candidate within the grace period")
+
+		r.reconcileUntilReminder(t, id, invite.Sent, grace)
+		rem := r.reminder(t, id)
+		require.NotNil(t, rem.SentAt)
+		assert.True(t, planned.Equal(*rem.ScheduledFor), "the reminder kept its time")
+		assert.False(t, rem.SentAt.Before(*planned), "sent at its time or later, never before")
+		assert.Equal(t, 1, r.reminders(t, id))
+		assert.Equal(t, 1, r.mails(t, id), "the invite is not sent again")
+		assert.Equal(t, invite.Sent, r.state(t, id).Status)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			status, err := r.describe(id)
+			require.NoError(c, err)
+			assert.Equal(c, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, status)
+		}, 30*time.Second, 50*time.Millisecond, "the new run did it")
+
+		// Later scans find nothing to do: no second order, no second send.
+		r.reconcile(t, grace)
+		var orders int
+		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
+		assert.Equal(t, 1, orders)
+		assert.Equal(t, 1, r.reminders(t, id))
+	})
+
+	// A reminder whose workflow was deleted from Temporal's store (as with
+	// lost state) while it waited: the same.
+	t.Run("reminder deleted", func(t *testing.T) {
+		t.Parallel()
+		a := r.fixed(t, eventfixture.Setting{})
+		a.Set(t, "reminder_delay", "PT6S")
+		id := r.accept(t, a)
+		r.waitReminder(t, id, invite.Scheduled)
+		_, err := r.c.WorkflowService().DeleteWorkflowExecution(context.Background(), &workflowservice.DeleteWorkflowExecutionRequest{
+			Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: workflows.WorkflowID(id)}})
+		require.NoError(t, err)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, err := r.describe(id)
+			var notFound *serviceerror.NotFound
+			assert.ErrorAs(c, err, &notFound)
+		}, 30*time.Second, 50*time.Millisecond, "the workflow is gone")
+
+		r.reconcileUntilReminder(t, id, invite.Sent, grace)
+		assert.Equal(t, 1, r.reminders(t, id))
+		assert.Equal(t, 1, r.mails(t, id))
+	})
+
+	// A reminder interrupted mid-send together with its workflow: it may
+	// have gone out, so it is skipped as delivery_uncertain and nothing is
+	// sent or restarted.
+	t.Run("reminder sending without a run", func(t *testing.T) {
+		t.Parallel()
+		a := r.fixed(t, eventfixture.Setting{})
+		id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now().Add(-2 * time.Hour)})
+		_, err := r.db.DB().Exec(`UPDATE events SET reminder_status = 'sending', reminder_scheduled_for = now() - interval '1 hour',
+			updated_at = now() - interval '1 hour' WHERE id = $1`, id)
+		require.NoError(t, err)
+		_, err = r.db.DB().Exec(`INSERT INTO send_attempts (event_id, kind, n, medium, started_at)
+			VALUES ($1, 'reminder', 1, 'email', now() - interval '1 hour')`, id)
+		require.NoError(t, err)
+
+		r.reconcileUntilReminder(t, id, invite.Skipped, grace)
+		assert.Equal(t, invite.DeliveryUncertain, r.reminder(t, id).Reason)
+		var outcome string
+		require.NoError(t, r.db.DB().Get(&outcome, `SELECT outcome FROM send_attempts WHERE event_id = $1 AND kind = 'reminder'`, id))
+		assert.Equal(t, "uncertain", outcome)
+		assert.Equal(t, invite.Sent, r.state(t, id).Status, "the invite stays sent")
+		assert.Zero(t, r.reminders(t, id))
+		var orders int
+		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1`, id))
+		assert.Zero(t, orders, "never restarted")
+		_, err = r.describe(id)
+		assert.Error(t, err, "no run was started")
+	})
+
+	// A late reminder whose workflow runs is left to it.
+	t.Run("reminder running", func(t *testing.T) {
+		t.Parallel()
+		a := r.fixed(t, eventfixture.Setting{})
+		a.Set(t, "reminder_delay", "P1D")
+		id := r.accept(t, a)
+		r.waitReminder(t, id, invite.Scheduled)
+		_, err := r.db.DB().Exec(`UPDATE events SET reminder_scheduled_for = now() - interval '1 hour' WHERE id = $1`, id)
+		require.NoError(t, err)
+		res := r.reconcile(t, grace)
+		assert.GreaterOrEqual(t, res.Running, 1)
+		assert.Equal(t, invite.Scheduled, r.reminder(t, id).Status)
+		var orders int
+		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
+		assert.Zero(t, orders)
 	})
 
 	// A late invite whose workflow runs is left to it.

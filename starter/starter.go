@@ -95,11 +95,17 @@ func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
 // A restart (store.OutboxRestart, ordered by the reconciler for an invite
 // whose run is gone or closed) is recognised like a retry, and may follow
 // a closed run of any kind; "already started" means its own run is open.
+// A restart of a sent invite is its waiting reminder's: the new run goes
+// on with the reminder, and is started while the reminder still waits.
 func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result string, err error) {
 	retry, restart := o.Kind == "retry", o.Kind == store.OutboxRestart
 	switch {
 	case o.InviteStatus == invite.Cancelled:
 		return "skipped", nil // cancelled before its run began: nothing to run
+	case restart && o.InviteStatus == invite.Sent:
+		if o.ReminderStatus != invite.Scheduled {
+			return "skipped", nil // the reminder's run has sent it, or it ended otherwise
+		}
 	case (retry || restart) && o.InviteStatus != invite.Pending:
 		return "skipped", nil // the retry's run was started and has taken the invite over
 	}

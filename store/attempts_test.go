@@ -124,7 +124,7 @@ func TestInterruptedAttempts(t *testing.T) {
 			return err
 		},
 		"reconciler": func(id string) error {
-			changed, err := st.AbandonSend(ctx, id, "its workflow is gone")
+			changed, err := st.AbandonSend(ctx, invite.KindInvite, id, "its workflow is gone")
 			assert.True(t, changed)
 			return err
 		},
@@ -150,7 +150,7 @@ func TestInterruptedAttempts(t *testing.T) {
 	assert.Equal(t, []attemptOf{{1, invite.KindInvite, invite.OutcomeSent, "delivered; recorded after the attempt had been judged uncertain"}}, got)
 
 	// AbandonSend leaves an invite that is not sending alone.
-	changed, err := st.AbandonSend(ctx, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), "")
+	changed, err := st.AbandonSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), "")
 	require.NoError(t, err)
 	assert.False(t, changed)
 }

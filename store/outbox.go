@@ -29,6 +29,9 @@ type StartOrder struct {
 	ChannelID         string         `db:"channel_id"`
 	CustomerReference sql.NullString `db:"customer_reference"`
 	InviteStatus      invite.Status  `db:"invite_status"`
+	// ReminderStatus is the status of the event's reminder ("" while none
+	// is planned): a restart of a sent invite's run is its reminder's.
+	ReminderStatus invite.Status `db:"reminder_status"`
 }
 
 // OutboxBatch is a set of claimed start orders. Its rows stay locked (so
@@ -49,7 +52,7 @@ func (s *Store) ClaimOutbox(ctx context.Context, limit int) (*OutboxBatch, error
 	b := &OutboxBatch{tx: tx, now: s.Now()}
 	err = tx.SelectContext(ctx, &b.Orders, `
 		SELECT o.id, o.event_id, o.kind, o.attempts, o.created_at, e.account_id, e.event_type_id, e.type,
-		       e.channel_id, e.customer_reference, e.invite_status
+		       e.channel_id, e.customer_reference, e.invite_status, COALESCE(e.reminder_status, '') AS reminder_status
 		FROM outbox o JOIN events e ON e.id = o.event_id
 		WHERE o.done_at IS NULL AND o.next_attempt_at <= $1
 		ORDER BY o.next_attempt_at, o.id

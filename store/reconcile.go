@@ -11,57 +11,75 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 )
 
-// The reconciler's side of the database: the invites that
-// should have moved by now — a candidate whose workflow Temporal still
-// runs is only late, one whose workflow is gone or closed is stuck — and
-// the two repairs: a new run ordered through the outbox, or, for a send
-// that was interrupted, the verdict delivery_uncertain.
+// The reconciler's side of the database: the sends — invites, and the
+// reminders of sent invites — that should have moved by now (a candidate
+// whose workflow Temporal still runs is only late, one whose workflow is
+// gone or closed is stuck) and the two repairs: a new run ordered through
+// the outbox, or, for a send that was interrupted, the verdict
+// delivery_uncertain.
 
 // OutboxRestart is the kind of start order the reconciler writes: a new
-// run of an invite whose workflow is gone or closed. Unlike a retry it
-// keeps the event's schedule (the run computes the send time from the
-// event's copy) and may follow a closed run of any kind.
+// run of an invite whose workflow is gone or closed, or of the waiting
+// reminder of a sent invite. Unlike a retry it keeps the event's schedule
+// (the run computes the send time from the event's copy; a reminder keeps
+// the time it was scheduled for) and may follow a closed run of any kind.
 const OutboxRestart = "restart"
 
-// StuckCandidate is an invite that should have moved by now.
+// StuckCandidate is a send that should have moved by now: an invite, or
+// the reminder of a sent invite.
 type StuckCandidate struct {
 	EventID string        `db:"id"`
-	Status  invite.Status `db:"invite_status"`
+	Kind    invite.Kind   `db:"kind"`
+	Status  invite.Status `db:"status"` // the send's, of its kind
 	// Since is when it should have moved: the send time of a scheduled
-	// invite, the last change of a pending or sending one.
+	// send, the last change of a pending or sending one.
 	Since time.Time `db:"since"`
 }
 
 // StuckCursor is where a scan of candidates goes on: a phase (0: overdue
-// scheduled invites, 1: stalled pending and sending ones, 2: done) and a
-// keyset position within it. The zero value starts a scan.
+// scheduled invites, 1: stalled pending and sending ones, 2: overdue
+// scheduled reminders, 3: stalled sending ones, 4: done) and a keyset
+// position within it. The zero value starts a scan.
 type StuckCursor struct {
 	Phase int       `json:"phase"`
 	Since time.Time `json:"since"`
 	ID    string    `json:"id"`
 }
 
+// stuckPhases is the number of phases of a scan.
+const stuckPhases = 4
+
 // Done reports whether the scan is complete.
-func (c StuckCursor) Done() bool { return c.Phase >= 2 }
+func (c StuckCursor) Done() bool { return c.Phase >= stuckPhases }
 
 // stuckPhase is the query of one phase of the scan, each served by its
-// partial index (schema 0009): scheduled invites past their send time,
-// then pending invites without an open start order and sending invites,
-// unchanged for a while. A pending invite with an open start order is the
-// starter's.
+// partial index (schema 0009 and 0018): scheduled invites past their send
+// time, then pending invites without an open start order and sending
+// invites, unchanged for a while; then the same of reminders, which are
+// planned only for a sent invite and never pending. A pending invite
+// with an open start order is the starter's.
 func stuckPhase(phase int) string {
-	if phase == 0 {
-		return `SELECT id, invite_status, scheduled_for AS since FROM events
+	switch phase {
+	case 0:
+		return `SELECT id, 'invite' AS kind, invite_status AS status, scheduled_for AS since FROM events
 		 WHERE invite_status = 'scheduled' AND scheduled_for < $1 AND (scheduled_for, id) > ($2, $3)
 		 ORDER BY scheduled_for, id LIMIT $4`
+	case 1:
+		return `SELECT id, 'invite' AS kind, invite_status AS status, updated_at AS since FROM events e
+		 WHERE invite_status IN ('pending', 'sending') AND updated_at < $1 AND (updated_at, id) > ($2, $3)
+		   AND NOT (invite_status = 'pending' AND EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.done_at IS NULL))
+		 ORDER BY updated_at, id LIMIT $4`
+	case 2:
+		return `SELECT id, 'reminder' AS kind, reminder_status AS status, reminder_scheduled_for AS since FROM events
+		 WHERE reminder_status = 'scheduled' AND reminder_scheduled_for < $1 AND (reminder_scheduled_for, id) > ($2, $3)
+		 ORDER BY reminder_scheduled_for, id LIMIT $4`
 	}
-	return `SELECT id, invite_status, updated_at AS since FROM events e
-	 WHERE invite_status IN ('pending', 'sending') AND updated_at < $1 AND (updated_at, id) > ($2, $3)
-	   AND NOT (invite_status = 'pending' AND EXISTS (SELECT 1 FROM outbox o WHERE o.event_id = e.id AND o.done_at IS NULL))
+	return `SELECT id, 'reminder' AS kind, reminder_status AS status, updated_at AS since FROM events
+	 WHERE reminder_status = 'sending' AND updated_at < $1 AND (updated_at, id) > ($2, $3)
 	 ORDER BY updated_at, id LIMIT $4`
 }
 
-// StuckCandidates returns up to limit invites that should have moved
+// StuckCandidates returns up to limit sends that should have moved
 // before cutoff, from cur on, and the cursor of the next page; an empty
 // page with a Done cursor ends the scan.
 func (s *Store) StuckCandidates(ctx context.Context, cutoff time.Time, cur StuckCursor, limit int) ([]StuckCandidate, StuckCursor, error) {
@@ -72,7 +90,7 @@ func (s *Store) StuckCandidates(ctx context.Context, cutoff time.Time, cur Stuck
 			after = time.Unix(0, 0)
 		}
 		if err := s.db.SelectContext(ctx, &page, stuckPhase(cur.Phase), cutoff, after, cur.ID, limit); err != nil {
-			return nil, cur, fmt.Errorf("stuck invites: %w", translate(err))
+			return nil, cur, fmt.Errorf("stuck sends: %w", translate(err))
 		}
 		if len(page) == 0 {
 			cur = StuckCursor{Phase: cur.Phase + 1}
@@ -106,14 +124,36 @@ func (s *Store) RestartInvite(ctx context.Context, eventID string, seen invite.S
 	return err == nil && c.Changed(), err
 }
 
-// AbandonSend gives up on a send whose workflow is gone or closed while
-// the invite was marked sending (invite.Abandon): it may have been
-// delivered, so it fails as delivery_uncertain and is never sent again by
-// itself (ops may retry it on purpose). Only an invite still sending
-// changes; it reports whether it did.
-func (s *Store) AbandonSend(ctx context.Context, eventID, why string) (bool, error) {
-	c, err := s.change(ctx, invite.KindInvite, eventID, func(_ *sqlx.Tx, cur sendState) (invite.Change, error) {
-		return invite.Abandon(invite.KindInvite, cur.State, why)
+// RestartReminder orders a new workflow run for the reminder of a sent
+// invite whose run is gone or closed while the reminder waited
+// (invite.RestartReminder): the reminder stays scheduled, keeping its
+// time, and a restart order is written in the same transaction; the new
+// run finds the invite sent and goes on with the reminder. It reports
+// whether it did; a reminder that moved meanwhile, or one with an open
+// start order, is left alone.
+func (s *Store) RestartReminder(ctx context.Context, eventID string) (bool, error) {
+	c, err := s.change(ctx, invite.KindReminder, eventID, func(tx *sqlx.Tx, cur sendState) (invite.Change, error) {
+		var open bool
+		if err := tx.GetContext(ctx, &open, `SELECT EXISTS (SELECT 1 FROM outbox WHERE event_id = $1 AND done_at IS NULL)`, eventID); err != nil {
+			return invite.Change{}, err
+		}
+		return invite.RestartReminder(cur.State, cur.InviteStatus, open)
+	})
+	if errors.Is(err, invite.ErrRefused) {
+		return false, nil
+	}
+	return err == nil && c.Changed(), err
+}
+
+// AbandonSend gives up on a send of kind k whose workflow is gone or
+// closed while it was marked sending (invite.Abandon): it may have been
+// delivered, so it ends as delivery_uncertain — an invite fails, a
+// reminder is skipped — and is never sent again by itself (ops may retry
+// a failed invite on purpose). Only a send still sending changes; it
+// reports whether it did.
+func (s *Store) AbandonSend(ctx context.Context, k invite.Kind, eventID, why string) (bool, error) {
+	c, err := s.change(ctx, k, eventID, func(_ *sqlx.Tx, cur sendState) (invite.Change, error) {
+		return invite.Abandon(k, cur.State, why)
 	})
 	if errors.Is(err, invite.ErrRefused) {
 		return false, nil

@@ -117,3 +117,93 @@ func TestRestartInvite(t *testing.T) {
 	assert.Equal(t, invite.Pending, b.Orders[0].InviteStatus)
 	require.NoError(t, b.Release())
 }
+
+// The reminders among the candidates: a sent invite's reminder scheduled
+// before the cutoff, or left sending since before it. Their restart keeps
+// the reminder scheduled, at its time, with a restart order, once.
+func TestStuckReminders(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	hourAgo := now.Add(-time.Hour)
+	reminder := func(status invite.Status, changed, scheduledFor time.Time) string {
+		t.Helper()
+		id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: hourAgo.Add(-time.Hour)})
+		_, err := st.DB().Exec(`UPDATE events SET reminder_status = NULLIF($2, ''), reminder_scheduled_for = $3, updated_at = $4 WHERE id = $1`,
+			id, status, scheduledFor, changed)
+		require.NoError(t, err)
+		return id
+	}
+	overdue := reminder(invite.Scheduled, hourAgo, hourAgo)
+	reminder(invite.Scheduled, hourAgo, now.Add(time.Hour))          // not due yet
+	reminder(invite.Scheduled, hourAgo, now.Add(-time.Minute))       // due within the grace
+	sending := reminder(invite.Sending, hourAgo, hourAgo)            // interrupted
+	reminder(invite.Sending, now, hourAgo)                           // being sent right now
+	reminder(invite.Sent, hourAgo, hourAgo)                          // done
+	reminder("", hourAgo, hourAgo)                                   // none planned
+	invited := a.Event(t, eventfixture.Event{Status: invite.Failed}) // a reminder only follows a sent invite
+	_, err := st.DB().Exec(`UPDATE events SET updated_at = $2 WHERE id = $1`, invited, hourAgo)
+	require.NoError(t, err)
+
+	cutoff := now.Add(-10 * time.Minute)
+	got := map[string]store.StuckCandidate{}
+	var cur store.StuckCursor
+	for pages := 0; !cur.Done(); pages++ {
+		require.Less(t, pages, 30, "the scan ends")
+		page, next, err := st.StuckCandidates(ctx, cutoff, cur, 1)
+		require.NoError(t, err)
+		for _, c := range page {
+			assert.NotContains(t, got, c.EventID, "each candidate once")
+			got[c.EventID] = c
+		}
+		cur = next
+	}
+	require.Len(t, got, 2)
+	assert.Equal(t, store.StuckCandidate{EventID: overdue, Kind: invite.KindReminder, Status: invite.Scheduled, Since: got[overdue].Since}, got[overdue])
+	assert.True(t, hourAgo.Equal(got[overdue].Since), "since its time")
+	assert.Equal(t, invite.KindReminder, got[sending].Kind)
+	assert.Equal(t, invite.Sending, got[sending].Status)
+
+	openOrders := func(id string) []string {
+		var kinds []string
+		require.NoError(t, st.DB().Select(&kinds, `SELECT kind FROM outbox WHERE event_id = $1 AND done_at IS NULL`, id))
+		return kinds
+	}
+	ok, err := st.RestartReminder(ctx, overdue)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	rem, err := st.LoadReminder(ctx, overdue)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Scheduled, rem.Status)
+	assert.True(t, hourAgo.Equal(*rem.ScheduledFor), "the reminder keeps its time")
+	assert.Equal(t, []string{store.OutboxRestart}, openOrders(overdue))
+	ok, err = st.RestartReminder(ctx, overdue)
+	require.NoError(t, err)
+	assert.False(t, ok, "a start order is open")
+	assert.Len(t, openOrders(overdue), 1)
+
+	ok, err = st.RestartReminder(ctx, sending)
+	require.NoError(t, err)
+	assert.False(t, ok, "a reminder left sending is never restarted")
+	assert.Empty(t, openOrders(sending))
+	ok, err = st.AbandonSend(ctx, invite.KindReminder, sending, "its workflow is missing")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	rem, err = st.LoadReminder(ctx, sending)
+	require.NoError(t, err)
+	assert.Equal(t, "skipped/delivery_uncertain", string(rem.Status)+"/"+string(rem.Reason))
+	inv, err := st.LoadInviteState(ctx, sending)
+	require.NoError(t, err)
+	assert.Equal(t, invite.Sent, inv.Status, "the invite stays sent")
+
+	// The starter sees the order with the reminder's status.
+	b, err := st.ClaimOutbox(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, b.Orders, 1)
+	assert.Equal(t, store.OutboxRestart, b.Orders[0].Kind)
+	assert.Equal(t, invite.Sent, b.Orders[0].InviteStatus)
+	assert.Equal(t, invite.Scheduled, b.Orders[0].ReminderStatus)
+	require.NoError(t, b.Release())
+}

@@ -94,6 +94,9 @@ type inviteRun struct {
 	// legacy: the run began before invite and reminder shared one
 	// pipeline, and calls the steps by the names of that time.
 	legacy bool
+	// resumed: the run found the invite sent by an earlier run, and goes
+	// on with its reminder (a restart ordered by the reconciler).
+	resumed bool
 }
 
 // pipelineChange is the workflow.GetVersion change ID of the one send
@@ -101,6 +104,11 @@ type inviteRun struct {
 // keyed by kind; runs begun before it call the per-kind step names their
 // histories hold (legacyStep).
 const pipelineChange = "one-send-pipeline"
+
+// resumeReminderChange is the workflow.GetVersion change ID of a run that
+// finds its invite sent by an earlier run: from it on, such a run goes on
+// with the reminder instead of ending. Only such runs record it.
+const resumeReminderChange = "resume-reminder"
 
 func (w *inviteRun) setup(ctx workflow.Context) error {
 	w.state = InviteResult{Status: invite.Pending}
@@ -149,6 +157,13 @@ func (w *inviteRun) run(ctx workflow.Context) (InviteResult, error) {
 		return w.stopped(ctx, err)
 	}
 	if st.Status != invite.Scheduled {
+		if st.Status == invite.Sent && workflow.GetVersion(ctx, resumeReminderChange, workflow.DefaultVersion, 1) == 1 {
+			// Sent by an earlier run, lost with its reminder waiting: the
+			// reconciler ordered this run for the reminder.
+			w.resumed = true
+			w.update(ctx, st)
+			return w.remind(ctx)
+		}
 		return w.finish(ctx, st) // decided meanwhile: cancelled by the API before the run began
 	}
 	w.update(ctx, st)

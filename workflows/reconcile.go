@@ -8,11 +8,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// The reconciler finds invites stuck pending, scheduled or
-// sending whose workflow is gone or closed — terminated, lost with a
-// namespace reset or with Temporal's state — and repairs them through
-// PostgreSQL: a new run ordered through the outbox, or, for a send that
-// was interrupted, the verdict delivery_uncertain (never a second send).
+// The reconciler finds invites stuck pending, scheduled or sending, and
+// reminders of sent invites stuck scheduled or sending, whose workflow is
+// gone or closed — terminated, lost with a namespace reset or with
+// Temporal's state — and repairs them through PostgreSQL: a new run
+// ordered through the outbox (for a reminder, a run that finds the invite
+// sent and goes on with the reminder), or, for a send that was
+// interrupted, the verdict delivery_uncertain (never a second send).
 //
 // It runs as a small workflow started by a Temporal Schedule
 // (ReconcileScheduleID) every few minutes on the invites task queue. A
@@ -53,7 +55,8 @@ type ReconcileResult struct {
 	Running int
 	// Restarted got a new run ordered through the outbox.
 	Restarted int
-	// Uncertain were left sending: now failed as delivery_uncertain.
+	// Uncertain were left sending: now given up as delivery_uncertain
+	// (an invite failed, a reminder skipped).
 	Uncertain int
 	// Moved changed while they were checked, and were left alone.
 	Moved int

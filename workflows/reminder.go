@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"time"
-
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -29,19 +27,23 @@ func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
 	// invite, which went out: they do not cancel a reminder planned now.
 	w.dropLateCancels(ctx)
 
-	plan, due, err := w.reminderPlan(ctx)
-	if err != nil {
-		return w.reminderStopped(ctx, err)
+	at := workflow.Now(ctx)
+	if !w.resumed {
+		plan, due, err := w.reminderPlan(ctx)
+		if err != nil {
+			return w.reminderStopped(ctx, err)
+		}
+		if !due {
+			return w.state, nil
+		}
+		now := at
+		resolve := func(workflow.Context) any { return sendtime.SendTime(now, plan) }
+		if err := workflow.SideEffect(ctx, resolve).Get(&at); err != nil {
+			return w.state, err
+		}
 	}
-	if !due {
-		return w.state, nil
-	}
-	now := workflow.Now(ctx)
-	var at time.Time
-	resolve := func(workflow.Context) any { return sendtime.SendTime(now, plan) }
-	if err := workflow.SideEffect(ctx, resolve).Get(&at); err != nil {
-		return w.state, err
-	}
+	// A resumed run's reminder was planned by the run that sent the
+	// invite: this step answers with it as it is, and it keeps its time.
 	rem, err := w.reminderStep(ctx, MarkScheduledActivity, MarkScheduledInput{EventID: w.in.EventID, Kind: invite.KindReminder, ScheduledFor: at})
 	if err != nil {
 		return w.reminderStopped(ctx, err)
@@ -50,6 +52,10 @@ func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
 		return w.reminderDone(ctx, rem) // cancelled by the API meanwhile
 	}
 	w.setReminder(ctx, rem)
+	wait := at.Sub(workflow.Now(ctx))
+	if w.resumed && rem.ScheduledFor != nil {
+		wait = max(rem.ScheduledFor.Sub(workflow.Now(ctx)), 0) // due already: at once
+	}
 
 	timerCtx, stopTimer := workflow.WithCancel(ctx)
 	defer stopTimer()
@@ -58,7 +64,7 @@ func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
 		reviewed, stopped bool
 	)
 	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, at.Sub(workflow.Now(ctx)), workflow.TimerOptions{Summary: "until the reminder"}),
+	sel.AddFuture(workflow.NewTimerWithOptions(timerCtx, wait, workflow.TimerOptions{Summary: "until the reminder"}),
 		func(f workflow.Future) { timerErr = f.Get(ctx, nil) })
 	sel.AddReceive(w.review, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, nil)

@@ -146,3 +146,46 @@ func TestReminderCancelledBeforeItWasPlanned(t *testing.T) {
 	assert.Equal(t, invite.Cancelled, res.Reminder.Status, "the API cancelled it between the send and the plan")
 	env.AssertActivityNotCalled(t, "Send", mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder})
 }
+
+// TestRunForASentInviteGoesOnWithItsReminder: a run that finds its invite
+// sent by an earlier run (the reconciler restarted it for its waiting
+// reminder) sends nothing of the invite and goes on with the reminder at
+// the time it was scheduled for — at once when that has passed.
+func TestRunForASentInviteGoesOnWithItsReminder(t *testing.T) {
+	t.Parallel()
+	for name, after := range map[string]time.Duration{"due later": 2 * time.Hour, "overdue": -time.Hour} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := newEnvWith(t, workflows.Options{})
+			start := at("2026-06-01T10:00:00Z")
+			env.SetStartTime(start)
+			sentAt, remindAt := start.Add(-72*time.Hour), start.Add(after)
+			r := &recorder{env: env}
+			r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: sentAt, Delay: "PT0S"}))
+			env.OnActivity(a.MarkScheduled, mock.Anything, ofKind(invite.KindInvite)).Return(
+				invite.State{Status: invite.Sent, SentAt: &sentAt, Attempts: 1}, nil).Once()
+			env.OnActivity(a.MarkScheduled, mock.Anything, ofKind(invite.KindReminder)).Return(
+				invite.State{Status: invite.Scheduled, ScheduledFor: &remindAt}, nil).Once()
+			var remindedAt time.Time
+			env.OnActivity(a.Send, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder}).Return(
+				func(context.Context, workflows.EventInput) (invite.State, error) {
+					remindedAt = env.Now()
+					return invite.State{Status: invite.Sent, SentAt: &remindedAt}, nil
+				}).Once()
+			env.ExecuteWorkflow(workflows.WorkflowType, input())
+
+			res := result(t, env)
+			assert.Equal(t, invite.Sent, res.Status)
+			assert.True(t, sentAt.Equal(res.SentAt), "the invite as the earlier run sent it")
+			require.NotNil(t, res.Reminder)
+			assert.Equal(t, invite.Sent, res.Reminder.Status)
+			want := remindAt // at its time …
+			if remindAt.Before(start) {
+				want = start // … or at once when that has passed
+			}
+			assert.True(t, want.Equal(remindedAt), "reminded at %s, want %s", remindedAt, want)
+			env.AssertActivityNotCalled(t, "Send", mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindInvite})
+			env.AssertActivityNotCalled(t, "LoadPlan", mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindReminder})
+		})
+	}
+}

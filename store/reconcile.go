@@ -53,7 +53,7 @@ const stuckPhases = 4
 func (c StuckCursor) Done() bool { return c.Phase >= stuckPhases }
 
 // stuckPhase is the query of one phase of the scan, each served by its
-// partial index (schema 0009 and 0020): scheduled invites past their send
+// partial index (schema 0009 and 0022): scheduled invites past their send
 // time, then pending invites without an open start order and sending
 // invites, unchanged for a while; then the same of reminders, which are
 // planned only for a sent invite and never pending. A pending invite

@@ -100,8 +100,8 @@ func TestDocsCiteNoOutsideContract(t *testing.T) {
 	root := moduleRoot(t)
 	for _, f := range append([]string{"README.md"}, docFiles(t, root)...) {
 		for i, line := range strings.Split(readFile(t, root, f), "\n") {
-			if strings.Contains(line, "SPEC") {
-				t.Errorf("%s:%d: cites SPEC: %s", f, i+1, strings.TrimSpace(line))
+			if strings.Contains(line, outsideContract) {
+				t.Errorf("%s:%d: cites %s: %s", f, i+1, outsideContract, strings.TrimSpace(line))
 				continue
 			}
 			if strings.Count(line, "§") > len(rfcSection.FindAllString(line, -1)) {
@@ -111,9 +111,13 @@ func TestDocsCiteNoOutsideContract(t *testing.T) {
 	}
 }
 
-// specCitation is a citation of the working contract the repository does
-// not carry; UNSPECIFIED and the like are other words.
-var specCitation = regexp.MustCompile(`\bSPEC\b`)
+// outsideContract is the name of the working contract the repository
+// does not carry, put together so that this file does not cite it.
+var outsideContract = "S" + "PEC"
+
+// specCitation is a citation of that contract; UNSPECIFIED and the like
+// are other words.
+var specCitation = regexp.MustCompile(`\b` + outsideContract + `\b`)
 
 // TestSourcesCiteNoOutsideContract: code, schema, deploy files and the
 // OpenAPI document point to the project's own documents, never to one a
@@ -136,13 +140,10 @@ func TestSourcesCiteNoOutsideContract(t *testing.T) {
 		if !slices.Contains(sources, filepath.Ext(name)) && name != "Makefile" && name != "Dockerfile" {
 			return nil
 		}
-		if strings.HasSuffix(p, "doccheck_test.go") {
-			return nil // this test names what it looks for
-		}
 		rel, _ := filepath.Rel(root, p)
 		for i, line := range strings.Split(readFile(t, root, rel), "\n") {
 			if specCitation.MatchString(line) {
-				t.Errorf("%s:%d: cites SPEC: %s", rel, i+1, strings.TrimSpace(line))
+				t.Errorf("%s:%d: cites %s: %s", rel, i+1, outsideContract, strings.TrimSpace(line))
 			}
 		}
 		return nil

@@ -361,13 +361,16 @@ func mustParse(t *testing.T, b []byte) *html.Node {
 }
 
 // TestPublicFeed: Google's feed parses, holds every public product review
-// and no hidden one, escapes hostile text, and carries a strong ETag
-// known before the stream starts (304), which changes with the reviews.
+// with a comment, no hidden one and none rated without a comment (the
+// feed's content is required), escapes hostile text, and carries a strong
+// ETag known before the stream starts (304), which changes with the
+// reviews.
 func TestPublicFeed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.reviewed(t, store.ReviewInput{Rating: 4, ShowName: true, Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: publicHostile},
-		{Index: 1, Rating: 2}}})
+		{Index: 1, Rating: 2, Comment: "Too small"}}})
+	e.reviewed(t, store.ReviewInput{Rating: 3, Products: []store.ProductRating{{Index: 0, Rating: 3}}})
 	hidden, _ := e.reviewed(t, store.ReviewInput{Products: []store.ProductRating{{Index: 0, Rating: 1, Comment: "hidden"}}})
 	require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/reviews/"+hidden+"/report", e.token, `{"reason":"personal_data"}`).status)
 
@@ -385,19 +388,22 @@ func TestPublicFeed(t *testing.T) {
 					Text      string `xml:",chardata"`
 				} `xml:"name"`
 			} `xml:"reviewer"`
-			Content string `xml:"content"`
-			URL     string `xml:"review_url"`
+			Content    string `xml:"content"`
+			URL        string `xml:"review_url"`
+			ProductURL string `xml:"products>product>product_url"`
 		} `xml:"reviews>review"`
 	}
 	require.NoError(t, xml.Unmarshal(r.body, &feed))
 	assert.Equal(t, "2.3", feed.Version)
-	require.Len(t, feed.Reviews, 2, "the hidden one is not in it")
+	require.Len(t, feed.Reviews, 2, "neither the hidden one nor the one without a comment is in it")
 	var hostileSeen bool
 	for _, rv := range feed.Reviews {
 		assert.Regexp(t, `^prv-`, rv.ID)
 		assert.Equal(t, "Greta Z.", rv.Reviewer.Name.Text)
 		assert.Empty(t, rv.Reviewer.Name.Anonymous)
 		assert.Regexp(t, `^https://api\.touchpoint\.test/public/reviews/rev-[0-9a-f-]+/verify$`, rv.URL)
+		assert.NotEmpty(t, rv.Content)
+		assert.NotEmpty(t, rv.ProductURL)
 		hostileSeen = hostileSeen || rv.Content == publicHostile
 	}
 	assert.True(t, hostileSeen, "escaped and intact")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/xml"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/touchpoint/touchpoint/review"
@@ -15,6 +16,14 @@ import (
 // the store reads them, so memory stays constant however many there are.
 // The encoder escapes every text and attribute ("<", "&", "]]>" come out
 // as character references; characters XML cannot carry become U+FFFD).
+//
+// The feed's schema requires of every review a content with at least one
+// character other than white space, and of every product a product_url.
+// A product rated without a comment is left out of the feed (its rating
+// still counts in every aggregate and shows in the widget and the JSON):
+// the text is the customer's, and nothing may be written in their name.
+// A product the event gave without an address gets the review's own
+// address, as the schema allows.
 
 // FeedVersion is the version of Google's Product Reviews Feed written.
 const FeedVersion = "2.3"
@@ -66,7 +75,7 @@ type feedProductIDs struct {
 type feedProduct struct {
 	IDs  *feedProductIDs `xml:"product_ids,omitempty"`
 	Name string          `xml:"product_name,omitempty"`
-	URL  string          `xml:"product_url,omitempty"`
+	URL  string          `xml:"product_url"`
 }
 
 type feedReview struct {
@@ -88,6 +97,12 @@ func some(s string) []string {
 	return []string{s}
 }
 
+// inFeed reports whether the feed carries a public product review: only
+// one with a comment (the feed's content is required and never empty).
+func inFeed(it store.FeedItem) bool {
+	return strings.TrimSpace(it.Comment) != ""
+}
+
 // feedReviewOf is one public product review as the feed writes it: the
 // reviewer by the public author's name, marked anonymous unless the
 // customer agreed to be named.
@@ -97,21 +112,26 @@ func (f Feed) feedReviewOf(it store.FeedItem) feedReview {
 	if it.ShowName && name != review.VerifiedCustomer(it.Locale) {
 		anonymous = ""
 	}
-	p := feedProduct{Name: it.Name, URL: it.URL}
+	reviewURL := f.ReviewURL(it.ReviewID)
+	p := feedProduct{Name: strings.TrimSpace(it.Name), URL: it.URL}
+	if p.URL == "" {
+		p.URL = reviewURL
+	}
 	ids := feedProductIDs{GTINs: some(it.GTIN), MPNs: some(it.MPN), SKUs: some(it.SKU), Brands: some(it.Brand)}
 	if ids.GTINs != nil || ids.MPNs != nil || ids.SKUs != nil || ids.Brands != nil {
 		p.IDs = &ids
 	}
 	return feedReview{ID: it.ID, Reviewer: feedReviewer{Name: feedName{Anonymous: anonymous, Text: name}},
 		Timestamp: it.CreatedAt.UTC().Format(time.RFC3339), Content: it.Comment,
-		URL:     feedURL{Type: "singleton", URL: f.ReviewURL(it.ReviewID)},
+		URL:     feedURL{Type: "singleton", URL: reviewURL},
 		Overall: feedOverall{Min: review.MinRating, Max: review.MaxRating, Rating: it.Rating}, Products: []feedProduct{p}}
 }
 
 // Write streams the feed to w: each calls its function with every public
 // product review in turn (store.EachPublicProductReview) and stops at its
-// first error. Once the first bytes are out, an error can only cut the
-// document short; the reader's XML parser then refuses it.
+// first error; the feed leaves out those without a comment. Once the
+// first bytes are out, an error can only cut the document short; the
+// reader's XML parser then refuses it.
 func (f Feed) Write(w io.Writer, each func(fn func(store.FeedItem) error) error) error {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	if _, err := bw.WriteString(xml.Header); err != nil {
@@ -146,6 +166,9 @@ func (f Feed) Write(w io.Writer, each func(fn func(store.FeedItem) error) error)
 	}
 	n := 0
 	err := each(func(it store.FeedItem) error {
+		if !inFeed(it) {
+			return nil
+		}
 		if err := enc.Encode(f.feedReviewOf(it)); err != nil {
 			return err
 		}

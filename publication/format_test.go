@@ -66,7 +66,13 @@ func TestFeedXMLEscaping(t *testing.T) {
 			GTIN: "4006381333931", MPN: "M&1", Brand: "Acme ]]>", URL: "https://shop.example/p?a=1&b=2"}, Rating: 5, Comment: hostile,
 			CreatedAt: created}, Locale: "fr", ShowName: true, AuthorFirstName: "Greta", AuthorLastName: "Zimmermann"},
 		{ProductReview: store.ProductReview{ID: "prv-2", ReviewID: "rev-2", Product: store.Product{Name: "Plain"}, Rating: 1,
-			CreatedAt: created}, Locale: "de", ShowName: false, AuthorFirstName: "Hans", AuthorLastName: "Meier"},
+			Comment: "Broke in a week.", CreatedAt: created}, Locale: "de", ShowName: false, AuthorFirstName: "Hans", AuthorLastName: "Meier"},
+		// Rated without a comment: the feed's content is required and
+		// never empty, so these are left out.
+		{ProductReview: store.ProductReview{ID: "prv-3", ReviewID: "rev-3", Product: store.Product{Name: "Mute"}, Rating: 4,
+			CreatedAt: created}, Locale: "en"},
+		{ProductReview: store.ProductReview{ID: "prv-4", ReviewID: "rev-4", Product: store.Product{Name: "Blank"}, Rating: 2,
+			Comment: " \n\t", CreatedAt: created}, Locale: "en"},
 	}
 	var b bytes.Buffer
 	feed := publication.Feed{Account: acc, ReviewURL: func(id string) string { return "https://api.example/public/reviews/" + id + "/verify?x=1&y=2" }}
@@ -145,11 +151,22 @@ func TestFeedXMLEscaping(t *testing.T) {
 	assert.Equal(t, "false", first.IsSpam)
 
 	second := doc.Reviews[1]
+	assert.Equal(t, "prv-2", second.ID)
+	assert.Equal(t, "Broke in a week.", second.Content)
+	require.Len(t, second.Products, 1)
+	assert.Equal(t, second.URL.URL, second.Products[0].URL, "product_url is required: the review's own address when the event gave none")
 	assert.Equal(t, "true", second.Reviewer.Name.Anonymous)
 	assert.Equal(t, "Verifizierter Kunde", second.Reviewer.Name.Text, "in the review's language")
 	assert.NotContains(t, b.String(), "Meier")
 	assert.NotContains(t, b.String(), "Zimmermann")
 	assert.Equal(t, 1, strings.Count(b.String(), "<product_ids>"), "only keys that are known: the second product has none")
+
+	for _, left := range []string{"prv-3", "Mute", "prv-4", "Blank"} {
+		assert.NotContains(t, b.String(), left, "a product rated without a comment is not in the feed")
+	}
+	assert.NotContains(t, b.String(), "<content></content>")
+	assert.Equal(t, 2, strings.Count(b.String(), "<content>"))
+	assert.Equal(t, 2, strings.Count(b.String(), "<product_url>"), "every product has one")
 
 	// The attributes of the overall rating, from the raw document.
 	assert.Contains(t, b.String(), `<overall min="1" max="5">5</overall>`)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/signedlink"
+	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -511,4 +512,54 @@ func TestUnsubscribe(t *testing.T) {
 	fb := pathOf(t, strings.Replace(e.feedbackLinks.URL(id), "/feedback", "/unsubscribe", 1))
 	requireHTML(t, e.page(t, http.MethodPost, fb, formType, "List-Unsubscribe=One-Click"), http.StatusNotFound)
 	requireHTML(t, e.page(t, http.MethodPost, "/unsubscribe?event="+id, formType, ""), http.StatusNotFound)
+}
+
+// TestCustomerPagesAnswerWrongMethodsInHTML: a method no route of a
+// customer's page answers gets a small HTML 405 page in the reader's
+// language (the page's ?locale= first where it takes one, else
+// Accept-Language) with Allow; the API's routes keep their problem.
+func TestCustomerPagesAnswerWrongMethodsInHTML(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	acc := store.NewID("acc")
+	rev := store.NewID("rev")
+	for _, c := range []struct {
+		target, acceptLanguage, lang, allow string
+	}{
+		{"/feedback?event=evt-00000000-0000-4000-8000-000000000000&sig=x", "de-DE,de;q=0.9,en;q=0.5", "de", "GET, POST"},
+		{"/feedback", "", "en", "GET, POST"},
+		{"/unsubscribe", "fr-CH, fr;q=0.9", "fr", "GET, POST"},
+		{"/unsubscribe?event=x&sig=y", "xx, nl;q=0.8", "nl", "GET, POST"},
+		{"/public/accounts/" + acc + "/widget", "da", "da", "GET"},
+		{"/public/accounts/" + acc + "/widget?locale=es", "de", "es", "GET"},
+		{"/public/reviews/" + rev + "/verify", "es-MX,es;q=0.9", "es", "GET"},
+		{"/public/reviews/" + rev + "/verify?locale=de_AT", "fr", "de", "GET"},
+	} {
+		for _, method := range []string{http.MethodPut, http.MethodDelete, http.MethodPatch} {
+			req, err := http.NewRequest(method, e.srv.URL+c.target, strings.NewReader(`{"x":1}`))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			if c.acceptLanguage != "" {
+				req.Header.Set("Accept-Language", c.acceptLanguage)
+			}
+			res, err := e.srv.Client().Do(req)
+			require.NoError(t, err)
+			b, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			require.NoError(t, err)
+			name := method + " " + c.target
+			doc := requireHTML(t, pageResponse{res.StatusCode, res.Header, string(b)}, http.StatusMethodNotAllowed)
+			assert.Equal(t, c.allow, res.Header.Get("Allow"), name)
+			assert.Equal(t, c.lang, attr(find(doc, "html", nil)[0], "lang"), name)
+			assert.Len(t, find(doc, "h1", nil), 1, name)
+			assert.Empty(t, find(doc, "form", nil), name)
+		}
+	}
+
+	// The API's routes, the public JSON among them, answer a problem.
+	for path, allow := range map[string]string{"/reviews/" + rev: "GET", "/public/accounts/" + acc + "/reviews": "GET"} {
+		r := e.do(t, http.MethodPut, path, e.token, `{}`, header{"Accept-Language", "de"})
+		requireProblem(t, r, http.StatusMethodNotAllowed)
+		assert.Equal(t, allow, r.header.Get("Allow"), path)
+	}
 }

@@ -222,21 +222,47 @@ func New(opts Options) *Server {
 		s.fail(w, r, newError(http.StatusNotFound, "no such endpoint: %s", r.URL.Path))
 	})
 	methods := map[string][]string{} // path → methods, for 405 answers
+	accesses := map[string]access{}  // path → its routes' access
 	for _, rt := range s.routes() {
 		r.Handle(rt.path, s.guard(rt)).Methods(rt.method)
 		methods[rt.path] = append(methods[rt.path], rt.method)
+		accesses[rt.path] = rt.access
 	}
 	// After every method-specific route: any other method on a known path.
 	for _, path := range slices.Sorted(maps.Keys(methods)) {
-		allow := strings.Join(methods[path], ", ")
-		r.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			infoFrom(r.Context()).route = path
-			e := newError(http.StatusMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, path, allow)
-			e.header = map[string]string{"Allow": allow}
-			s.fail(w, r, e)
-		}))
+		r.Handle(path, s.methodNotAllowed(path, accesses[path], methods[path]))
 	}
 	return &Server{Handler: requestID(s.logRequests(s.recoverPanics(r))), s: s}
+}
+
+// methodNotAllowed answers a method that no route of path answers: 405
+// with Allow. A customer's page answers it as an HTML page in the
+// reader's language, chosen as the page chooses it; the rest of the API
+// as a problem.
+func (s *server) methodNotAllowed(path string, acc access, methods []string) http.Handler {
+	allow := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infoFrom(r.Context()).route = path
+		if acc&publicRead == publicRead {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		switch acc {
+		case page:
+			s.pages.MethodNotAllowed(w, r, methods)
+			return
+		case publicPage:
+			lang := parseQuery(r, "locale").locale("locale")
+			if lang == "" {
+				lang = publication.AcceptLanguage(r.Header.Get("Accept-Language"))
+				w.Header().Set("Vary", "Accept-Language")
+			}
+			s.errorPages.MethodNotAllowed(w, publication.Pick(lang), methods)
+			return
+		}
+		e := newError(http.StatusMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, path, allow)
+		e.header = map[string]string{"Allow": allow}
+		s.fail(w, r, e)
+	})
 }
 
 // guard runs a route's handler after authentication and the access-group

@@ -104,6 +104,9 @@ func newSite(t *testing.T, p *pages.Pages) *site {
 		check(p.Expired(w, pages.ExpiredView{Locale: r.FormValue("lang"), Brand: shop}))
 	})
 	mux.HandleFunc("GET /badrequest", func(w http.ResponseWriter, r *http.Request) { check(p.BadRequest(w, r.FormValue("lang"))) })
+	mux.HandleFunc("GET /methodnotallowed", func(w http.ResponseWriter, r *http.Request) {
+		check(p.MethodNotAllowed(w, r.FormValue("lang"), []string{http.MethodGet, http.MethodPost}))
+	})
 	mux.HandleFunc("GET /unsubscribe", func(w http.ResponseWriter, r *http.Request) {
 		check(p.Unsubscribe(w, http.StatusOK, pages.UnsubscribeView{Locale: r.FormValue("lang"), Brand: shop,
 			Action: "/unsubscribe?lang=" + r.FormValue("lang") + "&event=" + siteEvent, Address: "j•••@example.com"}))
@@ -127,7 +130,7 @@ func newSite(t *testing.T, p *pages.Pages) *site {
 }
 
 // sitePages are the paths of every page, as the reader meets them.
-var sitePages = []string{"/feedback", "/feedback?errors=1", "/thanks", "/unsubscribe", "/unsubscribed", "/notfound", "/expired", "/badrequest"}
+var sitePages = []string{"/feedback", "/feedback?errors=1", "/thanks", "/unsubscribe", "/unsubscribed", "/notfound", "/expired", "/badrequest", "/methodnotallowed"}
 
 func (s *site) url(path, lang string) string {
 	sep := "?"

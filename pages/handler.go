@@ -117,6 +117,12 @@ func (h *Handler) TooManyRequests(w http.ResponseWriter, r *http.Request, wait t
 	h.pages.Unavailable(w, http.StatusTooManyRequests, h.locale(r))
 }
 
+// MethodNotAllowed is the 405 page of a method that no route of the page
+// answers, in the reader's language, with Allow listing those that do.
+func (h *Handler) MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow []string) {
+	h.pages.MethodNotAllowed(w, h.locale(r), allow)
+}
+
 // fail answers a failure of a page: an unknown event is the same 404 as a
 // bad link; an unreachable database is 503 with Retry-After; anything
 // else is reported and answered alike, without detail.

@@ -106,6 +106,7 @@ const (
 	pageUnsubscribed = "unsubscribed"
 	pageUnavailable  = "unavailable"
 	pageExpired      = "expired"
+	pageNotAllowed   = "methodnotallowed"
 )
 
 // Pages holds the parsed templates and the texts of every locale.
@@ -135,7 +136,7 @@ func New() (*Pages, error) {
 		return nil, fmt.Errorf("parse layout: %w", err)
 	}
 	p := &Pages{tmpl: map[string]*template.Template{}, texts: texts}
-	for _, name := range []string{pageFeedback, pageThanks, pageNotFound, pageBadRequest, pageUnsubscribe, pageUnsubscribed, pageUnavailable, pageExpired} {
+	for _, name := range []string{pageFeedback, pageThanks, pageNotFound, pageBadRequest, pageUnsubscribe, pageUnsubscribed, pageUnavailable, pageExpired, pageNotAllowed} {
 		t, err := template.Must(base.Clone()).ParseFS(htmlFiles, "html/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parse %s page: %w", name, err)
@@ -196,6 +197,14 @@ func (p *Pages) NotFound(w http.ResponseWriter, locale string) error {
 // (ParseFeedback's errors).
 func (p *Pages) BadRequest(w http.ResponseWriter, locale string) error {
 	return p.render(w, http.StatusBadRequest, pageBadRequest, locale, brand.Brand{}, nil)
+}
+
+// MethodNotAllowed writes the 405 page for a method the page does not
+// answer (PUT on the feedback page), with the Allow header listing those
+// it does. Like NotFound it names no shop.
+func (p *Pages) MethodNotAllowed(w http.ResponseWriter, locale string, allow []string) error {
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	return p.render(w, http.StatusMethodNotAllowed, pageNotAllowed, locale, brand.Brand{}, nil)
 }
 
 // Unavailable writes the page for an answer that cannot be taken now:

@@ -60,6 +60,9 @@ var everyPage = []struct {
 		return p.Expired(w, pages.ExpiredView{Locale: l, Brand: shop})
 	}},
 	{"badrequest", 400, func(p *pages.Pages, w http.ResponseWriter, l string) error { return p.BadRequest(w, l) }},
+	{"methodnotallowed", 405, func(p *pages.Pages, w http.ResponseWriter, l string) error {
+		return p.MethodNotAllowed(w, l, []string{http.MethodGet, http.MethodPost})
+	}},
 	{"unsubscribe", 200, func(p *pages.Pages, w http.ResponseWriter, l string) error {
 		return p.Unsubscribe(w, http.StatusOK, pages.UnsubscribeView{Locale: l, Brand: shop, Action: "/unsubscribe?event=evt-3f1c2a9e&sig=dW5zdWI", Address: "j•••@example.com"})
 	}},

@@ -450,3 +450,25 @@ func TestPublicEndpointsAreLimitedPerAddress(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, limitedWidget.status, "one limit for every public endpoint")
 	assert.Equal(t, "text/html; charset=utf-8", limitedWidget.header.Get("Content-Type"), "a page's 429 is a page")
 }
+
+// TestPublicReviewsByLanguage: a language keeps its reviews of every
+// region, a locale with a region only its own.
+func TestPublicReviewsByLanguage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, loc := range []string{"en", "en_GB", "de", "de_AT", "fr_CA"} {
+		e.reviewed(t, store.ReviewInput{Rating: 5, Locale: loc})
+	}
+	path := "/public/accounts/" + e.account + "/reviews?locale="
+	for locale, want := range map[string][]string{
+		"en": {"en", "en_GB"}, "en_GB": {"en_GB"}, "en-GB": {"en_GB"}, "en_US": nil,
+		"de": {"de", "de_AT"}, "de_AT": {"de_AT"}, "fr": {"fr_CA"}, "es": nil,
+	} {
+		items, _ := publicItems(t, e.anon(t, path+locale))
+		var got []string
+		for _, it := range items {
+			got = append(got, it["locale"].(string))
+		}
+		assert.ElementsMatch(t, want, got, locale)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -116,9 +117,15 @@ func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicRev
 	w := newWhere(accountID)
 	w.conds = append(w.conds, "public")
 	if f.Locale != "" {
-		w.args = append(w.args, f.Locale)
-		n := "$" + strconv.Itoa(len(w.args))
-		w.conds = append(w.conds, "(locale = "+n+" OR starts_with(locale, "+n+" || '_'))")
+		// By its language first, the expression of reviews_public_language,
+		// then, for a locale with a region, by the locale itself.
+		lang, _, region := strings.Cut(f.Locale, "_")
+		w.add("split_part(locale, '_', 1) = ", lang)
+		if region {
+			w.args = append(w.args, f.Locale)
+			n := "$" + strconv.Itoa(len(w.args))
+			w.conds = append(w.conds, "(locale = "+n+" OR starts_with(locale, "+n+" || '_'))")
+		}
 	}
 	if f.MinRating != 0 {
 		w.add("rating >= ", f.MinRating)

@@ -115,7 +115,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 		c(&opts)
 	}
 	e.api = apiserver.New(opts)
-	e.srv = httptest.NewServer(e.api)
+	e.srv = httptest.NewServer(validated(t, e.api, false))
 	t.Cleanup(e.srv.Close)
 
 	acc, ch, err := e.authStore.CreateAccount(ctx, "A")
@@ -138,7 +138,7 @@ func (e *env) startIssuer(t testing.TB) {
 	issuer, err := authserver.New(context.Background(), authserver.Options{Store: e.authStore, Issuer: e.issuerURL,
 		Audience: testAudience, SecretKey: testSecretKey, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	require.NoError(t, err)
-	ts.Config.Handler = issuer
+	ts.Config.Handler = validated(t, issuer, true)
 	ts.Start()
 	t.Cleanup(ts.Close)
 }
@@ -168,9 +168,9 @@ func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	t.Helper()
 	c := *e
 	c.logs = &syncbuf.Buffer{}
-	c.srv = httptest.NewServer(apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger(),
+	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger(),
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t),
-		PublicationKeys: testPublicationKeys(t, e.store)}))
+		PublicationKeys: testPublicationKeys(t, e.store)}), false))
 	t.Cleanup(c.srv.Close)
 	return &c
 }

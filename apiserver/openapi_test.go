@@ -382,7 +382,7 @@ func (d *openAPIDoc) sameShape(schema any, example, got any, at string) []string
 	switch ex := example.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
-		if !ok || s == nil || s["properties"] == nil {
+		if !ok || s == nil || s["properties"] == nil || asMap(s["additionalProperties"]) != nil {
 			return nil // null on one side, or a map
 		}
 		if want, have := slices.Sorted(maps.Keys(ex)), slices.Sorted(maps.Keys(g)); !slices.Equal(want, have) {
@@ -882,7 +882,7 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	assert.Equal(t, "sent", asMap(cancelled["invite"])["status"])
 	assert.Equal(t, "cancelled", asMap(asMap(cancelled["invite"])["reminder"])["status"])
 	failed := r.acceptMinimal(t)
-	r.setInviteStatus(t, failed, invite.Failed)
+	r.giveUp(t, failed)
 	r.addAttempt(t, failed)
 	r.success(t, "POST /events/{id}/retry", apiCall{path: "/events/" + failed + "/retry"}, "")
 	r.smsCallbacks(t, r.acceptMinimal(t))
@@ -1121,6 +1121,16 @@ func (r *openAPIRun) sentLongAgo(t *testing.T) string {
 	return id
 }
 
+// giveUp fails the invite of an event as a worker would after its last
+// attempt, so that the funnel counts it.
+func (r *openAPIRun) giveUp(t *testing.T, eventID string) {
+	ctx := context.Background()
+	_, err := r.e.store.MarkScheduled(ctx, invite.KindInvite, eventID, time.Now())
+	require.NoError(t, err)
+	_, err = r.e.store.GiveUp(ctx, invite.KindInvite, eventID, invite.RetriesExhausted, "421 try later")
+	require.NoError(t, err)
+}
+
 func (r *openAPIRun) setInviteStatus(t *testing.T, eventID string, status invite.Status) {
 	_, err := r.e.store.DB().Exec(`UPDATE events SET invite_status = $2 WHERE id = $1`, eventID, status)
 	require.NoError(t, err)
@@ -1255,6 +1265,12 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 				continue
 			}
 			c, target := r.good[o.key()], e
+			if status == http.StatusMethodNotAllowed { // a method the path does not offer
+				res := e.do(t, otherMethod(o), c.path+"?"+c.query, c.token, nil)
+				assert.Equal(t, status, res.status, "%s: the documented %d: %s", o.key(), status, res.body)
+				r.doc.checkAnswer(t, o, res)
+				continue
+			}
 			hasBody := r.doc.resolve(o.node["requestBody"]) != nil
 			ok, repeat := true, false
 			f, found := specific[code+" "+o.key()]
@@ -1313,6 +1329,17 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			assert.Equal(t, status, res.status, "%s: the documented %d: %s", o.key(), status, res.body)
 		}
 	}
+}
+
+// otherMethod is a method that o's path does not offer (nor, for
+// /templates/test-sends/{id}, the template path it overlaps).
+func otherMethod(o operation) string {
+	for _, m := range []string{http.MethodPatch, http.MethodPut, http.MethodDelete, http.MethodPost, http.MethodGet} {
+		if o.item[strings.ToLower(m)] == nil {
+			return m
+		}
+	}
+	panic("every method is offered on " + o.path)
 }
 
 // TestOpenAPITokenEndpoint checks the issuer's documented operations
@@ -1393,6 +1420,10 @@ func TestOpenAPITokenEndpoint(t *testing.T) {
 			}
 		case http.StatusServiceUnavailable:
 			res = post(issuerWithoutDatabase(t), good, "", "")
+		case http.StatusMethodNotAllowed:
+			req, err := http.NewRequest(http.MethodGet, e.issuerURL+authserver.TokenPath+"?"+good.Encode(), nil)
+			require.NoError(t, err)
+			res = roundTrip(t, req)
 		default:
 			t.Errorf("%s documents %s, and this test does not know how to produce it", token.key(), code)
 			continue
@@ -1409,6 +1440,17 @@ func TestOpenAPITokenEndpoint(t *testing.T) {
 		require.Equal(t, http.StatusOK, res.status, "%s: %s", path, res.body)
 		doc, body := d.checkAnswer(t, o, res)
 		d.checkShape(t, o, res, doc, body, "")
+		for code := range d.responses(o) {
+			if code == "200" {
+				continue
+			}
+			require.Equal(t, "405", code, "%s documents %s, and this test does not know how to produce it", o.key(), code)
+			req, err := http.NewRequest(http.MethodPost, e.issuerURL+path, nil)
+			require.NoError(t, err)
+			res := roundTrip(t, req)
+			assert.Equal(t, http.StatusMethodNotAllowed, res.status, "%s: %s", path, res.body)
+			d.checkAnswer(t, o, res)
+		}
 	}
 }
 

@@ -568,6 +568,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		}
 
 		responses := d.responses(o)
+		assert.Contains(t, responses, "405", "%s: every path answers a method it does not offer with 405 and Allow; document it", o.key())
 		assert.True(t, slices.ContainsFunc(slices.Collect(maps.Keys(responses)), func(c string) bool { return strings.HasPrefix(c, "2") }),
 			"%s documents no success", o.key())
 		for code, r := range responses {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -36,6 +37,12 @@ const (
 	publicCacheControl = "public, max-age=300"
 	// feedBatch is how many product reviews the feed reads at a time.
 	feedBatch = 1000
+	// feedWriteIdle is how long the feed may wait for its reader on each
+	// write. The server's WriteTimeout (30 s) bounds a whole answer, and
+	// a feed of a million reviews takes longer than that to stream: its
+	// deadline moves on with every write instead, so a feed that keeps
+	// going is never cut, and a reader that stops reading still is.
+	feedWriteIdle = 30 * time.Second
 )
 
 // guardPublic limits a public endpoint per client address (as the
@@ -410,7 +417,7 @@ func (s *server) getFeed(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	feed := publication.Feed{Account: a, ReviewURL: s.verifyURL}
 	started := false
-	err = feed.Write(&startWriter{w: w, started: &started}, func(fn func(store.FeedItem) error) error {
+	err = feed.Write(&startWriter{w: w, rc: http.NewResponseController(w), started: &started}, func(fn func(store.FeedItem) error) error {
 		return s.store.EachPublicProductReview(r.Context(), a.ID, feedBatch, fn)
 	})
 	if err != nil {
@@ -426,14 +433,19 @@ func (s *server) getFeed(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// startWriter notes when the first byte went out.
+// startWriter notes when the first byte went out, and gives each write
+// feedWriteIdle from its start.
 type startWriter struct {
 	w       http.ResponseWriter
+	rc      *http.ResponseController
 	started *bool
 }
 
 func (s *startWriter) Write(p []byte) (int, error) {
 	*s.started = true
+	if err := s.rc.SetWriteDeadline(time.Now().Add(feedWriteIdle)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return 0, err
+	}
 	return s.w.Write(p)
 }
 

@@ -250,7 +250,7 @@ SELECT publication_bump($1);`
 // from their own definitions after it (building an index over sorted rows
 // is far cheaper than millions of inserts into it). Then it analyzes the
 // tables.
-func seedPublicReviews(b *testing.B, db *sqlx.DB, accountID, channelID string, n, withoutCommentEvery int) {
+func seedPublicReviews(b testing.TB, db *sqlx.DB, accountID, channelID string, n, withoutCommentEvery int) {
 	ctx := context.Background()
 	tx, err := db.BeginTxx(ctx, nil)
 	require.NoError(b, err)

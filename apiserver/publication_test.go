@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -471,4 +473,28 @@ func TestPublicReviewsByLanguage(t *testing.T) {
 		}
 		assert.ElementsMatch(t, want, got, locale)
 	}
+}
+
+// TestPublicFeedOutlivesTheWriteTimeout: a feed streams for as long as it
+// keeps writing, past the server's WriteTimeout (which bounds a whole
+// answer, and which a feed of a million reviews outlasts): each write
+// has its own deadline.
+func TestPublicFeedOutlivesTheWriteTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	seedPublicReviews(t, e.store.DB(), e.account, e.channel, 300, 0)
+	var public int
+	require.NoError(t, e.store.DB().Get(&public, `SELECT count(*) FROM product_reviews WHERE account_id = $1 AND public`, e.account))
+	srv := httptest.NewUnstartedServer(e.api)
+	srv.Config.WriteTimeout = time.Millisecond // over before the first byte
+	srv.Start()
+	t.Cleanup(srv.Close)
+	res, err := srv.Client().Get(srv.URL + "/public/accounts/" + e.account + "/feeds/google-product-reviews.xml")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err, "the whole feed, not cut at the server's write timeout")
+	assert.Equal(t, public, strings.Count(string(body), "</review>"), "every public product review")
+	assert.True(t, strings.HasSuffix(string(body), "</feed>\n"))
 }

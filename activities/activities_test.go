@@ -274,7 +274,7 @@ func TestRefusedAddressIsSuppressed(t *testing.T) {
 	require.NoError(t, err)
 	_, st = send(a, email)
 	assert.Equal(t, invite.Suppressed, st.Reason, "retrying the refused invite does not lift the suppression")
-	require.NoError(t, h.st.DeleteSuppression(t.Context(), a.AccountID, email))
+	require.NoError(t, h.st.LiftSuppression(t.Context(), a.AccountID, email, store.ActorOperator, true))
 	_, st = send(a, email)
 	assert.Equal(t, invite.Sent, st.Status, "deleting the suppression does")
 }

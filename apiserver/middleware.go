@@ -40,6 +40,10 @@ func infoFrom(ctx context.Context) *reqInfo {
 // accountID is the authenticated account that scopes every query.
 func accountID(r *http.Request) string { return infoFrom(r.Context()).principal.AccountID }
 
+// clientID is the id of the API client that made the request: who did it,
+// in histories.
+func clientID(r *http.Request) string { return infoFrom(r.Context()).principal.ClientID }
+
 // requestID adopts a sane incoming X-Request-Id (so a caller's id follows
 // the request through the logs) or makes one, and echoes it. Every answer
 // also says X-Content-Type-Options: nosniff, so no browser takes a JSON

@@ -907,7 +907,9 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 		}
 	}
 	r.success(t, "GET /suppressions", apiCall{path: "/suppressions"}, "")
-	r.success(t, "DELETE /suppressions/{address}", apiCall{path: "/suppressions/" + url.PathEscape(suppressed)}, "")
+	r.success(t, "DELETE /suppressions/{address}", apiCall{path: "/suppressions/" + url.PathEscape(suppressed),
+		query: "confirm=customer-consent"}, "")
+	r.success(t, "GET /suppressions/{address}/history", apiCall{path: "/suppressions/" + url.PathEscape(suppressed) + "/history"}, "")
 
 	r.webhookOperations(t, hooks)
 
@@ -1207,6 +1209,17 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 		},
 		"404 DELETE /suppressions/{address}": func(c apiCall) apiCall {
 			c.path = "/suppressions/nobody@example.com"
+			return c
+		},
+		"404 GET /suppressions/{address}/history": func(c apiCall) apiCall {
+			c.path = "/suppressions/nobody@example.com/history"
+			return c
+		},
+		"400 DELETE /suppressions/{address}": func(c apiCall) apiCall { c.query = "confirm=yes"; return c },
+		"409 DELETE /suppressions/{address}": func(c apiCall) apiCall { // the customer's own unsubscribe
+			_, _, err := e.store.AddSuppression(context.Background(), e.account, "opted.out@example.com", invite.Email, invite.Unsubscribed, "")
+			require.NoError(t, err)
+			c.path, c.query = "/suppressions/opted.out@example.com", ""
 			return c
 		},
 		"403 POST /sms/status":  func(c apiCall) apiCall { return resign(t, c, "not the auth token", testSMSStatusURL, nil) },

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
@@ -47,10 +48,14 @@ const (
 
 // guardPublic limits a public endpoint per client address (as the
 // customer pages are, through trusted proxies) and sets the CORS header
-// on every answer, errors too, so a page of another site can read them.
+// on every answer, errors too, so a page of another site can read them;
+// on https, Strict-Transport-Security too, as on the customer pages.
 func (s *server) guardPublic(w http.ResponseWriter, r *http.Request, html bool, handle http.HandlerFunc) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Access-Control-Expose-Headers", "ETag")
+	if s.hsts {
+		pages.SetHSTS(w.Header())
+	}
 	if ok, wait := s.publicReadLimits.allow(r, s.now()); !ok {
 		if html {
 			w.Header().Set("Retry-After", strconv.Itoa(max(1, int(wait.Seconds()+0.999))))

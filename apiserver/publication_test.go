@@ -498,3 +498,25 @@ func TestPublicFeedOutlivesTheWriteTimeout(t *testing.T) {
 	assert.Equal(t, public, strings.Count(string(body), "</review>"), "every public product review")
 	assert.True(t, strings.HasSuffix(string(body), "</feed>\n"))
 }
+
+// On an https base URL the public reviews keep browsers on https, as the
+// customer pages do; on http they say nothing of it.
+func TestPublicEndpointsSendHSTSOnHTTPS(t *testing.T) {
+	t.Parallel()
+	https := newEnv(t, func(o *apiserver.Options) { o.HSTS = true })
+	plain := newEnv(t)
+	for _, e := range []*env{https, plain} {
+		for _, path := range []string{
+			"/public/accounts/" + e.account + "/reviews",
+			"/public/accounts/" + e.account + "/widget",
+			"/public/accounts/acc-00000000-0000-4000-8000-000000000000/reviews", // errors too
+		} {
+			got := e.anon(t, path).header.Values("Strict-Transport-Security")
+			if e == https {
+				assert.Equal(t, []string{"max-age=31536000"}, got, path)
+			} else {
+				assert.Empty(t, got, path)
+			}
+		}
+	}
+}

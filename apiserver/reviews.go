@@ -352,7 +352,7 @@ func (s *server) putReply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	rev, _, err := s.store.SetReply(r.Context(), accountID(r), id, text, infoFrom(r.Context()).principal.ClientID)
+	rev, _, err := s.store.SetReply(r.Context(), accountID(r), id, text, clientID(r))
 	if err != nil {
 		s.fail(w, r, about("review", "", err))
 		return
@@ -368,7 +368,7 @@ func (s *server) deleteReply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	err = s.store.DeleteReply(r.Context(), accountID(r), id, infoFrom(r.Context()).principal.ClientID)
+	err = s.store.DeleteReply(r.Context(), accountID(r), id, clientID(r))
 	switch {
 	case errors.Is(err, store.ErrNoReply):
 		s.fail(w, r, newError(http.StatusNotFound, "the review has no reply"))

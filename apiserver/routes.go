@@ -95,6 +95,7 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/suppressions", anyClient, s.listSuppressions},
 		{http.MethodPost, "/suppressions", fullOnly, s.createSuppression},
 		{http.MethodDelete, "/suppressions/{address}", fullOnly, s.deleteSuppression},
+		{http.MethodGet, "/suppressions/{address}/history", anyClient, s.suppressionHistory},
 
 		{http.MethodGet, "/webhooks", anyClient, s.listWebhooks},
 		{http.MethodPost, "/webhooks", fullOnly, s.createWebhook},

@@ -81,8 +81,8 @@ type Options struct {
 	// the path of FeedbackLinks' base URL, the unsubscribe page at
 	// pages.UnsubscribePath. Required.
 	FeedbackLinks, UnsubscribeLinks *signedlink.Links
-	// HSTS makes the customer pages send Strict-Transport-Security: the
-	// base URL is https.
+	// HSTS makes the customer pages and the public reviews send
+	// Strict-Transport-Security: the base URL is https.
 	HSTS bool
 	// FeedbackLinkTTL is how long after its invite was sent a feedback
 	// link works (then the page answers 410); 0: forever. Unsubscribe
@@ -156,6 +156,7 @@ type server struct {
 	publication      *publication.Keys
 	publicBase       string
 	publicReadLimits *addressLimits
+	hsts             bool         // see Options.HSTS
 	errorPages       *pages.Pages // the widget's and the verify page's errors
 }
 
@@ -186,7 +187,8 @@ func New(opts Options) *Server {
 		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
 		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate, templates: opts.Templates,
 		publication: opts.PublicationKeys, publicBase: publicBase(opts.PublicBaseURL, opts.FeedbackLinks),
-		publicReadLimits: newAddressLimits(opts.TrustedProxies, publicReadRatePerSecond, publicReadBurst)}
+		publicReadLimits: newAddressLimits(opts.TrustedProxies, publicReadRatePerSecond, publicReadBurst),
+		hsts:             opts.HSTS}
 	if s.notify == nil {
 		s.notify = func() {}
 	}

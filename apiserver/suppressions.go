@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/mail"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -19,12 +20,29 @@ type suppressionJSON struct {
 	Address   string                   `json:"address"`
 	Medium    invite.Medium            `json:"medium"`
 	Reason    invite.SuppressionReason `json:"reason"`
+	By        string                   `json:"by"`
 	CreatedAt timestamp                `json:"createdAt"`
 }
 
 func suppressionOut(x store.Suppression) suppressionJSON {
-	return suppressionJSON{Address: x.Address, Medium: x.Medium, Reason: x.Reason, CreatedAt: timestamp(x.CreatedAt)}
+	return suppressionJSON{Address: x.Address, Medium: x.Medium, Reason: x.Reason, By: x.By, CreatedAt: timestamp(x.CreatedAt)}
 }
+
+// suppressionChangeJSON is a line of an address's history on the list.
+type suppressionChangeJSON struct {
+	Action string                   `json:"action"`
+	Reason invite.SuppressionReason `json:"reason"`
+	By     string                   `json:"by"`
+	At     timestamp                `json:"at"`
+}
+
+func suppressionChangeOut(c store.SuppressionChange) suppressionChangeJSON {
+	return suppressionChangeJSON{Action: c.Action, Reason: c.Reason, By: c.By, At: timestamp(c.At)}
+}
+
+// consentToLift is the value of DELETE /suppressions/{address}?confirm=
+// that lifts an entry the customer made themselves.
+const consentToLift = "customer-consent"
 
 // suppressionIn is POST /suppressions.
 type suppressionIn struct {
@@ -114,7 +132,7 @@ func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	x, created, err := s.store.AddSuppression(r.Context(), accountID(r), addr, medium, reason, "")
+	x, created, err := s.store.AddSuppressionBy(r.Context(), accountID(r), addr, medium, reason, clientID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -127,24 +145,72 @@ func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, suppressionOut(x))
 }
 
-// deleteSuppression lifts a suppression: 204, or 404 when there is none.
-// The path segment may be percent-escaped or literal; emails match
-// case-insensitively.
-func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
-	raw := mux.Vars(r)["address"]
-	addr, _, msg := NormalizeAddress(raw)
+// suppressionAddress reads the {address} path segment: percent-escaped or
+// literal; emails match case-insensitively. An address that cannot be
+// one is not on any list: 404.
+func (s *server) suppressionAddress(w http.ResponseWriter, r *http.Request) (string, bool) {
+	addr, _, msg := NormalizeAddress(mux.Vars(r)["address"])
 	if msg != "" {
 		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
+		return "", false
+	}
+	return addr, true
+}
+
+// deleteSuppression lifts a suppression: 204, or 404 when there is none.
+// An unsubscribe or a spam complaint is the customer's own wish: lifting
+// it needs ?confirm=customer-consent, the client's statement that the
+// customer asked to hear from the shop again (409 without it).
+func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "confirm")
+	confirm := q.get("confirm")
+	if confirm != "" && confirm != consentToLift {
+		q.fail("confirm", "must be "+consentToLift)
+	}
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	err := s.store.DeleteSuppression(r.Context(), accountID(r), addr)
-	if errors.Is(err, store.ErrNotFound) {
+	addr, ok := s.suppressionAddress(w, r)
+	if !ok {
+		return
+	}
+	err := s.store.LiftSuppression(r.Context(), accountID(r), addr, clientID(r), confirm == consentToLift)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
+	case errors.Is(err, store.ErrConsentNeeded):
+		s.fail(w, r, newError(http.StatusConflict, "the customer unsubscribed or complained: lift it only when they "+
+			"asked to hear from you again, with ?confirm="+consentToLift))
+	case err != nil:
+		s.fail(w, r, err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// suppressionHistory is GET /suppressions/{address}/history: every time
+// the address was put on the list or lifted, newest first; 404 when it
+// never was.
+func (s *server) suppressionHistory(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r)
+	p := q.pageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	addr, ok := s.suppressionAddress(w, r)
+	if !ok {
+		return
+	}
+	cs, next, err := s.store.SuppressionHistory(r.Context(), accountID(r), addr, p)
+	if errors.Is(err, store.ErrNotFound) {
+		s.fail(w, r, newError(http.StatusNotFound, "address never suppressed"))
 		return
 	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, newList(cs, next, suppressionChangeOut))
 }

@@ -15,8 +15,9 @@ func TestSuppressionsAPI(t *testing.T) {
 	e := newEnv(t)
 
 	created := e.create(t, "/suppressions", map[string]any{"address": "Ann.Lee+news@Example.com"})
+	client := clientOf(t, e.token)
 	assert.Equal(t, map[string]any{"address": "ann.lee+news@example.com", "medium": "email", "reason": "manual",
-		"createdAt": created["createdAt"]}, created)
+		"by": client, "createdAt": created["createdAt"]}, created)
 	assert.Regexp(t, timestampRE, created["createdAt"])
 	again := e.do(t, http.MethodPost, "/suppressions", e.token, map[string]any{"address": "ann.lee+news@example.com", "reason": "complained"})
 	require.Equal(t, http.StatusOK, again.status, "an existing entry: 200, unchanged")
@@ -64,12 +65,45 @@ func TestSuppressionsAPI(t *testing.T) {
 	// DELETE takes the address literal or percent-escaped, in any case.
 	assert.Equal(t, http.StatusNoContent, e.do(t, http.MethodDelete, "/suppressions/ANN.LEE%2Bnews%40example.com", e.token, nil).status)
 	assert.Equal(t, http.StatusNotFound, e.do(t, http.MethodDelete, "/suppressions/ann.lee+news@example.com", e.token, nil).status)
-	assert.Equal(t, http.StatusNoContent, e.do(t, http.MethodDelete, "/suppressions/+4915112345678", e.token, nil).status)
 	assert.Equal(t, http.StatusNotFound, e.do(t, http.MethodDelete, "/suppressions/nonsense", e.token, nil).status)
+
+	// The customer's own unsubscribe is lifted only with their consent.
+	requireProblem(t, e.do(t, http.MethodDelete, "/suppressions/+4915112345678", e.token, nil), http.StatusConflict)
+	requireProblem(t, e.do(t, http.MethodDelete, "/suppressions/+4915112345678?confirm=yes", e.token, nil), http.StatusBadRequest, "confirm")
+	requireProblem(t, e.do(t, http.MethodDelete, "/suppressions/+4915112345678?confirm=customer-consent&x=1", e.token, nil),
+		http.StatusBadRequest, "x")
+	still, _ := items(t, e.get(t, "/suppressions?address=%2B4915112345678"))
+	assert.Len(t, still, 1, "a refused lift leaves the entry")
+	assert.Equal(t, http.StatusNoContent,
+		e.do(t, http.MethodDelete, "/suppressions/+4915112345678?confirm=customer-consent", e.token, nil).status)
+
+	// Each change is in the address's history, with who made it.
+	history, _ := items(t, e.get(t, "/suppressions/ANN.LEE%2Bnews@example.com/history"))
+	require.Len(t, history, 2)
+	for i, want := range []map[string]any{
+		{"action": "lifted", "reason": "manual", "by": client},
+		{"action": "added", "reason": "manual", "by": client},
+	} {
+		assert.Regexp(t, timestampRE, history[i]["at"])
+		delete(history[i], "at")
+		assert.Equal(t, want, history[i])
+	}
+	page, cursor := items(t, e.get(t, "/suppressions/%2B4915112345678/history?limit=1"))
+	require.Len(t, page, 1)
+	assert.Equal(t, "lifted", page[0]["action"])
+	rest, _ := items(t, e.get(t, "/suppressions/%2B4915112345678/history?limit=1&cursor="+cursor.(string)))
+	require.Len(t, rest, 1)
+	assert.Equal(t, "added", rest[0]["action"])
+	requireProblem(t, e.get(t, "/suppressions/%2B4915112345678/history?limit=0"), http.StatusBadRequest, "limit")
+	assert.Equal(t, http.StatusNotFound, e.get(t, "/suppressions/never@example.com/history").status)
+	assert.Equal(t, http.StatusNotFound, e.get(t, "/suppressions/nonsense/history").status)
+	assert.Equal(t, http.StatusNotFound, e.do(t, http.MethodGet, "/suppressions/ann.lee+news@example.com/history", other, nil).status,
+		"another account's history is not there")
 
 	// Reading needs any group; writing needs full.
 	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
 	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/suppressions", readonly, nil).status)
+	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/suppressions/ann.lee+news@example.com/history", readonly, nil).status)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/suppressions", readonly, `{"address":"x@example.com"}`).status)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodDelete, "/suppressions/x@example.com", readonly, nil).status)
 }

@@ -171,7 +171,7 @@ func (s *server) putTemplate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	t, created, err := s.store.PutTemplate(r.Context(), key, c, infoFrom(r.Context()).principal.ClientID)
+	t, created, err := s.store.PutTemplate(r.Context(), key, c, clientID(r))
 	if err != nil {
 		s.fail(w, r, about("event type", "", err))
 		return

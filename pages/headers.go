@@ -51,11 +51,15 @@ func csp(styles ...string) string {
 	return strings.Replace(cspFormat, "%s", strings.Join(hashes, " "), 1)
 }
 
+// SetHSTS keeps browsers on https for the site: for every public answer
+// of a service whose base URL is https.
+func SetHSTS(h http.Header) { h.Set(headerHSTS, hsts) }
+
 // setHeaders sets the headers every public page carries; Strict-
 // Transport-Security when the pages are served on https (withHSTS).
 func setHeaders(h http.Header, policy string, withHSTS bool) {
 	if withHSTS {
-		h.Set(headerHSTS, hsts)
+		SetHSTS(h)
 	}
 	h.Set(headerContentType, contentTypeHTML)
 	h.Set(headerCSP, policy)

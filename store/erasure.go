@@ -36,7 +36,7 @@ import (
 //
 // Kept on purpose: the events themselves (IDs, statuses, products,
 // transaction), the reviews (rating and the rest of the comment), and the
-// suppression list. A suppression is the record of the customer's wish
+// suppression list with the history of its entries. A suppression is the record of the customer's wish
 // not to be contacted, or of an address that bounces; dropping it would
 // let the next event invite them again.
 //
@@ -154,6 +154,7 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 	ids := make([]string, len(events))
 	var values []string    // everything of the customer's, to find other copies
 	var addresses []string // as the suppression list and the send quotas keep them
+	var mobileDigits []string
 	for i, e := range events {
 		ids[i] = e.ID
 		values = append(values, e.Email, e.Mobile, digitsOf(e.Mobile))
@@ -161,6 +162,10 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 		addresses = append(addresses, strings.ToLower(e.Email))
 		if e.Mobile != "" {
 			addresses = append(addresses, e.Mobile)
+		}
+		// The number as the client sent it, before any SMS made it E.164.
+		if d := digitsOf(customerOf(e.Payload).Mobile); d != "" {
+			mobileDigits = append(mobileDigits, d)
 		}
 	}
 	scrub := newScrubber(values)
@@ -231,6 +236,14 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 	}
 	if err := tx.GetContext(ctx, &out.ReviewsKept, `SELECT count(*) FROM reviews WHERE event_id = ANY($1)`, pq.Array(ids)); err != nil {
 		return out, fmt.Errorf("count reviews: %w", err)
+	}
+	// An address's history on the suppression list stays while it is
+	// listed (it is the record of that wish); once lifted it goes.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM suppression_history h WHERE account_id = $1
+		AND (address = ANY($2) OR (address LIKE '+%' AND substr(address, 2) = ANY($3)))
+		AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = h.account_id AND s.address = h.address)`,
+		accountID, pq.Array(addresses), pq.Array(mobileDigits)); err != nil {
+		return out, fmt.Errorf("erase suppression history: %w", err)
 	}
 	if err := tx.GetContext(ctx, &out.SuppressionsKept, `SELECT count(*) FROM suppressions
 		WHERE account_id = $1 AND (address = ANY($2) OR event_id = ANY($3))`,
@@ -361,23 +374,30 @@ func scrubValue(v any, scrub *scrubber) any {
 // parts), the mobile number (as sent, and its digits alone) and the
 // customer reference.
 func customerValues(payload []byte) []string {
-	var p struct {
-		Customer struct {
-			Email     string `json:"email"`
-			FirstName string `json:"firstName"`
-			LastName  string `json:"lastName"`
-			Address   string `json:"address"`
-			Mobile    string `json:"mobile"`
-			Reference string `json:"reference"`
-		} `json:"customer"`
-	}
-	if json.Unmarshal(payload, &p) != nil {
-		return nil
-	}
-	c := p.Customer
+	c := customerOf(payload)
 	out := []string{c.Email, c.FirstName, c.LastName, c.FirstName + " " + c.LastName, c.Address, c.Mobile, digitsOf(c.Mobile), c.Reference}
 	out = append(out, strings.FieldsFunc(c.Address, func(r rune) bool { return r == ',' || r == ';' || r == '\n' })...)
 	return out
+}
+
+// payloadCustomer is the customer of a stored event payload.
+type payloadCustomer struct {
+	Email     string `json:"email"`
+	FirstName string `json:"firstName"`
+	LastName  string `json:"lastName"`
+	Address   string `json:"address"`
+	Mobile    string `json:"mobile"`
+	Reference string `json:"reference"`
+}
+
+// customerOf reads the customer of a payload; nothing from one that is
+// not JSON.
+func customerOf(payload []byte) payloadCustomer {
+	var p struct {
+		Customer payloadCustomer `json:"customer"`
+	}
+	_ = json.Unmarshal(payload, &p)
+	return p.Customer
 }
 
 // scrubber replaces a customer's values in texts by erasedMark.

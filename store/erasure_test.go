@@ -64,14 +64,20 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	exec(`UPDATE events SET invite_reason = 'rejected', last_error = '550 <ann.lee+shop@example.com> unknown' WHERE id = $1`, failed)
 	_, _, err = st.AddSuppression(ctx, a.AccountID, "ann.lee+shop@example.com", invite.Email, invite.Bounced, failed)
 	require.NoError(t, err)
+	// The mobile was listed once and lifted: its history has no entry to
+	// keep it.
+	_, _, err = st.AddSuppressionBy(ctx, a.AccountID, "+4915123456789", invite.SMS, invite.Manual, "cli-shop")
+	require.NoError(t, err)
+	require.NoError(t, st.LiftSuppression(ctx, a.AccountID, "+4915123456789", "cli-shop", false))
 
 	other := a.Event(t, eventfixture.Event{Email: "bob@example.com", FirstName: "Bob", Status: invite.Scheduled})
 
 	before := testdb.Copies(t, db, "ann.lee+shop@example.com")
 	for _, col := range []string{"events.customer_email", "events.payload", "events.last_error", "send_attempts.detail",
-		"reviews.comment", "idempotency_keys.key", "suppressions.address"} {
+		"reviews.comment", "idempotency_keys.key", "suppressions.address", "suppression_history.address"} {
 		assert.Contains(t, before, col, "the test puts a copy there")
 	}
+	assert.Contains(t, testdb.Copies(t, db, "4915123456789"), "suppression_history.address")
 
 	got, err := st.EraseCustomer(ctx, a.AccountID, store.CustomerKey{Email: "ANN.LEE+SHOP@example.com"})
 	require.NoError(t, err)
@@ -80,8 +86,8 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	assert.Equal(t, store.Erasure{Events: 4, InvitesCancelled: 1, RemindersCancelled: 1, InvitesInFlight: 1,
 		ReviewsKept: 1, SuppressionsKept: 1}, got)
 
-	assert.Equal(t, map[string]int{"suppressions.address": 1}, testdb.Copies(t, db, "ann.lee+shop@example.com"),
-		"only the suppression list keeps the address")
+	assert.Equal(t, map[string]int{"suppressions.address": 1, "suppression_history.address": 1},
+		testdb.Copies(t, db, "ann.lee+shop@example.com"), "only the suppression list and its history keep the address")
 	for _, s := range []string{"Annabel", "Leeward", "Hidden Lane", "2345 6789", "4915123456789", "cust-ann-4471"} {
 		assert.Empty(t, testdb.Copies(t, db, s), "%q is gone", s)
 	}

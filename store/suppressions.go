@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,12 +21,45 @@ type Suppression struct {
 	Medium    invite.Medium            `db:"medium"`
 	Reason    invite.SuppressionReason `db:"reason"`
 	EventID   *string                  `db:"event_id"` // the event it came from, if any
+	By        string                   `db:"added_by"` // who put it there: see SuppressionChange.By
 	CreatedAt time.Time                `db:"created_at"`
 }
 
+// ActorProvider is the By of a suppression that a mail or SMS provider's
+// refusal or report made.
+const ActorProvider = "provider"
+
+// SuppressionChange is one line of an address's history on the list.
+type SuppressionChange struct {
+	ID     int64                    `db:"id"`
+	Action string                   `db:"action"` // "added" or "lifted"
+	Reason invite.SuppressionReason `db:"reason"` // the entry's reason
+	// By is who made the change: ActorCustomer (an unsubscribe, an SMS
+	// STOP), ActorProvider, ActorOperator (the admin CLI) or an API
+	// client's id.
+	By string    `db:"by"`
+	At time.Time `db:"at"`
+}
+
+// ErrConsentNeeded: the entry records the customer's own wish (an
+// unsubscribe or a spam complaint); lifting it needs their consent.
+var ErrConsentNeeded = errors.New("lifting needs the customer's consent")
+
 // suppressionsTable names the address "id", so the list's keyset and
 // order (created_at, id) work as for every other list.
-const suppressionsTable = `(SELECT account_id, address AS id, medium, reason, event_id, created_at FROM suppressions) s`
+const suppressionsTable = `(SELECT account_id, address AS id, medium, reason, event_id, added_by, created_at FROM suppressions) s`
+
+// addedBy is who made an entry of the reason when the caller does not
+// say: the customer asked, or the provider refused.
+func addedBy(reason invite.SuppressionReason) string {
+	switch reason {
+	case invite.Unsubscribed:
+		return ActorCustomer
+	case invite.Bounced, invite.Complained:
+		return ActorProvider
+	}
+	return "unknown"
+}
 
 // SuppressionFilter narrows ListSuppressions; "" does not filter.
 type SuppressionFilter struct {
@@ -40,16 +75,30 @@ func suppressionLockKey(accountID, address string) string {
 	return "touchpoint:address:" + accountID + ":" + address
 }
 
-// AddSuppression puts address on the account's list, or leaves an entry
+// AddSuppression puts address on the account's list for an event's
+// customer or provider (by follows from the reason: unsubscribed is the
+// customer's, bounced and complained the provider's), or leaves an entry
 // that exists as it is (created = false). The address must be normalised
 // already (email lower case, mobile E.164).
 func (s *Store) AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID string) (sup Suppression, created bool, err error) {
+	return s.addSuppressionTx(ctx, accountID, address, medium, reason, eventID, addedBy(reason))
+}
+
+// AddSuppressionBy is AddSuppression for an entry that someone makes by
+// hand: by is an API client's id or ActorOperator.
+func (s *Store) AddSuppressionBy(ctx context.Context, accountID, address string, medium invite.Medium,
+	reason invite.SuppressionReason, by string) (sup Suppression, created bool, err error) {
+	return s.addSuppressionTx(ctx, accountID, address, medium, reason, "", by)
+}
+
+func (s *Store) addSuppressionTx(ctx context.Context, accountID, address string, medium invite.Medium,
+	reason invite.SuppressionReason, eventID, by string) (sup Suppression, created bool, err error) {
 	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
 		return Suppression{}, false, fmt.Errorf("suppress address: %w", translate(err))
 	}
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		sup, created, err = s.addSuppression(ctx, tx, accountID, address, medium, reason, eventID)
+		sup, created, err = s.addSuppressionAs(ctx, tx, accountID, address, medium, reason, eventID, by)
 		return err
 	})
 	if err != nil {
@@ -58,11 +107,18 @@ func (s *Store) AddSuppression(ctx context.Context, accountID, address string, m
 	return sup, created, nil
 }
 
-// addSuppression is AddSuppression inside tx. It takes the address lock
-// first and reads the time after it, so the entry's created_at is never
-// earlier than the claim of a send that the lock let go first.
+// addSuppression is AddSuppression inside tx.
 func (s *Store) addSuppression(ctx context.Context, tx *sqlx.Tx, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID string) (Suppression, bool, error) {
+	return s.addSuppressionAs(ctx, tx, accountID, address, medium, reason, eventID, addedBy(reason))
+}
+
+// addSuppressionAs adds the entry and its history line inside tx. It takes
+// the address lock first and reads the time after it, so the entry's
+// created_at is never earlier than the claim of a send that the lock let
+// go first.
+func (s *Store) addSuppressionAs(ctx context.Context, tx *sqlx.Tx, accountID, address string, medium invite.Medium,
+	reason invite.SuppressionReason, eventID, by string) (Suppression, bool, error) {
 	// An opt-out through an event's invite is counted on the event: its
 	// row is locked first, as every send locks it before the address.
 	countOnEvent := reason == invite.Unsubscribed && eventID != ""
@@ -78,9 +134,9 @@ func (s *Store) addSuppression(ctx context.Context, tx *sqlx.Tx, accountID, addr
 	if eventID != "" {
 		ev = &eventID
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO suppressions (account_id, address, medium, reason, event_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (account_id, address) DO NOTHING`,
-		accountID, address, medium, reason, ev, s.Now())
+	res, err := tx.ExecContext(ctx, `INSERT INTO suppressions (account_id, address, medium, reason, event_id, added_by, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, address) DO NOTHING`,
+		accountID, address, medium, reason, ev, by, s.Now())
 	if err != nil {
 		return Suppression{}, false, err
 	}
@@ -90,6 +146,9 @@ func (s *Store) addSuppression(ctx context.Context, tx *sqlx.Tx, accountID, addr
 	}
 	var sup Suppression
 	err = tx.GetContext(ctx, &sup, `SELECT * FROM `+suppressionsTable+` WHERE account_id = $1 AND id = $2`, accountID, address)
+	if err == nil && n == 1 {
+		err = addSuppressionChange(ctx, tx, accountID, address, "added", reason, by, sup.CreatedAt)
+	}
 	if err == nil && n == 1 {
 		err = s.emitSuppressionWebhook(ctx, tx, sup)
 	}
@@ -106,16 +165,62 @@ func (s *Store) Suppression(ctx context.Context, accountID, address string) (Sup
 	return sup, translate(err)
 }
 
-// DeleteSuppression lifts a suppression; ErrNotFound when there is none.
-func (s *Store) DeleteSuppression(ctx context.Context, accountID, address string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM suppressions WHERE account_id = $1 AND address = $2`, accountID, address)
+// addSuppressionChange writes a line of the address's history.
+func addSuppressionChange(ctx context.Context, tx *sqlx.Tx, accountID, address, action string,
+	reason invite.SuppressionReason, by string, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO suppression_history (account_id, address, action, reason, by, at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, accountID, address, action, reason, by, at)
+	return err
+}
+
+// LiftSuppression takes an address off the list, by an API client's id or
+// ActorOperator; ErrNotFound when it is not listed. An entry that records
+// the customer's own wish (unsubscribed, complained) is lifted only with
+// customerConsent, else ErrConsentNeeded.
+func (s *Store) LiftSuppression(ctx context.Context, accountID, address, by string, customerConsent bool) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var reason invite.SuppressionReason
+		err := tx.GetContext(ctx, &reason, `DELETE FROM suppressions WHERE account_id = $1 AND address = $2 RETURNING reason`,
+			accountID, address)
+		if err != nil {
+			return translate(err)
+		}
+		if (reason == invite.Unsubscribed || reason == invite.Complained) && !customerConsent {
+			return ErrConsentNeeded // rolls the delete back
+		}
+		return addSuppressionChange(ctx, tx, accountID, address, "lifted", reason, by, s.Now())
+	})
 	if err != nil {
-		return translate(err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return cmpErr(err, ErrNotFound)
+		return fmt.Errorf("lift suppression: %w", err)
 	}
 	return nil
+}
+
+// SuppressionHistory returns a page of the address's changes on the
+// account's list, newest first (ErrNotFound: it was never listed).
+func (s *Store) SuppressionHistory(ctx context.Context, accountID, address string, p Page) ([]SuppressionChange, *Cursor, error) {
+	args := []any{accountID, address}
+	cond := "TRUE"
+	if p.After != nil {
+		n, err := strconv.ParseInt(p.After.ID, 10, 64)
+		if err != nil {
+			return nil, nil, ErrBadCursor
+		}
+		cond, args = "(at, id) < ($3, $4)", append(args, p.After.CreatedAt, n)
+	}
+	var cs []SuppressionChange
+	if err := s.db.SelectContext(ctx, &cs, `SELECT id, action, reason, by, at FROM suppression_history
+		WHERE account_id = $1 AND address = $2 AND `+cond+` ORDER BY at DESC, id DESC LIMIT `+strconv.Itoa(pageLimit(p)+1),
+		args...); err != nil {
+		return nil, nil, translate(err)
+	}
+	if len(cs) == 0 && p.After == nil {
+		return nil, nil, ErrNotFound
+	}
+	cs, next := trim(cs, pageLimit(p), func(c SuppressionChange) Cursor {
+		return Cursor{CreatedAt: c.At, ID: strconv.FormatInt(c.ID, 10)}
+	})
+	return cs, next, nil
 }
 
 // ListSuppressions returns a page of the account's list, newest first.

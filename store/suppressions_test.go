@@ -24,7 +24,7 @@ func TestSuppressionList(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, created)
 	assert.Equal(t, store.Suppression{AccountID: a.AccountID, Address: "ann@example.com", Medium: invite.Email,
-		Reason: invite.Manual, CreatedAt: x.CreatedAt}, x)
+		Reason: invite.Manual, By: "unknown", CreatedAt: x.CreatedAt}, x)
 	again, created, err := st.AddSuppression(ctx, a.AccountID, "ann@example.com", invite.Email, invite.Bounced, "")
 	require.NoError(t, err)
 	assert.False(t, created, "an existing entry is left as it is")
@@ -58,12 +58,69 @@ func TestSuppressionList(t *testing.T) {
 	none, _, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{Address: "bob@example.com"}, store.Page{})
 	require.NoError(t, err)
 	assert.Empty(t, none)
-	assert.ErrorIs(t, st.DeleteSuppression(ctx, a.AccountID, "bob@example.com"), store.ErrNotFound)
+	assert.ErrorIs(t, st.LiftSuppression(ctx, a.AccountID, "bob@example.com", store.ActorOperator, true), store.ErrNotFound)
 
-	require.NoError(t, st.DeleteSuppression(ctx, a.AccountID, "ann@example.com"))
-	assert.ErrorIs(t, st.DeleteSuppression(ctx, a.AccountID, "ann@example.com"), store.ErrNotFound)
+	require.NoError(t, st.LiftSuppression(ctx, a.AccountID, "ann@example.com", store.ActorOperator, true))
+	assert.ErrorIs(t, st.LiftSuppression(ctx, a.AccountID, "ann@example.com", store.ActorOperator, true), store.ErrNotFound)
 	_, err = st.Suppression(ctx, b.AccountID, "bob@example.com")
 	assert.NoError(t, err)
+}
+
+// Every addition and lift is kept with who made it, newest first; an
+// entry the customer made is lifted only with their consent, and a refused
+// lift leaves both the entry and the history as they were.
+func TestSuppressionHistory(t *testing.T) {
+	t.Parallel()
+	st, account := inviteStore(t)
+	ctx := context.Background()
+	a, b := account(eventfixture.Setting{}), account(eventfixture.Setting{})
+	const addr = "ann@example.com"
+
+	_, _, err := st.SuppressionHistory(ctx, a.AccountID, addr, store.Page{})
+	assert.ErrorIs(t, err, store.ErrNotFound, "never listed")
+
+	x, _, err := st.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Unsubscribed, "")
+	require.NoError(t, err)
+	assert.Equal(t, store.ActorCustomer, x.By)
+	assert.ErrorIs(t, st.LiftSuppression(ctx, a.AccountID, addr, "cli-shop", false), store.ErrConsentNeeded)
+	_, err = st.Suppression(ctx, a.AccountID, addr)
+	require.NoError(t, err, "a refused lift leaves the entry")
+	require.NoError(t, st.LiftSuppression(ctx, a.AccountID, addr, "cli-shop", true))
+
+	y, _, err := st.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Bounced, "")
+	require.NoError(t, err)
+	assert.Equal(t, store.ActorProvider, y.By)
+	require.NoError(t, st.LiftSuppression(ctx, a.AccountID, addr, store.ActorOperator, false), "a bounce needs no consent")
+	z, _, err := st.AddSuppressionBy(ctx, a.AccountID, addr, invite.Email, invite.Manual, "cli-other")
+	require.NoError(t, err)
+	assert.Equal(t, "cli-other", z.By)
+	_, _, err = st.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Complained, "")
+	require.NoError(t, err)
+
+	type line struct{ action, reason, by string }
+	var got []line
+	var after *store.Cursor
+	for {
+		cs, next, err := st.SuppressionHistory(ctx, a.AccountID, "ann@example.com", store.Page{Limit: 2, After: after})
+		require.NoError(t, err)
+		for _, c := range cs {
+			got = append(got, line{c.Action, string(c.Reason), c.By})
+		}
+		if next == nil {
+			break
+		}
+		after = next
+	}
+	assert.Equal(t, []line{
+		{"added", "manual", "cli-other"}, // the complaint found it listed: nothing changed
+		{"lifted", "bounced", store.ActorOperator},
+		{"added", "bounced", store.ActorProvider},
+		{"lifted", "unsubscribed", "cli-shop"},
+		{"added", "unsubscribed", store.ActorCustomer},
+	}, got)
+
+	_, _, err = st.SuppressionHistory(ctx, b.AccountID, addr, store.Page{})
+	assert.ErrorIs(t, err, store.ErrNotFound, "another account sees none of it")
 }
 
 // TestSuppressionOutlivesItsEvent: a suppression is not customer data tied

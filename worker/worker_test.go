@@ -144,7 +144,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	assert.Equal(t, invite.Suppressed, res.Reason)
 	assert.Len(t, srv.Messages(), 1)
 
-	require.NoError(t, acts.Store.DeleteSuppression(t.Context(), other.AccountID, "jane.doe@example.com"))
+	require.NoError(t, acts.Store.LiftSuppression(t.Context(), other.AccountID, "jane.doe@example.com", store.ActorOperator, true))
 	in = workflows.InviteInput{EventID: other.Event(t, eventfixture.Event{}), AccountID: other.AccountID,
 		EventTypeID: other.EventTypeID, ChannelID: other.ChannelID}
 	_, res, err = run(in)

@@ -79,7 +79,7 @@ func importSuppressions(ctx context.Context, st *store.Store, account string, re
 			n.refused++
 			continue
 		}
-		_, created, err := st.AddSuppression(ctx, account, addr, medium, reason, "")
+		_, created, err := st.AddSuppressionBy(ctx, account, addr, medium, reason, store.ActorOperator)
 		if err != nil {
 			return n, fmt.Errorf("line %d: %w", line, err)
 		}

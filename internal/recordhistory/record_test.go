@@ -109,7 +109,7 @@ func TestRecordHistories(t *testing.T) {
 	finish("failed_rejected", start(in), invite.Failed)
 	// The refusal put the address on the suppression list; lifted, the
 	// retry sends.
-	require.NoError(t, acts.Store.DeleteSuppression(ctx, in.AccountID, "jane.doe@example.com"))
+	require.NoError(t, acts.Store.LiftSuppression(ctx, in.AccountID, "jane.doe@example.com", store.ActorOperator, true))
 	in.Retry = true
 	finish("retry_run_sent", start(in), invite.Sent)
 

@@ -26,8 +26,12 @@
 // begun before that call the per-kind step names of their day, which the
 // worker keeps registered.
 //
-// Every state change updates the TouchpointInviteStatus search attribute
-// and the workflow's current details (shown in the Temporal UI).
+// Every state change updates the status query and the workflow's current
+// details (shown in the Temporal UI). The starter sets the search
+// attributes at start, TouchpointInviteStatus "pending"; the run changes
+// it once, to the status the invite ends in. (Runs begun before the change
+// ID fewer-actions upserted it at every change: each upsert is a Temporal
+// Action, the unit Temporal Cloud bills.)
 //
 // The webhook delivery workflow (webhook.go) lives here too, with its own
 // contract and task queue: one run per delivery, one activity retried for

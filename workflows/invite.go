@@ -97,6 +97,11 @@ type inviteRun struct {
 	// resumed: the run found the invite sent by an earlier run, and goes
 	// on with its reminder (a restart ordered by the reconciler).
 	resumed bool
+	// lean: the run began after fewerActionsChange. It publishes the
+	// status search attribute only when the invite ends, and records no
+	// other version: the one pipeline, the reminder and the resumed
+	// reminder are all part of it.
+	lean bool
 }
 
 // pipelineChange is the workflow.GetVersion change ID of the one send
@@ -104,6 +109,13 @@ type inviteRun struct {
 // keyed by kind; runs begun before it call the per-kind step names their
 // histories hold (legacyStep).
 const pipelineChange = "one-send-pipeline"
+
+// fewerActionsChange is the workflow.GetVersion change ID of a run that
+// costs fewer Temporal Actions: it upserts the status search attribute
+// only when the invite ends (the starter sets every search attribute at
+// start), and records this one version instead of the three before it
+// (each version is a marker and an upsert of TemporalChangeVersion).
+const fewerActionsChange = "fewer-actions"
 
 // resumeReminderChange is the workflow.GetVersion change ID of a run that
 // finds its invite sent by an earlier run: from it on, such a run goes on
@@ -128,7 +140,8 @@ func (w *inviteRun) setup(ctx workflow.Context) error {
 }
 
 func (w *inviteRun) run(ctx workflow.Context) (InviteResult, error) {
-	w.legacy = workflow.GetVersion(ctx, pipelineChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion
+	w.lean = workflow.GetVersion(ctx, fewerActionsChange, workflow.DefaultVersion, 1) == 1
+	w.legacy = !w.lean && workflow.GetVersion(ctx, pipelineChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion
 	var plan invite.Plan
 	if err := workflow.ExecuteLocalActivity(w.local(ctx), w.stepName(invite.KindInvite, LoadPlanActivity),
 		EventInput{EventID: w.in.EventID, Kind: invite.KindInvite}).Get(ctx, &plan); err != nil {
@@ -157,7 +170,7 @@ func (w *inviteRun) run(ctx workflow.Context) (InviteResult, error) {
 		return w.stopped(ctx, err)
 	}
 	if st.Status != invite.Scheduled {
-		if st.Status == invite.Sent && workflow.GetVersion(ctx, resumeReminderChange, workflow.DefaultVersion, 1) == 1 {
+		if st.Status == invite.Sent && (w.lean || workflow.GetVersion(ctx, resumeReminderChange, workflow.DefaultVersion, 1) == 1) {
 			// Sent by an earlier run, lost with its reminder waiting: the
 			// reconciler ordered this run for the reminder.
 			w.resumed = true
@@ -318,7 +331,9 @@ func (w *inviteRun) finish(ctx workflow.Context, st invite.State) (InviteResult,
 }
 
 // update publishes a state to the status query, the status search
-// attribute and the current details.
+// attribute and the current details. A lean run upserts the search
+// attribute only with the state the invite ends in: each upsert is a
+// billed Temporal Action, and the query and the details show the rest.
 func (w *inviteRun) update(ctx workflow.Context, st invite.State) {
 	prev := w.state.Status
 	w.state = InviteResult{Status: st.Status, Reason: st.Reason, Attempts: st.Attempts, LastError: st.LastError, Reminder: w.state.Reminder}
@@ -328,12 +343,18 @@ func (w *inviteRun) update(ctx workflow.Context, st invite.State) {
 	if st.SentAt != nil {
 		w.state.SentAt = st.SentAt.UTC()
 	}
-	if st.Status != prev {
+	if st.Status != prev && (!w.lean || ended(st.Status)) {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, InviteStatusKey.ValueSet(string(st.Status))); err != nil {
 			workflow.GetLogger(ctx).Warn("upsert invite status", "error", err)
 		}
 	}
 	workflow.SetCurrentDetails(ctx, details(w.state))
+}
+
+// ended reports whether an invite in status s has ended: sent, skipped,
+// cancelled or failed.
+func ended(s invite.Status) bool {
+	return s != invite.Pending && s != invite.Scheduled && s != invite.Sending
 }
 
 // details is the human summary shown in the Temporal UI.

@@ -17,7 +17,7 @@ const reminderChange = "reminder"
 // for its time — or for a review or a cancel, which end it — and sends it
 // at most once. The invite stays sent whatever happens here.
 func (w *inviteRun) remind(ctx workflow.Context) (InviteResult, error) {
-	if workflow.GetVersion(ctx, reminderChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !w.lean && workflow.GetVersion(ctx, reminderChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return w.state, nil
 	}
 	if ctx.Err() != nil {

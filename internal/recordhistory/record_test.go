@@ -17,11 +17,11 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"github.com/touchpoint/touchpoint/activities"
-	"github.com/touchpoint/touchpoint/devtemporal"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/recordhistory"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/signedlink"
@@ -36,11 +36,8 @@ const testdata = "../../workflows/testdata"
 func TestRecordHistories(t *testing.T) {
 	ctx := t.Context()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := devtemporal.Start(ctx, devtemporal.Config{Namespace: "default", Logger: quiet,
-		SearchAttributes: workflows.SearchAttributes()})
-	require.NoError(t, err)
-	t.Cleanup(func() { srv.Stop() })
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Logger: log.NewStructuredLogger(quiet)})
+	srv := testtemporal.Start(t, testtemporal.Options{SearchAttributes: workflows.SearchAttributes(), Stderr: io.Discard})
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Logger: log.NewStructuredLogger(quiet)})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 
@@ -148,6 +145,27 @@ func TestRecordHistories(t *testing.T) {
 	in = workflows.InviteInput{EventID: a.Event(t, eventfixture.Event{FirstName: "Jane"}), AccountID: a.AccountID,
 		EventTypeID: a.EventTypeID, ChannelID: a.ChannelID, CustomerReference: "C-42"}
 	finish("pipeline_reminder_sent", start(in), invite.Sent)
+
+	// Since fewer Temporal Actions (workflow.GetVersion "fewer-actions"):
+	// the status search attribute changes only when the invite ends. Each
+	// waits for its send time, as invites do.
+	finish("fewer_actions_sent", start(event(eventfixture.Setting{Delay: "PT2S"}, eventfixture.Event{FirstName: "Jane"})), invite.Sent)
+	a = eventfixture.NewAccount(t, db, eventfixture.Setting{Delay: "PT2S"})
+	a.Set(t, "reminder_delay", "PT1S")
+	in = workflows.InviteInput{EventID: a.Event(t, eventfixture.Event{FirstName: "Jane"}), AccountID: a.AccountID,
+		EventTypeID: a.EventTypeID, ChannelID: a.ChannelID, CustomerReference: "C-42"}
+	finish("fewer_actions_reminder_sent", start(in), invite.Sent)
+	in = event(eventfixture.Setting{Delay: "P1D"}, eventfixture.Event{})
+	run = start(in)
+	require.EventuallyWithT(t, func(c2 *assert.CollectT) {
+		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.StatusQuery)
+		require.NoError(c2, err)
+		var st workflows.InviteResult
+		require.NoError(c2, v.Get(&st))
+		assert.Equal(c2, invite.Scheduled, st.Status)
+	}, 10*time.Second, 50*time.Millisecond)
+	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.CancelSignal, workflows.CancelRequest{Source: "api"}))
+	finish("fewer_actions_cancelled_by_signal", run, invite.Cancelled)
 }
 
 // save writes the run's history as testdata/<name>.json, unless one

@@ -2,13 +2,8 @@ package authserver
 
 import (
 	"context"
-	"crypto"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +13,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/touchpoint/touchpoint/internal/sealedjwk"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -75,7 +72,7 @@ func (r keyRing) current(now time.Time) *signingKey {
 // key, the signing key retired) does a new key sign at once.
 type keys struct {
 	store    *store.Store
-	sealKey  []byte
+	box      *secretkey.Box // seals the private keys
 	now      func() time.Time
 	rotation time.Duration
 	lead     time.Duration
@@ -246,74 +243,27 @@ func (k *keys) retire(ctx context.Context, kid string) error {
 	return nil
 }
 
-// generate makes a new RSA key sealed for storage; its kid is the RFC 7638
-// thumbprint of the public key.
+// generate makes a new RSA key sealed for storage (sealedjwk).
 func (k *keys) generate(now, activeFrom time.Time) (*store.SigningKey, error) {
 	priv, err := rsa.GenerateKey(rand.Reader, rsaBits)
 	if err != nil {
 		return nil, fmt.Errorf("generate key: %w", err)
 	}
-	pub := jose.JSONWebKey{Key: &priv.PublicKey, Algorithm: string(Algorithm), Use: "sig"}
-	tp, err := pub.Thumbprint(crypto.SHA256)
-	if err != nil {
-		return nil, fmt.Errorf("thumbprint: %w", err)
-	}
-	pub.KeyID = base64.RawURLEncoding.EncodeToString(tp)
-	jwk, err := json.Marshal(pub)
-	if err != nil {
-		return nil, fmt.Errorf("marshal jwk: %w", err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		return nil, fmt.Errorf("marshal key: %w", err)
-	}
-	sealed, err := k.seal(der, pub.KeyID)
+	made, err := sealedjwk.Make(k.box, priv, string(Algorithm), sealLabel)
 	if err != nil {
 		return nil, err
 	}
-	return &store.SigningKey{KID: pub.KeyID, Algorithm: string(Algorithm), PrivateKey: sealed,
-		PublicJWK: string(jwk), CreatedAt: now.UTC(), ActiveFrom: activeFrom.UTC()}, nil
+	return &store.SigningKey{KID: made.KID, Algorithm: string(Algorithm), PrivateKey: made.Sealed,
+		PublicJWK: made.PublicJWK, CreatedAt: now.UTC(), ActiveFrom: activeFrom.UTC()}, nil
 }
 
-// seal encrypts with AES-256-GCM: nonce || ciphertext. The kid is the
-// additional data, so a sealed key cannot be moved to another row.
-func (k *keys) seal(plain []byte, kid string) ([]byte, error) {
-	aead, err := k.aead()
-	if err != nil {
-		return nil, err
-	}
-	nonce := make([]byte, aead.NonceSize())
-	rand.Read(nonce)
-	return aead.Seal(nonce, nonce, plain, []byte(kid)), nil
-}
-
-func (k *keys) aead() (cipher.AEAD, error) {
-	block, err := aes.NewCipher(k.sealKey)
-	if err != nil {
-		return nil, fmt.Errorf("seal cipher: %w", err)
-	}
-	return cipher.NewGCM(block)
-}
+// sealLabel binds a sealed key to its kid: it cannot be moved to another
+// row.
+func sealLabel(kid string) []byte { return []byte(kid) }
 
 // unseal turns a stored key into a signer.
 func (k *keys) unseal(sk store.SigningKey) (jose.Signer, error) {
-	aead, err := k.aead()
-	if err != nil {
-		return nil, err
-	}
-	if len(sk.PrivateKey) < aead.NonceSize() {
-		return nil, errors.New("sealed key too short")
-	}
-	nonce, box := sk.PrivateKey[:aead.NonceSize()], sk.PrivateKey[aead.NonceSize():]
-	der, err := aead.Open(nil, nonce, box, []byte(sk.KID))
-	if err != nil {
-		return nil, errors.New("cannot unseal (was TOUCHPOINT_SECRET_KEY changed?)")
-	}
-	priv, err := x509.ParsePKCS8PrivateKey(der)
-	if err != nil {
-		return nil, fmt.Errorf("parse key: %w", err)
-	}
-	return jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(sk.Algorithm), Key: jose.JSONWebKey{Key: priv, KeyID: sk.KID}},
+	return sealedjwk.Signer(k.box, sk.PrivateKey, sealLabel(sk.KID), sk.Algorithm, sk.KID,
 		(&jose.SignerOptions{}).WithType("at+jwt"))
 }
 

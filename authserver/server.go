@@ -101,10 +101,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	box, err := secretkey.NewBox(secretkey.Derive(opts.SecretKey, secretkey.SigningKeySeal))
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		opts:      opts,
 		clientKey: secretkey.Derive(opts.SecretKey, secretkey.ClientSecret),
-		keys: &keys{store: opts.Store, sealKey: secretkey.Derive(opts.SecretKey, secretkey.SigningKeySeal),
+		keys: &keys{store: opts.Store, box: box,
 			now: opts.Now, rotation: opts.KeyRotation,
 			lead: opts.JWKSRefresh + opts.ReloadInterval + jwksMaxAge,
 			// Another replica may sign with a superseded key until its

@@ -2,13 +2,8 @@ package publication
 
 import (
 	"context"
-	"crypto"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +12,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/touchpoint/touchpoint/internal/sealedjwk"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -46,7 +43,7 @@ const maxCachedAccounts = 10_000
 // JWKS.
 type Keys struct {
 	store *store.Store
-	aead  cipher.AEAD
+	box   *secretkey.Box // seals the private keys
 	now   func() time.Time
 
 	mu    sync.Mutex
@@ -64,18 +61,14 @@ type keyRing struct {
 // NewKeys keeps publication keys in st, sealed with sealKey (32 bytes:
 // secretkey.Derive(TOUCHPOINT_SECRET_KEY, secretkey.PublicationKey)).
 func NewKeys(st *store.Store, sealKey []byte, now func() time.Time) (*Keys, error) {
-	block, err := aes.NewCipher(sealKey)
-	if err != nil {
-		return nil, fmt.Errorf("publication key seal: %w", err)
-	}
-	aead, err := cipher.NewGCM(block)
+	box, err := secretkey.NewBox(sealKey)
 	if err != nil {
 		return nil, fmt.Errorf("publication key seal: %w", err)
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Keys{store: st, aead: aead, now: now, rings: map[string]*keyRing{}}, nil
+	return &Keys{store: st, box: box, now: now, rings: map[string]*keyRing{}}, nil
 }
 
 // ring returns the account's keys, making the first one when it has
@@ -166,52 +159,26 @@ func (k *Keys) JWKS(ctx context.Context, accountID string) (jose.JSONWebKeySet, 
 	return r.jwks, nil
 }
 
-// generate makes a new Ed25519 key sealed for storage; its kid is the
-// RFC 7638 thumbprint of the public key.
+// generate makes a new Ed25519 key sealed for storage (sealedjwk).
 func (k *Keys) generate(accountID string) (*store.PublicationKey, error) {
-	pubKey, priv, err := ed25519.GenerateKey(rand.Reader)
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate key: %w", err)
 	}
-	pub := jose.JSONWebKey{Key: pubKey, Algorithm: string(Algorithm), Use: "sig"}
-	tp, err := pub.Thumbprint(crypto.SHA256)
+	made, err := sealedjwk.Make(k.box, priv, string(Algorithm), func(kid string) []byte { return sealLabel(accountID, kid) })
 	if err != nil {
-		return nil, fmt.Errorf("thumbprint: %w", err)
+		return nil, err
 	}
-	pub.KeyID = base64.RawURLEncoding.EncodeToString(tp)
-	jwk, err := json.Marshal(pub)
-	if err != nil {
-		return nil, fmt.Errorf("marshal jwk: %w", err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		return nil, fmt.Errorf("marshal key: %w", err)
-	}
-	nonce := make([]byte, k.aead.NonceSize())
-	rand.Read(nonce)
-	sealed := k.aead.Seal(nonce, nonce, der, sealData(accountID, pub.KeyID))
-	return &store.PublicationKey{KID: pub.KeyID, AccountID: accountID, Algorithm: string(Algorithm), PrivateKey: sealed,
-		PublicJWK: string(jwk), CreatedAt: k.now().UTC()}, nil
+	return &store.PublicationKey{KID: made.KID, AccountID: accountID, Algorithm: string(Algorithm), PrivateKey: made.Sealed,
+		PublicJWK: made.PublicJWK, CreatedAt: k.now().UTC()}, nil
 }
 
-// sealData binds a sealed key to its account and kid: it cannot be moved
+// sealLabel binds a sealed key to its account and kid: it cannot be moved
 // to another row.
-func sealData(accountID, kid string) []byte { return []byte(accountID + "/" + kid) }
+func sealLabel(accountID, kid string) []byte { return []byte(accountID + "/" + kid) }
 
 // unseal turns a stored key into a signer.
 func (k *Keys) unseal(sk store.PublicationKey) (jose.Signer, error) {
-	if len(sk.PrivateKey) < k.aead.NonceSize() {
-		return nil, errors.New("sealed key too short")
-	}
-	nonce, box := sk.PrivateKey[:k.aead.NonceSize()], sk.PrivateKey[k.aead.NonceSize():]
-	der, err := k.aead.Open(nil, nonce, box, sealData(sk.AccountID, sk.KID))
-	if err != nil {
-		return nil, errors.New("cannot unseal (was TOUCHPOINT_SECRET_KEY changed?)")
-	}
-	priv, err := x509.ParsePKCS8PrivateKey(der)
-	if err != nil {
-		return nil, fmt.Errorf("parse key: %w", err)
-	}
-	return jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(sk.Algorithm), Key: jose.JSONWebKey{Key: priv, KeyID: sk.KID}},
+	return sealedjwk.Signer(k.box, sk.PrivateKey, sealLabel(sk.AccountID, sk.KID), sk.Algorithm, sk.KID,
 		(&jose.SignerOptions{}).WithType(ProofType))
 }

@@ -1,21 +1,20 @@
 package webhook
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"errors"
 	"fmt"
+
+	"github.com/touchpoint/touchpoint/internal/secretkey"
 )
 
 // SecretBox keeps endpoint secrets sealed at rest. A secret has to sign
 // every delivery, so it cannot be stored as a hash like an API client's
-// secret; it is encrypted with AES-256-GCM instead, under a key the
-// database does not hold (derived from TOUCHPOINT_SECRET_KEY), and bound
-// to its endpoint's ID so a sealed secret copied to another endpoint's row
+// secret; it is sealed instead (secretkey.Box: AES-256-GCM under a key the
+// database does not hold, derived from TOUCHPOINT_SECRET_KEY), bound to
+// its endpoint's ID so a sealed secret copied to another endpoint's row
 // does not open. It is safe for concurrent use.
 type SecretBox struct {
-	aead cipher.AEAD
+	box *secretkey.Box
 }
 
 // ErrSealedSecret is returned (wrapped) for a sealed secret that does not
@@ -24,38 +23,27 @@ var ErrSealedSecret = errors.New("sealed webhook secret does not open")
 
 // NewSecretBox makes a SecretBox from a 32-byte key.
 func NewSecretBox(key []byte) (*SecretBox, error) {
-	if len(key) != 32 {
-		return nil, fmt.Errorf("webhook secret box: key of %d bytes, want 32", len(key))
-	}
-	block, err := aes.NewCipher(key)
+	box, err := secretkey.NewBox(key)
 	if err != nil {
 		return nil, fmt.Errorf("webhook secret box: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("webhook secret box: %w", err)
-	}
-	return &SecretBox{aead: aead}, nil
+	return &SecretBox{box: box}, nil
 }
 
 // Seal encrypts the secret of endpointID: nonce || ciphertext.
 func (b *SecretBox) Seal(endpointID, secret string) ([]byte, error) {
-	nonce := make([]byte, b.aead.NonceSize(), b.aead.NonceSize()+len(secret)+b.aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
+	sealed, err := b.box.Seal([]byte(secret), sealLabel(endpointID))
+	if err != nil {
 		return nil, fmt.Errorf("seal webhook secret: %w", err)
 	}
-	return b.aead.Seal(nonce, nonce, []byte(secret), sealLabel(endpointID)), nil
+	return sealed, nil
 }
 
 // Open returns the secret Seal sealed for endpointID.
 func (b *SecretBox) Open(endpointID string, sealed []byte) (string, error) {
-	n := b.aead.NonceSize()
-	if len(sealed) < n+b.aead.Overhead() {
-		return "", fmt.Errorf("%w: too short", ErrSealedSecret)
-	}
-	plain, err := b.aead.Open(nil, sealed[:n], sealed[n:], sealLabel(endpointID))
+	plain, err := b.box.Open(sealed, sealLabel(endpointID))
 	if err != nil {
-		return "", fmt.Errorf("%w (was TOUCHPOINT_SECRET_KEY changed?)", ErrSealedSecret)
+		return "", fmt.Errorf("%w: %w", ErrSealedSecret, err)
 	}
 	return string(plain), nil
 }

@@ -98,12 +98,28 @@ func (r *rig) state(t *testing.T, id string) invite.State {
 	return st
 }
 
-// waitStatus waits until the invite has the status.
-func (r *rig) waitStatus(t *testing.T, id string, want invite.Status) {
+func (r *rig) reminder(t *testing.T, id string) invite.Reminder {
+	t.Helper()
+	rem, err := r.db.LoadReminder(context.Background(), id)
+	require.NoError(t, err)
+	return rem
+}
+
+// statusOf is the status of the event's invite or reminder.
+func (r *rig) statusOf(t *testing.T, k invite.Kind, id string) invite.Status {
+	t.Helper()
+	if k == invite.KindReminder {
+		return r.reminder(t, id).Status
+	}
+	return r.state(t, id).Status
+}
+
+// waitStatus waits until the event's invite or reminder has the status.
+func (r *rig) waitStatus(t *testing.T, k invite.Kind, id string, want invite.Status) {
 	t.Helper()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, want, r.state(t, id).Status)
-	}, 30*time.Second, 50*time.Millisecond, "invite %s to become %s", id, want)
+		assert.Equal(c, want, r.statusOf(t, k, id))
+	}, 30*time.Second, 50*time.Millisecond, "%s of %s to become %s", k, id, want)
 }
 
 // reconcile runs the reconciler workflow once, as its schedule would,
@@ -121,63 +137,29 @@ func (r *rig) reconcile(t *testing.T, grace time.Duration) workflows.ReconcileRe
 	return res
 }
 
-// reconcileUntil runs the reconciler until the invite has the status: a
-// candidate becomes one only once its grace has passed.
-func (r *rig) reconcileUntil(t *testing.T, id string, want invite.Status, grace time.Duration) {
+// reconcileUntil runs the reconciler until the event's invite or reminder
+// has the status: a candidate becomes one only once its grace has passed.
+func (r *rig) reconcileUntil(t *testing.T, k invite.Kind, id string, want invite.Status, grace time.Duration) {
 	t.Helper()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		r.reconcile(t, grace)
-		assert.Equal(c, want, r.state(t, id).Status)
-	}, time.Minute, 200*time.Millisecond, "invite %s to become %s", id, want)
+		assert.Equal(c, want, r.statusOf(t, k, id))
+	}, time.Minute, 200*time.Millisecond, "%s of %s to become %s", k, id, want)
 }
 
-// mails counts the invites the SMTP server received for the event.
-func (r *rig) mails(t *testing.T, id string) int {
+// received counts the messages of the event's invite or reminder that the
+// SMTP server received.
+func (r *rig) received(t *testing.T, k invite.Kind, id string) int {
 	t.Helper()
-	n := 0
-	for _, m := range r.smtp.Messages() {
-		msg, err := m.Parse()
-		require.NoError(t, err)
-		if strings.HasPrefix(strings.Trim(msg.Header.Get("Message-Id"), "<>"), id+"@") {
-			n++
-		}
+	prefix := id + "@"
+	if k == invite.KindReminder {
+		prefix = id + ".reminder@"
 	}
-	return n
-}
-
-func (r *rig) reminder(t *testing.T, id string) invite.Reminder {
-	t.Helper()
-	rem, err := r.db.LoadReminder(context.Background(), id)
-	require.NoError(t, err)
-	return rem
-}
-
-// waitReminder waits until the event's reminder has the status.
-func (r *rig) waitReminder(t *testing.T, id string, want invite.Status) {
-	t.Helper()
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, want, r.reminder(t, id).Status)
-	}, 30*time.Second, 50*time.Millisecond, "reminder of %s to become %s", id, want)
-}
-
-// reconcileUntilReminder runs the reconciler until the event's reminder
-// has the status.
-func (r *rig) reconcileUntilReminder(t *testing.T, id string, want invite.Status, grace time.Duration) {
-	t.Helper()
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		r.reconcile(t, grace)
-		assert.Equal(c, want, r.reminder(t, id).Status)
-	}, time.Minute, 200*time.Millisecond, "reminder of %s to become %s", id, want)
-}
-
-// reminders counts the reminders the SMTP server received for the event.
-func (r *rig) reminders(t *testing.T, id string) int {
-	t.Helper()
 	n := 0
 	for _, m := range r.smtp.Messages() {
 		msg, err := m.Parse()
 		require.NoError(t, err)
-		if strings.HasPrefix(strings.Trim(msg.Header.Get("Message-Id"), "<>"), id+".reminder@") {
+		if strings.HasPrefix(strings.Trim(msg.Header.Get("Message-Id"), "<>"), prefix) {
 			n++
 		}
 	}
@@ -202,7 +184,7 @@ func TestReconciler(t *testing.T) {
 	t.Run("terminated", func(t *testing.T) {
 		t.Parallel()
 		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "PT6S"}))
-		r.waitStatus(t, id, invite.Scheduled)
+		r.waitStatus(t, invite.KindInvite, id, invite.Scheduled)
 		planned := r.state(t, id).ScheduledFor
 		require.NoError(t, r.c.TerminateWorkflow(context.Background(), workflows.WorkflowID(id), "", "lost by accident"))
 		status, err := r.describe(id)
@@ -212,12 +194,12 @@ func TestReconciler(t *testing.T) {
 		r.reconcile(t, time.Hour)
 		assert.Equal(t, invite.Scheduled, r.state(t, id).Status, "not a candidate within the grace period")
 
-		r.reconcileUntil(t, id, invite.Sent, grace)
+		r.reconcileUntil(t, invite.KindInvite, id, invite.Sent, grace)
 		st := r.state(t, id)
 		assert.Equal(t, 1, st.Attempts)
 		require.NotNil(t, st.SentAt)
 		assert.False(t, st.SentAt.Before(*planned), "sent at its time or later, never before: the schedule was kept")
-		assert.Equal(t, 1, r.mails(t, id))
+		assert.Equal(t, 1, r.received(t, invite.KindInvite, id))
 		// The run marks the invite sent and then completes.
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			status, err := r.describe(id)
@@ -231,7 +213,7 @@ func TestReconciler(t *testing.T) {
 	t.Run("deleted", func(t *testing.T) {
 		t.Parallel()
 		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "PT6S"}))
-		r.waitStatus(t, id, invite.Scheduled)
+		r.waitStatus(t, invite.KindInvite, id, invite.Scheduled)
 		_, err := r.c.WorkflowService().DeleteWorkflowExecution(context.Background(), &workflowservice.DeleteWorkflowExecutionRequest{
 			Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: workflows.WorkflowID(id)}})
 		require.NoError(t, err)
@@ -241,8 +223,8 @@ func TestReconciler(t *testing.T) {
 			assert.ErrorAs(c, err, &notFound)
 		}, 30*time.Second, 50*time.Millisecond, "the workflow is gone")
 
-		r.reconcileUntil(t, id, invite.Sent, grace)
-		assert.Equal(t, 1, r.mails(t, id))
+		r.reconcileUntil(t, invite.KindInvite, id, invite.Sent, grace)
+		assert.Equal(t, 1, r.received(t, invite.KindInvite, id))
 		assert.Equal(t, 1, r.state(t, id).Attempts)
 	})
 
@@ -255,11 +237,11 @@ func TestReconciler(t *testing.T) {
 		_, err := r.db.DB().Exec(`UPDATE events SET updated_at = now() - interval '1 hour', attempts = 1 WHERE id = $1`, id)
 		require.NoError(t, err)
 
-		r.reconcileUntil(t, id, invite.Failed, grace)
+		r.reconcileUntil(t, invite.KindInvite, id, invite.Failed, grace)
 		st := r.state(t, id)
 		assert.Equal(t, invite.DeliveryUncertain, st.Reason)
 		assert.Contains(t, st.LastError, "its workflow is missing")
-		assert.Zero(t, r.mails(t, id))
+		assert.Zero(t, r.received(t, invite.KindInvite, id))
 		var orders int
 		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1`, id))
 		assert.Zero(t, orders, "never restarted")
@@ -276,8 +258,8 @@ func TestReconciler(t *testing.T) {
 		require.NoError(t, err)
 		_, err = r.db.DB().Exec(`INSERT INTO outbox (event_id, created_at, next_attempt_at, done_at) VALUES ($1, now(), now(), now())`, id)
 		require.NoError(t, err)
-		r.reconcileUntil(t, id, invite.Sent, grace)
-		assert.Equal(t, 1, r.mails(t, id))
+		r.reconcileUntil(t, invite.KindInvite, id, invite.Sent, grace)
+		assert.Equal(t, 1, r.received(t, invite.KindInvite, id))
 	})
 
 	// A reminder waiting when its workflow was terminated, after its invite
@@ -289,20 +271,20 @@ func TestReconciler(t *testing.T) {
 		a := r.fixed(t, eventfixture.Setting{})
 		a.Set(t, "reminder_delay", "PT6S")
 		id := r.accept(t, a)
-		r.waitReminder(t, id, invite.Scheduled)
+		r.waitStatus(t, invite.KindReminder, id, invite.Scheduled)
 		planned := r.reminder(t, id).ScheduledFor
 		require.NoError(t, r.c.TerminateWorkflow(context.Background(), workflows.WorkflowID(id), "", "lost by accident"))
-		assert.Equal(t, invite.Scheduled, r.reminder(t, id).Status, "the database still says scheduled")
+		assert.Equal(t, invite.Scheduled, r.statusOf(t, invite.KindReminder, id), "the database still says scheduled")
 		r.reconcile(t, time.Hour)
-		assert.Equal(t, invite.Scheduled, r.reminder(t, id).Status, "not a candidate within the grace period")
+		assert.Equal(t, invite.Scheduled, r.statusOf(t, invite.KindReminder, id), "not a candidate within the grace period")
 
-		r.reconcileUntilReminder(t, id, invite.Sent, grace)
+		r.reconcileUntil(t, invite.KindReminder, id, invite.Sent, grace)
 		rem := r.reminder(t, id)
 		require.NotNil(t, rem.SentAt)
 		assert.True(t, planned.Equal(*rem.ScheduledFor), "the reminder kept its time")
 		assert.False(t, rem.SentAt.Before(*planned), "sent at its time or later, never before")
-		assert.Equal(t, 1, r.reminders(t, id))
-		assert.Equal(t, 1, r.mails(t, id), "the invite is not sent again")
+		assert.Equal(t, 1, r.received(t, invite.KindReminder, id))
+		assert.Equal(t, 1, r.received(t, invite.KindInvite, id), "the invite is not sent again")
 		assert.Equal(t, invite.Sent, r.state(t, id).Status)
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			status, err := r.describe(id)
@@ -315,7 +297,7 @@ func TestReconciler(t *testing.T) {
 		var orders int
 		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
 		assert.Equal(t, 1, orders)
-		assert.Equal(t, 1, r.reminders(t, id))
+		assert.Equal(t, 1, r.received(t, invite.KindReminder, id))
 	})
 
 	// A reminder whose workflow was deleted from Temporal's store (as with
@@ -325,7 +307,7 @@ func TestReconciler(t *testing.T) {
 		a := r.fixed(t, eventfixture.Setting{})
 		a.Set(t, "reminder_delay", "PT6S")
 		id := r.accept(t, a)
-		r.waitReminder(t, id, invite.Scheduled)
+		r.waitStatus(t, invite.KindReminder, id, invite.Scheduled)
 		_, err := r.c.WorkflowService().DeleteWorkflowExecution(context.Background(), &workflowservice.DeleteWorkflowExecutionRequest{
 			Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: workflows.WorkflowID(id)}})
 		require.NoError(t, err)
@@ -335,9 +317,9 @@ func TestReconciler(t *testing.T) {
 			assert.ErrorAs(c, err, &notFound)
 		}, 30*time.Second, 50*time.Millisecond, "the workflow is gone")
 
-		r.reconcileUntilReminder(t, id, invite.Sent, grace)
-		assert.Equal(t, 1, r.reminders(t, id))
-		assert.Equal(t, 1, r.mails(t, id))
+		r.reconcileUntil(t, invite.KindReminder, id, invite.Sent, grace)
+		assert.Equal(t, 1, r.received(t, invite.KindReminder, id))
+		assert.Equal(t, 1, r.received(t, invite.KindInvite, id))
 	})
 
 	// A reminder interrupted mid-send together with its workflow: it may
@@ -354,13 +336,13 @@ func TestReconciler(t *testing.T) {
 			VALUES ($1, 'reminder', 1, 'email', now() - interval '1 hour')`, id)
 		require.NoError(t, err)
 
-		r.reconcileUntilReminder(t, id, invite.Skipped, grace)
+		r.reconcileUntil(t, invite.KindReminder, id, invite.Skipped, grace)
 		assert.Equal(t, invite.DeliveryUncertain, r.reminder(t, id).Reason)
 		var outcome string
 		require.NoError(t, r.db.DB().Get(&outcome, `SELECT outcome FROM send_attempts WHERE event_id = $1 AND kind = 'reminder'`, id))
 		assert.Equal(t, "uncertain", outcome)
 		assert.Equal(t, invite.Sent, r.state(t, id).Status, "the invite stays sent")
-		assert.Zero(t, r.reminders(t, id))
+		assert.Zero(t, r.received(t, invite.KindReminder, id))
 		var orders int
 		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1`, id))
 		assert.Zero(t, orders, "never restarted")
@@ -374,12 +356,12 @@ func TestReconciler(t *testing.T) {
 		a := r.fixed(t, eventfixture.Setting{})
 		a.Set(t, "reminder_delay", "P1D")
 		id := r.accept(t, a)
-		r.waitReminder(t, id, invite.Scheduled)
+		r.waitStatus(t, invite.KindReminder, id, invite.Scheduled)
 		_, err := r.db.DB().Exec(`UPDATE events SET reminder_scheduled_for = now() - interval '1 hour' WHERE id = $1`, id)
 		require.NoError(t, err)
 		res := r.reconcile(t, grace)
 		assert.GreaterOrEqual(t, res.Running, 1)
-		assert.Equal(t, invite.Scheduled, r.reminder(t, id).Status)
+		assert.Equal(t, invite.Scheduled, r.statusOf(t, invite.KindReminder, id))
 		var orders int
 		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
 		assert.Zero(t, orders)
@@ -389,7 +371,7 @@ func TestReconciler(t *testing.T) {
 	t.Run("running", func(t *testing.T) {
 		t.Parallel()
 		id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "P1D"}))
-		r.waitStatus(t, id, invite.Scheduled)
+		r.waitStatus(t, invite.KindInvite, id, invite.Scheduled)
 		_, err := r.db.DB().Exec(`UPDATE events SET scheduled_for = now() - interval '1 hour' WHERE id = $1`, id)
 		require.NoError(t, err)
 		res := r.reconcile(t, grace)

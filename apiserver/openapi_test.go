@@ -31,6 +31,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/signedlink"
@@ -719,6 +720,8 @@ type openAPIRun struct {
 
 	eventTypeName string // the event type the event examples name
 	minimalEvent  string // the event example with the fewest members, for e.channel
+
+	mail *mailProviders // sign the mail providers' requests
 }
 
 // send makes c as a request of operation key to e's API and checks the
@@ -780,8 +783,11 @@ func jsonText(t testing.TB, v any) string {
 func TestOpenAPIExamplesAgainstTheHandlers(t *testing.T) {
 	t.Parallel()
 	// Feedback links expire as in production, 90 days after the send.
-	r := &openAPIRun{doc: loadOpenAPI(t), e: newEnv(t, func(o *apiserver.Options) { o.FeedbackLinkTTL = 90 * 24 * time.Hour }),
-		good: map[string]apiCall{}}
+	mail := newMailProviders(t)
+	r := &openAPIRun{doc: loadOpenAPI(t), e: newEnv(t, func(o *apiserver.Options) {
+		o.FeedbackLinkTTL = 90 * 24 * time.Hour
+		o.MailEvents = mail.verifiers(t)
+	}), good: map[string]apiCall{}, mail: mail}
 	if !t.Run("examples", r.examplesWork) {
 		return
 	}
@@ -887,6 +893,9 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	r.addAttempt(t, failed)
 	r.success(t, "POST /events/{id}/retry", apiCall{path: "/events/" + failed + "/retry"}, "")
 	r.smsCallbacks(t, r.acceptMinimal(t))
+	mailed := r.acceptMinimal(t)
+	r.addAttempt(t, mailed)
+	r.mailEvents(t, mailed)
 
 	// The customer rates the event's first product too, as the feedback page lets them.
 	_, _, err = e.store.SaveReview(context.Background(), store.ReviewInput{EventID: richest, Rating: 5, Locale: "en",
@@ -1037,6 +1046,42 @@ func (r *openAPIRun) smsCallbacks(t *testing.T, id string) {
 	}
 	for _, ex := range r.doc.requestExamples(t, r.doc.operation(t, "POST /sms/inbound"), formContentType) {
 		r.success(t, "POST /sms/inbound", signedCall(sms.InboundPath, "", formOf(ex.value), testSMSInboundURL), ex.name)
+	}
+}
+
+// exampleMailEvent is the event the mail providers' examples report on.
+const exampleMailEvent = "evt-1f0b9a6e-3c2d-4e5f-8a7b-9c0d1e2f3a4b"
+
+// mailEvents posts the document's examples of the mail providers'
+// reports, on event id's invite, each signed as its provider signs
+// (the SNS examples re-signed by the test's SNS, Mailgun's with a fresh
+// token), and checks that each report was taken.
+func (r *openAPIRun) mailEvents(t *testing.T, id string) {
+	const key = "POST /mail-events/{provider}"
+	o := r.doc.operation(t, key)
+	for _, ex := range r.doc.requestExamples(t, o, "text/plain") {
+		m := jsonObject(t, ex.value.(string))
+		message := strings.ReplaceAll(m["Message"].(string), exampleMailEvent, id)
+		req := r.mail.snsMessage(t, m["Type"].(string), message, nil)
+		res := r.success(t, key, apiCall{path: "/mail-events/ses", body: req.body, contentType: "text/plain; charset=UTF-8"}, "")
+		assert.EqualValues(t, 0, res["unknown"], "example %q", ex.name)
+	}
+	for _, ex := range r.doc.requestExamples(t, o, "application/json") {
+		body := strings.ReplaceAll(jsonText(t, ex.value), exampleMailEvent, id)
+		var req mailRequest
+		switch {
+		case strings.HasPrefix(ex.name, mailevents.SendGrid):
+			req = r.mail.sendGridSigned(t, body, time.Now())
+		case strings.HasPrefix(ex.name, mailevents.Postmark):
+			req = r.mail.postmarkAs(testPostmarkUser, testPostmarkPassword, body)
+		case strings.HasPrefix(ex.name, mailevents.Mailgun):
+			req = mailgunSigned(t, testMailgunKey, time.Now(), "openapi-"+r.mail.next(), asMap(jsonObject(t, body)["event-data"]))
+		default:
+			t.Fatalf("the example %q names no provider", ex.name)
+		}
+		res := r.success(t, key, apiCall{path: "/mail-events/" + req.provider, body: req.body, headers: req.headers}, "")
+		assert.EqualValues(t, 1, res["reports"], "example %q", ex.name)
+		assert.EqualValues(t, 0, res["unknown"], "example %q", ex.name)
 	}
 }
 
@@ -1229,6 +1274,31 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 		},
 		"400 POST /sms/inbound": func(c apiCall) apiCall { // signed, no From
 			return resign(t, c, testSMSAuthToken, testSMSInboundURL, func(f url.Values) { f.Del("From") })
+		},
+		"400 POST /mail-events/{provider}": func(c apiCall) apiCall { // verified, no RecordType
+			req := r.mail.postmarkAs(testPostmarkUser, testPostmarkPassword, `{"MessageID":"883953f4"}`)
+			return apiCall{path: "/mail-events/postmark", body: req.body, headers: req.headers}
+		},
+		"401 POST /mail-events/{provider}": func(c apiCall) apiCall {
+			req := r.mail.postmarkAs(testPostmarkUser, "not the password", `{"RecordType":"Delivery"}`)
+			return apiCall{path: "/mail-events/postmark", body: req.body, headers: req.headers}
+		},
+		"403 POST /mail-events/{provider}": func(c apiCall) apiCall { // a topic not listed
+			req := r.mail.snsMessage(t, "Notification", `{"notificationType":"Delivery"}`, func(m map[string]string) {
+				m["TopicArn"] = "arn:aws:sns:eu-west-1:999999999999:someone-else"
+			})
+			return apiCall{path: "/mail-events/ses", body: req.body, contentType: "text/plain"}
+		},
+		"404 POST /mail-events/{provider}": func(c apiCall) apiCall { c.path = "/mail-events/sparkpost"; return c },
+		"413 POST /mail-events/{provider}": func(c apiCall) apiCall {
+			c.body = "[" + strings.Repeat(" ", mailevents.MaxBody) + "]"
+			return c
+		},
+		"503 POST /mail-events/{provider}": func(c apiCall) apiCall { // SNS unreachable for a certificate not cached
+			req := r.mail.snsMessage(t, "Notification", `{"notificationType":"Delivery"}`, func(m map[string]string) {
+				m["SigningCertURL"] = r.mail.sns.URL + "/SimpleNotificationService-unreachable.pem"
+			})
+			return apiCall{path: "/mail-events/ses", body: req.body, contentType: "text/plain"}
 		},
 		"404 GET /public/products/reviews": func(c apiCall) apiCall {
 			c.query = "account=acc-00000000-0000-4000-8000-000000000000&sku=CUP-ESP-01"

@@ -138,5 +138,9 @@ func (s *server) routes() []route {
 		// The SMS provider's callbacks, served by package sms.
 		{http.MethodPost, sms.StatusPath, public, s.smsCallbacks.ServeStatus},
 		{http.MethodPost, sms.InboundPath, public, s.smsCallbacks.ServeInbound},
+
+		// The mail providers' reports of what became of a message, each
+		// verified as its provider signs it.
+		{http.MethodPost, "/mail-events/{provider}", public, s.mailEvents},
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
+	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/publication"
@@ -113,6 +114,10 @@ type Options struct {
 	// review URLs, the widget's links). Empty: the origin of the
 	// feedback links.
 	PublicBaseURL string
+	// MailEvents verify the mail providers' reports (POST
+	// /mail-events/{provider}), one verifier per provider; the route of a
+	// provider without one answers 404.
+	MailEvents []mailevents.Verifier
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -158,6 +163,8 @@ type server struct {
 	publicReadLimits *addressLimits
 	hsts             bool         // see Options.HSTS
 	errorPages       *pages.Pages // the widget's and the verify page's errors
+
+	mailEventVerifiers map[string]mailevents.Verifier // by provider
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -218,6 +225,17 @@ func New(opts Options) *Server {
 		opts.BatchInflightBytes = DefaultBatchInflightBytes
 	}
 	s.batchBytes = newByteBudget(opts.BatchInflightBytes)
+	s.mailEventVerifiers = map[string]mailevents.Verifier{}
+	for _, v := range opts.MailEvents {
+		s.mailEventVerifiers[v.Provider()] = v
+	}
+	for _, p := range mailevents.Providers() {
+		if s.mailEventVerifiers[p] == nil {
+			s.log.Info("mail provider reports off: "+p+" is not configured", "route", "POST /mail-events/"+p)
+		} else {
+			s.log.Info("mail provider reports on", "provider", p, "route", "POST /mail-events/"+p)
+		}
+	}
 
 	r := mux.NewRouter()
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/temporalclient"
@@ -157,6 +158,65 @@ type Config struct {
 	// tests only (`touchpoint dev` sets it): in production it would let a
 	// shop point an endpoint at internal services.
 	WebhookAllowPrivate bool
+	// MailEvents verifies the mail providers' reports of what became of
+	// a message (POST /mail-events/{provider}); a provider left unset is
+	// not taken (404).
+	MailEvents MailEvents
+}
+
+// MailEvents holds what verifies each mail provider's event webhook.
+type MailEvents struct {
+	// SESTopicARNs are the SNS topics whose SES notifications are taken
+	// (TOUCHPOINT_SES_TOPIC_ARNS, comma-separated).
+	SESTopicARNs []string
+	// SendGridPublicKey is the verification key of SendGrid's signed
+	// Event Webhook, base64 of its DER form as SendGrid shows it.
+	SendGridPublicKey string
+	// PostmarkUser and PostmarkPassword are the HTTP Basic credentials
+	// written into Postmark's webhook URL (a secret).
+	PostmarkUser, PostmarkPassword string
+	// MailgunSigningKey is Mailgun's HTTP webhook signing key (a secret).
+	MailgunSigningKey string
+}
+
+// Providers lists the mail providers whose reports are taken, in the
+// order of mailevents.Providers.
+func (m MailEvents) Providers() []string {
+	var out []string
+	if len(m.SESTopicARNs) > 0 {
+		out = append(out, mailevents.SES)
+	}
+	if m.SendGridPublicKey != "" {
+		out = append(out, mailevents.SendGrid)
+	}
+	if m.PostmarkUser != "" && m.PostmarkPassword != "" {
+		out = append(out, mailevents.Postmark)
+	}
+	if m.MailgunSigningKey != "" {
+		out = append(out, mailevents.Mailgun)
+	}
+	return out
+}
+
+// validate checks the mail providers' settings: Postmark's credentials
+// both or neither, SendGrid's key readable, topic ARNs of SNS.
+func (m MailEvents) validate() []error {
+	var errs []error
+	for _, arn := range m.SESTopicARNs {
+		if !strings.HasPrefix(arn, "arn:aws:sns:") && !strings.HasPrefix(arn, "arn:aws-cn:sns:") &&
+			!strings.HasPrefix(arn, "arn:aws-us-gov:sns:") {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_SES_TOPIC_ARNS: %q is not an SNS topic ARN (arn:aws:sns:region:account:topic)", arn))
+		}
+	}
+	if m.SendGridPublicKey != "" {
+		if _, err := mailevents.NewSendGridVerifier(m.SendGridPublicKey); err != nil {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY: %w", err))
+		}
+	}
+	if (m.PostmarkUser == "") != (m.PostmarkPassword == "") {
+		errs = append(errs, errors.New("TOUCHPOINT_POSTMARK_WEBHOOK_USER and TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD: set both or neither"))
+	}
+	return errs
 }
 
 // SMS configures the text-message provider (TOUCHPOINT_SMS_*).
@@ -280,6 +340,8 @@ var Variables = append([]string{
 	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
 	"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL",
 	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE",
+	"TOUCHPOINT_SES_TOPIC_ARNS", "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY",
+	"TOUCHPOINT_POSTMARK_WEBHOOK_USER", "TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY",
 }, temporalclient.Variables...)
 
 // Load reads the environment through getenv (os.Getenv in production) on
@@ -325,6 +387,15 @@ func Load(getenv func(string) string) (Config, error) {
 	str("TOUCHPOINT_SMS_FROM", &c.SMS.From)
 	str("TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", &c.SMS.MessagingServiceSID)
 	str("TOUCHPOINT_SMS_STATUS_CALLBACK_URL", &c.SMS.StatusCallbackURL)
+	str("TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY", &c.MailEvents.SendGridPublicKey)
+	str("TOUCHPOINT_POSTMARK_WEBHOOK_USER", &c.MailEvents.PostmarkUser)
+	str("TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", &c.MailEvents.PostmarkPassword)
+	str("TOUCHPOINT_MAILGUN_SIGNING_KEY", &c.MailEvents.MailgunSigningKey)
+	for _, arn := range strings.Split(getenv("TOUCHPOINT_SES_TOPIC_ARNS"), ",") {
+		if arn = strings.TrimSpace(arn); arn != "" {
+			c.MailEvents.SESTopicARNs = append(c.MailEvents.SESTopicARNs, arn)
+		}
+	}
 	dur("TOUCHPOINT_TOKEN_MAX_LIFETIME", &c.TokenMaxLifetime)
 	dur("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", &c.TokenUseFlushInterval)
 	dur("TOUCHPOINT_SIGNING_KEY_ROTATION", &c.SigningKeyRotation)
@@ -609,6 +680,7 @@ func (c Config) Validate(requireSecret bool) error {
 		bad("TOUCHPOINT_TOKEN_MAX_LIFETIME", "must be at least the 300s idle lifetime")
 	}
 	errs = append(errs, c.SMS.validate()...)
+	errs = append(errs, c.MailEvents.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -714,6 +786,14 @@ func (c Config) LogValue() slog.Value {
 			slog.String("from", c.SMS.From),
 			slog.String("messaging_service_sid", c.SMS.MessagingServiceSID),
 			slog.String("status_callback_url", redactURL(c.SMS.StatusCallbackURL)),
+		),
+		slog.Group("mail_events",
+			slog.Any("providers", c.MailEvents.Providers()),
+			slog.Any("ses_topic_arns", c.MailEvents.SESTopicARNs),
+			slog.Bool("sendgrid_public_key_set", c.MailEvents.SendGridPublicKey != ""),
+			slog.String("postmark_user", c.MailEvents.PostmarkUser),
+			slog.Bool("postmark_password_set", c.MailEvents.PostmarkPassword != ""),
+			slog.Bool("mailgun_signing_key_set", c.MailEvents.MailgunSigningKey != ""),
 		),
 	)
 }

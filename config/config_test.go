@@ -1,6 +1,11 @@
 package config_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -328,4 +333,60 @@ func TestVariablesIncludeTemporals(t *testing.T) {
 	for _, v := range append([]string{"TOUCHPOINT_WORKER_ADDR"}, temporalclient.Variables...) {
 		assert.Contains(t, config.Variables, v)
 	}
+}
+
+// TestMailEvents: each mail provider's event webhook is on once its
+// verification settings are set, and off otherwise; its secrets are
+// masked in the logged configuration and a bad value is named.
+func TestMailEvents(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	require.NoError(t, err)
+	assert.Empty(t, c.MailEvents.Providers(), "no provider by default")
+	require.NoError(t, c.Validate(false))
+
+	key := sendGridKey(t)
+	c, err = config.Load(env(map[string]string{
+		"TOUCHPOINT_SES_TOPIC_ARNS":              " arn:aws:sns:eu-west-1:123456789012:ses-a , ,arn:aws:sns:us-east-1:123456789012:ses-b",
+		"TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY": key,
+		"TOUCHPOINT_POSTMARK_WEBHOOK_USER":       "postmark",
+		"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD":   "postmark-password-value",
+		"TOUCHPOINT_MAILGUN_SIGNING_KEY":         "mailgun-signing-key-value",
+	}))
+	require.NoError(t, err)
+	require.NoError(t, c.Validate(false))
+	assert.Equal(t, []string{"arn:aws:sns:eu-west-1:123456789012:ses-a", "arn:aws:sns:us-east-1:123456789012:ses-b"}, c.MailEvents.SESTopicARNs)
+	assert.Equal(t, []string{"ses", "sendgrid", "postmark", "mailgun"}, c.MailEvents.Providers())
+	logged := c.LogValue().String()
+	assert.NotContains(t, logged, "postmark-password-value")
+	assert.NotContains(t, logged, "mailgun-signing-key-value")
+	assert.Contains(t, logged, "ses-a")
+
+	for name, tc := range map[string]struct {
+		set  map[string]string
+		want string
+	}{
+		"not a topic ARN":           {map[string]string{"TOUCHPOINT_SES_TOPIC_ARNS": "ses-notifications"}, "TOUCHPOINT_SES_TOPIC_ARNS"},
+		"a key that is not base64":  {map[string]string{"TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY": "not base64!"}, "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY"},
+		"a key that is not a key":   {map[string]string{"TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY": "bm90IGEga2V5"}, "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY"},
+		"a Postmark user alone":     {map[string]string{"TOUCHPOINT_POSTMARK_WEBHOOK_USER": "postmark"}, "TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD"},
+		"a Postmark password alone": {map[string]string{"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD": "secret"}, "TOUCHPOINT_POSTMARK_WEBHOOK_USER"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := config.Load(env(tc.set))
+			require.NoError(t, err)
+			assert.ErrorContains(t, c.Validate(false), tc.want)
+		})
+	}
+}
+
+// sendGridKey is a verification key as SendGrid shows it: base64 of the
+// DER form of an ECDSA P-256 public key.
+func sendGridKey(t *testing.T) string {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	require.NoError(t, err)
+	return base64.StdEncoding.EncodeToString(der)
 }

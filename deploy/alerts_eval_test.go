@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -225,4 +226,41 @@ func TestAlertNoWorkersWatchesTheWorkerJob(t *testing.T) {
 	for _, alert := range []string{"TouchpointNoWorkers", "TouchpointTargetDown", "TouchpointInvitesOverdue"} {
 		assert.Contains(t, alertRule(t, alert).Annotations["runbook"], "TOUCHPOINT_WORKER_ADDR", alert)
 	}
+}
+
+// TestAlertComplaintRate: TouchpointComplaintRate fires for the account
+// whose complaints of the last 24 hours pass 0.3% of its mail, whatever
+// the other accounts do and however many API replicas report it, and not
+// at 0.3% or below, nor on a handful of messages.
+func TestAlertComplaintRate(t *testing.T) {
+	t.Parallel()
+	// series is one account's gauges as two API replicas report them.
+	series := func(account string, sent, complaints int) string {
+		var b strings.Builder
+		for _, api := range []string{"api-1:9464", "api-2:9464"} {
+			fmt.Fprintf(&b, "touchpoint_mail_sent_24h{job=\"touchpoint-api\", instance=%q, account=%q} %dx40\n", api, account, sent)
+			fmt.Fprintf(&b, "touchpoint_mail_complaints_24h{job=\"touchpoint-api\", instance=%q, account=%q} %dx40\n", api, account, complaints)
+		}
+		return b.String()
+	}
+	quiet := series("acc-quiet", 5000, 2) // 0.04%
+	for _, tc := range []struct {
+		name   string
+		series string
+		want   alertState
+	}{
+		{"4 of 1000 (0.4%)", quiet + series("acc-loud", 1000, 4), firing},
+		{"31 of 10000 (0.31%)", quiet + series("acc-loud", 10000, 31), firing},
+		{"3 of 1000 (0.3%)", quiet + series("acc-loud", 1000, 3), inactive},
+		{"2 of 1000 (0.2%)", quiet + series("acc-loud", 1000, 2), inactive},
+		{"1 of 50: too few messages", quiet + series("acc-loud", 50, 1), inactive},
+		{"none sent", quiet + series("acc-loud", 0, 1), inactive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.want, alertStateAfter(t, "TouchpointComplaintRate", tc.series, 40))
+		})
+	}
+	// Not before its `for`.
+	assert.Equal(t, pending, alertStateAfter(t, "TouchpointComplaintRate", series("acc-loud", 1000, 4), 10))
 }

@@ -32,6 +32,9 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	m.WatchOutbox(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
 	m.WatchOverdue(func(context.Context, time.Duration) (int, error) { return 0, nil })
 	m.WatchWebhooks(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
+	m.WatchMailLastDay(func(context.Context) ([]metrics.AccountMail, error) {
+		return []metrics.AccountMail{{Account: "acc-1", Sent: 1, Complaints: 1}}, nil
+	})
 	// Vectors are listed once they have counted: count one of each.
 	m.Request("api", "/events", http.MethodPost, http.StatusAccepted, time.Millisecond)
 	m.EventAccepted()
@@ -40,6 +43,9 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	m.QuotaExceeded("daily_sends")
 	m.Review(5)
 	m.WebhookDelivery(metrics.WebhookSucceeded)
+	m.MailReport("ses", "delivered")
+	m.MailReportUnknown("ses")
+	m.MailEventRefused("ses", metrics.MailRefusedSignature)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -109,6 +115,7 @@ func TestAlertRules(t *testing.T) {
 		{"TouchpointInviteFailureRate", workflows.InvitesMetric, `status="failed"`, 5 * time.Minute},
 		{"TouchpointWebhookBacklogOld", "touchpoint_webhook_oldest_pending_seconds", "> 900", 10 * time.Minute},
 		{"TouchpointDatabaseUnreachable", "touchpoint_outbox_pending", "< 0", 2 * time.Minute},
+		{"TouchpointComplaintRate", "touchpoint_mail_complaints_24h", "> 0.003", 15 * time.Minute},
 	}
 	for _, w := range want {
 		r, ok := alerts[w.alert]

@@ -30,6 +30,9 @@ type Set struct {
 	reviews            *prometheus.CounterVec
 	quotaExceeded      *prometheus.CounterVec
 	webhookDeliveries  *prometheus.CounterVec
+	mailReports        *prometheus.CounterVec
+	mailUnknown        *prometheus.CounterVec
+	mailRefusals       *prometheus.CounterVec
 }
 
 // New makes a Set with the Go runtime and process collectors.
@@ -72,6 +75,10 @@ func New() *Set {
 	f(s.reviews)
 	f(s.quotaExceeded)
 	f(s.webhookDeliveries)
+	s.mailReports, s.mailUnknown, s.mailRefusals = newMailCounters()
+	f(s.mailReports)
+	f(s.mailUnknown)
+	f(s.mailRefusals)
 	return s
 }
 

@@ -118,6 +118,10 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
+	mailEvents, err := mailEventVerifiers(cfg.MailEvents)
+	if err != nil {
+		return nil, nil, err
+	}
 	notifier := starter.NewNotifier(st, logger)
 	// The starter gives way to this process's accepts: the client of an
 	// accept waits now, the invites of its events are due later.
@@ -125,6 +129,9 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m,
 		Gate: gate}
 	m.WatchOutbox(st.OutboxBacklog)
+	// An account's complaint rate, for TouchpointComplaintRate: the API
+	// takes the complaints.
+	m.WatchMailLastDay(mailLastDay(st))
 	handler := apiserver.New(apiserver.Options{
 		Store:            st,
 		Auth:             verifier,
@@ -138,6 +145,8 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		FeedbackLinkTTL:  cfg.FeedbackLinkTTL,
 		UnsubscribeLinks: unsub,
 		SMS:              smsCallbacks(cfg),
+		// The mail providers' reports of delivery, bounces and complaints.
+		MailEvents: mailEvents,
 		// Webhook secrets are made by the API and sealed for the worker.
 		WebhookSecrets:      secrets,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate,

@@ -125,8 +125,8 @@ func TestEraseCustomerThroughTheAPI(t *testing.T) {
 	assert.Equal(t, map[string]any{"events": 2.0, "invitesCancelled": 1.0, "remindersCancelled": 0.0, "invitesInFlight": 0.0,
 		"reviewsKept": 1.0, "suppressionsKept": 1.0}, r.object(t))
 
-	assert.Equal(t, map[string]int{"suppressions.address": 1}, testdb.Copies(t, e.store.DB(), "zoe.quinn@example.com"),
-		"no copy is left but the suppression list's")
+	assert.Equal(t, map[string]int{"suppressions.address": 1, "suppression_history.address": 1},
+		testdb.Copies(t, e.store.DB(), "zoe.quinn@example.com"), "no copy is left but the suppression list's and its history's")
 	for _, s := range []string{"Zoella", "Quinnbury", "9 Quiet Road", "9876 5432", "4917198765432", "cst-zoe"} {
 		assert.Empty(t, testdb.Copies(t, e.store.DB(), s), s)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/templates"
 )
@@ -142,62 +141,9 @@ type TestSendStart struct {
 	StartAttempts int    `db:"start_attempts"`
 }
 
-// TestSendStartBatch is a set of claimed test sends. Their rows stay
-// locked (so other starters skip them) until Finish or Release.
-type TestSendStartBatch struct {
-	tx     *sqlx.Tx
-	now    time.Time
-	Starts []TestSendStart
-}
-
 // ClaimTestSendStarts locks up to limit test sends whose workflow is due
 // to be started, skipping rows other starters hold. The caller must
 // Finish or Release the batch.
-func (s *Store) ClaimTestSendStarts(ctx context.Context, limit int) (*TestSendStartBatch, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("claim test send starts: %w", translate(err))
-	}
-	b := &TestSendStartBatch{tx: tx, now: s.Now()}
-	err = tx.SelectContext(ctx, &b.Starts, `
-		SELECT id, account_id, kind, start_attempts FROM template_test_sends
-		WHERE started_at IS NULL AND next_start_at <= $1
-		ORDER BY next_start_at, id
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED`, b.now, limit)
-	if err != nil {
-		tx.Rollback() // the select error is the one to report
-		return nil, fmt.Errorf("claim test send starts: %w", translate(err))
-	}
-	return b, nil
+func (s *Store) ClaimTestSendStarts(ctx context.Context, limit int) (*StartBatch[TestSendStart], error) {
+	return claimStarts[TestSendStart](ctx, s, "template_test_sends", "id, account_id, kind, start_attempts", "test send", limit)
 }
-
-// StartRetry is a row whose workflow start failed, and when to try again.
-type StartRetry struct {
-	ID    string
-	After time.Duration
-	Error string
-}
-
-// Finish marks the done test sends started, reschedules the failed ones
-// and commits, releasing the rows.
-func (b *TestSendStartBatch) Finish(ctx context.Context, done []string, retries []StartRetry) error {
-	if len(done) > 0 {
-		if _, err := b.tx.ExecContext(ctx, `UPDATE template_test_sends SET started_at = $2, start_attempts = start_attempts + 1,
-			start_error = NULL WHERE id = ANY($1)`, pq.Array(done), b.now); err != nil {
-			b.tx.Rollback() // the update error is the one to report
-			return fmt.Errorf("finish test send starts: %w", translate(err))
-		}
-	}
-	for _, r := range retries {
-		if _, err := b.tx.ExecContext(ctx, `UPDATE template_test_sends SET start_attempts = start_attempts + 1,
-			next_start_at = $2, start_error = $3 WHERE id = $1`, r.ID, b.now.Add(r.After), truncate(r.Error, 1000)); err != nil {
-			b.tx.Rollback() // the update error is the one to report
-			return fmt.Errorf("reschedule test send start: %w", translate(err))
-		}
-	}
-	return translate(b.tx.Commit())
-}
-
-// Release hands the test sends back untouched (shutdown).
-func (b *TestSendStartBatch) Release() error { return b.tx.Rollback() }

@@ -458,7 +458,7 @@ func TestWebhookStartClaims(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		claimed []string
-		batches []*store.WebhookStartBatch
+		batches []*store.StartBatch[store.WebhookStart]
 	)
 	var wg sync.WaitGroup
 	for range 3 {
@@ -488,7 +488,7 @@ func TestWebhookStartClaims(t *testing.T) {
 	require.Len(t, batches, 3)
 	retried := batches[0].Starts[0].ID
 	require.NoError(t, batches[0].Finish(ctx, []string{batches[0].Starts[1].ID},
-		[]store.WebhookStartRetry{{ID: retried, After: time.Minute, Error: "temporal down"}}))
+		[]store.StartRetry{{ID: retried, After: time.Minute, Error: "temporal down"}}))
 	require.NoError(t, batches[1].Finish(ctx, []string{batches[1].Starts[0].ID, batches[1].Starts[1].ID}, nil))
 	require.NoError(t, batches[2].Release())
 

@@ -360,6 +360,7 @@ func (a *benchAPI) sentCounter(typ string) sentCounter {
 
 // benchEvent is what bench reads of a stored event.
 type benchEvent struct {
+	ID         string    `json:"id"`
 	ReceivedAt time.Time `json:"receivedAt"`
 	Invite     struct {
 		Status string     `json:"status"`

@@ -178,12 +178,16 @@ type Result struct {
 	// InviteLagMaxMS is the largest lag of an invite past its due time:
 	// bench's invites are due on arrival (a PT0S setting without a send
 	// window), so it is the longest from an event's arrival to its send.
-	InviteLagMaxMS float64        `json:"invite_lag_max_ms"`
-	Errors         map[string]int `json:"errors"`
-	PeakRSSMB      *float64       `json:"peak_rss_mb"`
-	Baseline       *Baseline      `json:"baseline,omitempty"`
-	Ratios         *Ratios        `json:"ratios,omitempty"`
-	Batch          *BatchResult   `json:"batch,omitempty"`
+	InviteLagMaxMS float64 `json:"invite_lag_max_ms"`
+	// Actions are the Temporal Actions of the invites, when bench started
+	// dev (its embedded server's `action` metric); null against a running
+	// stack.
+	Actions   *Actions       `json:"temporal_actions"`
+	Errors    map[string]int `json:"errors"`
+	PeakRSSMB *float64       `json:"peak_rss_mb"`
+	Baseline  *Baseline      `json:"baseline,omitempty"`
+	Ratios    *Ratios        `json:"ratios,omitempty"`
+	Batch     *BatchResult   `json:"batch,omitempty"`
 }
 
 // Ratios compare the stack with the same run's baselines.
@@ -254,6 +258,12 @@ func measure(ctx context.Context, o Options, dev *devChild) (*Result, error) {
 	if err := api.warmPipeline(ctx, runID, o.Concurrency, prog); err != nil {
 		return nil, err
 	}
+	var actionsBefore map[string]int64
+	if dev != nil {
+		if actionsBefore, err = dev.settledActions(ctx); err != nil {
+			return nil, err
+		}
+	}
 	posts := api.fire(ctx, benchBodies(typ, o.Target.ChannelID, runID, o.Events), o.Concurrency, prog)
 	posts.summarize(res)
 	if ins != nil {
@@ -276,6 +286,11 @@ func measure(ctx context.Context, o Options, dev *devChild) (*Result, error) {
 	}
 	if waitErr != nil {
 		return res, waitErr
+	}
+	if dev != nil {
+		if err := measureActions(ctx, o, dev, events, actionsBefore, res); err != nil {
+			return res, fmt.Errorf("temporal actions: %w", err)
+		}
 	}
 	if o.Baseline {
 		if err := runBaselines(ctx, o.Stderr, o.Target, ins, o.Events, o.Concurrency, runID, prog, &b); err != nil {

@@ -46,6 +46,11 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, map[string]any{"503": 0.0}, res["errors"])
 	assert.Positive(t, res["peak_rss_mb"])
 	assert.GreaterOrEqual(t, res["invite_lag_max_ms"], res["invite_latency_p99_ms"], "the largest lag is the slowest invite")
+	// bench's invites are sent at once and have no reminder: a start, the
+	// markers of two workflow tasks, the send activity, the status and the
+	// one version's TemporalChangeVersion upserts, by the server's metric.
+	actions, _ := res["temporal_actions"].(map[string]any)
+	assert.InDelta(t, 6, actions["per_invite"], 0.5, "Temporal Actions per invite: %v", actions)
 	baseline, _ := res["baseline"].(map[string]any)
 	for _, k := range []string{"inserts_per_s", "insert_p99_ms", "inserts_under_load_per_s", "insert_under_load_p99_ms", "workflow_starts_per_s", "workflow_completions_per_s"} {
 		assert.Positive(t, baseline[k], k)

@@ -80,6 +80,7 @@ type Server struct {
 	uiURL    string
 	logLevel *quietLevel
 	tls      *frontendTLS // nil: plain text
+	actions  *actionCounts
 
 	stopOnce sync.Once
 	stopErr  error
@@ -123,7 +124,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("frontend address: %w", err)
 	}
-	s := &Server{frontend: net.JoinHostPort(dialHost(feHost), strconv.Itoa(fePort)), logLevel: level}
+	s := &Server{frontend: net.JoinHostPort(dialHost(feHost), strconv.Itoa(fePort)), logLevel: level, actions: newActionCounts()}
 	var uiHost string
 	var uiPort int
 	if cfg.UIAddr != "" {
@@ -157,6 +158,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		// between servers that share a test process.
 		temporal.WithStaticHosts(staticHosts),
 		temporal.WithLogger(serverLogger{logger}),
+		// Of its metrics only `action`, what Temporal Cloud would bill.
+		temporal.WithCustomMetricsHandler(actionHandler{counts: s.actions}),
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
 			// Keep memory modest on laptops and let the UI poll visibility freely.
 			dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,

@@ -114,6 +114,8 @@ func TestInMemoryWorkflowAndSearchAttributes(t *testing.T) {
 	var out string
 	require.NoError(t, run.Get(ctx, &out))
 	assert.Equal(t, "hello touchpoint", out)
+	// The server counts its Actions, what Temporal Cloud would bill.
+	assert.Equal(t, int64(1), s.Actions()[devtemporal.Action{Namespace: "default", Type: "grpc_StartWorkflowExecution"}])
 
 	sas := customSearchAttributes(t, c, "default")
 	assert.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, sas["TouchpointChannel"])

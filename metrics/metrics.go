@@ -90,6 +90,10 @@ func (s *Set) Review(rating int) {
 	s.reviews.WithLabelValues(strconv.Itoa(rating)).Inc()
 }
 
+// Register adds a collector of metrics kept elsewhere (`touchpoint dev`
+// adds its embedded Temporal server's Actions).
+func (s *Set) Register(c prometheus.Collector) { s.reg.MustRegister(c) }
+
 // Handler serves the metrics in the Prometheus text format.
 func (s *Set) Handler() http.Handler {
 	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})

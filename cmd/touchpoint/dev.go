@@ -94,7 +94,10 @@ func (env *environment) runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	err = env.runDevParts(ctx, cfg, st, apiLn, authLn, func(mailbox string) {
+	m := metrics.New() // one set for every part of the process
+	// What Temporal Cloud would bill for this stack's work, on /metrics.
+	m.Register(temporal.ActionsCollector())
+	err = env.runDevParts(ctx, cfg, st, m, apiLn, authLn, func(mailbox string) {
 		printDevBanner(env, cfg, temporal.UIURL(), mailbox, creds)
 	})
 	log.Info("stopped", "process", "dev")
@@ -144,13 +147,12 @@ func devStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	return st, nil
 }
 
-// runDevParts runs the issuer, the API, the worker and the metrics server
+// runDevParts runs the issuer, the API, the worker and the metrics server (of m)
 // against the embedded Temporal at cfg.TemporalAddress until ctx ends.
 // banner is called, with where mail goes, once the API accepts tokens:
 // it invites the reader to call the API at once.
-func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *store.Store, apiLn, authLn net.Listener, banner func(mailbox string)) error {
+func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *store.Store, m *metrics.Set, apiLn, authLn net.Listener, banner func(mailbox string)) error {
 	log := env.logger
-	m := metrics.New() // one set for every part of the process
 	st.OnQuotaExceeded = m.QuotaExceeded
 	tc, err := dialTemporal(cfg, log, m)
 	if err != nil {

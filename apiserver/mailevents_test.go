@@ -387,6 +387,7 @@ func TestMailEventsOfEachProvider(t *testing.T) {
 			assert.Equal(t, strings.ToLower(email), sups[0]["address"])
 			assert.Equal(t, string(tc.bad), sups[0]["reason"])
 			assert.Equal(t, "email", sups[0]["medium"])
+			assert.Equal(t, "provider", sups[0]["by"], "put there by the provider's report")
 
 			body := scrapeMetrics(t, m)
 			for _, o := range []invite.MailOutcome{invite.MailDelivered, tc.bad} {

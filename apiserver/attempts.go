@@ -23,6 +23,9 @@ type attemptOut struct {
 	// Template names the template the message was rendered from (source
 	// and version); null where none was recorded.
 	Template *store.AttemptTemplate `json:"template"`
+	// ProviderEvents is what the mail provider reported of the message
+	// after its relay took it, oldest first; [] when nothing.
+	ProviderEvents []providerEventOut `json:"providerEvents"`
 }
 
 // attemptsOut converts the event's attempts; never null.
@@ -34,7 +37,8 @@ func attemptsOut(e store.Event) ([]attemptOut, error) {
 	out := make([]attemptOut, len(all))
 	for i, a := range all {
 		out[i] = attemptOut{N: a.N, Kind: a.Kind, StartedAt: timestamp(a.StartedAt),
-			Medium: nonEmpty(a.Medium), Detail: nonEmpty(a.Detail), Template: a.Template}
+			Medium: nonEmpty(a.Medium), Detail: nonEmpty(a.Detail), Template: a.Template,
+			ProviderEvents: providerEventsOut(a.ProviderEvents)}
 		if a.FinishedAt != nil {
 			t := timestamp(*a.FinishedAt)
 			out[i].FinishedAt = &t

@@ -297,11 +297,13 @@ type inviteOut struct {
 	SentAt       *timestamp    `json:"sentAt"`
 	// OpenedAt is when the customer first opened the invite's feedback
 	// page; null while they have not.
-	OpenedAt  *timestamp   `json:"openedAt"`
-	Attempts  int          `json:"attempts"`
-	LastError *string      `json:"lastError"`
-	Delivery  *smsDelivery `json:"delivery"`
-	Reminder  *reminderOut `json:"reminder"`
+	OpenedAt  *timestamp `json:"openedAt"`
+	Attempts  int        `json:"attempts"`
+	LastError *string    `json:"lastError"`
+	// Delivery is the provider's last report on the message: an
+	// *smsDelivery or a *mailDelivery; null before the first.
+	Delivery any          `json:"delivery"`
+	Reminder *reminderOut `json:"reminder"`
 	// AttemptHistory is every send attempt (see attemptOut).
 	AttemptHistory []attemptOut `json:"attemptHistory"`
 }
@@ -313,7 +315,7 @@ type reminderOut struct {
 	Reason       *string       `json:"reason"`
 	ScheduledFor *timestamp    `json:"scheduledFor"`
 	SentAt       *timestamp    `json:"sentAt"`
-	Delivery     *smsDelivery  `json:"delivery"`
+	Delivery     any           `json:"delivery"` // as inviteOut's
 }
 
 // optionalTime is t as an optional timestamp.
@@ -354,6 +356,9 @@ func eventOutOf(e store.Event) (eventOut, error) {
 	}
 	if err := addSMSDelivery(&out.Invite, e.SMSDelivery); err != nil {
 		return out, fmt.Errorf("event %s: decode sms delivery: %w", e.ID, err)
+	}
+	if err := addMailDelivery(&out.Invite, e.MailDelivery); err != nil {
+		return out, fmt.Errorf("event %s: decode mail delivery: %w", e.ID, err)
 	}
 	if out.Invite.AttemptHistory, err = attemptsOut(e); err != nil {
 		return out, err

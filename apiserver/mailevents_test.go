@@ -318,16 +318,25 @@ func sendMail(t *testing.T, e *env, a *eventfixture.Account, email string) strin
 }
 
 // mailStatus is the delivery status the providers reported of event
-// id's invite message; "" before any.
-func (e *env) mailStatus(t testing.TB, accountID, id string) invite.MailOutcome {
+// id's invite message, as GET /events/{id} shows it; "" before any.
+func (e *env) mailStatus(t testing.TB, token, id string) invite.MailOutcome {
 	t.Helper()
-	ev, err := e.store.Event(t.Context(), accountID, id)
-	require.NoError(t, err)
-	var d map[string]store.MailDelivery
-	if ev.MailDelivery != nil {
-		require.NoError(t, json.Unmarshal(ev.MailDelivery, &d))
+	inv := e.inviteOf(t, token, id)
+	if inv["delivery"] == nil {
+		return ""
 	}
-	return d["invite"].Status
+	d := inv["delivery"].(map[string]any)
+	assert.NotEmpty(t, d["provider"])
+	assert.Regexp(t, timestampRE, d["at"])
+	return invite.MailOutcome(d["status"].(string))
+}
+
+// inviteOf is the invite of event id, as GET /events/{id} shows it.
+func (e *env) inviteOf(t testing.TB, token, id string) map[string]any {
+	t.Helper()
+	r := e.do(t, http.MethodGet, "/events/"+id, token, nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	return r.object(t)["invite"].(map[string]any)
 }
 
 // withMailEvents serves the providers' routes with p's verifiers (of
@@ -367,7 +376,7 @@ func TestMailEventsOfEachProvider(t *testing.T) {
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			email := "Jane." + tc.provider + "@Example.com"
-			a, id, token := emailed(t, e, email)
+			_, id, token := emailed(t, e, email)
 			r := e.post(t, p.report(t, tc.provider, id, invite.MailDelivered))
 			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 			want := map[string]any{"reports": 1.0, "unknown": 0.0, "ignored": 0.0}
@@ -375,19 +384,29 @@ func TestMailEventsOfEachProvider(t *testing.T) {
 				want["ignored"] = 1.0 // the open beside it
 			}
 			assert.Equal(t, want, r.object(t))
-			assert.Equal(t, invite.MailDelivered, e.mailStatus(t, a.AccountID, id))
+			assert.Equal(t, invite.MailDelivered, e.mailStatus(t, token, id))
 			sups, _ := items(t, e.do(t, http.MethodGet, "/suppressions", token, nil))
 			assert.Empty(t, sups, "a delivery suppresses nothing")
 
 			r = e.post(t, p.report(t, tc.provider, id, tc.bad))
 			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-			assert.Equal(t, tc.bad, e.mailStatus(t, a.AccountID, id))
+			assert.Equal(t, tc.bad, e.mailStatus(t, token, id))
 			sups, _ = items(t, e.do(t, http.MethodGet, "/suppressions", token, nil))
 			require.Len(t, sups, 1)
 			assert.Equal(t, strings.ToLower(email), sups[0]["address"])
 			assert.Equal(t, string(tc.bad), sups[0]["reason"])
 			assert.Equal(t, "email", sups[0]["medium"])
 			assert.Equal(t, "provider", sups[0]["by"], "put there by the provider's report")
+			history := e.inviteOf(t, token, id)["attemptHistory"].([]any)
+			require.Len(t, history, 1)
+			var outcomes []any
+			for _, pe := range history[0].(map[string]any)["providerEvents"].([]any) {
+				assert.Equal(t, tc.provider, pe.(map[string]any)["provider"])
+				outcomes = append(outcomes, pe.(map[string]any)["outcome"])
+			}
+			// Oldest first by the provider's time, which the documented
+			// samples some tests send carry fixed.
+			assert.ElementsMatch(t, []any{string(invite.MailDelivered), string(tc.bad)}, outcomes, "both reports")
 
 			body := scrapeMetrics(t, m)
 			for _, o := range []invite.MailOutcome{invite.MailDelivered, tc.bad} {
@@ -406,26 +425,26 @@ func TestMailEventsRefused(t *testing.T) {
 	e := newEnv(t, withMailEvents(t, p, m))
 	for _, provider := range mailevents.Providers() {
 		t.Run(provider, func(t *testing.T) {
-			a, id, _ := emailed(t, e, "forged."+provider+"@example.com")
+			_, id, token := emailed(t, e, "forged."+provider+"@example.com")
 			r := e.post(t, p.forged(t, p.report(t, provider, id, invite.MailDelivered)))
 			p := requireProblem(t, r, http.StatusUnauthorized)
 			assert.Contains(t, p["detail"], "does not verify as "+provider+"'s")
 			if provider == mailevents.Postmark {
 				assert.Contains(t, r.header.Get("WWW-Authenticate"), "Basic")
 			}
-			assert.Empty(t, e.mailStatus(t, a.AccountID, id), "nothing changed")
+			assert.Empty(t, e.mailStatus(t, token, id), "nothing changed")
 			assert.Contains(t, scrapeMetrics(t, m),
 				fmt.Sprintf(`touchpoint_mail_event_refusals_total{provider=%q,reason="signature"} 1`+"\n", provider))
 		})
 	}
 
 	t.Run("mailgun replay", func(t *testing.T) {
-		a, id, _ := emailed(t, e, "replayed@example.com")
+		_, id, token := emailed(t, e, "replayed@example.com")
 		req := p.mailgun(t, id, invite.MailDelivered)
 		require.Equal(t, http.StatusOK, e.post(t, req).status)
 		requireProblem(t, e.post(t, req), http.StatusUnauthorized)
 		assert.Contains(t, scrapeMetrics(t, m), `touchpoint_mail_event_refusals_total{provider="mailgun",reason="replay"} 1`+"\n")
-		assert.Equal(t, invite.MailDelivered, e.mailStatus(t, a.AccountID, id))
+		assert.Equal(t, invite.MailDelivered, e.mailStatus(t, token, id))
 		// Signed long ago: refused however new its token.
 		old := mailgunSigned(t, testMailgunKey, time.Now().Add(-25*time.Hour), "mg-token-old", map[string]any{"id": "x", "event": "delivered"})
 		requireProblem(t, e.post(t, old), http.StatusUnauthorized)

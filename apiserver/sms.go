@@ -37,9 +37,11 @@ func addSMSDelivery(inv *inviteOut, raw []byte) error {
 		}
 		return &smsDelivery{Status: r.Status, ErrorCode: r.ErrorCode, UpdatedAt: timestamp(r.UpdatedAt)}
 	}
-	inv.Delivery = out(sms.MessageInvite)
-	if inv.Reminder != nil {
-		inv.Reminder.Delivery = out(sms.MessageReminder)
+	if d := out(sms.MessageInvite); d != nil {
+		inv.Delivery = d
+	}
+	if d := out(sms.MessageReminder); d != nil && inv.Reminder != nil {
+		inv.Reminder.Delivery = d
 	}
 	return nil
 }

@@ -42,9 +42,10 @@ const maxCachedAccounts = 10_000
 // rotated on request, every key ever made published in the account's
 // JWKS.
 type Keys struct {
-	store *store.Store
-	box   *secretkey.Box // seals the private keys
-	now   func() time.Time
+	store  *store.Store
+	box    *secretkey.Box // seals the private keys
+	now    func() time.Time
+	proofs *proofCache
 
 	mu    sync.Mutex
 	rings map[string]*keyRing
@@ -68,7 +69,7 @@ func NewKeys(st *store.Store, sealKey []byte, now func() time.Time) (*Keys, erro
 	if now == nil {
 		now = time.Now
 	}
-	return &Keys{store: st, box: box, now: now, rings: map[string]*keyRing{}}, nil
+	return &Keys{store: st, box: box, proofs: newProofCache(proofCacheSize), now: now, rings: map[string]*keyRing{}}, nil
 }
 
 // ring returns the account's keys, making the first one when it has

@@ -84,11 +84,20 @@ func (k *Keys) Sign(ctx context.Context, r store.PublicReview) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("proof claims: %w", err)
 	}
+	key := proofKey(r.AccountID+"/"+ring.kid, payload)
+	if proof, ok := k.proofs.get(key); ok {
+		return proof, nil
+	}
 	jws, err := ring.signer.Sign(payload)
 	if err != nil {
 		return "", fmt.Errorf("sign proof: %w", err)
 	}
-	return jws.CompactSerialize()
+	proof, err := jws.CompactSerialize()
+	if err != nil {
+		return "", err
+	}
+	k.proofs.put(key, proof)
+	return proof, nil
 }
 
 // ErrBadProof: the text given is not a proof signed by a key of the

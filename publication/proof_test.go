@@ -159,6 +159,12 @@ func TestKeyRotation(t *testing.T) {
 	_, kid, err := keys.Verify(ctx, acc.AccountID, after)
 	require.NoError(t, err)
 	assert.Equal(t, newKID, kid, "the new key signs")
+	again, err := keys.Sign(ctx, r)
+	require.NoError(t, err)
+	assert.Equal(t, after, again, "a remembered proof")
+	fresh, err := newKeys(t, st, testSecret).Sign(ctx, r)
+	require.NoError(t, err)
+	assert.Equal(t, after, fresh, "is the one signing afresh gives (Ed25519 is deterministic)")
 
 	// Another replica (its own cache) publishes both keys, newest first.
 	other := newKeys(t, st, testSecret)

@@ -97,6 +97,32 @@ func some(s string) []string {
 	return []string{s}
 }
 
+// validGTIN reports whether s is a GTIN as GS1 defines it: 8, 12, 13 or
+// 14 digits whose last is the check digit of the others. Events take any
+// text for a product's gtin; the feed passes on only what checks.
+func validGTIN(s string) bool {
+	switch len(s) {
+	case 8, 12, 13, 14:
+	default:
+		return false
+	}
+	sum := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		d := int(s[i]) - '0'
+		if d < 0 || d > 9 {
+			return false
+		}
+		if i == len(s)-1 {
+			continue // the check digit itself
+		}
+		if (len(s)-1-i)%2 == 1 {
+			d *= 3 // from the right, every other digit next to the check digit
+		}
+		sum += d
+	}
+	return (10-sum%10)%10 == int(s[len(s)-1]-'0')
+}
+
 // inFeed reports whether the feed carries a public product review: only
 // one with a comment (the feed's content is required and never empty).
 func inFeed(it store.FeedItem) bool {
@@ -117,7 +143,11 @@ func (f Feed) feedReviewOf(it store.FeedItem) feedReview {
 	if p.URL == "" {
 		p.URL = reviewURL
 	}
-	ids := feedProductIDs{GTINs: some(it.GTIN), MPNs: some(it.MPN), SKUs: some(it.SKU), Brands: some(it.Brand)}
+	var gtin string
+	if validGTIN(it.GTIN) {
+		gtin = it.GTIN // Google flags a product whose GTIN does not check
+	}
+	ids := feedProductIDs{GTINs: some(gtin), MPNs: some(it.MPN), SKUs: some(it.SKU), Brands: some(it.Brand)}
 	if ids.GTINs != nil || ids.MPNs != nil || ids.SKUs != nil || ids.Brands != nil {
 		p.IDs = &ids
 	}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,7 +231,16 @@ func TestDevQuickStart(t *testing.T) {
 	c.token = tok
 	status, got := c.do(http.MethodGet, "/events/"+ref, nil)
 	require.Equal(t, http.StatusOK, status)
-	assert.Equal(t, "sent", got["invite"].(map[string]any)["status"])
+	inv := got["invite"].(map[string]any)
+	assert.Equal(t, "sent", inv["status"])
+	// The members the README's step 7 shows.
+	assert.ElementsMatch(t, []string{"status", "reason", "medium", "scheduledFor", "sentAt", "openedAt", "attempts",
+		"lastError", "delivery", "reminder", "attemptHistory"}, slices.Collect(maps.Keys(inv)))
+	history := inv["attemptHistory"].([]any)
+	require.Len(t, history, 1)
+	assert.ElementsMatch(t, []string{"n", "kind", "medium", "startedAt", "finishedAt", "outcome", "detail", "template",
+		"providerEvents"}, slices.Collect(maps.Keys(history[0].(map[string]any))))
+	assert.Equal(t, map[string]any{"source": "builtin", "version": nil}, history[0].(map[string]any)["template"])
 }
 
 func dropDatabase(t *testing.T, name string) {

@@ -34,7 +34,7 @@ func TestRecordReconcileHistory(t *testing.T) {
 	}
 
 	id := r.accept(t, r.fixed(t, eventfixture.Setting{Delay: "PT2S"}))
-	r.waitStatus(t, id, invite.Scheduled)
+	r.waitStatus(t, invite.KindInvite, id, invite.Scheduled)
 	require.NoError(t, r.c.TerminateWorkflow(ctx, workflows.WorkflowID(id), "", "lost"))
 	var run client.WorkflowRun
 	for deadline := time.Now().Add(time.Minute); ; {

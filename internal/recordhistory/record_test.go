@@ -86,22 +86,27 @@ func TestRecordHistories(t *testing.T) {
 	finish("sent", start(event(eventfixture.Setting{Delay: "PT2S"}, eventfixture.Event{FirstName: "Jane"})), invite.Sent)
 	finish("skipped_event_type_inactive", start(event(eventfixture.Setting{EventTypeInactive: true}, eventfixture.Event{})), invite.Skipped)
 
-	in := event(eventfixture.Setting{Delay: "P1D"}, eventfixture.Event{})
-	run := start(in)
-	require.EventuallyWithT(t, func(c2 *assert.CollectT) {
-		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.StatusQuery)
-		require.NoError(c2, err)
-		var st workflows.InviteResult
-		require.NoError(c2, v.Get(&st))
-		assert.Equal(c2, invite.Scheduled, st.Status)
-	}, 10*time.Second, 50*time.Millisecond)
-	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.CancelSignal, workflows.CancelRequest{Source: "api"}))
-	finish("cancelled_by_signal", run, invite.Cancelled)
+	// cancelWhileWaiting records an invite cancelled by the API's signal
+	// while it waits for its send time.
+	cancelWhileWaiting := func(name string) {
+		t.Helper()
+		run := start(event(eventfixture.Setting{Delay: "P1D"}, eventfixture.Event{}))
+		require.EventuallyWithT(t, func(c2 *assert.CollectT) {
+			v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.StatusQuery)
+			require.NoError(c2, err)
+			var st workflows.InviteResult
+			require.NoError(c2, v.Get(&st))
+			assert.Equal(c2, invite.Scheduled, st.Status)
+		}, 10*time.Second, 50*time.Millisecond)
+		require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.CancelSignal, workflows.CancelRequest{Source: "api"}))
+		finish(name, run, invite.Cancelled)
+	}
+	cancelWhileWaiting("cancelled_by_signal")
 
 	smtp.FailRCPT(1, 451)
 	finish("retried_then_sent", start(event(eventfixture.Setting{}, eventfixture.Event{})), invite.Sent)
 
-	in = event(eventfixture.Setting{}, eventfixture.Event{})
+	in := event(eventfixture.Setting{}, eventfixture.Event{})
 	smtp.FailRCPT(1, 550)
 	finish("failed_rejected", start(in), invite.Failed)
 	// The refusal put the address on the suppression list; lifted, the
@@ -122,7 +127,7 @@ func TestRecordHistories(t *testing.T) {
 	a.Set(t, "reminder_delay", "P1D")
 	in = workflows.InviteInput{EventID: a.Event(t, eventfixture.Event{}), AccountID: a.AccountID,
 		EventTypeID: a.EventTypeID, ChannelID: a.ChannelID, CustomerReference: "C-42"}
-	run = start(in)
+	run := start(in)
 	require.EventuallyWithT(t, func(c2 *assert.CollectT) {
 		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.StatusQuery)
 		require.NoError(c2, err)
@@ -155,17 +160,7 @@ func TestRecordHistories(t *testing.T) {
 	in = workflows.InviteInput{EventID: a.Event(t, eventfixture.Event{FirstName: "Jane"}), AccountID: a.AccountID,
 		EventTypeID: a.EventTypeID, ChannelID: a.ChannelID, CustomerReference: "C-42"}
 	finish("fewer_actions_reminder_sent", start(in), invite.Sent)
-	in = event(eventfixture.Setting{Delay: "P1D"}, eventfixture.Event{})
-	run = start(in)
-	require.EventuallyWithT(t, func(c2 *assert.CollectT) {
-		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.StatusQuery)
-		require.NoError(c2, err)
-		var st workflows.InviteResult
-		require.NoError(c2, v.Get(&st))
-		assert.Equal(c2, invite.Scheduled, st.Status)
-	}, 10*time.Second, 50*time.Millisecond)
-	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.CancelSignal, workflows.CancelRequest{Source: "api"}))
-	finish("fewer_actions_cancelled_by_signal", run, invite.Cancelled)
+	cancelWhileWaiting("fewer_actions_cancelled_by_signal")
 }
 
 // save writes the run's history as testdata/<name>.json, unless one

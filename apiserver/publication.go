@@ -211,15 +211,7 @@ func (s *server) publicProductQuery(r *http.Request, list bool) (store.Account, 
 	if !list {
 		q.noPage()
 	}
-	var keys []review.ProductKey
-	for _, k := range review.KeyKinds() {
-		if v := q.productKey(string(k)); v != "" {
-			keys = append(keys, review.ProductKey{Kind: k, Value: v})
-		}
-	}
-	if len(keys) != 1 && len(q.errs) == 0 {
-		q.fail("sku", "name the product by exactly one of sku, gtin and mpn")
-	}
+	key := q.oneProductKey()
 	acc := q.get("account")
 	if acc == "" && len(q.errs) == 0 {
 		q.fail("account", "is required: the id of the account whose reviews to show")
@@ -229,7 +221,7 @@ func (s *server) publicProductQuery(r *http.Request, list bool) (store.Account, 
 		return store.Account{}, review.ProductKey{}, p, err
 	}
 	a, err := s.accountByID(r, acc)
-	return a, keys[0], p, err
+	return a, key, p, err
 }
 
 // getPublicProductReviews is GET /public/products/reviews: one product's

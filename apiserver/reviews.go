@@ -216,20 +216,12 @@ func (s *server) getProductReview(w http.ResponseWriter, r *http.Request) {
 func (s *server) getProductSummary(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "sku", "gtin", "mpn")
 	q.noPage()
-	var keys []review.ProductKey
-	for _, k := range review.KeyKinds() {
-		if v := q.productKey(string(k)); v != "" {
-			keys = append(keys, review.ProductKey{Kind: k, Value: v})
-		}
-	}
-	if len(keys) != 1 && len(q.errs) == 0 {
-		q.fail("sku", "name the product by exactly one of sku, gtin and mpn")
-	}
+	key := q.oneProductKey()
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	a, err := s.store.ProductAggregate(r.Context(), accountID(r), keys[0])
+	a, err := s.store.ProductAggregate(r.Context(), accountID(r), key)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -426,6 +418,24 @@ func (q *query) productKey(name string) string {
 		return ""
 	}
 	return v
+}
+
+// oneProductKey reads the product a query names by exactly one of sku,
+// gtin and mpn; the zero key (and a failure) when it names none or more.
+func (q *query) oneProductKey() review.ProductKey {
+	var keys []review.ProductKey
+	for _, k := range review.KeyKinds() {
+		if v := q.productKey(string(k)); v != "" {
+			keys = append(keys, review.ProductKey{Kind: k, Value: v})
+		}
+	}
+	if len(keys) != 1 {
+		if len(q.errs) == 0 {
+			q.fail("sku", "name the product by exactly one of sku, gtin and mpn")
+		}
+		return review.ProductKey{}
+	}
+	return keys[0]
 }
 
 // noPage refuses limit and cursor, which parseQuery admits for lists, on

@@ -114,6 +114,19 @@ type PublicReviewFilter struct {
 // PublicReviews returns a page of the account's public reviews (review.Public)
 // with their product reviews, newest first.
 func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicReviewFilter, p Page) ([]PublicReview, *Cursor, error) {
+	rs := []PublicReview{}
+	query, args := publicReviewsQuery(accountID, f, p)
+	if err := s.db.SelectContext(ctx, &rs, query, args...); err != nil {
+		return nil, nil, translate(err)
+	}
+	rs, next := trim(rs, pageLimit(p), func(r PublicReview) Cursor { return Cursor{r.CreatedAt, r.ID} })
+	return rs, next, s.publicProducts(ctx, rs)
+}
+
+// publicReviewsQuery is the query of PublicReviews: a keyset page of
+// reviews_public (with a rating, its entries filtered in the index), or
+// of reviews_public_language for a language.
+func publicReviewsQuery(accountID string, f PublicReviewFilter, p Page) (string, []any) {
 	w := newWhere(accountID)
 	w.conds = append(w.conds, "public")
 	if f.Locale != "" {
@@ -130,13 +143,7 @@ func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicRev
 	if f.MinRating != 0 {
 		w.add("rating >= ", f.MinRating)
 	}
-	rs := []PublicReview{}
-	query, args := w.page(`SELECT `+publicReviewColumns+` FROM reviews`, p)
-	if err := s.db.SelectContext(ctx, &rs, query, args...); err != nil {
-		return nil, nil, translate(err)
-	}
-	rs, next := trim(rs, pageLimit(p), func(r PublicReview) Cursor { return Cursor{r.CreatedAt, r.ID} })
-	return rs, next, s.publicProducts(ctx, rs)
+	return w.page(`SELECT `+publicReviewColumns+` FROM reviews`, p)
 }
 
 // PublicReviewByID returns a public review of any account with its product

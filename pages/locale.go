@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/touchpoint/touchpoint/locale"
@@ -67,44 +65,9 @@ func (p *Pages) Pick(requested string) string {
 	return locale.Pick(requested, func(l string) bool { return p.texts[l] != nil })
 }
 
-// AcceptLanguage picks a locale from a browser's Accept-Language header,
-// for the pages that know no event (NotFound, BadRequest): the first
-// language by preference that Pick has, else DefaultLocale.
+// AcceptLanguage picks a locale from a browser's Accept-Language header
+// (locale.FromAcceptLanguage), for the pages that know no event
+// (NotFound, BadRequest).
 func (p *Pages) AcceptLanguage(header string) string {
-	type choice struct {
-		tag string
-		q   float64
-	}
-	var cs []choice
-	for _, part := range strings.Split(header, ",") {
-		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		q := 1.0
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				continue
-			}
-			q = f
-		}
-		if tag == "" || tag == "*" || q == 0 {
-			continue
-		}
-		cs = append(cs, choice{tag, q})
-	}
-	slices.SortStableFunc(cs, func(a, b choice) int {
-		switch {
-		case a.q > b.q:
-			return -1
-		case a.q < b.q:
-			return 1
-		}
-		return 0
-	})
-	for _, c := range cs {
-		lang, _, _ := strings.Cut(strings.ReplaceAll(c.tag, "-", "_"), "_")
-		if p.texts[strings.ToLower(lang)] != nil {
-			return p.Pick(c.tag)
-		}
-	}
-	return DefaultLocale
+	return locale.FromAcceptLanguage(header, func(l string) bool { return p.texts[l] != nil })
 }

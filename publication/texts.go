@@ -1,12 +1,6 @@
 package publication
 
-import (
-	"slices"
-	"strconv"
-	"strings"
-
-	"github.com/touchpoint/touchpoint/locale"
-)
+import "github.com/touchpoint/touchpoint/locale"
 
 // texts are the strings of the widget and the verify page, one table per
 // language; a test fails when a table lacks a key English has, or has one
@@ -169,42 +163,8 @@ func Pick(requested string) string {
 }
 
 // AcceptLanguage picks the language of a reader from an Accept-Language
-// header: the first by preference that the pages speak, else English.
+// header (locale.FromAcceptLanguage), English when the pages speak none
+// of those asked for.
 func AcceptLanguage(header string) string {
-	type choice struct {
-		tag string
-		q   float64
-	}
-	var cs []choice
-	for i, part := range strings.Split(header, ",") {
-		if i >= 20 {
-			break // nobody prefers twenty languages
-		}
-		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		q := 1.0
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				q = f
-			}
-		}
-		if tag != "" && tag != "*" && q > 0 {
-			cs = append(cs, choice{tag, q})
-		}
-	}
-	slices.SortStableFunc(cs, func(a, b choice) int {
-		switch {
-		case a.q > b.q:
-			return -1
-		case a.q < b.q:
-			return 1
-		}
-		return 0
-	})
-	for _, c := range cs {
-		if l := locale.Pick(c.tag, func(l string) bool { return texts[l] != nil }); texts[l] != nil &&
-			strings.HasPrefix(strings.ToLower(strings.ReplaceAll(c.tag, "-", "_")), l) {
-			return l
-		}
-	}
-	return locale.Default
+	return locale.FromAcceptLanguage(header, func(l string) bool { return texts[l] != nil })
 }

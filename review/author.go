@@ -35,18 +35,20 @@ func VerifiedCustomer(loc string) string {
 
 // Author is the name under which a review is shown in public, the one
 // function every public output uses. With the customer's consent
-// (showName, the feedback page's checkbox) it is their first name and the
-// initial of their last name: "Greta Z."; without it, or when the names
-// the shop sent cannot give that safely, it is VerifiedCustomer(loc).
+// (showName, the feedback page's checkbox) it is the first word of their
+// first name, a space, the first letter of their last name and a period:
+// "Anna S." from "Anna Maria" / "Strauß". Nothing else of either name is
+// shown, whatever its spelling, case or transliteration: a first name
+// that holds the whole name ("Zoë Müller" / "Mueller") still gives
+// "Zoë M.".
 //
-// It never shows a full last name, an email address, a number or
-// anything but letters, spaces, hyphens and apostrophes: a first name
-// that holds the last name as well ("Greta Zimmermann", as some shops
-// send it) loses those words; one with "@" or digits in it, or longer
-// than a first name gets, is not used at all. When the last name is
-// missing and the first name has several words, the last of them is
-// taken for the last name. Control and bidirectional characters are
-// dropped first.
+// Without consent, or when the names cannot give that form, it is
+// VerifiedCustomer(loc): no first name, a first word that is not a
+// name (an "@", a digit, markup, longer than a first name gets), and a
+// last name that is missing or holds no letter. A missing last name is
+// not guessed from the first name's other words ("Jan van der Berg"
+// alone could end in any of them), and the first name alone is not the
+// public form either, so it too gives "Verified customer".
 func Author(showName bool, firstName, lastName, loc string) string {
 	if showName {
 		if name, ok := publicName(firstName, lastName); ok {
@@ -56,41 +58,28 @@ func Author(showName bool, firstName, lastName, loc string) string {
 	return VerifiedCustomer(loc)
 }
 
-// publicName is "First I." from the names, or false when they do not
-// give a name that is safe to show.
+// publicName is "First L." from the names, or false when they do not
+// give it.
 func publicName(first, last string) (string, bool) {
-	firsts, lasts := nameWords(first), nameWords(last)
-	if len(lasts) == 0 && len(firsts) > 1 {
-		firsts, lasts = firsts[:len(firsts)-1], firsts[len(firsts)-1:]
-	}
-	var shown []string
-	for _, w := range firsts {
-		inLast := false
-		for _, l := range lasts {
-			inLast = inLast || strings.EqualFold(w, l)
-		}
-		if !inLast {
-			shown = append(shown, w)
-		}
-	}
-	name := strings.Join(shown, " ")
-	if name == "" || utf8.RuneCountInString(name) > maxAuthorName || !nameLike(name) {
+	firsts := strings.Fields(CleanText(first))
+	if len(firsts) == 0 {
 		return "", false
 	}
-	if len(lasts) == 0 {
-		return name, true
+	name := firsts[0]
+	if utf8.RuneCountInString(name) > maxAuthorName || !nameLike(name) {
+		return "", false
 	}
-	initial, _ := utf8.DecodeRuneInString(lasts[0])
-	if !unicode.IsLetter(initial) {
-		return name, true
+	i := strings.IndexFunc(last, unicode.IsLetter)
+	if i < 0 {
+		return "", false
 	}
-	return name + " " + string(unicode.ToUpper(initial)) + ".", true
+	initial, n := utf8.DecodeRuneInString(last[i:])
+	marks := last[i+n:]
+	marks = marks[:len(marks)-len(strings.TrimLeftFunc(marks, func(r rune) bool { return unicode.Is(unicode.Mn, r) }))]
+	return name + " " + string(unicode.ToUpper(initial)) + marks + ".", true
 }
 
-// nameWords splits a name into words after dropping what CleanText drops.
-func nameWords(s string) []string { return strings.Fields(CleanText(s)) }
-
-// nameLike reports whether s holds only letters, marks, spaces, hyphens,
+// nameLike reports whether s holds only letters, marks, hyphens,
 // apostrophes and periods ("Anne-Marie", "D'Arcy", "J."), with a letter.
 func nameLike(s string) bool {
 	letter := false
@@ -98,7 +87,7 @@ func nameLike(s string) bool {
 		switch {
 		case unicode.IsLetter(r):
 			letter = true
-		case unicode.Is(unicode.Mn, r), r == ' ', r == '-', r == '\'', r == '’', r == '.':
+		case unicode.Is(unicode.Mn, r), r == '-', r == '\'', r == '’', r == '.':
 		default:
 			return false
 		}

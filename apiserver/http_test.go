@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -392,4 +393,43 @@ func TestHealth(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, map[string]any{"status": "ok", "dependencies": map[string]any{"postgresql": "ok"}}, r.object(t))
 	assert.Contains(t, e.logs.String(), `"level":"DEBUG"`, "probes are logged at debug")
+}
+
+// TestAddressesInPathsAreMaskedInLogs: a path that carries an email
+// address or a mobile number is logged with the address masked, as the
+// senders log it, whether or not a route matched.
+func TestAddressesInPathsAreMaskedInLogs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.create(t, "/suppressions", map[string]any{"address": "greta.zimmermann@example.com"})
+	e.create(t, "/suppressions", map[string]any{"address": "+4915112345678"})
+	for _, p := range []string{
+		"/suppressions/greta.zimmermann@example.com/history",
+		"/suppressions/greta.zimmermann%40example.com/history",
+		"/suppressions/%2B4915112345678/history",
+		"/suppressions/greta.zimmermann@example.com/no-such-thing",
+	} {
+		e.get(t, p)
+	}
+	require.Equal(t, http.StatusNoContent, e.do(t, http.MethodDelete, "/suppressions/%2B4915112345678", e.token, nil).status)
+
+	var paths []string
+	for line := range strings.SplitSeq(strings.TrimSpace(e.logs.String()), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
+		if rec["msg"] == "request" && strings.HasPrefix(rec["path"].(string), "/suppressions/") {
+			paths = append(paths, rec["path"].(string))
+		}
+	}
+	assert.Equal(t, []string{
+		"/suppressions/g***@example.com/history",
+		"/suppressions/g***@example.com/history",
+		"/suppressions/***5678/history",
+		"/suppressions/g***@example.com/no-such-thing",
+		"/suppressions/***5678",
+	}, paths)
+	logs := e.logs.String()
+	for _, secret := range []string{"greta.zimmermann", "15112345678", "4915112345678"} {
+		assert.NotContains(t, logs, secret, "no full address in the log")
+	}
 }

@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/sms"
 )
 
 // reqInfo is what the middleware learns about a request, shared through
@@ -104,9 +107,10 @@ func (rec *recorder) Write(b []byte) (int, error) {
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
 // logRequests writes one JSON line per request: 5xx at error level (with
-// the internal error), probes at debug. It logs the path but neither the
-// query string (it may hold customer emails) nor any header (the
-// Authorization header above all).
+// the internal error), probes at debug. It logs the path with every
+// address in it masked (loggedPath), but neither the query string (it may
+// hold customer emails) nor any header (the Authorization header above
+// all).
 func (s *server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -126,7 +130,7 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		attrs := []slog.Attr{
 			slog.String("request_id", info.id),
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", loggedPath(r.URL)),
 			slog.String("route", info.route),
 			slog.Int("status", rec.status),
 			slog.Int64("bytes", rec.bytes),
@@ -145,6 +149,44 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)
 		s.metrics.Request("api", info.route, r.Method, rec.status, time.Since(start))
 	})
+}
+
+// loggedPath is a request's path as the log shows it: each segment that
+// holds an email address or a phone number (a suppression's {address},
+// or whatever a caller put in a path) masked as the senders mask them in
+// their logs ("j***@example.com", "***5678"), the rest as sent.
+func loggedPath(u *url.URL) string {
+	segs := strings.Split(u.EscapedPath(), "/")
+	for i, seg := range segs {
+		v, err := url.PathUnescape(seg)
+		if err != nil {
+			v = seg
+		}
+		switch {
+		case strings.Contains(v, "@"):
+			segs[i] = mail.MaskEmail(v)
+		case phoneLike(v):
+			segs[i] = sms.MaskNumber(v)
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// phoneLike reports whether s could be a phone number in any spelling:
+// seven digits or more, with nothing but "+", spaces and the usual
+// separators between them. Ids carry letters and are never taken for one.
+func phoneLike(s string) bool {
+	digits := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case strings.ContainsRune("+ ()-./", r):
+		default:
+			return false
+		}
+	}
+	return digits >= 7
 }
 
 // recoverPanics answers a panicking handler with a plain 500 and records

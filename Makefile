@@ -11,7 +11,7 @@ TEST_TIMEOUT  ?= 30m
 # go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race.
 FUZZTIME      ?= 50000x
 
-.PHONY: all build build-prod run test fuzz lint bench clean
+.PHONY: all build build-prod run test test-files fuzz lint bench clean
 
 all: build
 
@@ -33,24 +33,31 @@ run: build
 # minutes and instrument code that is not ours): tests that need one start
 # a dev server in a helper process (internal/testtemporal), and tests of
 # whole processes run the touchpoint binary (internal/testbin). Both
-# binaries are built once here, without -race. cmd/touchpoint's tests are
-# built with -tags nodev, so they leave out `dev` and its embedded server;
-# `dev` itself is tested through the real binary. devtemporal, whose one
-# job is to embed the server, runs without -race.
+# binaries are built once here, without -race. The tests are built with
+# -tags nodev, so they leave out `dev` and its embedded server (`dev`
+# itself is tested through the real binary), and with -tags record, so the
+# recorders of workflow histories run too (a history recorded before is
+# kept). devtemporal, whose one job is to embed the server, runs without
+# tags or -race. test-files checks that these two runs leave no test file
+# out.
 TEST_BIN          := $(CURDIR)/bin/touchpoint
 TEST_TEMPORAL_BIN := $(CURDIR)/bin/testtemporal-server
+RACE_TAGS         := nodev record
+RACE_PKGS          = $$($(GO) list ./... | grep -vx 'github.com/touchpoint/touchpoint/devtemporal')
 
 test:
 	@set -e; \
 	$(GO) build -o $(TEST_BIN) ./cmd/touchpoint; \
 	$(GO) build -o $(TEST_TEMPORAL_BIN) ./internal/testtemporal/testtemporal-server; \
 	export TOUCHPOINT_TEST_BIN=$(TEST_BIN) TOUCHPOINT_TEST_TEMPORAL_BIN=$(TEST_TEMPORAL_BIN); \
-	race=$$($(GO) list ./... | grep -vx 'github.com/touchpoint/touchpoint/devtemporal'); \
 	status=0; \
-	$(GO) test -race -tags nodev -count=1 -timeout $(TEST_TIMEOUT) $$race || status=1; \
+	$(GO) test -race -tags '$(RACE_TAGS)' -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS) || status=1; \
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./devtemporal/ || status=1; \
 	$(MAKE) --no-print-directory fuzz || status=1; \
 	exit $$status
+
+test-files:
+	@.ci/untested-files '$(RACE_TAGS)' "$(RACE_PKGS)" '' ./devtemporal/
 
 # A short run of every fuzz target (their seed corpora run in every test
 # run anyway); FUZZTIME=5000000x for a longer hunt.

@@ -1,5 +1,3 @@
-//go:build !nodev
-
 package main
 
 import (

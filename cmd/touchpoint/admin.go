@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -280,7 +279,7 @@ func (env *environment) rotatePublicationKey(ctx context.Context, args []string)
 		return fmt.Errorf("accounts rotate-publication-key: account %s: %w", *account, err)
 	}
 	if *asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": *account, "kid": kid})
+		return jsonOut(env.stdout).Encode(map[string]string{"accountId": *account, "kid": kid})
 	}
 	fmt.Fprintf(env.stdout, "account %s: publication key %s signs from now on; the older keys stay published\n", *account, kid)
 	return nil
@@ -307,7 +306,7 @@ func (env *environment) createAccount(ctx context.Context, args []string) error 
 		return fmt.Errorf("create account: %w", err)
 	}
 	if *asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": acc.ID, "channelId": ch.ID})
+		return jsonOut(env.stdout).Encode(map[string]string{"accountId": acc.ID, "channelId": ch.ID})
 	}
 	fmt.Fprintf(env.stdout, "account %s created; its default channel is %s\n", acc.ID, ch.ID)
 	return nil
@@ -402,7 +401,7 @@ func (env *environment) setQuota(ctx context.Context, args []string) error {
 		return fmt.Errorf("accounts set-quota: account %s: %w", *account, err)
 	}
 	if *asJSON {
-		return json.NewEncoder(env.stdout).Encode(q)
+		return jsonOut(env.stdout).Encode(q)
 	}
 	printQuotas(env.stdout, *account, q)
 	return nil
@@ -451,7 +450,7 @@ func (env *environment) updateAccount(ctx context.Context, args []string) error 
 	}
 	b := acc.Brand()
 	if *asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]any{"id": acc.ID, "name": acc.Name, "displayName": b.DisplayName,
+		return jsonOut(env.stdout).Encode(map[string]any{"id": acc.ID, "name": acc.Name, "displayName": b.DisplayName,
 			"logoUrl": b.LogoURL, "brandColor": b.Color, "replyTo": b.ReplyTo, "quotas": q})
 	}
 	fmt.Fprintf(env.stdout, "account %s: display name %q, logo %q, colour %q, reply-to %q\n", acc.ID, b.DisplayName, b.LogoURL, b.Color, b.ReplyTo)
@@ -552,7 +551,7 @@ func (env *environment) createClient(ctx context.Context, cfg config.Config, st 
 		return fmt.Errorf("create client: %w", err)
 	}
 	if f.asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "clientSecret": secret})
+		return jsonOut(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "clientSecret": secret})
 	}
 	fmt.Fprintf(env.stdout, "client id:     %s\nclient secret: %s\naccess group:  %s\nThe secret is shown only now; store it safely.\n", c.ClientID, secret, c.AccessGroup)
 	return nil
@@ -581,7 +580,7 @@ func (env *environment) listClients(ctx context.Context, st *store.Store, f clie
 		for _, c := range cs {
 			rows = append(rows, row{c.ID, c.ClientID, c.Name, c.AccessGroup, c.Issuer, c.NotBefore, c.CreatedAt})
 		}
-		return json.NewEncoder(env.stdout).Encode(rows)
+		return jsonOut(env.stdout).Encode(rows)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCLIENT ID\tNAME\tGROUP\tISSUER\tCREATED")
@@ -590,7 +589,7 @@ func (env *environment) listClients(ctx context.Context, st *store.Store, f clie
 		if issuer == "" {
 			issuer = "(built-in)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.ClientID, c.Name, c.AccessGroup, issuer, c.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%q\t%s\t%s\t%s\n", c.ID, c.ClientID, c.Name, c.AccessGroup, issuer, c.CreatedAt.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -637,7 +636,7 @@ func linkClient(ctx context.Context, env *environment, cfg config.Config, st *st
 		return fmt.Errorf("clients link: %w", err)
 	}
 	if asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "issuer": c.Issuer, "id": c.ID})
+		return jsonOut(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "issuer": c.Issuer, "id": c.ID})
 	}
 	fmt.Fprintf(env.stdout, "client %q of %s linked to account %s as %s (access group %s)\n", c.ClientID, c.Issuer, c.AccountID, c.ID, c.AccessGroup)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -55,7 +54,7 @@ func (env *environment) runCustomers(ctx context.Context, args []string) error {
 	}
 	told := signalCancels(ctx, cfg, env, e.Cancelled)
 	if *asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]int{"events": e.Events, "invitesCancelled": e.InvitesCancelled,
+		return jsonOut(env.stdout).Encode(map[string]int{"events": e.Events, "invitesCancelled": e.InvitesCancelled,
 			"remindersCancelled": e.RemindersCancelled, "invitesInFlight": e.InvitesInFlight,
 			"reviewsKept": e.ReviewsKept, "suppressionsKept": e.SuppressionsKept})
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -188,7 +189,7 @@ func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f store.Fa
 		}
 		for _, inv := range page {
 			if dryRun {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inv.EventID, inv.AccountID, inv.EventTypeID, inv.ChannelID,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%q\n", inv.EventID, inv.AccountID, inv.EventTypeID, inv.ChannelID,
 					inv.FailedAt.UTC().Format(time.RFC3339), inv.Reason, oneLine(inv.LastError, 80))
 				retried++
 				continue
@@ -273,7 +274,7 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 	}
 	wf := describeWorkflow(ctx, cfg, env, id)
 	if asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]any{
+		return jsonOut(env.stdout).Encode(map[string]any{
 			"event":    json.RawMessage(e.Payload),
 			"id":       e.ID,
 			"account":  e.AccountID,
@@ -283,7 +284,7 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 		})
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "event\t%s\naccount\t%s\ntype\t%s (%s)\nreceived\t%s\n", e.ID, e.AccountID, e.Type, e.EventTypeID, cliTime(e.ReceivedAt))
+	fmt.Fprintf(tw, "event\t%s\naccount\t%s\ntype\t%q (%s)\nreceived\t%s\n", e.ID, e.AccountID, e.Type, e.EventTypeID, cliTime(e.ReceivedAt))
 	for _, kv := range inviteFields(e) {
 		fmt.Fprintf(tw, "invite.%s\t%s\n", kv.key, cliValue(kv.value))
 	}
@@ -292,24 +293,31 @@ func showInvite(ctx context.Context, env *environment, cfg config.Config, st *st
 		if outcome == "" {
 			outcome = "running"
 		}
-		fmt.Fprintf(tw, "attempt\t%s %d (%s) %s: %s %s\n", a.Kind, a.N, a.Medium, cliTime(a.StartedAt), outcome, oneLine(a.Detail, 100))
+		fmt.Fprintf(tw, "attempt\t%s %d (%s) %s: %s %q\n", a.Kind, a.N, a.Medium, cliTime(a.StartedAt), outcome, oneLine(a.Detail, 100))
 	}
 	fmt.Fprintf(tw, "workflow\t%s\n", wf.summary())
 	tw.Flush()
-	fmt.Fprintf(env.stdout, "payload\t%s\n", e.Payload)
-	return nil
+	fmt.Fprint(env.stdout, "payload\t")
+	_, err = terminalSafe{env.stdout}.Write(append(e.Payload, '\n'))
+	return err
 }
 
 // cliTime is how the text output of the admin commands writes a time:
 // RFC 3339 in UTC, to the second.
 func cliTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
+// written marks a text in a listing that someone outside wrote (a
+// provider's reply), which cliValue quotes.
+type written string
+
 // cliValue writes one value of a text listing: a time as cliTime, an
-// absent one as "-".
+// absent one as "-", a written one quoted.
 func cliValue(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "-"
+	case written:
+		return strconv.Quote(string(v))
 	case time.Time:
 		return cliTime(v)
 	case string:
@@ -342,7 +350,7 @@ func inviteFields(e store.Event) []field {
 		{"scheduledFor", opt(e.ScheduledFor.Valid, e.ScheduledFor.Time)},
 		{"sentAt", opt(e.SentAt.Valid, e.SentAt.Time)},
 		{"attempts", e.Attempts},
-		{"lastError", opt(e.LastError.Valid, e.LastError.String)},
+		{"lastError", opt(e.LastError.Valid, written(e.LastError.String))},
 	}
 }
 

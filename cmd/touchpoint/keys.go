@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,7 +50,7 @@ func (env *environment) runKeys(ctx context.Context, args []string) error {
 			return fmt.Errorf("keys list: %w", err)
 		}
 		if *asJSON {
-			return json.NewEncoder(env.stdout).Encode(keys)
+			return jsonOut(env.stdout).Encode(keys)
 		}
 		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KID\tSTATE\tALG\tCREATED\tSIGNS FROM\tRETIRED")
@@ -75,7 +74,7 @@ func (env *environment) runKeys(ctx context.Context, args []string) error {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
 		if *asJSON {
-			return json.NewEncoder(env.stdout).Encode(k)
+			return jsonOut(env.stdout).Encode(k)
 		}
 		fmt.Fprintf(env.stdout, "key %s is published now and signs from %s, once every verifier has refetched the keys\n",
 			k.KID, k.ActiveFrom.Format(time.RFC3339))

@@ -163,7 +163,7 @@ func TestInvitesShowAttempts(t *testing.T) {
 
 	out, err = opsCLI(t, vars, "invites", "show", id)
 	require.NoError(t, err)
-	assert.Regexp(t, `attempt\s+invite 1 \(email\) \S+: transient 421 busy`, out)
+	assert.Regexp(t, `attempt\s+invite 1 \(email\) \S+: transient "421 busy"`, out)
 }
 
 // `customers erase` does what POST /customers/erase does.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -89,8 +88,7 @@ func (env *environment) reviewsReported(ctx context.Context, args []string) erro
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetEscapeHTML(false)
+		enc := jsonOut(env.stdout)
 		for _, r := range rs {
 			if err := enc.Encode(reportedOut(r)); err != nil {
 				return err
@@ -124,8 +122,9 @@ func reportedOut(r store.ReportedReview) reportedJSON {
 	return out
 }
 
-// printReported writes one entry of the queue. Texts are quoted: they are
-// the customer's and the shop's, and a terminal is no place to run them.
+// printReported writes one entry of the queue. Every text and key is
+// quoted: they are the customer's and the shop's, and a terminal is no
+// place to run them.
 func printReported(out io.Writer, r store.ReportedReview) {
 	shown := "still public until you decide"
 	if !r.Public {
@@ -147,7 +146,7 @@ func printReported(out io.Writer, r store.ReportedReview) {
 	for _, p := range r.Products {
 		var keys []string
 		for _, k := range p.Keys() {
-			keys = append(keys, string(k.Kind)+" "+k.Value)
+			keys = append(keys, string(k.Kind)+" "+strconv.Quote(k.Value))
 		}
 		fmt.Fprintf(out, "  product %s (%s) %d/5: %s\n", strconv.Quote(p.Name), strings.Join(keys, ", "), p.Rating, strconv.Quote(p.Comment))
 	}
@@ -189,7 +188,7 @@ func (env *environment) reviewsModerate(ctx context.Context, args []string) erro
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(env.stdout).Encode(map[string]any{"id": after.ID, "status": after.Status,
+		return jsonOut(env.stdout).Encode(map[string]any{"id": after.ID, "status": after.Status,
 			"public": after.Public, "changed": changed})
 	}
 	if !changed {

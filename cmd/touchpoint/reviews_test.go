@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -47,7 +48,7 @@ func TestReviewsModerationCLI(t *testing.T) {
 	out, err := opsCLI(t, vars, "reviews", "reported")
 	require.NoError(t, err)
 	assert.Regexp(t, `(?s)`+spam.ID+`.*for spam \(still public until you decide\).*shop's note: "an advert".*`+
-		`rating 1/5: .*product "Rain jacket" \(sku JKT-1, gtin 4006381333931\) 2/5: "leaks".*`+
+		`rating 1/5: .*product "Rain jacket" \(sku "JKT-1", gtin "4006381333931"\) 2/5: "leaks".*`+
 		private.ID+`.*for personal_data \(hidden until you decide\).*`+other.ID, out, "oldest report first, every account")
 	assert.NotContains(t, out, "\x1b", "no terminal escapes from a comment")
 
@@ -95,4 +96,63 @@ func TestReviewsModerationCLI(t *testing.T) {
 	assert.Equal(t, "removed", hs[0].Action)
 	assert.Equal(t, store.ActorOperator, hs[0].Actor)
 	assert.Equal(t, "advertising", hs[0].Note)
+}
+
+// TestCLIQuotesWhatShopsWrote: a SKU, a product name, a comment and a
+// provider's reply holding terminal escapes, C1 controls and a
+// right-to-left override reach the operator's terminal quoted, in the
+// text and in the JSON output, never as raw bytes.
+func TestCLIQuotesWhatShopsWrote(t *testing.T) {
+	t.Parallel()
+	vars, db := opsDatabase(t)
+	st := store.New(db, "P7D")
+	ctx := context.Background()
+	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
+	const sku, name = "JKT\x1b[2J\x1b[H-1", "Rain \u202Ejacket\u009b31m"
+	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Products: []eventfixture.Product{{Name: name, SKU: sku}}})
+	c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send)
+	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 \x1b]0;pwned\x07busy"})
+	require.NoError(t, err)
+	r, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 1, Comment: "ok", Locale: "en",
+		Products: []store.ProductRating{{Index: 0, Rating: 2, Comment: "leaks"}}})
+	require.NoError(t, err)
+	_, _, err = st.ReportReview(ctx, a.AccountID, r.ID, review.Spam, "", "cli-a")
+	require.NoError(t, err)
+
+	raw := func(t *testing.T, out string) {
+		t.Helper()
+		for _, b := range []string{"\x1b", "\x07", "\u009b", "\u202E"} {
+			assert.NotContains(t, out, b, "%q reached the terminal raw", b)
+		}
+	}
+	out, err := opsCLI(t, vars, "reviews", "reported")
+	require.NoError(t, err)
+	raw(t, out)
+	assert.Contains(t, out, `product "Rain \u202ejacket\u009b31m" (sku "JKT\x1b[2J\x1b[H-1")`)
+
+	out, err = opsCLI(t, vars, "reviews", "reported", "--json")
+	require.NoError(t, err)
+	raw(t, out)
+	var entry struct{ Products []struct{ Name, SKU string } }
+	require.NoError(t, json.Unmarshal([]byte(out), &entry), "still JSON")
+	require.Len(t, entry.Products, 1)
+	assert.Equal(t, sku, entry.Products[0].SKU, "the same text, escaped")
+	assert.Equal(t, name, entry.Products[0].Name)
+
+	out, err = opsCLI(t, vars, "invites", "show", id)
+	require.NoError(t, err)
+	raw(t, out)
+	assert.Contains(t, out, `"421 \x1b]0;pwned\abusy"`)
+	payload, ok := strings.CutPrefix(out[strings.Index(out, "payload\t"):], "payload\t")
+	require.True(t, ok)
+	var event struct{ Products []struct{ Name, SKU string } }
+	require.NoError(t, json.Unmarshal([]byte(payload), &event), "the payload is still JSON")
+	assert.Equal(t, sku, event.Products[0].SKU)
+	assert.Equal(t, name, event.Products[0].Name)
+
+	out, err = opsCLI(t, vars, "invites", "show", id, "--json")
+	require.NoError(t, err)
+	raw(t, out)
 }

@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"mime"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -109,9 +111,20 @@ func TestSendTemplateTest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "[Test] Votre Merino hiking socks, Camille ?", subject)
 	assert.Equal(t, "template test", m.Header.Get("X-Touchpoint-Test"))
-	assert.NotEmpty(t, m.Header.Get("List-Unsubscribe"), "the layout's headers, as in a real mail")
 	text, _ := parts(t, m.Header.Get("Content-Type"), m.Body)
-	assert.Contains(t, text, "event="+templates.SampleEventID, "links to no customer's page")
+	assert.Contains(t, text, "event="+templates.SampleEventID, "the feedback link leads to no customer's page")
+	// The one-click unsubscribe works: it names the test and carries its
+	// address, sealed, for the address is forgotten.
+	unsub, err := url.Parse(strings.Trim(m.Header.Get("List-Unsubscribe"), "<>"))
+	require.NoError(t, err)
+	id, ok := h.unsub.Verify(unsub.Query())
+	require.True(t, ok, "a signed unsubscribe link")
+	assert.Equal(t, ts.ID, id)
+	to, ok := h.unsub.Unseal(unsub.Query(), id)
+	assert.True(t, ok)
+	assert.Equal(t, "owner@shop.example", to)
+	assert.NotContains(t, m.Header.Get("List-Unsubscribe"), "owner")
+	assert.Contains(t, text, unsub.Query().Get(signedlink.ParamSealed), "the footer's link is the same")
 
 	done, err := h.st.GetTestSend(ctx, a.AccountID, ts.ID)
 	require.NoError(t, err)
@@ -134,4 +147,17 @@ func TestSendTemplateTest(t *testing.T) {
 	assert.Equal(t, store.TestSendFailed, res.Status)
 	assert.Contains(t, res.Error, "550")
 	assert.NotContains(t, res.Error, "nobody@shop.example", "no address in Temporal")
+
+	// An address suppressed after the test was ordered gets nothing.
+	sent := len(h.smtp.Messages())
+	ts, err = h.st.CreateTestSend(ctx, store.TestSend{AccountID: a.AccountID, Kind: templates.KindInvite, Locale: "en",
+		Address: "Later@Shop.example", MaskedAddress: "L***@shop.example", CreatedBy: "cli-test"})
+	require.NoError(t, err)
+	_, _, err = h.st.AddSuppression(ctx, a.AccountID, "later@shop.example", invite.Email, invite.Complained, "")
+	require.NoError(t, err)
+	res, err = h.acts.SendTemplateTest(ctx, workflows.TestSendInput{TestSendID: ts.ID, AccountID: a.AccountID})
+	require.NoError(t, err)
+	assert.Equal(t, store.TestSendFailed, res.Status)
+	assert.Equal(t, "the address is on the suppression list (complained)", res.Error)
+	assert.Len(t, h.smtp.Messages(), sent, "nothing more was sent")
 }

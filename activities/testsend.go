@@ -18,11 +18,14 @@ const TestSubjectPrefix = "[Test] "
 // SendTemplateTest sends a shop's test of a template: the template in
 // force for its kind, language and event type (or the account, or the
 // built-in one), rendered with sample data and the shop's branding,
-// marked as a test in its subject (and, for an email, a header), with
-// links that lead to no customer's page. The outcome and the template's
-// source and version are recorded, and the address forgotten. A failed
-// delivery is recorded, not retried; a test that has ended already is
-// not sent again.
+// marked as a test in its subject (and, for an email, a header), with a
+// feedback link that leads to no customer's page and a one-click
+// unsubscribe that works: it carries the address, sealed, for the
+// unsubscribe page to put on the account's suppression list. The outcome
+// and the template's source and version are recorded, and the address
+// forgotten. An address suppressed since the test was ordered is not
+// sent to. A failed delivery is recorded, not retried; a test that has
+// ended already is not sent again.
 func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSendInput) (workflows.TestSendResult, error) {
 	ts, err := a.Store.LoadTestSend(ctx, in.TestSendID)
 	if err != nil {
@@ -51,9 +54,19 @@ func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSend
 	data := templates.Sample(ts.Locale, eventType)
 	data.Brand = acc.Brand()
 	data.FeedbackURL = a.Feedback.URL(templates.SampleEventID)
-	data.UnsubscribeURL = a.unsubscribeURL(templates.SampleEventID)
 	if ts.Kind.SMS() && (a.SMS == nil || a.SMSTemplates == nil) {
 		return a.finishTest(ctx, ts, chosen, errors.New("no SMS provider configured"))
+	}
+	switch sup, err := a.Store.Suppression(ctx, ts.AccountID, ts.ListedAddress()); {
+	case err == nil:
+		return a.finishTest(ctx, ts, chosen, &store.SuppressedError{Reason: sup.Reason})
+	case !errors.Is(err, store.ErrNotFound):
+		return workflows.TestSendResult{}, storeError(err)
+	}
+	if !ts.Kind.SMS() && a.Unsubscribe != nil {
+		if data.UnsubscribeURL, err = a.Unsubscribe.SealedURL(ts.ID, ts.ListedAddress()); err != nil {
+			return workflows.TestSendResult{}, err
+		}
 	}
 	lib := templates.Library{Mail: a.Templates, SMS: a.SMSTemplates}
 	msg, err := lib.Render(ts.Kind, ts.Locale, chosen.Content, data)

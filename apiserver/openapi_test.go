@@ -1252,6 +1252,12 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 				"eventTypeId": "ety-00000000-0000-4000-8000-000000000000"})
 			return c
 		},
+		"422 POST /templates/test-send": func(c apiCall) apiCall {
+			_, _, err := e.store.AddSuppression(context.Background(), e.account, "suppressed.test@example.com", invite.Email, invite.Unsubscribed, "")
+			require.NoError(t, err)
+			c.body = jsonText(t, map[string]any{"kind": "invite", "locale": "en", "to": "Suppressed.Test@example.com"})
+			return c
+		},
 		"404 DELETE /suppressions/{address}": func(c apiCall) apiCall {
 			c.path = "/suppressions/nobody@example.com"
 			return c
@@ -1415,8 +1421,7 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 	}
 }
 
-// otherMethod is a method that o's path does not offer (nor, for
-// /templates/test-sends/{id}, the template path it overlaps).
+// otherMethod is a method that o's path does not offer.
 func otherMethod(o operation) string {
 	for _, m := range []string{http.MethodPatch, http.MethodPut, http.MethodDelete, http.MethodPost, http.MethodGet} {
 		if o.item[strings.ToLower(m)] == nil {

@@ -125,6 +125,10 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		ae = newError(http.StatusTooManyRequests, "the account's daily send quota of %d is used up; "+
 			"the operator can raise it (touchpoint accounts set-quota)", quota.Limit)
 		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
+	case errors.As(err, &quota) && quota.Kind == store.QuotaRecipient:
+		ae = newError(http.StatusTooManyRequests, "the account may send at most %d messages a day (UTC) to one address, "+
+			"invites and tests alike; the operator can raise it (touchpoint accounts set-quota --recipient-daily-cap)", quota.Limit)
+		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
 	case errors.As(err, &quota) && quota.Kind == store.QuotaEvents:
 		ae = eventQuotaError(quota.Limit, s.now())
 	case errors.As(err, &quota):

@@ -241,16 +241,22 @@ func New(opts Options) *Server {
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, newError(http.StatusNotFound, "no such endpoint: %s", r.URL.Path))
 	})
+	routes := s.routes()
 	methods := map[string][]string{} // path → methods, for 405 answers
-	accesses := map[string]access{}  // path → its routes' access
-	for _, rt := range s.routes() {
-		r.Handle(rt.path, s.guard(rt)).Methods(rt.method)
+	last := map[string]int{}         // path → index of its last route
+	for i, rt := range routes {
 		methods[rt.path] = append(methods[rt.path], rt.method)
-		accesses[rt.path] = rt.access
+		last[rt.path] = i
 	}
-	// After every method-specific route: any other method on a known path.
-	for _, path := range slices.Sorted(maps.Keys(methods)) {
-		r.Handle(path, s.methodNotAllowed(path, accesses[path], methods[path]))
+	for i, rt := range routes {
+		r.Handle(rt.path, s.guard(rt)).Methods(rt.method)
+		// Right after a path's last route, any other method on it: a
+		// later route whose pattern also matches the path
+		// (/templates/{kind}/{locale} for /templates/test-sends/{id})
+		// must not answer it.
+		if last[rt.path] == i {
+			r.Handle(rt.path, s.methodNotAllowed(rt.path, rt.access, methods[rt.path]))
+		}
 	}
 	return &Server{Handler: requestID(s.logRequests(s.recoverPanics(r))), s: s}
 }

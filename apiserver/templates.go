@@ -459,8 +459,10 @@ func testSendOut(t store.TestSend) testSendJSON {
 // testSend orders one test of the effective template, sent to the shop's
 // own address (or number, for an SMS kind) with sample data: 202 with the
 // test send, pending until the worker has sent it (GET
-// /templates/test-sends/{id}). Each counts against the day's test sends
-// and the account's daily send quota (429 when used up).
+// /templates/test-sends/{id}). An address on the account's suppression
+// list is refused (422); each test counts against the day's test sends,
+// the daily cap of sends to its address and the account's daily send
+// quota (429 when used up).
 func (s *server) testSend(w http.ResponseWriter, r *http.Request) {
 	var in testSendIn
 	if err := s.decodeJSON(w, r, &in); err != nil {
@@ -489,6 +491,10 @@ func (s *server) testSend(w http.ResponseWriter, r *http.Request) {
 	p := infoFrom(r.Context()).principal
 	t, err := s.store.CreateTestSend(r.Context(), store.TestSend{AccountID: p.AccountID, EventTypeID: in.EventTypeID, Kind: kind,
 		Locale: lang, Address: to, MaskedAddress: masked, CreatedBy: p.ClientID})
+	if sup := (*store.SuppressedError)(nil); errors.As(err, &sup) {
+		err = unprocessable("to", fmt.Sprintf("suppressed: the address is on this account's suppression list (%s), "+
+			"so no test is sent to it", sup.Reason))
+	}
 	if err != nil {
 		s.fail(w, r, about("event type", "", err))
 		return

@@ -357,3 +357,79 @@ func TestTemplateTestSendRequests(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, wait > 0 && wait <= 86400, "until the next UTC midnight: %d", wait)
 }
+
+// TestTemplateTestSendReachesOnlyWhomAnInviteMay: a test send to an
+// address on the suppression list, whatever its case, is 422 naming it
+// suppressed; each test counts against the daily cap of sends to its
+// address (429 with Retry-After once it is used up); and the one-click
+// unsubscribe of a test — the link the worker puts in its mail — puts the
+// address on the account's list, by the customer.
+func TestTemplateTestSendReachesOnlyWhomAnInviteMay(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	send := func(to string) response {
+		return e.do(t, http.MethodPost, "/templates/test-send", e.token, map[string]any{"kind": "invite", "locale": "de", "to": to})
+	}
+	require.Equal(t, http.StatusCreated, e.do(t, http.MethodPost, "/suppressions", e.token,
+		map[string]any{"address": "gone@shop.example", "reason": "bounced"}).status)
+	r := send("Gone@Shop.example")
+	requireProblem(t, r, http.StatusUnprocessableEntity, "to")
+	assert.True(t, strings.HasPrefix(fieldMessage(t, r, "to"), "suppressed"), fieldMessage(t, r, "to"))
+	assert.Contains(t, fieldMessage(t, r, "to"), "bounced")
+
+	_, err := e.store.SetAccountQuotas(t.Context(), e.account, store.QuotaUpdate{RecipientDailyCap: new(2)})
+	require.NoError(t, err)
+	first := send("owner@shop.example")
+	require.Equal(t, http.StatusAccepted, first.status, "%s", first.body)
+	require.Equal(t, http.StatusAccepted, send("Owner@Shop.example").status)
+	r = send("owner@shop.example")
+	p := requireProblem(t, r, http.StatusTooManyRequests)
+	assert.Contains(t, p["detail"], "at most 2 messages a day (UTC) to one address")
+	wait, err := strconv.Atoi(r.header.Get("Retry-After"))
+	require.NoError(t, err)
+	assert.True(t, wait > 0 && wait <= 86400, "until the next UTC midnight: %d", wait)
+	require.Equal(t, http.StatusAccepted, send("team@shop.example").status, "the cap is per address")
+
+	// The test's unsubscribe link, as the worker makes it.
+	id := first.object(t)["id"].(string)
+	link, err := e.unsubscribeLinks.SealedURL(id, "owner@shop.example")
+	require.NoError(t, err)
+	target := pathOf(t, link)
+	doc := requireHTML(t, e.page(t, http.MethodGet, target, "", ""), http.StatusOK)
+	forms := find(doc, "form", map[string]string{"method": "post"})
+	require.Len(t, forms, 1)
+	assert.Equal(t, target, attr(forms[0], "action"), "the confirm button posts the same link")
+	assert.NotContains(t, text(doc), "owner@shop.example", "the address is masked")
+	requireProblem(t, e.get(t, "/suppressions/owner@shop.example/history"), http.StatusNotFound)
+
+	// Another test's ID, or no sealed address: not a link we made.
+	other, err := e.unsubscribeLinks.SealedURL(store.NewID("tts"), "owner@shop.example")
+	require.NoError(t, err)
+	requireHTML(t, e.page(t, http.MethodPost, pathOf(t, other), formType, "List-Unsubscribe=One-Click"), http.StatusNotFound)
+	requireHTML(t, e.page(t, http.MethodPost, pathOf(t, e.unsubscribeLinks.URL(id)), formType, "List-Unsubscribe=One-Click"), http.StatusNotFound)
+	swapped := strings.Replace(link, "event="+id, "event="+store.NewID("tts"), 1)
+	requireHTML(t, e.page(t, http.MethodPost, pathOf(t, swapped), formType, "List-Unsubscribe=One-Click"), http.StatusNotFound)
+
+	requireHTML(t, e.page(t, http.MethodPost, target, formType, "List-Unsubscribe=One-Click"), http.StatusOK)
+	history, _ := items(t, e.get(t, "/suppressions/owner@shop.example/history"))
+	require.Len(t, history, 1)
+	assert.Equal(t, "added", history[0]["action"])
+	assert.Equal(t, "unsubscribed", history[0]["reason"])
+	assert.Equal(t, "customer", history[0]["by"])
+	requireProblem(t, send("owner@shop.example"), http.StatusUnprocessableEntity, "to")
+}
+
+// TestTestSendsAnswerOtherMethods: /templates/test-sends/{id} answers
+// only GET; another method is 405 with Allow, not the template route
+// whose pattern the path also matches.
+func TestTestSendsAnswerOtherMethods(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	path := "/templates/test-sends/" + store.NewID("tts")
+	for _, method := range []string{http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodPost} {
+		r := e.do(t, method, path, e.token, shopInvite)
+		requireProblem(t, r, http.StatusMethodNotAllowed)
+		assert.Equal(t, "GET", r.header.Get("Allow"), method)
+	}
+	requireProblem(t, e.do(t, http.MethodPut, "/templates/test-send", e.token, shopInvite), http.StatusMethodNotAllowed)
+}

@@ -107,7 +107,7 @@ type Config struct {
 
 	// Quotas of an account, unless `touchpoint accounts set-quota` gave it
 	// its own: invites and reminders sent per UTC day (0: no limit),
-	// invites to one address per UTC day across all settings (0: no
+	// invites and template tests to one address per UTC day across all settings (0: no
 	// limit), channels, event types, webhook endpoints, and events
 	// accepted per UTC day (0: no limit).
 	DailySendQuota    int

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/brand"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
@@ -43,6 +44,8 @@ type Store interface {
 	AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
 		reason invite.SuppressionReason, eventID string) (store.Suppression, bool, error)
 	MarkOpened(ctx context.Context, eventID string) (bool, error)
+	LoadTestSend(ctx context.Context, id string) (store.TestSend, error)
+	Account(ctx context.Context, id string) (store.Account, error)
 }
 
 // HandlerOptions are the handlers' dependencies.
@@ -286,41 +289,89 @@ func (h *Handler) PostFeedback(w http.ResponseWriter, r *http.Request) {
 		EditURL: h.o.FeedbackLinks.URL(c.EventID)})
 }
 
+// unsubscriber is whom an unsubscribe link names: the customer of an
+// event, or the address a template test went to.
+type unsubscriber struct {
+	AccountID string
+	EventID   string // "" for a template test
+	Address   string // as the suppression list spells it; "" when the event has none
+	Medium    invite.Medium
+	Locale    string
+	Brand     brand.Brand
+}
+
+// unsubscribeTarget verifies an unsubscribe link's query and finds whom
+// it names: a template test's link (tts-…) carries its address sealed,
+// as the test forgets it once sent; an event's names its customer. A link
+// that does not verify or open, or whose event or test is gone, is
+// store.ErrNotFound.
+func (h *Handler) unsubscribeTarget(r *http.Request) (unsubscriber, error) {
+	query := r.URL.Query()
+	id, ok := h.o.UnsubscribeLinks.Verify(query)
+	if !ok {
+		return unsubscriber{}, store.ErrNotFound
+	}
+	if !store.ValidID("tts", id) {
+		c, err := h.o.Store.LoadInviteContent(r.Context(), id)
+		// The suppression list keeps email addresses in lower case.
+		return unsubscriber{AccountID: c.AccountID, EventID: c.EventID, Address: strings.ToLower(strings.TrimSpace(c.Email)),
+			Medium: invite.Email, Locale: c.Locale, Brand: c.Account.Brand()}, err
+	}
+	address, ok := h.o.UnsubscribeLinks.Unseal(query, id)
+	if !ok {
+		return unsubscriber{}, store.ErrNotFound
+	}
+	ts, err := h.o.Store.LoadTestSend(r.Context(), id)
+	if err != nil {
+		return unsubscriber{}, err
+	}
+	acc, err := h.o.Store.Account(r.Context(), ts.AccountID)
+	if err != nil {
+		return unsubscriber{}, err
+	}
+	ts.Address = address
+	return unsubscriber{AccountID: ts.AccountID, Address: ts.ListedAddress(), Medium: ts.Medium(), Locale: ts.Locale, Brand: acc.Brand()}, nil
+}
+
 // ShowUnsubscribe is GET /unsubscribe: only the page asking to confirm.
 // A GET never unsubscribes: mail scanners follow links.
 func (h *Handler) ShowUnsubscribe(w http.ResponseWriter, r *http.Request) {
-	c, err := h.linkTarget(r, h.o.UnsubscribeLinks, r.URL.Query())
+	u, err := h.unsubscribeTarget(r)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	q := url.Values{signedlink.ParamEvent: {c.EventID}, signedlink.ParamSignature: {r.URL.Query().Get(signedlink.ParamSignature)}}
-	h.pages.Unsubscribe(w, http.StatusOK, UnsubscribeView{Locale: c.Locale, Brand: c.Account.Brand(),
-		Action: UnsubscribePath + "?" + q.Encode(), Address: mail.MaskEmail(c.Email)})
+	q := url.Values{}
+	for _, p := range []string{signedlink.ParamEvent, signedlink.ParamSignature, signedlink.ParamSealed} {
+		if v := r.URL.Query().Get(p); v != "" {
+			q.Set(p, v)
+		}
+	}
+	h.pages.Unsubscribe(w, http.StatusOK, UnsubscribeView{Locale: u.Locale, Brand: u.Brand,
+		Action: UnsubscribePath + "?" + q.Encode(), Address: mail.MaskEmail(u.Address)})
 }
 
 // PostUnsubscribe is POST /unsubscribe?event=…&sig=…: RFC 8058's one-click
 // unsubscribe as a mailbox provider sends it (body
 // "List-Unsubscribe=One-Click"), and the confirm page's button. The signed
 // link is what authorises it; the body is read (bounded) but not required.
-// The event's email address goes on the account's suppression list as
-// unsubscribed; repeating it is harmless.
+// The email address it names goes on the account's suppression list as
+// unsubscribed, by the customer; repeating it is harmless.
 func (h *Handler) PostUnsubscribe(w http.ResponseWriter, r *http.Request) {
 	if _, err := io.Copy(io.Discard, io.LimitReader(r.Body, maxUnsubscribeBody)); err != nil {
 		h.pages.BadRequest(w, h.locale(r))
 		return
 	}
-	c, err := h.linkTarget(r, h.o.UnsubscribeLinks, r.URL.Query())
+	u, err := h.unsubscribeTarget(r)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	// The suppression list keeps email addresses in lower case.
-	if address := strings.ToLower(strings.TrimSpace(c.Email)); address != "" {
-		if _, _, err := h.o.Store.AddSuppression(r.Context(), c.AccountID, address, invite.Email, invite.Unsubscribed, c.EventID); err != nil {
+	if u.Address != "" {
+		if _, _, err := h.o.Store.AddSuppression(r.Context(), u.AccountID, u.Address, u.Medium, invite.Unsubscribed, u.EventID); err != nil {
 			h.fail(w, r, err)
 			return
 		}
 	}
-	h.pages.Unsubscribed(w, UnsubscribedView{Locale: c.Locale, Brand: c.Account.Brand()})
+	h.pages.Unsubscribed(w, UnsubscribedView{Locale: u.Locale, Brand: u.Brand})
 }

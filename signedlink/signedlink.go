@@ -1,7 +1,9 @@
 // Package signedlink makes and checks the signed links in invites: the
 // customer's way to the feedback page and to the unsubscribe page of one
 // event. A link carries the event ID and an HMAC-SHA256 of it under the
-// link's own purpose, so IDs cannot be guessed, swapped or reused.
+// link's own purpose, so IDs cannot be guessed, swapped or reused. A link
+// may also carry a value its page needs that is kept nowhere else, sealed
+// for its ID.
 package signedlink
 
 import (
@@ -12,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+
+	"github.com/touchpoint/touchpoint/internal/secretkey"
 )
 
 // Purpose is the name to derive the signing key under:
@@ -22,7 +26,12 @@ const Purpose = "feedback-link"
 const (
 	ParamEvent     = "event"
 	ParamSignature = "sig"
+	// ParamSealed carries a sealed value (SealedURL).
+	ParamSealed = "to"
 )
+
+// sealPurpose derives the sealing key from the link's signing key.
+const sealPurpose = "signedlink/sealed-value"
 
 // MinKeyLen is the shortest key New accepts.
 const MinKeyLen = 16
@@ -32,6 +41,7 @@ const MinKeyLen = 16
 type Links struct {
 	base *url.URL
 	key  []byte
+	box  *secretkey.Box // seals the values links carry
 }
 
 // New checks the base URL and keeps a copy of the key.
@@ -43,7 +53,11 @@ func New(baseURL string, key []byte) (*Links, error) {
 	if len(key) < MinKeyLen {
 		return nil, errors.New("feedback link key is too short")
 	}
-	return &Links{base: u, key: append([]byte(nil), key...)}, nil
+	box, err := secretkey.NewBox(secretkey.Derive(string(key), sealPurpose))
+	if err != nil {
+		return nil, err
+	}
+	return &Links{base: u, key: append([]byte(nil), key...), box: box}, nil
 }
 
 // Path is the path of the base URL, where the page that checks the links
@@ -64,6 +78,40 @@ func (l *Links) URL(eventID string) string {
 	q.Set(ParamSignature, Sign(l.key, eventID))
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// SealedURL is URL(id) carrying value sealed for id (AES-256-GCM under a
+// key derived from the link's): a value the page needs that is kept
+// nowhere else, such as the address a template test went to, which is
+// forgotten once the test is sent. Only the key's holder reads it, and it
+// opens with no other ID.
+func (l *Links) SealedURL(id, value string) (string, error) {
+	sealed, err := l.box.Seal([]byte(value), []byte(id))
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(l.URL(id))
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Set(ParamSealed, base64.RawURLEncoding.EncodeToString(sealed))
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// Unseal returns the value a link's query carries sealed for id (the ID
+// Verify returned); false when it carries none or it does not open.
+func (l *Links) Unseal(query url.Values, id string) (string, bool) {
+	sealed, err := base64.RawURLEncoding.DecodeString(query.Get(ParamSealed))
+	if err != nil || len(sealed) == 0 {
+		return "", false
+	}
+	plain, err := l.box.Open(sealed, []byte(id))
+	if err != nil {
+		return "", false
+	}
+	return string(plain), true
 }
 
 // Verify checks a link's query (as received by the feedback page) and

@@ -95,3 +95,39 @@ func TestNewRejects(t *testing.T) {
 	_, err := signedlink.New("https://x/feedback", []byte("short"))
 	assert.Error(t, err)
 }
+
+// TestSealedValue: a link carries a value sealed for its ID, which opens
+// with that ID and key only, and is not readable in the link.
+func TestSealedValue(t *testing.T) {
+	t.Parallel()
+	l, err := signedlink.New("https://shop.example/unsubscribe", key)
+	require.NoError(t, err)
+	const id, other = "tts-0b5e8f3c-8a3e-4f3e-9a57-1c2d3e4f5a6b", "tts-00000000-0000-4000-8000-000000000000"
+	link, err := l.SealedURL(id, "owner@shop.example")
+	require.NoError(t, err)
+	assert.NotContains(t, link, "owner", "the value is not readable in the link")
+	u, err := url.Parse(link)
+	require.NoError(t, err)
+
+	got, ok := l.Verify(u.Query())
+	require.True(t, ok, "a sealed link is a signed link")
+	require.Equal(t, id, got)
+	value, ok := l.Unseal(u.Query(), id)
+	assert.True(t, ok)
+	assert.Equal(t, "owner@shop.example", value)
+
+	_, ok = l.Unseal(u.Query(), other)
+	assert.False(t, ok, "it opens for its own ID only")
+	again, err := signedlink.New("https://shop.example/unsubscribe", []byte("another key, 32 bytes long......"))
+	require.NoError(t, err)
+	_, ok = again.Unseal(u.Query(), id)
+	assert.False(t, ok, "another key does not open it")
+	for name, v := range map[string]string{"none": "", "not base64": "!!", "cut": u.Query().Get(signedlink.ParamSealed)[:20]} {
+		q := u.Query()
+		q.Set(signedlink.ParamSealed, v)
+		_, ok := l.Unseal(q, id)
+		assert.False(t, ok, name)
+	}
+	_, ok = l.Unseal(url.Values{}, id)
+	assert.False(t, ok, "a plain link carries nothing")
+}

@@ -22,8 +22,9 @@ type Quotas struct {
 	// per UTC day.
 	DailySends int `db:"daily_sends" json:"dailySends"`
 	// RecipientDailyCap is how many invites the account may send to one
-	// address per UTC day, whatever the invite settings. Reminders do not
-	// count: each invite has at most one, which follows it days later.
+	// address per UTC day, whatever the invite settings. Test sends of
+	// its templates count too. Reminders do not: each invite has at most
+	// one, which follows it days later.
 	RecipientDailyCap int `db:"recipient_daily_cap" json:"recipientDailyCap"`
 	// Channels, EventTypes and WebhookEndpoints bound how many of each
 	// the account may have.
@@ -200,20 +201,15 @@ func (s *Store) quotaReason(ctx context.Context, tx *sqlx.Tx, accountID, address
 		return "", "", err
 	}
 	day := s.Now().UTC().Format(time.DateOnly)
-	hash := sha256.Sum256([]byte(address))
 	capped := kind == quotaInvite && q.RecipientDailyCap > 0
 	if capped {
-		var n int
-		err := tx.GetContext(ctx, &n, `
-			INSERT INTO recipient_daily_sends AS r (account_id, address_hash, day, sends) VALUES ($1, $2, $3::date, 1)
-			ON CONFLICT (account_id, address_hash, day) DO UPDATE SET sends = r.sends + 1 WHERE r.sends < $4
-			RETURNING sends`, accountID, hash[:], day, q.RecipientDailyCap)
+		counted, err := countRecipientSend(ctx, tx, accountID, address, day, q.RecipientDailyCap)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return "", "", err
+		case !counted:
 			s.quotaExceeded(QuotaRecipient)
 			return invite.QuotaExceeded, fmt.Sprintf("the account may send at most %d invites a day to one address", q.RecipientDailyCap), nil
-		case err != nil:
-			return "", "", fmt.Errorf("count invites to the address: %w", err)
 		}
 	}
 	if q.DailySends > 0 {
@@ -223,6 +219,7 @@ func (s *Store) quotaReason(ctx context.Context, tx *sqlx.Tx, accountID, address
 			return "", "", err
 		case !counted:
 			if capped { // give back the address's count: nothing is sent
+				hash := sha256.Sum256([]byte(address))
 				if _, err := tx.ExecContext(ctx, `UPDATE recipient_daily_sends SET sends = sends - 1
 					WHERE account_id = $1 AND address_hash = $2 AND day = $3::date`, accountID, hash[:], day); err != nil {
 					return "", "", fmt.Errorf("uncount invite to the address: %w", err)
@@ -235,21 +232,38 @@ func (s *Store) quotaReason(ctx context.Context, tx *sqlx.Tx, accountID, address
 	return "", "", nil
 }
 
+// countRecipientSend counts one send of the account to address (as
+// sendAddress spells it) on day (YYYY-MM-DD, UTC) unless limit sends are
+// counted already; counted is false then. Only the address's hash is
+// kept.
+func countRecipientSend(ctx context.Context, tx *sqlx.Tx, accountID, address, day string, limit int) (counted bool, err error) {
+	hash := sha256.Sum256([]byte(address))
+	return countUnderLimit(ctx, tx, "sends to the address", `
+		INSERT INTO recipient_daily_sends AS r (account_id, address_hash, day, sends) VALUES ($1, $2, $3::date, 1)
+		ON CONFLICT (account_id, address_hash, day) DO UPDATE SET sends = r.sends + 1 WHERE r.sends < $4
+		RETURNING sends`, accountID, hash[:], day, limit)
+}
+
 // countDailySend counts one send of the account on day (YYYY-MM-DD, UTC)
-// unless limit sends are counted already; counted is false then. The
-// counter row's lock serialises concurrent counts until the caller's
-// transaction ends.
+// unless limit sends are counted already; counted is false then.
 func countDailySend(ctx context.Context, tx *sqlx.Tx, accountID, day string, limit int) (counted bool, err error) {
-	var n int
-	err = tx.GetContext(ctx, &n, `
+	return countUnderLimit(ctx, tx, "the account's sends", `
 		INSERT INTO account_daily_sends AS a (account_id, day, sends) VALUES ($1, $2::date, 1)
 		ON CONFLICT (account_id, day) DO UPDATE SET sends = a.sends + 1 WHERE a.sends < $3
 		RETURNING sends`, accountID, day, limit)
+}
+
+// countUnderLimit runs a conditional upsert of a per-day counter row that
+// returns a row only when it counted. The row's lock serialises
+// concurrent counts until the caller's transaction ends.
+func countUnderLimit(ctx context.Context, tx *sqlx.Tx, what, query string, args ...any) (bool, error) {
+	var n int
+	err := tx.GetContext(ctx, &n, query, args...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("count the account's sends: %w", err)
+		return false, fmt.Errorf("count %s: %w", what, err)
 	}
 	return true, nil
 }

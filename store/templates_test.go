@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
 )
@@ -282,4 +283,53 @@ func TestFinishTestSendForgetsTheAddress(t *testing.T) {
 	assert.Equal(t, done, again, "an ended test stays as it ended")
 	_, err = st.GetTestSend(ctx, store.NewID("acc"), ts.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound, "another account's")
+}
+
+// TestTestSendReachesOnlyWhomAnInviteMay: a test send is refused for an
+// address on the account's suppression list, whatever its case, and
+// counts against the daily cap of sends to its address, which the
+// account's invites count too — each takes from the other's allowance.
+func TestTestSendReachesOnlyWhomAnInviteMay(t *testing.T) {
+	t.Parallel()
+	st, account, _, refused := quotaStore(t, store.Quotas{RecipientDailyCap: 2, DailySends: 100})
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	test := func(kind templates.Kind, to string) (store.TestSend, error) {
+		return st.CreateTestSend(ctx, store.TestSend{AccountID: a.AccountID, Kind: kind, Locale: "en",
+			Address: to, MaskedAddress: "x***", CreatedBy: "cli"})
+	}
+
+	for address, medium := range map[string]invite.Medium{"gone@shop.example": invite.Email, "+4915112345678": invite.SMS} {
+		_, _, err := st.AddSuppression(ctx, a.AccountID, address, medium, invite.Unsubscribed, "")
+		require.NoError(t, err)
+	}
+	for to, kind := range map[string]templates.Kind{"Gone@Shop.example": templates.KindInvite, "+4915112345678": templates.KindSMSInvite} {
+		_, err := test(kind, to)
+		var sup *store.SuppressedError
+		require.ErrorAs(t, err, &sup, to)
+		assert.Equal(t, invite.Unsubscribed, sup.Reason)
+	}
+	var counted int
+	require.NoError(t, st.DB().Get(&counted, `SELECT count(*) FROM account_daily_sends WHERE account_id = $1`, a.AccountID))
+	assert.Zero(t, counted, "a refused test counts nothing")
+
+	// An invite and a test share the cap of two.
+	require.True(t, claimOne(t, st, a.Event(t, eventfixture.Event{Email: "jane@shop.example", Status: invite.Scheduled}), false).Send)
+	_, err := test(templates.KindReminder, "Jane@Shop.example")
+	require.NoError(t, err)
+	_, err = test(templates.KindInvite, "jane@shop.example")
+	var q *store.QuotaError
+	require.ErrorAs(t, err, &q)
+	assert.Equal(t, store.QuotaRecipient, q.Kind)
+	assert.Equal(t, 2, q.Limit)
+	c := claimOne(t, st, a.Event(t, eventfixture.Event{Email: "jane@shop.example", Status: invite.Scheduled}), false)
+	assert.False(t, c.Send, "the test took the invite's last send to the address")
+	assert.Equal(t, invite.QuotaExceeded, c.State.Reason)
+	assert.Equal(t, map[string]int{store.QuotaRecipient: 2}, refused.get())
+
+	// The cap is per address: another address, or her number, still gets a test.
+	_, err = test(templates.KindInvite, "john@shop.example")
+	require.NoError(t, err)
+	_, err = test(templates.KindSMSInvite, "+4915199999999")
+	require.NoError(t, err)
 }

@@ -2,11 +2,14 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -43,15 +46,46 @@ type TestSend struct {
 	FinishedAt      *time.Time     `db:"finished_at"`
 }
 
+// Medium is how the test goes out: by SMS for an SMS kind, else by email.
+func (t TestSend) Medium() invite.Medium {
+	if t.Kind.SMS() {
+		return invite.SMS
+	}
+	return invite.Email
+}
+
+// ListedAddress is the test's address as the suppression list spells it
+// (an email address in lower case, a mobile number in E.164).
+func (t TestSend) ListedAddress() string {
+	if t.Kind.SMS() {
+		return t.Address
+	}
+	return lowerEmail(t.Address)
+}
+
+// SuppressedError refuses a send to an address on the account's
+// suppression list, with the reason it is there.
+type SuppressedError struct {
+	Reason invite.SuppressionReason
+}
+
+func (e *SuppressedError) Error() string {
+	return fmt.Sprintf("the address is on the suppression list (%s)", e.Reason)
+}
+
 const testSendColumns = `id, account_id, COALESCE(event_type_id, '') AS event_type_id, kind, locale, COALESCE(address, '') AS address,
 	masked_address, status, COALESCE(template_source, '') AS template_source, COALESCE(template_version, 0) AS template_version,
 	COALESCE(error, '') AS error, created_by, created_at, finished_at`
 
-// CreateTestSend records a pending test send after counting it: against
-// the account's TestSendsPerDay and against its daily send quota, in one
-// transaction with the account locked, so concurrent requests cannot both
-// take the last one. A used-up limit is a *QuotaError (QuotaTestSends or
-// QuotaDailySends). An event type of another account is ErrNotFound.
+// CreateTestSend records a pending test send after checking its address
+// as a send's claim does — under the address lock, an address on the
+// account's suppression list is a *SuppressedError — and counting it:
+// against the account's TestSendsPerDay, against the daily cap of sends
+// to the address (which the account's invites count too), and against
+// its daily send quota, in one transaction with the account locked, so
+// concurrent requests cannot both take the last one. A used-up limit is a
+// *QuotaError (QuotaTestSends, QuotaRecipient or QuotaDailySends). An
+// event type of another account is ErrNotFound.
 func (s *Store) CreateTestSend(ctx context.Context, t TestSend) (TestSend, error) {
 	t.ID, t.Status, t.CreatedAt = NewID("tts"), TestSendPending, s.Now()
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -61,7 +95,11 @@ func (s *Store) CreateTestSend(ctx context.Context, t TestSend) (TestSend, error
 		if err := checkEventType(ctx, tx, t.AccountID, t.EventTypeID); err != nil {
 			return err
 		}
+		if err := refuseSuppressed(ctx, tx, t.AccountID, t.ListedAddress()); err != nil {
+			return err
+		}
 		day := t.CreatedAt.Truncate(24 * time.Hour)
+		dayText := day.UTC().Format(time.DateOnly)
 		var today int
 		if err := tx.GetContext(ctx, &today, `SELECT count(*) FROM template_test_sends WHERE account_id = $1 AND created_at >= $2`,
 			t.AccountID, day); err != nil {
@@ -75,8 +113,19 @@ func (s *Store) CreateTestSend(ctx context.Context, t TestSend) (TestSend, error
 		if err != nil {
 			return err
 		}
+		if q.RecipientDailyCap > 0 {
+			address := sendAddress(t.Medium(), t.ListedAddress(), t.ListedAddress())
+			counted, err := countRecipientSend(ctx, tx, t.AccountID, address, dayText, q.RecipientDailyCap)
+			if err != nil {
+				return err
+			}
+			if !counted {
+				s.quotaExceeded(QuotaRecipient)
+				return &QuotaError{Kind: QuotaRecipient, Limit: q.RecipientDailyCap}
+			}
+		}
 		if q.DailySends > 0 {
-			counted, err := countDailySend(ctx, tx, t.AccountID, day.Format(time.DateOnly), q.DailySends)
+			counted, err := countDailySend(ctx, tx, t.AccountID, dayText, q.DailySends)
 			if err != nil {
 				return err
 			}
@@ -95,6 +144,24 @@ func (s *Store) CreateTestSend(ctx context.Context, t TestSend) (TestSend, error
 		return TestSend{}, fmt.Errorf("create test send: %w", err)
 	}
 	return t, nil
+}
+
+// refuseSuppressed takes the (account, address) lock for the rest of the
+// transaction, as a send's claim and a suppression take it, and refuses
+// an address on the account's suppression list with a *SuppressedError.
+func refuseSuppressed(ctx context.Context, tx *sqlx.Tx, accountID, address string) error {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, suppressionLockKey(accountID, address)); err != nil {
+		return fmt.Errorf("address lock: %w", err)
+	}
+	var reason invite.SuppressionReason
+	err := tx.GetContext(ctx, &reason, `SELECT reason FROM suppressions WHERE account_id = $1 AND address = $2`, accountID, address)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("suppression list: %w", err)
+	}
+	return &SuppressedError{Reason: reason}
 }
 
 // GetTestSend returns a test send of the account.

@@ -353,7 +353,7 @@ func (q *quotaFlag) Set(s string) error {
 func quotaFlags(fs *flag.FlagSet) func() store.QuotaUpdate {
 	var daily, recipient, channels, eventTypes, webhooks, events quotaFlag
 	fs.Var(&daily, "daily-sends", "invites and reminders per UTC day (0: no limit; default: TOUCHPOINT_DAILY_SEND_QUOTA)")
-	fs.Var(&recipient, "recipient-daily-cap", "invites to one address per UTC day (0: no limit; default: TOUCHPOINT_RECIPIENT_DAILY_CAP)")
+	fs.Var(&recipient, "recipient-daily-cap", "invites and template tests to one address per UTC day (0: no limit; default: TOUCHPOINT_RECIPIENT_DAILY_CAP)")
 	fs.Var(&channels, "channels", "channels (0: no limit; default: TOUCHPOINT_CHANNEL_QUOTA)")
 	fs.Var(&eventTypes, "event-types", "event types (0: no limit; default: TOUCHPOINT_EVENT_TYPE_QUOTA)")
 	fs.Var(&webhooks, "webhook-endpoints", "webhook endpoints (0: no limit; default: TOUCHPOINT_WEBHOOK_QUOTA)")

@@ -56,7 +56,10 @@ func TestTemplateChangeBetweenTwoInvites(t *testing.T) {
 }
 
 // TestTemplateTestSend: a test send goes from the API through the
-// starter and Temporal to the worker, and arrives marked as a test.
+// starter and Temporal to the worker, and arrives marked as a test; its
+// one-click unsubscribe, posted as a mailbox provider posts it, puts the
+// address on the account's suppression list by the customer, and a
+// second test to it is refused.
 func TestTemplateTestSend(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, nil)
@@ -81,6 +84,22 @@ func TestTemplateTestSend(t *testing.T) {
 	assert.Equal(t, "[Test] Noch eine Minute, Lena?", m.subject)
 	assert.Equal(t, "template test", m.test)
 	assert.Equal(t, 0, s.count(`SELECT count(*) FROM template_test_sends WHERE address IS NOT NULL`), "the address is forgotten")
+
+	// RFC 8058: the POST a mailbox provider sends to List-Unsubscribe.
+	unsub := strings.Trim(m.listUnsubscribe, "<>")
+	require.True(t, strings.HasPrefix(unsub, s.cfg.BaseURL+"/unsubscribe?"), unsub)
+	res, err := http.Post(unsub, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	status, history := c.do(http.MethodGet, "/suppressions/team@shop.example/history", nil)
+	require.Equal(t, http.StatusOK, status, "%v", history)
+	require.Len(t, history["items"], 1)
+	assert.Equal(t, "unsubscribed", history["items"].([]any)[0].(map[string]any)["reason"])
+	assert.Equal(t, "customer", history["items"].([]any)[0].(map[string]any)["by"])
+	status, body = c.do(http.MethodPost, "/templates/test-send", map[string]any{"kind": "invite", "locale": "de", "to": "Team@Shop.example"})
+	require.Equal(t, http.StatusUnprocessableEntity, status, "%v", body)
+	assert.Contains(t, body["detail"], "suppressed")
 }
 
 type readMail struct{ subject, text, listUnsubscribe, test string }

@@ -267,7 +267,15 @@ func (s *server) getProductJSONLD(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.writePublicJSON(w, r, publication.ContentTypeJSONLD, publication.ProductOf(k, agg, ps))
+	ld, err := publication.ProductOf(k, agg, ps)
+	if errors.Is(err, publication.ErrNotReviewed) {
+		err = newError(http.StatusNotFound, "no public review of this product")
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writePublicJSON(w, r, publication.ContentTypeJSONLD, ld)
 }
 
 // getJWKS is GET /public/accounts/{acc}/jwks.json: every publication key

@@ -520,3 +520,63 @@ func TestPublicEndpointsSendHSTSOnHTTPS(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicProductJSONLDNeedsAReview: the JSON-LD of a product nobody
+// reviewed in public is a 404, not an empty Product named after the
+// query: a product of the event left unrated, one whose only review is
+// hidden, one never sold.
+func TestPublicProductJSONLDNeedsAReview(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.reviewed(t, store.ReviewInput{Rating: 5, Products: []store.ProductRating{{Index: 0, Rating: 4}}})
+	hidden, _ := e.reviewed(t, store.ReviewInput{Rating: 2, Products: []store.ProductRating{{Index: 1, Rating: 1}}})
+	require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/reviews/"+hidden+"/report", e.token, `{"reason":"personal_data"}`).status)
+
+	ok := e.anon(t, "/public/products/reviews.jsonld?account="+e.account+"&sku=JKT-1")
+	requirePublic(t, ok, "application/ld+json")
+	for _, q := range []string{"sku=BOOT-2", "mpn=B2", "sku=NEVER-SOLD-42", "gtin=96385074"} {
+		r := e.anon(t, "/public/products/reviews.jsonld?account="+e.account+"&"+q)
+		requireProblem(t, r, http.StatusNotFound)
+		assert.NotContains(t, string(r.body), "NEVER-SOLD-42", "the query is not repeated back")
+		assert.Equal(t, "*", r.header.Get("Access-Control-Allow-Origin"))
+	}
+	list := e.anon(t, "/public/products/reviews?account="+e.account+"&sku=NEVER-SOLD-42")
+	requirePublic(t, list, "application/json")
+	assert.Empty(t, list.object(t)["items"], "the JSON list of such a product is an empty list, as any page past the last")
+}
+
+// TestPublicOutputsNameAGTINOnlyWhenItChecks: a product whose GTIN fails
+// its check digit has no gtin in the public JSON, the JSON-LD or the
+// feed, and still finds its reviews by that GTIN; the shop's own API
+// keeps the GTIN as the event gave it.
+func TestPublicOutputsNameAGTINOnlyWhenItChecks(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	ev := e.minimalEvent("checkout")
+	ev["products"] = []any{map[string]any{"name": "Mug", "sku": "MUG-1", "gtin": "4006381333932"}}
+	eventID := e.acceptEvent(t, ev)
+	rev, _, err := e.store.SaveReview(t.Context(), store.ReviewInput{EventID: eventID, Locale: "en", Rating: 4,
+		Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: "Keeps warm"}}})
+	require.NoError(t, err)
+
+	items, _ := publicItems(t, e.anon(t, "/public/accounts/"+e.account+"/reviews"))
+	require.Len(t, items, 1)
+	assert.Equal(t, "", items[0]["products"].([]any)[0].(map[string]any)["gtin"], "the list")
+	byGTIN, _ := publicItems(t, e.anon(t, "/public/products/reviews?account="+e.account+"&gtin=4006381333932"))
+	require.Len(t, byGTIN, 1, "the product's reviews are still found by the GTIN the event gave")
+	assert.Equal(t, "", byGTIN[0]["product"].(map[string]any)["gtin"], "the product list")
+	for _, q := range []string{"sku=MUG-1", "gtin=4006381333932"} {
+		ld := e.anon(t, "/public/products/reviews.jsonld?account="+e.account+"&"+q)
+		requirePublic(t, ld, "application/ld+json")
+		assert.NotContains(t, ld.object(t), "gtin", q)
+	}
+	feed := e.anon(t, "/public/accounts/"+e.account+"/feeds/google-product-reviews.xml")
+	requirePublic(t, feed, "application/xml; charset=utf-8")
+	assert.NotContains(t, string(feed.body), "4006381333932")
+	assert.NotContains(t, string(feed.body), "<gtins")
+
+	own := e.get(t, "/reviews/"+rev.ID).object(t)
+	assert.Equal(t, "4006381333932", own["products"].([]any)[0].(map[string]any)["product"].(map[string]any)["gtin"],
+		"the shop's own data, as it gave it")
+}

@@ -65,12 +65,31 @@ type feedOverall struct {
 	Rating int `xml:",chardata"`
 }
 
+// feedProductIDs are a product's identifiers. The schema refuses an
+// empty container (each holds one or more of its element), and
+// encoding/xml writes the parent of an "a>b" path even when b is empty:
+// so each container is its own element, nil when it has nothing.
 type feedProductIDs struct {
-	GTINs  []string `xml:"gtins>gtin,omitempty"`
-	MPNs   []string `xml:"mpns>mpn,omitempty"`
-	SKUs   []string `xml:"skus>sku,omitempty"`
-	Brands []string `xml:"brands>brand,omitempty"`
+	GTINs  *feedGTINs  `xml:"gtins,omitempty"`
+	MPNs   *feedMPNs   `xml:"mpns,omitempty"`
+	SKUs   *feedSKUs   `xml:"skus,omitempty"`
+	Brands *feedBrands `xml:"brands,omitempty"`
 }
+
+type (
+	feedGTINs struct {
+		GTIN []string `xml:"gtin"`
+	}
+	feedMPNs struct {
+		MPN []string `xml:"mpn"`
+	}
+	feedSKUs struct {
+		SKU []string `xml:"sku"`
+	}
+	feedBrands struct {
+		Brand []string `xml:"brand"`
+	}
+)
 
 type feedProduct struct {
 	IDs  *feedProductIDs `xml:"product_ids,omitempty"`
@@ -88,46 +107,25 @@ type feedReview struct {
 	Overall   feedOverall   `xml:"ratings>overall"`
 	Products  []feedProduct `xml:"products>product"`
 	IsSpam    bool          `xml:"is_spam"`
+	// CollectionMethod is always post_fulfillment: every review answers
+	// an invite sent after a transaction.
+	CollectionMethod string `xml:"collection_method"`
+	// TransactionID is the event's id, never the shop's order reference
+	// (a customer's data); the product reviews of one event share it.
+	TransactionID string `xml:"transaction_id,omitempty"`
 }
 
-func some(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return []string{s}
-}
+// collectionPostFulfillment is the schema's collection_method of a review
+// written in answer to a solicitation after the order was fulfilled.
+const collectionPostFulfillment = "post_fulfillment"
 
-// validGTIN reports whether s is a GTIN as GS1 defines it: 8, 12, 13 or
-// 14 digits whose last is the check digit of the others. Events take any
-// text for a product's gtin; the feed passes on only what checks.
-func validGTIN(s string) bool {
-	switch len(s) {
-	case 8, 12, 13, 14:
-	default:
-		return false
-	}
-	sum := 0
-	for i := len(s) - 1; i >= 0; i-- {
-		d := int(s[i]) - '0'
-		if d < 0 || d > 9 {
-			return false
-		}
-		if i == len(s)-1 {
-			continue // the check digit itself
-		}
-		if (len(s)-1-i)%2 == 1 {
-			d *= 3 // from the right, every other digit next to the check digit
-		}
-		sum += d
-	}
-	return (10-sum%10)%10 == int(s[len(s)-1]-'0')
-}
+// hasText reports whether s may be written as one of the schema's
+// strings: it needs a character other than white space.
+func hasText(s string) bool { return strings.TrimSpace(s) != "" }
 
 // inFeed reports whether the feed carries a public product review: only
 // one with a comment (the feed's content is required and never empty).
-func inFeed(it store.FeedItem) bool {
-	return strings.TrimSpace(it.Comment) != ""
-}
+func inFeed(it store.FeedItem) bool { return hasText(it.Comment) }
 
 // feedReviewOf is one public product review as the feed writes it: the
 // reviewer by the public author's name, marked anonymous unless the
@@ -143,18 +141,27 @@ func (f Feed) feedReviewOf(it store.FeedItem) feedReview {
 	if p.URL == "" {
 		p.URL = reviewURL
 	}
-	var gtin string
-	if validGTIN(it.GTIN) {
-		gtin = it.GTIN // Google flags a product whose GTIN does not check
+	var ids feedProductIDs
+	if gtin := review.PublicGTIN(it.GTIN); gtin != "" {
+		ids.GTINs = &feedGTINs{[]string{gtin}}
 	}
-	ids := feedProductIDs{GTINs: some(gtin), MPNs: some(it.MPN), SKUs: some(it.SKU), Brands: some(it.Brand)}
-	if ids.GTINs != nil || ids.MPNs != nil || ids.SKUs != nil || ids.Brands != nil {
+	if hasText(it.MPN) {
+		ids.MPNs = &feedMPNs{[]string{it.MPN}}
+	}
+	if hasText(it.SKU) {
+		ids.SKUs = &feedSKUs{[]string{it.SKU}}
+	}
+	if hasText(it.Brand) {
+		ids.Brands = &feedBrands{[]string{it.Brand}}
+	}
+	if ids != (feedProductIDs{}) {
 		p.IDs = &ids
 	}
 	return feedReview{ID: it.ID, Reviewer: feedReviewer{Name: feedName{Anonymous: anonymous, Text: name}},
 		Timestamp: it.CreatedAt.UTC().Format(time.RFC3339), Content: it.Comment,
 		URL:     feedURL{Type: "singleton", URL: reviewURL},
-		Overall: feedOverall{Min: review.MinRating, Max: review.MaxRating, Rating: it.Rating}, Products: []feedProduct{p}}
+		Overall: feedOverall{Min: review.MinRating, Max: review.MaxRating, Rating: it.Rating}, Products: []feedProduct{p},
+		CollectionMethod: collectionPostFulfillment, TransactionID: it.EventID}
 }
 
 // Write streams the feed to w: each calls its function with every public

@@ -228,8 +228,10 @@ func TestJSONLDEscaping(t *testing.T) {
 	// A product.
 	r := hostileReview(acc, true)
 	ps := []store.PublicProductReview{{ProductReview: r.Products[0], Review: r}}
-	raw, err = publication.MarshalJSONLD(publication.ProductOf(review.ProductKey{Kind: review.GTIN, Value: "4006381333931"},
-		review.Aggregate{Count: 1, Sum: 5, Distribution: [5]int64{0, 0, 0, 0, 1}}, ps))
+	ld, err := publication.ProductOf(review.ProductKey{Kind: review.GTIN, Value: "4006381333931"},
+		review.Aggregate{Count: 1, Sum: 5, Distribution: [5]int64{0, 0, 0, 0, 1}}, ps)
+	require.NoError(t, err)
+	raw, err = publication.MarshalJSONLD(ld)
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "<")
 	var prod map[string]any
@@ -241,6 +243,10 @@ func TestJSONLDEscaping(t *testing.T) {
 	assert.Equal(t, map[string]any{"@type": "Brand", "name": "Acme & Co"}, prod["brand"])
 	assert.Equal(t, 5.0, prod["aggregateRating"].(map[string]any)["ratingValue"])
 	assert.Equal(t, hostile, prod["review"].([]any)[0].(map[string]any)["reviewBody"])
+
+	// A product nobody reviewed in public is no Product at all.
+	_, err = publication.ProductOf(review.ProductKey{Kind: review.SKU, Value: "NOBODY"}, review.Aggregate{}, nil)
+	assert.ErrorIs(t, err, publication.ErrNotReviewed)
 }
 
 // parseHTML parses a page and fails on anything but a document.

@@ -1,28 +1,68 @@
-package publication
+package publication_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/publication"
+	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/store"
 )
 
-func TestValidGTIN(t *testing.T) {
+// TestOneGTINRule: a GTIN whose check digit fails is in none of the
+// public outputs — the JSON of a review and of a product review, the
+// product's JSON-LD (whether asked for by that GTIN or by the SKU), the
+// feed — and one that checks is in all of them.
+func TestOneGTINRule(t *testing.T) {
 	t.Parallel()
-	for s, want := range map[string]bool{
-		"4006381333931":  true,  // EAN-13
-		"4006381333932":  false, // its check digit off by one
-		"96385074":       true,  // EAN-8
-		"96385075":       false,
-		"036000291452":   true, // UPC-A
-		"036000291453":   false,
-		"10614141000415": true, // GTIN-14
-		"10614141000416": false,
-		"":               false,
-		"400638133393":   false, // 12 digits that do not check
-		"40063813339A1":  false,
-		"4006-381333931": false,
-		"123":            false,
-	} {
-		assert.Equal(t, want, validGTIN(s), s)
+	db := testdb.New(t)
+	st := store.New(db, "P7D")
+	keys := newKeys(t, st, testSecret)
+	acc := hostileAccount()
+	acc.ID = eventfixture.NewAccount(t, db, eventfixture.Setting{}).AccountID
+	for gtin, shown := range map[string]bool{"4006381333931": true, "4006381333932": false, "12345": false} {
+		r := hostileReview(acc, false)
+		r.Products[0].GTIN = gtin
+		pr := store.PublicProductReview{ProductReview: r.Products[0], Review: r}
+		want := ""
+		if shown {
+			want = gtin
+		}
+
+		rv, err := keys.ReviewOf(context.Background(), r)
+		require.NoError(t, err)
+		assert.Equal(t, want, rv.Products[0].GTIN, "%s: the list's JSON", gtin)
+		list, err := keys.ProductListOf(context.Background(), acc, review.Aggregate{}, []store.PublicProductReview{pr}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, want, list.Items[0].Product.GTIN, "%s: the product list's JSON", gtin)
+
+		for _, k := range []review.ProductKey{{Kind: review.GTIN, Value: gtin}, {Kind: review.SKU, Value: r.Products[0].SKU}} {
+			ld, err := publication.ProductOf(k, review.Aggregate{Count: 1, Sum: 5}, []store.PublicProductReview{pr})
+			require.NoError(t, err)
+			raw, err := json.Marshal(ld)
+			require.NoError(t, err)
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(raw, &doc))
+			if shown {
+				assert.Equal(t, gtin, doc["gtin"], "%s by %s: the JSON-LD", gtin, k.Kind)
+			} else {
+				assert.NotContains(t, doc, "gtin", "%s by %s: the JSON-LD", gtin, k.Kind)
+			}
+		}
+
+		var feed bytes.Buffer
+		require.NoError(t, publication.Feed{Account: acc, ReviewURL: func(id string) string { return "https://api.example/r/" + id }}.Write(&feed,
+			func(fn func(store.FeedItem) error) error {
+				return fn(store.FeedItem{ProductReview: pr.ProductReview, Locale: "en"})
+			}))
+		assert.Equal(t, shown, bytes.Contains(feed.Bytes(), []byte("<gtin>"+gtin+"</gtin>")), "%s: the feed", gtin)
+		assert.Equal(t, shown, bytes.Contains(feed.Bytes(), []byte("<gtins>")), "%s: the feed", gtin)
 	}
 }

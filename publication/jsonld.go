@@ -2,6 +2,7 @@ package publication
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/touchpoint/touchpoint/review"
@@ -115,36 +116,41 @@ func OrganizationOf(a store.Account, agg review.Aggregate, rs []store.PublicRevi
 	return o
 }
 
+// ErrNotReviewed: the product has no public review, so there is nothing
+// to describe (search engines refuse a Product without reviews, and one
+// made from the query alone would show what the caller typed).
+var ErrNotReviewed = errors.New("the product has no public review")
+
 // ProductOf is a product's JSON-LD: the Product named by key k (its
 // name, keys and brand from its latest review), the aggregate of its
-// public ratings and the latest of them (ps, newest first).
-func ProductOf(k review.ProductKey, agg review.Aggregate, ps []store.PublicProductReview) LDProduct {
-	p := LDProduct{Context: schemaOrg, Type: "Product", Name: k.Value, AggregateRating: aggregateLD(agg), Review: []ldReview{}}
-	switch k.Kind {
+// public ratings and the latest of them (ps, newest first). A GTIN is
+// named only when it checks (review.PublicGTIN), as in every public
+// output. ErrNotReviewed when ps is empty.
+func ProductOf(k review.ProductKey, agg review.Aggregate, ps []store.PublicProductReview) (LDProduct, error) {
+	if len(ps) == 0 {
+		return LDProduct{}, ErrNotReviewed
+	}
+	latest := ps[0].Product
+	p := LDProduct{Context: schemaOrg, Type: "Product", Name: or(latest.Name, k.Value), SKU: latest.SKU,
+		GTIN: review.PublicGTIN(latest.GTIN), MPN: latest.MPN, Image: latest.ImageURL, URL: latest.URL,
+		AggregateRating: aggregateLD(agg), Review: []ldReview{}}
+	switch k.Kind { // the key asked by, when the latest review's event gave another
 	case review.SKU:
 		p.SKU = k.Value
 	case review.GTIN:
-		p.GTIN = k.Value
+		p.GTIN = review.PublicGTIN(k.Value)
 	case review.MPN:
 		p.MPN = k.Value
 	}
-	if len(ps) > 0 {
-		latest := ps[0].Product
-		if latest.Name != "" {
-			p.Name = latest.Name
-		}
-		p.SKU, p.GTIN, p.MPN = or(p.SKU, latest.SKU), or(p.GTIN, latest.GTIN), or(p.MPN, latest.MPN)
-		if latest.Brand != "" {
-			p.Brand = &ldBrand{Type: "Brand", Name: latest.Brand}
-		}
-		p.Image, p.URL = latest.ImageURL, latest.URL
+	if latest.Brand != "" {
+		p.Brand = &ldBrand{Type: "Brand", Name: latest.Brand}
 	}
 	for _, pr := range ps {
 		if len(p.Review) < LatestInJSONLD {
 			p.Review = append(p.Review, reviewLD(pr.Rating, pr.Review.Author(pr.Review.Locale), pr.Comment, pr.CreatedAt))
 		}
 	}
-	return p
+	return p, nil
 }
 
 func or(a, b string) string {

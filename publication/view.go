@@ -135,7 +135,7 @@ func replyOf(r store.Review) *Reply {
 }
 
 func infoOf(p store.Product) ProductInfo {
-	return ProductInfo{Name: p.Name, SKU: p.SKU, GTIN: p.GTIN, MPN: p.MPN, Brand: p.Brand, URL: p.URL, ImageURL: p.ImageURL}
+	return ProductInfo{Name: p.Name, SKU: p.SKU, GTIN: review.PublicGTIN(p.GTIN), MPN: p.MPN, Brand: p.Brand, URL: p.URL, ImageURL: p.ImageURL}
 }
 
 // ReviewOf is a public review, signed; its author is named in its own
@@ -151,7 +151,7 @@ func (k *Keys) ReviewOf(ctx context.Context, r store.PublicReview) (Review, erro
 		out.Rating = &r.Rating
 	}
 	for _, p := range r.Products {
-		out.Products = append(out.Products, Product{ID: p.ID, Name: p.Name, SKU: p.SKU, GTIN: p.GTIN, MPN: p.MPN, Brand: p.Brand,
+		out.Products = append(out.Products, Product{ID: p.ID, Name: p.Name, SKU: p.SKU, GTIN: review.PublicGTIN(p.GTIN), MPN: p.MPN, Brand: p.Brand,
 			URL: p.URL, ImageURL: p.ImageURL, Rating: p.Rating, Comment: p.Comment})
 	}
 	return out, nil

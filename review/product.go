@@ -58,3 +58,41 @@ func CompareKeys(a, b ProductKey) int {
 	}
 	return 0
 }
+
+// ValidGTIN reports whether s is a GTIN as GS1 defines it: 8, 12, 13 or
+// 14 digits whose last is the check digit of the others. Events take any
+// text for a product's gtin (it still finds the product's reviews), but
+// every public output — the JSON, the JSON-LD, Google's feed and the
+// proofs — names a GTIN only when it checks: search engines flag a
+// product whose GTIN does not.
+func ValidGTIN(s string) bool {
+	switch len(s) {
+	case 8, 12, 13, 14:
+	default:
+		return false
+	}
+	sum := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		d := int(s[i]) - '0'
+		if d < 0 || d > 9 {
+			return false
+		}
+		if i == len(s)-1 {
+			continue // the check digit itself
+		}
+		if (len(s)-1-i)%2 == 1 {
+			d *= 3 // from the right, every other digit next to the check digit
+		}
+		sum += d
+	}
+	return (10-sum%10)%10 == int(s[len(s)-1]-'0')
+}
+
+// PublicGTIN is gtin when it checks (ValidGTIN), else "": what a public
+// output shows of a product's gtin.
+func PublicGTIN(gtin string) string {
+	if ValidGTIN(gtin) {
+		return gtin
+	}
+	return ""
+}

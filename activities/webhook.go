@@ -50,7 +50,7 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookInput
 	case att.Delivery.Status != store.DeliveryPending:
 		return resultOf(att.Delivery), nil
 	case !att.Enabled:
-		d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, "endpoint disabled")
+		d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, store.ReasonEndpointDisabled, "endpoint disabled")
 		if err != nil {
 			return workflows.WebhookResult{}, webhookStoreError(err)
 		}
@@ -104,7 +104,7 @@ func (w *Webhooks) record(ctx context.Context, log *slog.Logger, deliveryID stri
 // GiveUpWebhook fails a delivery whose retries ran out; one decided
 // meanwhile is only read back.
 func (w *Webhooks) GiveUpWebhook(ctx context.Context, in workflows.GiveUpWebhookInput) (workflows.WebhookResult, error) {
-	d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, in.Reason)
+	d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, store.ReasonRetriesExhausted, in.Reason)
 	if errors.Is(err, store.ErrNotFound) {
 		return workflows.WebhookResult{Status: workflows.WebhookDeleted}, nil
 	}

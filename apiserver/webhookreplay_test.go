@@ -43,7 +43,7 @@ func TestWebhookReplayAPI(t *testing.T) {
 		msgs = append(msgs, msg)
 		_, err := e.store.RecordWebhookAttempt(ctx, msg, store.AttemptResult{Error: "connection refused"})
 		require.NoError(t, err)
-		_, err = e.store.FailWebhookDelivery(ctx, msg, "retries exhausted")
+		_, err = e.store.FailWebhookDelivery(ctx, msg, store.ReasonRetriesExhausted, "retries exhausted")
 		require.NoError(t, err)
 	}
 

@@ -79,6 +79,7 @@ type deliveryJSON struct {
 	ID             string     `json:"id"`
 	Type           string     `json:"type"`
 	Status         string     `json:"status"`
+	Reason         *string    `json:"reason"`
 	Attempts       int        `json:"attempts"`
 	LastStatusCode *int       `json:"lastStatusCode"`
 	LastError      *string    `json:"lastError"`
@@ -91,6 +92,9 @@ func deliveryOut(d store.WebhookDelivery) deliveryJSON {
 	if d.LastStatusCode.Valid {
 		code := int(d.LastStatusCode.Int32)
 		out.LastStatusCode = &code
+	}
+	if d.Reason.Valid {
+		out.Reason = &d.Reason.String
 	}
 	if d.LastError.Valid {
 		out.LastError = &d.LastError.String

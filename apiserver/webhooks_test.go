@@ -166,7 +166,7 @@ func TestAPIStateChangesEmitWebhooks(t *testing.T) {
 
 	ds, _ := items(t, e.get(t, "/webhooks/"+hook["id"].(string)+"/deliveries"))
 	require.Len(t, ds, 1)
-	assert.Equal(t, map[string]any{"id": ds[0]["id"], "type": "invite.cancelled", "status": "pending", "attempts": float64(0),
+	assert.Equal(t, map[string]any{"id": ds[0]["id"], "type": "invite.cancelled", "status": "pending", "reason": nil, "attempts": float64(0),
 		"lastStatusCode": nil, "lastError": nil, "createdAt": ds[0]["createdAt"], "deliveredAt": nil}, ds[0])
 	assert.True(t, store.ValidID("msg", ds[0]["id"].(string)))
 	pending, _ := items(t, e.get(t, "/webhooks/"+hook["id"].(string)+"/deliveries?status=pending"))

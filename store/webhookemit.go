@@ -37,15 +37,15 @@ func newWebhookStatements() *webhookStatements {
 }
 
 // webhookSourceSQL reads what a payload about an event needs, as the
-// transaction has just written it, and whether any enabled endpoint of the
-// account subscribes to the type ($2): most transitions then cost this one
-// read and nothing more.
+// transaction has just written it, and whether any endpoint of the account
+// subscribes to the type ($2), enabled or not (see emitWebhooks): most
+// transitions then cost this one read and nothing more.
 const webhookSourceSQL = `
 	SELECT e.account_id, e.event_type_id, e.channel_id, COALESCE(e.customer_reference, '') AS customer_reference,
 	       e.invite_status, COALESCE(e.invite_reason, '') AS invite_reason, COALESCE(e.invite_medium, '') AS invite_medium,
 	       e.scheduled_for, e.sent_at, e.reminder_scheduled_for, e.reminder_sent_at,
 	       EXISTS (SELECT 1 FROM webhook_endpoints w
-	               WHERE w.account_id = e.account_id AND w.enabled AND $2 = ANY (w.events)) AS subscribed
+	               WHERE w.account_id = e.account_id AND $2 = ANY (w.events)) AS subscribed
 	FROM events e WHERE e.id = $1`
 
 // webhookSource is a row of webhookSourceSQL.
@@ -87,9 +87,12 @@ func (s *Store) loadWebhookSource(ctx context.Context, tx *sqlx.Tx, eventID, eve
 	return src, err
 }
 
-// emitWebhooks writes a delivery of msg for every enabled endpoint of the
-// account that subscribes to msg.Type, in tx. The body is marshalled once
-// and stored: every attempt sends these same bytes.
+// emitWebhooks writes a delivery of msg for every endpoint of the account
+// that subscribes to msg.Type, in tx. The body is marshalled once and
+// stored: every attempt sends these same bytes. A disabled endpoint's
+// delivery is written failed (endpoint_disabled) and marked started, so
+// no workflow runs for it; a replay once the endpoint is enabled sends
+// it, and nothing that happened meanwhile is lost.
 func (s *Store) emitWebhooks(ctx context.Context, tx *sqlx.Tx, accountID string, msg webhook.Message) error {
 	body, err := json.Marshal(msg)
 	if err != nil {
@@ -97,10 +100,15 @@ func (s *Store) emitWebhooks(ctx context.Context, tx *sqlx.Tx, accountID string,
 	}
 	now := s.Now()
 	// event_id is the payload's data.eventId, which an erasure looks for.
-	_, err = tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, event_id, created_at, next_start_at)
-		SELECT 'msg-' || gen_random_uuid(), w.id, w.account_id, $2, $3, $3::json -> 'data' ->> 'eventId', $4, $4
-		FROM webhook_endpoints w WHERE w.account_id = $1 AND w.enabled AND $2 = ANY (w.events)`,
-		accountID, msg.Type, string(body), now)
+	_, err = tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, event_id,
+			created_at, next_start_at, status, reason, last_error, started_at)
+		SELECT 'msg-' || gen_random_uuid(), w.id, w.account_id, $2, $3, $3::json -> 'data' ->> 'eventId', $4::timestamptz, $4,
+		       CASE WHEN w.enabled THEN 'pending' ELSE 'failed' END,
+		       CASE WHEN w.enabled THEN NULL ELSE $5 END,
+		       CASE WHEN w.enabled THEN NULL ELSE 'endpoint disabled when the change happened' END,
+		       CASE WHEN w.enabled THEN NULL ELSE $4 END
+		FROM webhook_endpoints w WHERE w.account_id = $1 AND $2 = ANY (w.events)`,
+		accountID, msg.Type, string(body), now, ReasonEndpointDisabled)
 	if err != nil {
 		return fmt.Errorf("emit webhook %s: %w", msg.Type, err)
 	}
@@ -169,7 +177,7 @@ func (s *Store) reviewReference(ctx context.Context, tx *sqlx.Tx, r Review, typ 
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		err = tx.GetContext(ctx, &subscribed, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints w
-			WHERE w.account_id = $1 AND w.enabled AND $2 = ANY (w.events))`, r.AccountID, typ)
+			WHERE w.account_id = $1 AND $2 = ANY (w.events))`, r.AccountID, typ)
 		return "", subscribed, err
 	case err != nil:
 		return "", false, err

@@ -91,10 +91,11 @@ func (s *Store) ReplayWebhookDeliveries(ctx context.Context, accountID, endpoint
 }
 
 // replaySet makes a delivery pending and due to be started at the time in
-// parameter now, counting the replay. Its attempts, last answer and error
-// stay until the next attempt overwrites them.
+// parameter now, counting the replay; it has no reason to fail any more.
+// Its attempts, last answer and error stay until the next attempt
+// overwrites them.
 func replaySet(now int) string {
-	return fmt.Sprintf(`status = 'pending', replays = replays + 1, started_at = NULL, next_start_at = $%d,
+	return fmt.Sprintf(`status = 'pending', reason = NULL, replays = replays + 1, started_at = NULL, next_start_at = $%d,
 		start_attempts = 0, start_error = NULL`, now)
 }
 

@@ -50,7 +50,7 @@ func TestReplayingFailedDeliveries(t *testing.T) {
 	for _, id := range ids[:3] {
 		_, err := st.RecordWebhookAttempt(ctx, id, store.AttemptResult{Error: "connection refused"})
 		require.NoError(t, err)
-		_, err = st.FailWebhookDelivery(ctx, id, "retries exhausted")
+		_, err = st.FailWebhookDelivery(ctx, id, store.ReasonRetriesExhausted, "retries exhausted")
 		require.NoError(t, err)
 	}
 	_, err := st.RecordWebhookAttempt(ctx, ids[3], store.AttemptResult{StatusCode: 204, Delivered: true})
@@ -105,7 +105,7 @@ func TestReplayingFailedDeliveries(t *testing.T) {
 	})
 
 	t.Run("a disabled endpoint", func(t *testing.T) {
-		_, err := st.FailWebhookDelivery(ctx, ids[1], "retries exhausted")
+		_, err := st.FailWebhookDelivery(ctx, ids[1], store.ReasonRetriesExhausted, "retries exhausted")
 		require.NoError(t, err)
 		off := false
 		_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &off})
@@ -118,4 +118,56 @@ func TestReplayingFailedDeliveries(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, a.AccountID, acc)
 	})
+}
+
+// TestChangesWhileDisabledAreKeptForReplay: a change that happens while an
+// endpoint is disabled is written as a delivery failed with reason
+// endpoint_disabled, which no workflow is started for; once the endpoint
+// is enabled, a replay of the period puts it back in the outbox.
+func TestChangesWhileDisabledAreKeptForReplay(t *testing.T) {
+	t.Parallel()
+	st, _, account := webhookStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	ep := endpoint(t, st, a.AccountID, webhook.InviteScheduled, webhook.ReviewCreated)
+	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	st.SetClock(func() time.Time { return t0 })
+	off, on := false, true
+	_, err := st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &off})
+	require.NoError(t, err)
+
+	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: t0})
+	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 5, Comment: "fine", Locale: "en"})
+	require.NoError(t, err)
+	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), t0)
+	require.NoError(t, err)
+
+	ds := deliveries(t, st, ep)
+	require.Equal(t, []string{webhook.ReviewCreated, webhook.InviteScheduled}, typesOf(ds))
+	for _, d := range ds {
+		assert.Equal(t, store.DeliveryFailed, d.Status)
+		assert.Equal(t, store.ReasonEndpointDisabled, d.Reason.String)
+		assert.Equal(t, "endpoint disabled when the change happened", d.LastError.String)
+		assert.Zero(t, d.Attempts, "never sent")
+	}
+	assert.Empty(t, startAll(t, st), "no workflow runs for a delivery that cannot go out")
+	n, _, err := st.WebhookBacklog(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing waits")
+
+	_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &on})
+	require.NoError(t, err)
+	st.SetClock(func() time.Time { return t0.Add(time.Hour) })
+	n, err = st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, store.ReplayFilter{Since: t0.Add(-time.Minute)}, false)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	for _, d := range deliveries(t, st, ep) {
+		assert.Equal(t, store.DeliveryPending, d.Status)
+		assert.False(t, d.Reason.Valid, "no reason to fail any more")
+	}
+	starts := startAll(t, st)
+	require.Len(t, starts, 2, "both back in the outbox")
+	for _, s := range starts {
+		assert.Equal(t, 1, s.Replays)
+	}
 }

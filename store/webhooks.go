@@ -24,6 +24,16 @@ const (
 	DeliveryFailed    = "failed"
 )
 
+// Why a delivery failed (its reason; its last error says it in words).
+const (
+	ReasonRetriesExhausted = "retries_exhausted"
+	// ReasonGone: the endpoint answered 410 Gone to this delivery.
+	ReasonGone = "gone"
+	// ReasonEndpointDisabled: the endpoint was disabled while the delivery
+	// waited, or already when the change it reports happened.
+	ReasonEndpointDisabled = "endpoint_disabled"
+)
+
 // WebhookEndpoint is a URL that receives an account's webhooks of the
 // event types it subscribes to.
 type WebhookEndpoint struct {
@@ -180,6 +190,7 @@ type WebhookDelivery struct {
 	// Payload is the exact body sent on every attempt.
 	Payload        json.RawMessage `db:"payload"`
 	Status         string          `db:"status"`
+	Reason         sql.NullString  `db:"reason"` // set when Status is failed
 	Attempts       int             `db:"attempts"`
 	LastStatusCode sql.NullInt32   `db:"last_status_code"`
 	LastError      sql.NullString  `db:"last_error"`
@@ -187,7 +198,7 @@ type WebhookDelivery struct {
 	DeliveredAt    sql.NullTime    `db:"delivered_at"`
 }
 
-const webhookDeliveryColumns = `id, endpoint_id, account_id, type, payload, status, attempts, last_status_code,
+const webhookDeliveryColumns = `id, endpoint_id, account_id, type, payload, status, reason, attempts, last_status_code,
 	last_error, created_at, delivered_at`
 
 // ListWebhookDeliveries returns a page of an endpoint's deliveries, newest
@@ -238,7 +249,7 @@ func (s *Store) LoadWebhookAttempt(ctx context.Context, deliveryID string) (Webh
 		PreviousSecret    []byte     `db:"previous_secret"`
 		PreviousExpiresAt *time.Time `db:"previous_expires_at"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT d.id, d.endpoint_id, d.account_id, d.type, d.payload, d.status, d.attempts,
+	err := s.db.GetContext(ctx, &r, `SELECT d.id, d.endpoint_id, d.account_id, d.type, d.payload, d.status, d.reason, d.attempts,
 		       d.last_status_code, d.last_error, d.created_at, d.delivered_at,
 		       e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
@@ -277,7 +288,8 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, deliveryID string, r A
 		case r.Delivered:
 			status = `'succeeded'`
 		case r.Gone:
-			status = `CASE WHEN status = 'pending' THEN 'failed' ELSE status END`
+			status = `CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
+				reason = CASE WHEN status = 'pending' THEN 'gone' ELSE reason END`
 		}
 		// The answer is kept while the delivery is pending, and when it
 		// delivered; an attempt that ends after the delivery was given up
@@ -303,16 +315,17 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, deliveryID string, r A
 	return d, nil
 }
 
-// FailWebhookDelivery gives up a pending delivery (its retries are
-// exhausted, or its endpoint is disabled). The last attempt's error is
-// kept; reason is stored only when there is none. A delivery that is no
-// longer pending is returned unchanged.
-func (s *Store) FailWebhookDelivery(ctx context.Context, deliveryID, reason string) (WebhookDelivery, error) {
+// FailWebhookDelivery gives up a pending delivery for reason (its
+// retries are exhausted, or its endpoint is disabled). The last attempt's
+// error is kept; lastError is stored only when there is none. A delivery
+// that is no longer pending is returned unchanged.
+func (s *Store) FailWebhookDelivery(ctx context.Context, deliveryID, reason, lastError string) (WebhookDelivery, error) {
 	var d WebhookDelivery
 	err := s.db.GetContext(ctx, &d, `UPDATE webhook_deliveries
 		SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
+		    reason = CASE WHEN status = 'pending' THEN $3 ELSE reason END,
 		    last_error = CASE WHEN status = 'pending' THEN COALESCE(last_error, NULLIF($2, '')) ELSE last_error END
-		WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, truncate(reason, 1000))
+		WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, truncate(lastError, 1000), reason)
 	if err != nil {
 		return WebhookDelivery{}, fmt.Errorf("fail webhook delivery %s: %w", deliveryID, translate(err))
 	}
@@ -320,10 +333,10 @@ func (s *Store) FailWebhookDelivery(ctx context.Context, deliveryID, reason stri
 }
 
 // failPendingDeliveries gives up the pending deliveries of an endpoint
-// (but except) with reason as their last error.
+// (but except), which is disabled, with reason as their last error.
 func failPendingDeliveries(ctx context.Context, tx *sqlx.Tx, endpointID, except, reason string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $3
-		WHERE endpoint_id = $1 AND status = 'pending' AND id <> $2`, endpointID, except, reason)
+	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', reason = $4, last_error = $3
+		WHERE endpoint_id = $1 AND status = 'pending' AND id <> $2`, endpointID, except, reason, ReasonEndpointDisabled)
 	return err
 }
 

@@ -126,8 +126,9 @@ func TestWebhookEndpoints(t *testing.T) {
 }
 
 // TestInviteTransitionsEmitWebhooks: every change of an invite's status
-// that the event list names writes one delivery per subscribed, enabled
-// endpoint of the account, with a payload that carries no customer data.
+// that the event list names writes one delivery per subscribed endpoint of
+// the account (failed at once for a disabled one), with a payload that
+// carries no customer data.
 func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 	t.Parallel()
 	st, _, account := webhookStore(t)
@@ -159,7 +160,11 @@ func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 	ds := deliveries(t, st, all)
 	assert.Equal(t, []string{webhook.InviteScheduled, webhook.InviteSent}, typesOf(ds))
 	assert.Equal(t, []string{webhook.InviteSent}, typesOf(deliveries(t, st, sentOnly)))
-	assert.Empty(t, deliveries(t, st, disabled), "a disabled endpoint gets nothing")
+	for _, d := range deliveries(t, st, disabled) {
+		assert.Equal(t, store.DeliveryFailed, d.Status, "a disabled endpoint is sent nothing")
+		assert.Equal(t, store.ReasonEndpointDisabled, d.Reason.String)
+	}
+	assert.Equal(t, typesOf(ds), typesOf(deliveries(t, st, disabled)), "but is told nothing less once replayed")
 	assert.Empty(t, deliveries(t, st, foreign), "another account's endpoint gets nothing")
 
 	sent := ds[0]
@@ -347,7 +352,7 @@ func TestWebhookAttempts(t *testing.T) {
 	assert.Equal(t, 3, got.Attempts)
 	assert.False(t, got.LastError.Valid)
 	assert.Equal(t, now.Add(time.Minute), got.DeliveredAt.Time)
-	got, err = st.FailWebhookDelivery(ctx, d.ID, "gave up")
+	got, err = st.FailWebhookDelivery(ctx, d.ID, store.ReasonRetriesExhausted, "gave up")
 	require.NoError(t, err)
 	assert.Equal(t, store.DeliverySucceeded, got.Status, "a delivery that succeeded is not given up")
 
@@ -356,10 +361,11 @@ func TestWebhookAttempts(t *testing.T) {
 	d = deliveries(t, st, ep)[0]
 	_, err = st.RecordWebhookAttempt(ctx, d.ID, store.AttemptResult{StatusCode: 500, Error: "500 Internal Server Error"})
 	require.NoError(t, err)
-	got, err = st.FailWebhookDelivery(ctx, d.ID, "retries exhausted")
+	got, err = st.FailWebhookDelivery(ctx, d.ID, store.ReasonRetriesExhausted, "retries exhausted")
 	require.NoError(t, err)
 	assert.Equal(t, store.DeliveryFailed, got.Status)
 	assert.Equal(t, "500 Internal Server Error", got.LastError.String)
+	assert.Equal(t, store.ReasonRetriesExhausted, got.Reason.String)
 
 	// 410: the delivery fails, the endpoint is disabled and its other
 	// pending deliveries are given up; other endpoints are untouched.
@@ -373,6 +379,7 @@ func TestWebhookAttempts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, store.DeliveryFailed, got.Status)
 	assert.Equal(t, "410 Gone", got.LastError.String)
+	assert.Equal(t, store.ReasonGone, got.Reason.String)
 	other, _, err := st.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, store.DeliveryFailed, store.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, other, 3, "the one given up before, the 410 and the one that was waiting")
@@ -399,6 +406,7 @@ func TestWebhookAttempts(t *testing.T) {
 	require.NoError(t, err)
 	for _, d := range deliveries(t, st, spare) {
 		assert.Equal(t, store.DeliveryFailed, d.Status)
+		assert.Equal(t, store.ReasonEndpointDisabled, d.Reason.String)
 		assert.Equal(t, "endpoint disabled", d.LastError.String)
 	}
 	// An attempt that was under way when the endpoint was disabled is

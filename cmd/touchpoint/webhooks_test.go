@@ -34,7 +34,7 @@ func TestWebhooksReplayCLI(t *testing.T) {
 	ds, _, err := st.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, "", store.Page{Limit: 10})
 	require.NoError(t, err)
 	for _, d := range ds {
-		_, err := st.FailWebhookDelivery(ctx, d.ID, "retries exhausted")
+		_, err := st.FailWebhookDelivery(ctx, d.ID, store.ReasonRetriesExhausted, "retries exhausted")
 		require.NoError(t, err)
 	}
 	pending := func() int {

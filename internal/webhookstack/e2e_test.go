@@ -142,7 +142,8 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		}
 		assert.True(t, answered410)
 
-		// A later change is not delivered to it at all.
+		// A later change is not sent to it: it is kept, failed, for a
+		// replay once the endpoint is enabled again.
 		other := newReceiver(t)
 		_, otherSecret := s.webhook(t, other.URL, webhook.InviteSent)
 		other.trust(t, otherSecret)
@@ -156,7 +157,21 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			}
 			assert.True(c, seen, "the later event has gone through")
 		}, wait, 20*time.Millisecond)
-		assert.Len(t, s.deliveries(t, hook), len(gone), "no deliveries for a disabled endpoint")
+		seen := map[string]bool{}
+		for _, d := range gone {
+			seen[d["id"].(string)] = true
+		}
+		kept := 0
+		for _, d := range s.deliveries(t, hook) {
+			if !seen[d["id"].(string)] {
+				kept++
+				assert.Equal(t, "failed", d["status"])
+				assert.Equal(t, "endpoint_disabled", d["reason"])
+				assert.EqualValues(t, 0, d["attempts"])
+			}
+		}
+		assert.Positive(t, kept, "the later event's invite.sent, at least")
+		assert.Equal(t, n, len(rc.requests()), "nothing more sent to a disabled endpoint")
 	})
 
 	t.Run("a receiver that hangs times out and is tried again", func(t *testing.T) {

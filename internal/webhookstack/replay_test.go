@@ -79,3 +79,53 @@ func TestReplayAfterTheRetriesRanOut(t *testing.T) {
 	}
 	assert.Len(t, down.requests(), tries, "nothing more went to the old URL")
 }
+
+// TestChangesWhileDisabledGoOutAfterReplay: what happens while an endpoint
+// is disabled is not lost. Each change shows as a delivery failed with
+// reason endpoint_disabled, nothing is sent; once the shop enables the
+// endpoint, a replay of the period sends every one, signed.
+func TestChangesWhileDisabledGoOutAfterReplay(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, fast)
+	rc := newReceiver(t)
+	hook, secret := s.webhook(t, rc.URL, webhook.InviteScheduled, webhook.InviteSent)
+	rc.trust(t, secret)
+	s.call(t, http.MethodPatch, "/webhooks/"+hook, map[string]any{"enabled": false}, http.StatusOK)
+	since := time.Now().Add(-time.Minute)
+
+	ev := s.event(t, "while.disabled@example.com", "C-950")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		ds := s.deliveries(t, hook)
+		if assert.Len(c, ds, 2, "invite.scheduled and invite.sent") {
+			for _, d := range ds {
+				assert.Equal(c, "failed", d["status"])
+				assert.Equal(c, "endpoint_disabled", d["reason"])
+				assert.EqualValues(c, 0, d["attempts"])
+			}
+		}
+	}, wait, 20*time.Millisecond)
+	assert.Empty(t, rc.requests(), "a disabled endpoint is called for nothing")
+
+	s.call(t, http.MethodPost, "/webhooks/"+hook+"/replay",
+		map[string]any{"since": since.UTC().Format(time.RFC3339Nano), "status": "failed"}, http.StatusConflict)
+	s.call(t, http.MethodPatch, "/webhooks/"+hook, map[string]any{"enabled": true}, http.StatusOK)
+	replay := s.call(t, http.MethodPost, "/webhooks/"+hook+"/replay",
+		map[string]any{"since": since.UTC().Format(time.RFC3339Nano), "status": "failed"}, http.StatusAccepted)
+	assert.EqualValues(t, 2, replay["replayed"])
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, d := range s.deliveries(t, hook) {
+			assert.Equal(c, "succeeded", d["status"])
+			assert.Nil(c, d["reason"])
+		}
+	}, wait, 20*time.Millisecond)
+	got := map[string]string{}
+	for _, r := range rc.requests() {
+		assert.NoError(t, r.VerifyErr, "%s: verified by the reference library", r.Type)
+		assert.Equal(t, ev, r.Data["eventId"])
+		got[r.Type] = r.ID
+	}
+	assert.Len(t, rc.requests(), 2, "each change once")
+	assert.Contains(t, got, webhook.InviteScheduled)
+	assert.Contains(t, got, webhook.InviteSent)
+}

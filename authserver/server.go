@@ -26,6 +26,9 @@ const (
 	TokenPath     = "/oauth/token"
 	DiscoveryPath = "/.well-known/openid-configuration"
 	JWKSPath      = "/.well-known/jwks.json"
+	// HealthPath answers 200 while the process runs: its liveness and
+	// readiness probe.
+	HealthPath = "/healthz"
 )
 
 // Scope is the scope of every token, as the documented API shows it.
@@ -129,7 +132,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.mux.HandleFunc(TokenPath, s.token)
 	s.mux.HandleFunc("GET "+DiscoveryPath, s.discovery)
 	s.mux.HandleFunc("GET "+JWKSPath, s.jwks)
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))
 	})

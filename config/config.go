@@ -344,6 +344,16 @@ var Variables = append([]string{
 	"TOUCHPOINT_POSTMARK_WEBHOOK_USER", "TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY",
 }, temporalclient.Variables...)
 
+// SecretVariables are the variables of Variables that hold a credential:
+// the logged configuration never shows them (a URL's password is masked),
+// and deployment files take them from a secret store, never from the file
+// itself (go test ./deploy checks the Kubernetes manifests against it).
+var SecretVariables = []string{
+	"DATABASE_URL", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_SMTP_URL", "TOUCHPOINT_SMS_AUTH_TOKEN",
+	"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY",
+	"TEMPORAL_API_KEY", "TEMPORAL_TLS_CLIENT_KEY_DATA",
+}
+
 // Load reads the environment through getenv (os.Getenv in production) on
 // top of Defaults. It does not validate; call Validate.
 func Load(getenv func(string) string) (Config, error) {

@@ -5,7 +5,10 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,22 +130,57 @@ func TestBadValuesAreNamed(t *testing.T) {
 	}
 }
 
+// TestLogValueMasksSecrets: no variable of SecretVariables shows in the
+// logged configuration (the process's and its Temporal client's).
 func TestLogValueMasksSecrets(t *testing.T) {
 	t.Parallel()
-	c, err := config.Load(env(map[string]string{
-		"TEMPORAL_CONFIG_FILE":  filepath.Join(t.TempDir(), "absent.toml"),
-		"TEMPORAL_ADDRESS":      "ns.acct.tmprl.cloud:7233",
-		"TEMPORAL_API_KEY":      "temporal-api-key-value",
-		"DATABASE_URL":          "postgres://u:hunter2@db/x",
-		"TOUCHPOINT_SMTP_URL":   "smtp://mailer:smtp-pass@mail:587",
-		"TOUCHPOINT_SECRET_KEY": "super-secret-key-super-secret-key",
-	}))
+	keyPEM, certPEM := clientCertificate(t)
+	// Each value with the part that must not be logged.
+	samples := map[string]struct{ value, secret string }{
+		"DATABASE_URL":                         {"postgres://u:hunter2@db/x", "hunter2"},
+		"TOUCHPOINT_SECRET_KEY":                {"super-secret-key-super-secret-key", "super-secret-key"},
+		"TOUCHPOINT_SMTP_URL":                  {"smtp://mailer:smtp-pass@mail:587", "smtp-pass"},
+		"TOUCHPOINT_SMS_AUTH_TOKEN":            {"sms-auth-token-value", "sms-auth-token-value"},
+		"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD": {"postmark-password-value", "postmark-password-value"},
+		"TOUCHPOINT_MAILGUN_SIGNING_KEY":       {"mailgun-signing-key-value", "mailgun-signing-key-value"},
+		"TEMPORAL_API_KEY":                     {"temporal-api-key-value", "temporal-api-key-value"},
+		"TEMPORAL_TLS_CLIENT_KEY_DATA":         {keyPEM, strings.Split(keyPEM, "\n")[1]},
+	}
+	vars := map[string]string{
+		"TEMPORAL_CONFIG_FILE":             filepath.Join(t.TempDir(), "absent.toml"),
+		"TEMPORAL_ADDRESS":                 "ns.acct.tmprl.cloud:7233",
+		"TEMPORAL_TLS_CLIENT_CERT_DATA":    certPEM,
+		"TOUCHPOINT_POSTMARK_WEBHOOK_USER": "postmark",
+	}
+	for _, name := range config.SecretVariables {
+		assert.Contains(t, config.Variables, name)
+		sample, ok := samples[name]
+		require.True(t, ok, "add a sample value of %s to this test", name)
+		vars[name] = sample.value
+	}
+	c, err := config.Load(env(vars))
 	require.NoError(t, err)
-	logged := c.LogValue().String()
-	for _, secret := range []string{"hunter2", "smtp-pass", "super-secret-key", "temporal-api-key-value"} {
-		assert.NotContains(t, logged, secret)
+	logged := c.LogValue().String() + c.Temporal.LogValue().String()
+	for name, sample := range samples {
+		assert.NotContains(t, logged, sample.secret, name)
 	}
 	assert.Contains(t, logged, "mail:587")
+}
+
+// clientCertificate makes a self-signed client certificate and its key, PEM.
+func clientCertificate(t *testing.T) (keyPEM, certPEM string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "touchpoint"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(k)
+	require.NoError(t, err)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
 func TestSecurityValues(t *testing.T) {

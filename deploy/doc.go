@@ -1,6 +1,6 @@
 // Package deploy holds no code. Its tests check the deployment files at the
 // top of the repository — Dockerfile, .dockerignore and docker-compose.yml —
-// against the configuration (config.Variables, config.Load and Validate),
+// and the Kubernetes manifests of deploy/kubernetes against the configuration (config.Variables, config.Load and Validate),
 // the Makefile's production build and each other, so that a renamed
 // variable, a changed port or a new required setting breaks `make test`
 // rather than `docker compose up`.

@@ -202,5 +202,8 @@ func TestProductionBuildLeavesTheDevServerOut(t *testing.T) {
 	assert.Regexp(t, embedded, deps(), "the default build embeds the dev server (else this test checks nothing)")
 	prod := deps("-tags", "nodev")
 	assert.NotRegexp(t, embedded, prod, "the nodev build must not contain the embedded Temporal server or UI")
+	// The Kubernetes manifests' tests build with kustomize and the
+	// Kubernetes API types; the binary must not.
+	assert.NotRegexp(t, `(?m)^(k8s\.io/|sigs\.k8s\.io/)`, prod, "the nodev build must not link kustomize or the Kubernetes API")
 	assert.Contains(t, prod, "github.com/touchpoint/touchpoint/apiserver\n")
 }

@@ -19,6 +19,13 @@ import (
 	"github.com/touchpoint/touchpoint/internal/memo"
 )
 
+// The probes' paths: LivePath answers 200 while the process runs,
+// ReadyPath 200 only while every check passes.
+const (
+	LivePath  = "/healthz"
+	ReadyPath = "/readyz"
+)
+
 // CheckEvery is how often, at most, a check runs; probes in between get
 // its last result.
 const CheckEvery = 2 * time.Second
@@ -57,10 +64,10 @@ func Handler(checks map[string]Check, logger *slog.Logger) http.Handler {
 		})})
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+LivePath, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, Body{Status: "ok", Checks: map[string]string{}})
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+ReadyPath, func(w http.ResponseWriter, r *http.Request) {
 		res := make([]error, len(all))
 		var wg sync.WaitGroup
 		for i, c := range all {

@@ -94,6 +94,9 @@ func (s *Set) Review(rating int) {
 // adds its embedded Temporal server's Actions).
 func (s *Set) Register(c prometheus.Collector) { s.reg.MustRegister(c) }
 
+// Path is where every process serves Handler.
+const Path = "/metrics"
+
 // Handler serves the metrics in the Prometheus text format.
 func (s *Set) Handler() http.Handler {
 	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})

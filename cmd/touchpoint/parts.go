@@ -76,7 +76,7 @@ func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *s
 	if err != nil {
 		return nil, err
 	}
-	h := m.Instrument("auth", []string{authserver.TokenPath, authserver.DiscoveryPath, authserver.JWKSPath, "/healthz"}, srv)
+	h := m.Instrument("auth", []string{authserver.TokenPath, authserver.DiscoveryPath, authserver.JWKSPath, authserver.HealthPath}, srv)
 	return func(ctx context.Context) error {
 		return runParts(ctx, srv.Run, func(ctx context.Context) error { return serveHTTP(ctx, logger, "auth", ln, h) })
 	}, nil
@@ -93,7 +93,7 @@ func metricsPart(cfg config.Config, logger *slog.Logger, m *metrics.Set) (part, 
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("GET "+metrics.Path, m.Handler())
 	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "metrics", ln, mux) }, nil
 }
 
@@ -382,10 +382,10 @@ func workerHealthPart(cfg config.Config, st *store.Store, tc client.Client, poll
 		},
 	}, logger)
 	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", probes)
-	mux.Handle("GET /readyz", probes)
-	mux.Handle("GET /metrics", m.Handler())
-	h := m.Instrument("worker", []string{"/healthz", "/readyz", "/metrics"}, mux)
+	mux.Handle("GET "+health.LivePath, probes)
+	mux.Handle("GET "+health.ReadyPath, probes)
+	mux.Handle("GET "+metrics.Path, m.Handler())
+	h := m.Instrument("worker", []string{health.LivePath, health.ReadyPath, metrics.Path}, mux)
 	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "worker", ln, h) }, nil
 }
 

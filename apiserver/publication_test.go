@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/internal/feedschema"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -380,6 +381,7 @@ func TestPublicFeed(t *testing.T) {
 	r := e.anon(t, path)
 	etag := requirePublic(t, r, "application/xml; charset=utf-8")
 	requireNoPersonalData(t, r.body)
+	require.NoError(t, feedschema.Validate(bytes.NewReader(r.body)), "Google's Product Reviews Feed 2.3:\n%s", r.body)
 	var feed struct {
 		Version string `xml:"version"`
 		Reviews []struct {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/xml"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -22,8 +23,12 @@ import (
 // A product rated without a comment is left out of the feed (its rating
 // still counts in every aggregate and shows in the widget and the JSON):
 // the text is the customer's, and nothing may be written in their name.
-// A product the event gave without an address gets the review's own
-// address, as the schema allows.
+// A product the event gave without an address (or with one the schema's
+// httpUrlType refuses) gets the review's own address, as the schema
+// allows. An identifier list (gtins, mpns, skus, brands), product_ids and
+// reviews are each written only with something in them: the schema
+// refuses them empty. internal/feedschema holds the schema; the tests
+// check every feed against it.
 
 // FeedVersion is the version of Google's Product Reviews Feed written.
 const FeedVersion = "2.3"
@@ -119,6 +124,15 @@ type feedReview struct {
 // written in answer to a solicitation after the order was fulfilled.
 const collectionPostFulfillment = "post_fulfillment"
 
+// schemaURLPattern is the schema's httpUrlType ((https?://)?\S+\.\S+,
+// XSD's \S being anything but space, tab, newline and carriage return).
+var schemaURLPattern = regexp.MustCompile(`^(https?://)?[^ \t\n\r]+\.[^ \t\n\r]+$`)
+
+// schemaURL reports whether u is an httpUrlType. A product's address that
+// is not (one on a host without a dot) gives way to the review's own, as
+// one missing does; a logo's is left out.
+func schemaURL(u string) bool { return schemaURLPattern.MatchString(u) }
+
 // hasText reports whether s may be written as one of the schema's
 // strings: it needs a character other than white space.
 func hasText(s string) bool { return strings.TrimSpace(s) != "" }
@@ -138,7 +152,7 @@ func (f Feed) feedReviewOf(it store.FeedItem) feedReview {
 	}
 	reviewURL := f.ReviewURL(it.ReviewID)
 	p := feedProduct{Name: strings.TrimSpace(it.Name), URL: it.URL}
-	if p.URL == "" {
+	if !schemaURL(p.URL) {
 		p.URL = reviewURL
 	}
 	var ids feedProductIDs
@@ -191,20 +205,23 @@ func (f Feed) Write(w io.Writer, each func(fn func(store.FeedItem) error) error)
 		Name    string `xml:"name"`
 		Favicon string `xml:"favicon,omitempty"`
 	}{Name: pub.DisplayName}
-	if pub.LogoURL != nil {
+	if pub.LogoURL != nil && schemaURL(*pub.LogoURL) {
 		publisher.Favicon = *pub.LogoURL
 	}
 	if err := enc.EncodeElement(publisher, xml.StartElement{Name: xml.Name{Local: "publisher"}}); err != nil {
 		return err
 	}
+	// <reviews> holds one review or more: it is opened with the first.
 	reviews := xml.StartElement{Name: xml.Name{Local: "reviews"}}
-	if err := enc.EncodeToken(reviews); err != nil {
-		return err
-	}
 	n := 0
 	err := each(func(it store.FeedItem) error {
 		if !inFeed(it) {
 			return nil
+		}
+		if n == 0 {
+			if err := enc.EncodeToken(reviews); err != nil {
+				return err
+			}
 		}
 		if err := enc.Encode(f.feedReviewOf(it)); err != nil {
 			return err
@@ -220,8 +237,10 @@ func (f Feed) Write(w io.Writer, each func(fn func(store.FeedItem) error) error)
 	if err != nil {
 		return err
 	}
-	if err := enc.EncodeToken(reviews.End()); err != nil {
-		return err
+	if n > 0 {
+		if err := enc.EncodeToken(reviews.End()); err != nil {
+			return err
+		}
 	}
 	if err := enc.EncodeToken(feed.End()); err != nil {
 		return err

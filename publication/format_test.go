@@ -74,16 +74,8 @@ func TestFeedXMLEscaping(t *testing.T) {
 		{ProductReview: store.ProductReview{ID: "prv-4", ReviewID: "rev-4", Product: store.Product{Name: "Blank"}, Rating: 2,
 			Comment: " \n\t", CreatedAt: created}, Locale: "en"},
 	}
-	var b bytes.Buffer
-	feed := publication.Feed{Account: acc, ReviewURL: func(id string) string { return "https://api.example/public/reviews/" + id + "/verify?x=1&y=2" }}
-	require.NoError(t, feed.Write(&b, func(fn func(store.FeedItem) error) error {
-		for _, it := range items {
-			if err := fn(it); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	raw := write(t, publication.Feed{Account: acc, ReviewURL: func(id string) string { return "https://api.example/public/reviews/" + id + "/verify?x=1&y=2" }}, items)
+	b := bytes.NewBuffer(raw)
 	assert.True(t, strings.HasPrefix(b.String(), xml.Header))
 	assert.NotContains(t, b.String(), "]]>", "no text can end a CDATA section or anything else")
 	assert.NotContains(t, b.String(), "</script>")

@@ -2,6 +2,8 @@ package apiserver_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"io"
@@ -294,6 +296,25 @@ func TestPublicProofsAndVerifyPage(t *testing.T) {
 		assert.Equal(t, "text/html; charset=utf-8", nf.header.Get("Content-Type"))
 	}
 	assert.Equal(t, http.StatusBadRequest, e.anon(t, verify+"?foo=1").status)
+
+	// A product's comment is the customer's too: the proof covers it, and
+	// the page says which texts the proof covers (not the shop's reply).
+	withProduct, _ := e.reviewed(t, store.ReviewInput{Rating: 4, Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: "Dry in the rain"}}})
+	item = asObjects(e.anon(t, "/public/accounts/"+e.account+"/reviews").object(t)["items"].([]any))[0]
+	require.Equal(t, withProduct, item["id"])
+	payload, err = jws.Verify([]byte(item["proof"].(string)), jws.WithKeySet(set))
+	require.NoError(t, err)
+	claims = nil
+	require.NoError(t, json.Unmarshal(payload, &claims))
+	sum := sha256.Sum256([]byte("Dry in the rain"))
+	assert.Equal(t, []any{map[string]any{"gtin": "4006381333931", "rating": 5.0, "commentSha256": hex.EncodeToString(sum[:])}},
+		claims["products"])
+	page := e.anon(t, "/public/reviews/"+withProduct+"/verify?locale=en")
+	requirePublic(t, page, "text/html; charset=utf-8")
+	doc, err := html.Parse(bytes.NewReader(page.body))
+	require.NoError(t, err)
+	assert.Contains(t, textContent(doc), "This proof covers the ratings, the review’s comment and the comment on each product. "+
+		"The shop’s reply is the shop’s own text and is not covered.")
 }
 
 func textContent(n *html.Node) string {

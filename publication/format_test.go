@@ -362,8 +362,10 @@ func TestWidgetHTMLEscaping(t *testing.T) {
 }
 
 // TestVerifyPageHTML: the verify page says, in the reader's language,
-// on which day the transaction was and since when the review is
-// unchanged; hostile text stays text.
+// on which day the transaction was, since when the review is unchanged
+// and which texts its proof covers (every word of the customer's, not
+// the shop's reply), and what a proof brought to it is worth — an older
+// one saying what it does not cover; hostile text stays text.
 func TestVerifyPageHTML(t *testing.T) {
 	t.Parallel()
 	acc := hostileAccount()
@@ -380,8 +382,8 @@ func TestVerifyPageHTML(t *testing.T) {
 	}
 	require.ElementsMatch(t, publication.Locales(), []string{"da", "de", "en", "es", "fr", "nl"})
 	for lang, phrase := range want {
-		for _, brought := range []publication.ProofCheck{publication.ProofNone, publication.ProofMatches, publication.ProofOutdated,
-			publication.ProofInvalid} {
+		for _, brought := range []publication.ProofCheck{publication.ProofNone, publication.ProofMatches, publication.ProofMatchesOlder,
+			publication.ProofOutdated, publication.ProofInvalid} {
 			b, err := publication.VerifyPage{Locale: lang, Account: acc, Review: r, Proof: "a.b.c", KID: "kid-1",
 				JWKSURL: "https://api.example/public/accounts/x/jwks.json", VerifyURL: "https://api.example/v", Brought: brought}.Render()
 			require.NoError(t, err)
@@ -397,8 +399,22 @@ func TestVerifyPageHTML(t *testing.T) {
 			assert.Equal(t, "a.b.c", textOf(withClass(doc, "p", "proof")[0]))
 		}
 	}
-	for brought, class := range map[publication.ProofCheck]string{publication.ProofMatches: "ok", publication.ProofOutdated: "bad",
-		publication.ProofInvalid: "bad"} {
+	covers := func(r store.PublicReview, brought publication.ProofCheck) string {
+		b, err := publication.VerifyPage{Locale: "en", Account: acc, Review: r, Brought: brought}.Render()
+		require.NoError(t, err)
+		return textOf(elements(parseHTML(t, b), "main")[0])
+	}
+	withProducts := covers(r, publication.ProofNone)
+	assert.Contains(t, withProducts, "covers the ratings, the review’s comment and the comment on each product")
+	assert.Contains(t, withProducts, "The shop’s reply is the shop’s own text and is not covered")
+	noProducts := r
+	noProducts.Products = nil
+	assert.Contains(t, covers(noProducts, publication.ProofNone), "covers the rating and the review’s comment.")
+	assert.Contains(t, covers(r, publication.ProofMatchesOlder), "issued before proofs covered the comments on products")
+	assert.NotContains(t, covers(r, publication.ProofMatches), "issued before proofs covered")
+
+	for brought, class := range map[publication.ProofCheck]string{publication.ProofMatches: "ok", publication.ProofMatchesOlder: "ok",
+		publication.ProofOutdated: "bad", publication.ProofInvalid: "bad"} {
 		b, err := publication.VerifyPage{Locale: "en", Account: acc, Review: r, Brought: brought}.Render()
 		require.NoError(t, err)
 		status := elements(parseHTML(t, b), "p")

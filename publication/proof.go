@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -38,26 +39,46 @@ type Claims struct {
 }
 
 // ProductClaim is one product rating of the review, named by the
-// product's gtin, else its sku (neither when the event gave neither).
+// product's gtin when it checks (review.PublicGTIN), else its sku
+// (neither when the event gave neither), with its comment's hash.
 type ProductClaim struct {
 	GTIN   string `json:"gtin,omitempty"`
 	SKU    string `json:"sku,omitempty"`
 	Rating int    `json:"rating"`
+	// CommentSha256 is the SHA-256 of the product's comment as published
+	// (of "" when there is none). Proofs issued before product comments
+	// were covered lack it (see CoversProductComments).
+	CommentSha256 string `json:"commentSha256,omitempty"`
 }
 
-// ClaimsOf are the claims of a public review as it is now.
-func ClaimsOf(r store.PublicReview) Claims {
-	sum := sha256.Sum256([]byte(r.Comment))
-	c := Claims{ReviewID: r.ID, AccountID: r.AccountID, CommentSha256: hex.EncodeToString(sum[:]),
+// sha256Hex is the lower-case hex SHA-256 of a text's UTF-8 bytes.
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// ClaimsOf are the claims of a public review as it is now: every word the
+// customer published (the review's comment and each product's) by its
+// hash, and the ratings. The shop's reply is the shop's, and not covered.
+func ClaimsOf(r store.PublicReview) Claims { return claimsOf(r, false) }
+
+// legacyClaimsOf are the claims a proof of r stated before product
+// comments were covered: products without their comment's hash, named by
+// the gtin as the event gave it. Such proofs still verify and match.
+func legacyClaimsOf(r store.PublicReview) Claims { return claimsOf(r, true) }
+
+func claimsOf(r store.PublicReview, legacy bool) Claims {
+	c := Claims{ReviewID: r.ID, AccountID: r.AccountID, CommentSha256: sha256Hex(r.Comment),
 		Products: []ProductClaim{}, ReviewedAt: Time(r.UpdatedAt)}
 	if r.Rating != 0 {
 		c.Rating = &r.Rating
 	}
 	for _, p := range r.Products {
-		pc := ProductClaim{Rating: p.Rating}
-		if p.GTIN != "" {
-			pc.GTIN = p.GTIN
-		} else {
+		pc := ProductClaim{Rating: p.Rating, GTIN: review.PublicGTIN(p.GTIN), CommentSha256: sha256Hex(p.Comment)}
+		if legacy {
+			pc.GTIN, pc.CommentSha256 = p.GTIN, ""
+		}
+		if pc.GTIN == "" {
 			pc.SKU = p.SKU
 		}
 		c.Products = append(c.Products, pc)
@@ -73,18 +94,36 @@ func ClaimsOf(r store.PublicReview) Claims {
 	return c
 }
 
+// CoversProductComments reports whether the claims cover the products'
+// comments: every product carries its comment's hash. A proof issued
+// before they were covered has none; one of a review without products
+// has nothing to cover.
+func (c Claims) CoversProductComments() bool {
+	for _, p := range c.Products {
+		if p.CommentSha256 == "" {
+			return false
+		}
+	}
+	return true
+}
+
 // Sign is the proof of a public review: a compact JWS of its claims, signed
 // with the account's current publication key.
 func (k *Keys) Sign(ctx context.Context, r store.PublicReview) (string, error) {
-	ring, err := k.ring(ctx, r.AccountID)
-	if err != nil {
-		return "", err
-	}
 	payload, err := json.Marshal(ClaimsOf(r))
 	if err != nil {
 		return "", fmt.Errorf("proof claims: %w", err)
 	}
-	key := proofKey(r.AccountID+"/"+ring.kid, payload)
+	return k.sign(ctx, r.AccountID, payload)
+}
+
+// sign signs a payload with the account's current publication key.
+func (k *Keys) sign(ctx context.Context, accountID string, payload []byte) (string, error) {
+	ring, err := k.ring(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	key := proofKey(accountID+"/"+ring.kid, payload)
 	if proof, ok := k.proofs.get(key); ok {
 		return proof, nil
 	}
@@ -166,8 +205,9 @@ func (t Time) String() string { return time.Time(t).UTC().Format(timeLayout) }
 
 // Check says what a proof the reader brought is worth for the public
 // review r: a valid proof of its account whose claims are r's as it is
-// now (ProofMatches), a valid proof of r made before it changed
-// (ProofOutdated), or anything else (ProofInvalid).
+// now (ProofMatches; ProofMatchesOlder for one issued before product
+// comments were covered, which covers the rest), a valid proof of r made
+// before it changed (ProofOutdated), or anything else (ProofInvalid).
 func (k *Keys) Check(ctx context.Context, r store.PublicReview, proof string) (ProofCheck, error) {
 	c, _, err := k.Verify(ctx, r.AccountID, proof)
 	switch {
@@ -178,16 +218,24 @@ func (k *Keys) Check(ctx context.Context, r store.PublicReview, proof string) (P
 	case c.ReviewID != r.ID:
 		return ProofInvalid, nil
 	}
-	got, err := json.Marshal(c)
-	if err != nil {
-		return ProofNone, err
-	}
-	want, err := json.Marshal(ClaimsOf(r))
-	if err != nil {
-		return ProofNone, err
-	}
-	if string(got) == string(want) {
-		return ProofMatches, nil
+	for _, m := range []struct {
+		claims Claims
+		check  ProofCheck
+	}{{ClaimsOf(r), ProofMatches}, {legacyClaimsOf(r), ProofMatchesOlder}} {
+		same, err := sameClaims(c, m.claims)
+		if err != nil || same {
+			return m.check, err
+		}
 	}
 	return ProofOutdated, nil
+}
+
+// sameClaims reports whether a and b state the same, field by field.
+func sameClaims(a, b Claims) (bool, error) {
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false, err
+	}
+	jb, err := json.Marshal(b)
+	return string(ja) == string(jb), err
 }

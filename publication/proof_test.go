@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
@@ -29,6 +30,15 @@ func newKeys(t *testing.T, st *store.Store, secret string) *publication.Keys {
 	k, err := publication.NewKeys(st, secretkey.Derive(secret, secretkey.PublicationKey), nil)
 	require.NoError(t, err)
 	return k
+}
+
+// proofSetup is a fresh database with an account and its publication
+// keys.
+func proofSetup(t *testing.T) (*sqlx.DB, *store.Store, *eventfixture.Account, *publication.Keys) {
+	t.Helper()
+	db := testdb.New(t)
+	st := store.New(db, "P7D")
+	return db, st, eventfixture.NewAccount(t, db, eventfixture.Setting{}), newKeys(t, st, testSecret)
 }
 
 // reviewedFixture stores an event (transaction on 2026-11-20, invite sent
@@ -56,12 +66,9 @@ func reviewedFixture(t *testing.T, st *store.Store, acc *eventfixture.Account, i
 func TestProofVerifiesWithAnotherJOSELibrary(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testdb.New(t)
-	st := store.New(db, "P7D")
-	acc := eventfixture.NewAccount(t, db, eventfixture.Setting{})
-	keys := newKeys(t, st, testSecret)
+	_, st, acc, keys := proofSetup(t)
 	r := reviewedFixture(t, st, acc, store.ReviewInput{Rating: 4, Comment: "Dry & warm </script>", Products: []store.ProductRating{
-		{Index: 0, Rating: 5}, {Index: 1, Rating: 3}}})
+		{Index: 0, Rating: 5, Comment: "Fits well & keeps dry"}, {Index: 1, Rating: 3}}})
 
 	proof, err := keys.Sign(ctx, r)
 	require.NoError(t, err)
@@ -81,10 +88,10 @@ func TestProofVerifiesWithAnotherJOSELibrary(t *testing.T) {
 
 	var claims map[string]any
 	require.NoError(t, json.Unmarshal(payload, &claims))
-	sum := sha256.Sum256([]byte("Dry & warm </script>"))
 	assert.Equal(t, map[string]any{
-		"reviewId": r.ID, "accountId": acc.AccountID, "rating": 4.0, "commentSha256": hex.EncodeToString(sum[:]),
-		"products":   []any{map[string]any{"gtin": "4006381333931", "rating": 5.0}, map[string]any{"sku": "BOOT-2", "rating": 3.0}},
+		"reviewId": r.ID, "accountId": acc.AccountID, "rating": 4.0, "commentSha256": sha256Hex("Dry & warm </script>"),
+		"products": []any{map[string]any{"gtin": "4006381333931", "rating": 5.0, "commentSha256": sha256Hex("Fits well & keeps dry")},
+			map[string]any{"sku": "BOOT-2", "rating": 3.0, "commentSha256": sha256Hex("")}},
 		"eventDate":  "2026-11-20",
 		"invitedAt":  "2026-11-21T08:00:00.000Z",
 		"reviewedAt": r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000Z"),
@@ -118,7 +125,87 @@ func TestProofVerifiesWithAnotherJOSELibrary(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(payload, &claims))
 	assert.Nil(t, claims["rating"])
-	assert.Equal(t, []any{map[string]any{"sku": "BOOT-2", "rating": 2.0}}, claims["products"])
+	assert.Equal(t, []any{map[string]any{"sku": "BOOT-2", "rating": 2.0, "commentSha256": sha256Hex("")}}, claims["products"])
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// TestProofsCoverProductComments: a proof covers each product's comment
+// by its hash, so a product comment changed after signing no longer
+// matches; a proof issued before product comments were covered — made
+// here the old way, its payload written by hand as it was documented —
+// still verifies with both libraries and still matches the review, and
+// says that it does not cover them.
+func TestProofsCoverProductComments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, st, acc, keys := proofSetup(t)
+	in := store.ReviewInput{EventID: acc.Event(t, eventfixture.Event{Status: "sent", SentAt: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC),
+		TransactionDate: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Products: []eventfixture.Product{
+			{Name: "Rain jacket", SKU: "JKT-1", GTIN: "4006381333931"}, {Name: "Mug", SKU: "MUG-1", GTIN: "4006381333932"}}}),
+		Locale: "en", Rating: 4, Comment: "Good shop", Products: []store.ProductRating{
+			{Index: 0, Rating: 5, Comment: "Keeps me dry"}, {Index: 1, Rating: 2, Comment: "Chipped"}}}
+	_, _, err := st.SaveReview(ctx, in)
+	require.NoError(t, err)
+	rs, _, err := st.PublicReviews(ctx, acc.AccountID, store.PublicReviewFilter{}, store.Page{Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	r := rs[0]
+
+	proof, err := keys.Sign(ctx, r)
+	require.NoError(t, err)
+	c, _, err := keys.Verify(ctx, acc.AccountID, proof)
+	require.NoError(t, err)
+	assert.True(t, c.CoversProductComments())
+	require.Len(t, c.Products, 2)
+	assert.Equal(t, publication.ProductClaim{GTIN: "4006381333931", Rating: 5, CommentSha256: sha256Hex("Keeps me dry")}, c.Products[0])
+	assert.Equal(t, publication.ProductClaim{SKU: "MUG-1", Rating: 2, CommentSha256: sha256Hex("Chipped")}, c.Products[1],
+		"named by its sku: its GTIN fails the check digit, and a proof names what the public outputs name")
+
+	// The old way: no comment hashes, the GTIN as the event gave it.
+	rating := 4
+	old, err := json.Marshal(map[string]any{"reviewId": r.ID, "accountId": acc.AccountID, "rating": rating,
+		"commentSha256": sha256Hex("Good shop"),
+		"products":      []any{map[string]any{"gtin": "4006381333931", "rating": 5}, map[string]any{"gtin": "4006381333932", "rating": 2}},
+		"eventDate":     "2026-11-20", "invitedAt": "2026-11-21T08:00:00.000Z",
+		"reviewedAt": r.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000Z")})
+	require.NoError(t, err)
+	older, err := keys.SignPayload(ctx, acc.AccountID, old)
+	require.NoError(t, err)
+	_, err = jws.Verify([]byte(older), jws.WithKeySet(jwksOf(t, keys, acc.AccountID)))
+	require.NoError(t, err, "jwx verifies an older proof")
+	oc, _, err := keys.Verify(ctx, acc.AccountID, older)
+	require.NoError(t, err)
+	assert.False(t, oc.CoversProductComments())
+	for proof, want := range map[string]publication.ProofCheck{proof: publication.ProofMatches, older: publication.ProofMatchesOlder} {
+		got, err := keys.Check(ctx, r, proof)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	// An older proof whose rating is not the review's does not match.
+	wrong := strings.Replace(string(old), `"rating":5`, `"rating":4`, 1)
+	require.NotEqual(t, string(old), wrong)
+	forged, err := keys.SignPayload(ctx, acc.AccountID, []byte(wrong))
+	require.NoError(t, err)
+	got, err := keys.Check(ctx, r, forged)
+	require.NoError(t, err)
+	assert.Equal(t, publication.ProofOutdated, got)
+
+	// A product comment changes: the proof made before no longer matches.
+	in.Products[1].Comment = "Chipped, but the shop replaced it"
+	_, _, err = st.SaveReview(ctx, in)
+	require.NoError(t, err)
+	now, err := st.PublicReviewByID(ctx, r.ID)
+	require.NoError(t, err)
+	got, err = keys.Check(ctx, now, proof)
+	require.NoError(t, err)
+	assert.Equal(t, publication.ProofOutdated, got)
+	// Even were the review's time of writing the same, the claims differ.
+	now.UpdatedAt = r.UpdatedAt
+	assert.NotEqual(t, publication.ClaimsOf(r), publication.ClaimsOf(now))
 }
 
 func jwksOf(t *testing.T, keys *publication.Keys, accountID string) jwk.Set {
@@ -140,10 +227,7 @@ func jwksOf(t *testing.T, keys *publication.Keys, accountID string) jwk.Set {
 func TestKeyRotation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testdb.New(t)
-	st := store.New(db, "P7D")
-	acc := eventfixture.NewAccount(t, db, eventfixture.Setting{})
-	keys := newKeys(t, st, testSecret)
+	db, st, acc, keys := proofSetup(t)
 	r := reviewedFixture(t, st, acc, store.ReviewInput{Rating: 5, Comment: "great"})
 
 	before, err := keys.Sign(ctx, r)

@@ -170,6 +170,9 @@ const (
 	ProofNone ProofCheck = iota
 	// ProofMatches: valid, and its claims are the review's as it is now.
 	ProofMatches
+	// ProofMatchesOlder: valid, issued before proofs covered the products'
+	// comments, and the rest of its claims are the review's as it is now.
+	ProofMatchesOlder
 	// ProofOutdated: valid, but the review changed since.
 	ProofOutdated
 	// ProofInvalid: not a proof of this account.
@@ -198,6 +201,7 @@ func (v VerifyPage) Render() ([]byte, error) {
 	since := time.Time(c.ReviewedAt).UTC().Format(time.DateOnly)
 	data := struct {
 		Lang, Title, Statement, Invited, ReviewLabel, Signed, JWKSURL, ProofLabel, Proof, ProofResult, ProofClass string
+		Covers                                                                                                    string
 		CSS                                                                                                       template.CSS
 		Review                                                                                                    reviewData
 	}{Lang: lang, Title: tr(lang, "verifyTitle"), ReviewLabel: tr(lang, "verifyTheReview"),
@@ -211,9 +215,17 @@ func (v VerifyPage) Render() ([]byte, error) {
 	if c.InvitedAt != nil {
 		data.Invited = tr(lang, "verifyInvited", time.Time(*c.InvitedAt).UTC().Format(time.DateOnly))
 	}
+	// Which texts the proof covers: every word the customer published;
+	// never the shop's reply, which the page shows too.
+	data.Covers = tr(lang, "coversReview")
+	if len(c.Products) > 0 {
+		data.Covers = tr(lang, "coversProducts")
+	}
 	switch v.Brought {
 	case ProofMatches:
 		data.ProofResult, data.ProofClass = tr(lang, "verifyProofOK"), "ok"
+	case ProofMatchesOlder:
+		data.ProofResult, data.ProofClass = tr(lang, "verifyProofLess"), "ok"
 	case ProofOutdated:
 		data.ProofResult, data.ProofClass = tr(lang, "verifyProofOld"), "bad"
 	case ProofInvalid:

@@ -2,8 +2,6 @@ package apiserver
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -68,12 +66,6 @@ func (s *server) guardPublic(w http.ResponseWriter, r *http.Request, html bool, 
 	handle(w, r)
 }
 
-// etagOf is the strong ETag of a body: its SHA-256, base64url.
-func etagOf(body []byte) string {
-	sum := sha256.Sum256(body)
-	return `"` + base64.RawURLEncoding.EncodeToString(sum[:]) + `"`
-}
-
 // notModified reports whether the request's If-None-Match names etag (or
 // "*"); GET compares weakly, so W/"x" matches "x" (RFC 9110 §13.1.2).
 func notModified(r *http.Request, etag string) bool {
@@ -91,7 +83,7 @@ func notModified(r *http.Request, etag string) bool {
 // writePublic answers a public GET with body, its strong ETag and the
 // public cache headers, or 304 when the client has it already.
 func writePublic(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
-	etag := etagOf(body)
+	etag := publication.ETag(body) // changes with the bytes, whatever rendered them
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", publicCacheControl)
@@ -390,8 +382,9 @@ func (s *server) getWidget(w http.ResponseWriter, r *http.Request) {
 
 // getFeed is GET /public/accounts/{acc}/feeds/google-product-reviews.xml:
 // Google's Product Reviews Feed of every public product review, streamed.
-// Its strong ETag is the account's publication version, read before the
-// reviews, so it is known before the first byte.
+// Its strong ETag is made of the account's publication version, read
+// before the reviews, and the feed renderer's version
+// (publication.FeedETag), so it is known before the first byte.
 func (s *server) getFeed(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
 	q.noPage()
@@ -409,8 +402,7 @@ func (s *server) getFeed(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	etag := etagOf([]byte("google-product-reviews\x00" + publication.FeedVersion + "\x00" + s.publicBase + "\x00" + a.ID + "\x00" +
-		strconv.FormatInt(version, 10)))
+	etag := publication.FeedETag(s.publicBase, a.ID, version)
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", publicCacheControl)

@@ -13,28 +13,6 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
-func TestEnsureAndDropDatabase(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	name := "tp_test_ensure_" + store.NewID("x")[2:10]
-	dsn, err := store.DatabaseURL(testdb.ServerURL(), name)
-	require.NoError(t, err)
-	t.Cleanup(func() { store.DropDatabase(context.Background(), testdb.ServerURL(), name) })
-
-	require.NoError(t, store.EnsureDatabase(ctx, dsn), "created")
-	require.NoError(t, store.EnsureDatabase(ctx, dsn), "there already")
-	db, err := store.Open(ctx, dsn)
-	require.NoError(t, err, "the database exists")
-	db.Close()
-
-	require.NoError(t, store.DropDatabase(ctx, testdb.ServerURL(), name))
-	require.NoError(t, store.DropDatabase(ctx, testdb.ServerURL(), name), "gone already")
-	_, err = store.Open(ctx, dsn)
-	require.Error(t, err, "the database is gone")
-
-	require.ErrorContains(t, store.EnsureDatabase(ctx, "postgres://127.0.0.1:5432"), "names no database")
-}
-
 func TestScratchTables(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

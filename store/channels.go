@@ -78,6 +78,6 @@ func (s *Store) ListChannels(ctx context.Context, accountID string, p Page) ([]C
 	if err := s.db.SelectContext(ctx, &chs, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
-	chs, next := trim(chs, pageLimit(p), func(c Channel) Cursor { return Cursor{c.CreatedAt, c.ID} })
+	chs, next := trim(chs, pageLimit(p), func(c Channel) Cursor { return Cursor{CreatedAt: c.CreatedAt, ID: c.ID} })
 	return chs, next, nil
 }

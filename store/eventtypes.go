@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -101,7 +99,7 @@ func (s *Store) ListEventTypes(ctx context.Context, accountID string, f EventTyp
 	if err := s.db.SelectContext(ctx, &ets, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
-	ets, next := trim(ets, pageLimit(p), func(e EventType) Cursor { return Cursor{e.CreatedAt, e.ID} })
+	ets, next := trim(ets, pageLimit(p), func(e EventType) Cursor { return Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
 	return ets, next, nil
 }
 
@@ -126,43 +124,4 @@ func (s *Store) defaultDelay() string {
 		return "P7D"
 	}
 	return s.DefaultInviteDelay
-}
-
-// pageLimit is p.Limit within 1–200 (default 50); the API validates the
-// client's value, this only guards other callers.
-func pageLimit(p Page) int {
-	switch {
-	case p.Limit <= 0:
-		return 50
-	case p.Limit > 200:
-		return 200
-	}
-	return p.Limit
-}
-
-// where builds the WHERE clause of a list query: account first, then
-// filters, then the keyset position, with numbered placeholders.
-type where struct {
-	conds []string
-	args  []any
-}
-
-func newWhere(accountID string) *where {
-	return &where{conds: []string{"account_id = $1"}, args: []any{accountID}}
-}
-
-// add appends "expr $n" with arg as $n; expr ends in an operator.
-func (w *where) add(expr string, arg any) {
-	w.args = append(w.args, arg)
-	w.conds = append(w.conds, expr+"$"+strconv.Itoa(len(w.args)))
-}
-
-// page completes a list query: filters, keyset position, newest-first
-// order and a limit one above the page size, so trim can tell whether a
-// next page exists.
-func (w *where) page(selectFrom string, p Page) (string, []any) {
-	cond, kargs := p.keyset(len(w.args) + 1)
-	args := append(w.args, kargs...)
-	return selectFrom + ` WHERE ` + strings.Join(append(w.conds, cond), " AND ") +
-		` ORDER BY created_at DESC, id DESC LIMIT ` + strconv.Itoa(pageLimit(p)+1), args
 }

@@ -102,7 +102,7 @@ func (s *Store) ListInviteSettings(ctx context.Context, accountID string, f Invi
 	if err := s.db.SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
-	rows, next := trim(rows, pageLimit(p), func(r inviteSettingRow) Cursor { return Cursor{r.CreatedAt, r.ID} })
+	rows, next := trim(rows, pageLimit(p), func(r inviteSettingRow) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	out := make([]InviteSetting, len(rows))
 	for i, r := range rows {
 		var err error

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -117,11 +116,4 @@ func (s *Store) OutboxBacklog(ctx context.Context) (pending int, oldest time.Dur
 		oldest = s.Now().Sub(r.Oldest.Time)
 	}
 	return r.N, oldest, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }

@@ -109,7 +109,7 @@ func (s *Store) ListProductReviews(ctx context.Context, accountID string, f Prod
 	if err := s.db.SelectContext(ctx, &ps, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
-	ps, next := trim(ps, pageLimit(p), func(p ProductReview) Cursor { return Cursor{p.CreatedAt, p.ID} })
+	ps, next := trim(ps, pageLimit(p), func(p ProductReview) Cursor { return Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
 	return ps, next, nil
 }
 

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -119,7 +118,7 @@ func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicRev
 	if err := s.db.SelectContext(ctx, &rs, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
-	rs, next := trim(rs, pageLimit(p), func(r PublicReview) Cursor { return Cursor{r.CreatedAt, r.ID} })
+	rs, next := trim(rs, pageLimit(p), func(r PublicReview) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	return rs, next, s.publicProducts(ctx, rs)
 }
 
@@ -128,16 +127,15 @@ func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicRev
 // of reviews_public_language for a language.
 func publicReviewsQuery(accountID string, f PublicReviewFilter, p Page) (string, []any) {
 	w := newWhere(accountID)
-	w.conds = append(w.conds, "public")
+	w.cond("public")
 	if f.Locale != "" {
 		// By its language first, the expression of reviews_public_language,
 		// then, for a locale with a region, by the locale itself.
 		lang, _, region := strings.Cut(f.Locale, "_")
 		w.add("split_part(locale, '_', 1) = ", lang)
 		if region {
-			w.args = append(w.args, f.Locale)
-			n := "$" + strconv.Itoa(len(w.args))
-			w.conds = append(w.conds, "(locale = "+n+" OR starts_with(locale, "+n+" || '_'))")
+			n := w.arg(f.Locale)
+			w.cond("(locale = " + n + " OR starts_with(locale, " + n + " || '_'))")
 		}
 	}
 	if f.MinRating != 0 {
@@ -182,14 +180,14 @@ func (s *Store) PublicProductReviews(ctx context.Context, accountID string, k re
 		return nil, nil, fmt.Errorf("product key kind %q: %w", k.Kind, ErrNotFound)
 	}
 	w := newWhere(accountID)
-	w.conds = append(w.conds, "public")
+	w.cond("public")
 	w.add(string(k.Kind)+" = ", k.Value)
 	ps := []ProductReview{}
 	query, args := w.page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
 	if err := s.db.SelectContext(ctx, &ps, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
-	ps, next := trim(ps, pageLimit(p), func(p ProductReview) Cursor { return Cursor{p.CreatedAt, p.ID} })
+	ps, next := trim(ps, pageLimit(p), func(p ProductReview) Cursor { return Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
 	ids := make([]string, len(ps))
 	for i, p := range ps {
 		ids[i] = p.ReviewID

@@ -446,7 +446,7 @@ func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilte
 	if err := s.db.SelectContext(ctx, &rs, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
-	rs, next := trim(rs, pageLimit(p), func(r Review) Cursor { return Cursor{r.CreatedAt, r.ID} })
+	rs, next := trim(rs, pageLimit(p), func(r Review) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	ptrs := make([]*Review, len(rs))
 	for i := range rs {
 		ptrs[i] = &rs[i]

@@ -1,41 +1,83 @@
 // Package store is the one place that speaks SQL: sqlx repositories for
 // Touchpoint's resources, with PostgreSQL errors turned into the sentinels
-// below so callers can branch without knowing pq.
+// of package pg so callers can branch without knowing pq.
 package store
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
-	"errors"
-	"fmt"
-	"io"
-	"net"
-	"slices"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
+// The sentinels callers branch on, and the base every repository shares,
+// are package pg's; these names keep the callers of the store as they are.
 var (
-	// ErrNotFound: no row, or a row of another account.
-	ErrNotFound = errors.New("not found")
-	// ErrConflict: a unique business key is already taken.
-	ErrConflict = errors.New("conflict")
-	// ErrUnavailable: PostgreSQL could not be reached or could not commit.
-	ErrUnavailable = errors.New("database unavailable")
-	// ErrNoDatabase: the server answers, but the database of the URL does
-	// not exist (it is made by hand in production, by `touchpoint dev`
-	// in development).
-	ErrNoDatabase = errors.New("database does not exist")
+	ErrNotFound    = pg.ErrNotFound
+	ErrConflict    = pg.ErrConflict
+	ErrUnavailable = pg.ErrUnavailable
+	ErrNoDatabase  = pg.ErrNoDatabase
+	ErrBadCursor   = pg.ErrBadCursor
 )
+
+type (
+	// Page asks for one page of a list, newest first.
+	Page = pg.Page
+	// Cursor is a keyset position.
+	Cursor = pg.Cursor
+	// StartBatch is a set of claimed rows whose workflows are due to start.
+	StartBatch[T any] = pg.StartBatch[T]
+	// StartRetry is a row whose workflow start failed.
+	StartRetry = pg.StartRetry
+)
+
+// DefaultMaxConns is the most PostgreSQL connections a process keeps by
+// default (TOUCHPOINT_DB_MAX_CONNS).
+const DefaultMaxConns = pg.DefaultMaxConns
+
+// Open, OpenPool, NewID, ValidID, DecodeCursor, DatabaseURL,
+// EnsureDatabase and DropDatabase are package pg's.
+var (
+	Open           = pg.Open
+	OpenPool       = pg.OpenPool
+	NewID          = pg.NewID
+	ValidID        = pg.ValidID
+	DecodeCursor   = pg.DecodeCursor
+	DatabaseURL    = pg.DatabaseURL
+	EnsureDatabase = pg.EnsureDatabase
+	DropDatabase   = pg.DropDatabase
+)
+
+func translate(err error) error { return pg.Translate(err) }
+
+func truncate(s string, n int) string { return pg.Truncate(s, n) }
+
+func pageLimit(p Page) int { return pg.PageLimit(p) }
+
+func trim[T any](rows []T, limit int, pos func(T) Cursor) ([]T, *Cursor) {
+	return pg.Trim(rows, limit, pos)
+}
+
+// where is pg.Where under the names the store's files use.
+type where struct{ w *pg.Where }
+
+func newWhere(accountID string) *where { return &where{pg.NewWhere(accountID)} }
+
+func (w *where) add(expr string, arg any) { w.w.Add(expr, arg) }
+
+func (w *where) cond(c string) { w.w.Cond(c) }
+
+func (w *where) arg(v any) string { return w.w.Arg(v) }
+
+func (w *where) page(selectFrom string, p Page) (string, []any) { return w.w.Page(selectFrom, p) }
 
 // Store holds the connection pool and the defaults new rows need.
 type Store struct {
-	db *sqlx.DB
+	base *pg.DB
+	db   *sqlx.DB
 	// DefaultInviteDelay is the delay of automatically created invite
 	// settings (P7D; PT10S in `touchpoint dev`).
 	DefaultInviteDelay string
@@ -47,8 +89,6 @@ type Store struct {
 	// kind (QuotaDailySends, QuotaRecipient, QuotaChannels,
 	// QuotaEventTypes): the process's metrics count them.
 	OnQuotaExceeded func(kind string)
-	// now is the clock; tests replace it.
-	now func() time.Time
 	// accepts groups concurrent AcceptEvent calls into one commit.
 	accepts acceptQueue
 	// The statements every event or invite runs are prepared once (see
@@ -60,7 +100,7 @@ type Store struct {
 
 // New wraps an open pool.
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
-	return &Store{db: db, DefaultInviteDelay: defaultInviteDelay, now: time.Now,
+	return &Store{base: pg.NewDB(db), db: db, DefaultInviteDelay: defaultInviteDelay,
 		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
 		acceptManyStmt: preparedStmt{query: acceptManySQL},
 		invite:         newInviteStatements(), webhooks: newWebhookStatements()}
@@ -146,101 +186,14 @@ func (s *Store) execPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, 
 // (migrations, health checks).
 func (s *Store) DB() *sqlx.DB { return s.db }
 
-// DefaultMaxConns is the most PostgreSQL connections a process keeps by
-// default (TOUCHPOINT_DB_MAX_CONNS).
-const DefaultMaxConns = 32
-
-// Open connects to PostgreSQL with a pool of DefaultMaxConns connections
-// and checks the connection.
-func Open(ctx context.Context, url string) (*sqlx.DB, error) {
-	return OpenPool(ctx, url, DefaultMaxConns)
-}
-
-// OpenPool is Open with a pool of at most maxConns connections.
-func OpenPool(ctx context.Context, url string, maxConns int) (*sqlx.DB, error) {
-	db, err := sqlx.Open("postgres", url)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	db.SetMaxOpenConns(maxConns)
-	db.SetMaxIdleConns(maxConns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := db.PingContext(pingCtx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("connect to database: %w", translate(err))
-	}
-	return db, nil
-}
-
 // Now is the store's clock truncated to the milliseconds that every
 // timestamp is returned with, so keyset cursors compare exactly.
-func (s *Store) Now() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+func (s *Store) Now() time.Time { return s.base.Now() }
 
 // SetClock replaces the clock (tests).
-func (s *Store) SetClock(now func() time.Time) { s.now = now }
-
-// NewID returns prefix + "-" + a random lowercase UUID.
-func NewID(prefix string) string { return prefix + "-" + uuid.NewString() }
-
-// ValidID reports whether id is prefix-<uuid> in canonical lowercase form;
-// anything else in a path is answered 404 without a query.
-func ValidID(prefix, id string) bool {
-	if len(id) != len(prefix)+1+36 || id[:len(prefix)+1] != prefix+"-" {
-		return false
-	}
-	u, err := uuid.Parse(id[len(prefix)+1:])
-	return err == nil && u.String() == id[len(prefix)+1:]
-}
-
-// translate maps driver errors to the sentinels callers branch on.
-func translate(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
-	}
-	if err.Error() == "sql: database is closed" { // database/sql has no sentinel for it
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) {
-		switch {
-		case pqErr.Code == "23505": // unique_violation
-			return fmt.Errorf("%w: %s", ErrConflict, pqErr.Constraint)
-		case pqErr.Code == "3D000": // invalid_catalog_name
-			return fmt.Errorf("%w: %v", ErrNoDatabase, err)
-		case pqErr.Code.Class() == "08", // connection exception
-			pqErr.Code.Class() == "53", // insufficient resources
-			pqErr.Code.Class() == "57": // operator intervention (shutdown, cancel)
-			return fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
-		return err
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) || slices.ContainsFunc(unreachable, func(e error) bool { return errors.Is(err, e) }) {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	return err
-}
-
-// unreachable are the errors, besides a net.Error, that mean PostgreSQL
-// could not be reached or stopped answering. A connection lost
-// mid-conversation ends its stream (EOF) when the server side went first.
-var unreachable = []error{io.EOF, io.ErrUnexpectedEOF, driver.ErrBadConn, sql.ErrConnDone,
-	pq.ErrSSLNotSupported, context.DeadlineExceeded}
+func (s *Store) SetClock(now func() time.Time) { s.base.SetClock(now) }
 
 // inTx runs fn in a transaction and commits it, translating errors.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return translate(err)
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback() // the fn error is the one to report
-		return translate(err)
-	}
-	return translate(tx.Commit())
+	return pg.InTx(ctx, s.db, fn)
 }

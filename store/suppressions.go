@@ -237,7 +237,7 @@ func (s *Store) ListSuppressions(ctx context.Context, accountID string, f Suppre
 	if err := s.db.SelectContext(ctx, &sups, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
-	sups, next := trim(sups, pageLimit(p), func(x Suppression) Cursor { return Cursor{x.CreatedAt, x.Address} })
+	sups, next := trim(sups, pageLimit(p), func(x Suppression) Cursor { return Cursor{CreatedAt: x.CreatedAt, ID: x.Address} })
 	return sups, next, nil
 }
 

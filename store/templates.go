@@ -198,10 +198,10 @@ func (s *Store) ListTemplates(ctx context.Context, accountID string, f TemplateF
 		w.add("event_type_id = ", f.EventTypeID)
 	}
 	if f.AccountOnly {
-		w.conds = append(w.conds, "event_type_id IS NULL")
+		w.cond("event_type_id IS NULL")
 	}
 	if f.EventTypesOnly {
-		w.conds = append(w.conds, "event_type_id IS NOT NULL")
+		w.cond("event_type_id IS NOT NULL")
 	}
 	var ts []Template
 	query, args := w.page(`SELECT `+templateColumns+` FROM message_templates`, p)
@@ -213,7 +213,7 @@ func (s *Store) ListTemplates(ctx context.Context, accountID string, f TemplateF
 			return nil, nil, err
 		}
 	}
-	ts, next := trim(ts, pageLimit(p), func(t Template) Cursor { return Cursor{t.CreatedAt, t.ID} })
+	ts, next := trim(ts, pageLimit(p), func(t Template) Cursor { return Cursor{CreatedAt: t.CreatedAt, ID: t.ID} })
 	return ts, next, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -212,5 +213,5 @@ type TestSendStart struct {
 // to be started, skipping rows other starters hold. The caller must
 // Finish or Release the batch.
 func (s *Store) ClaimTestSendStarts(ctx context.Context, limit int) (*StartBatch[TestSendStart], error) {
-	return claimStarts[TestSendStart](ctx, s, "template_test_sends", "id, account_id, kind, start_attempts", "test send", limit)
+	return pg.ClaimStarts[TestSendStart](ctx, s.base, "template_test_sends", "id, account_id, kind, start_attempts", "test send", limit)
 }

@@ -107,7 +107,7 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, p Pa
 	if err := s.db.SelectContext(ctx, &eps, query, args...); err != nil {
 		return nil, nil, fmt.Errorf("list webhook endpoints: %w", translate(err))
 	}
-	eps, next := trim(eps, pageLimit(p), func(ep WebhookEndpoint) Cursor { return Cursor{ep.CreatedAt, ep.ID} })
+	eps, next := trim(eps, pageLimit(p), func(ep WebhookEndpoint) Cursor { return Cursor{CreatedAt: ep.CreatedAt, ID: ep.ID} })
 	return eps, next, nil
 }
 
@@ -223,7 +223,7 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID
 	if err := s.db.SelectContext(ctx, &ds, query, args...); err != nil {
 		return nil, nil, fmt.Errorf("list webhook deliveries: %w", translate(err))
 	}
-	ds, next := trim(ds, pageLimit(p), func(d WebhookDelivery) Cursor { return Cursor{d.CreatedAt, d.ID} })
+	ds, next := trim(ds, pageLimit(p), func(d WebhookDelivery) Cursor { return Cursor{CreatedAt: d.CreatedAt, ID: d.ID} })
 	return ds, next, nil
 }
 

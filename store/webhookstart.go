@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // WebhookStart is a delivery whose workflow has not been started yet.
@@ -23,6 +25,6 @@ type WebhookStart struct {
 // be started, skipping rows other starters hold. The caller must Finish or
 // Release the batch.
 func (s *Store) ClaimWebhookStarts(ctx context.Context, limit int) (*StartBatch[WebhookStart], error) {
-	return claimStarts[WebhookStart](ctx, s, "webhook_deliveries",
+	return pg.ClaimStarts[WebhookStart](ctx, s.base, "webhook_deliveries",
 		"id, endpoint_id, account_id, type, status, start_attempts, created_at, replays", "webhook", limit)
 }

@@ -1,9 +1,9 @@
-package store_test
+package pg_test
 
 import (
 	"testing"
 
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 func TestValidID(t *testing.T) {
@@ -17,7 +17,7 @@ func TestValidID(t *testing.T) {
 		"":                                          false,
 		"ety-0b5e8f3c-8a3e-4f3e-9a57-1c2d3e4f5a6bx": false,
 	} {
-		if got := store.ValidID("ety", id); got != want {
+		if got := pg.ValidID("ety", id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package store
+package pg
 
 import (
 	"context"
@@ -28,15 +28,15 @@ type StartRetry struct {
 	Error string
 }
 
-// claimStarts locks up to limit rows of table whose workflow is due to be
+// ClaimStarts locks up to limit rows of table whose workflow is due to be
 // started, skipping rows other starters hold, and reads their columns.
 // The caller must Finish or Release the batch.
-func claimStarts[T any](ctx context.Context, s *Store, table, columns, what string, limit int) (*StartBatch[T], error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
+func ClaimStarts[T any](ctx context.Context, db *DB, table, columns, what string, limit int) (*StartBatch[T], error) {
+	tx, err := db.pool.BeginTxx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("claim %s starts: %w", what, translate(err))
+		return nil, fmt.Errorf("claim %s starts: %w", what, Translate(err))
 	}
-	b := &StartBatch[T]{tx: tx, now: s.Now(), table: table, what: what}
+	b := &StartBatch[T]{tx: tx, now: db.Now(), table: table, what: what}
 	err = tx.SelectContext(ctx, &b.Starts, `SELECT `+columns+` FROM `+table+`
 		WHERE started_at IS NULL AND next_start_at <= $1
 		ORDER BY next_start_at, id
@@ -44,7 +44,7 @@ func claimStarts[T any](ctx context.Context, s *Store, table, columns, what stri
 		FOR UPDATE SKIP LOCKED`, b.now, limit)
 	if err != nil {
 		tx.Rollback() // the select error is the one to report
-		return nil, fmt.Errorf("claim %s starts: %w", what, translate(err))
+		return nil, fmt.Errorf("claim %s starts: %w", what, Translate(err))
 	}
 	return b, nil
 }
@@ -56,17 +56,17 @@ func (b *StartBatch[T]) Finish(ctx context.Context, done []string, retries []Sta
 		if _, err := b.tx.ExecContext(ctx, `UPDATE `+b.table+` SET started_at = $2, start_attempts = start_attempts + 1,
 			start_error = NULL WHERE id = ANY($1)`, pq.Array(done), b.now); err != nil {
 			b.tx.Rollback() // the update error is the one to report
-			return fmt.Errorf("finish %s starts: %w", b.what, translate(err))
+			return fmt.Errorf("finish %s starts: %w", b.what, Translate(err))
 		}
 	}
 	for _, r := range retries {
 		if _, err := b.tx.ExecContext(ctx, `UPDATE `+b.table+` SET start_attempts = start_attempts + 1,
-			next_start_at = $2, start_error = $3 WHERE id = $1`, r.ID, b.now.Add(r.After), truncate(r.Error, 1000)); err != nil {
+			next_start_at = $2, start_error = $3 WHERE id = $1`, r.ID, b.now.Add(r.After), Truncate(r.Error, 1000)); err != nil {
 			b.tx.Rollback() // the update error is the one to report
-			return fmt.Errorf("reschedule %s start: %w", b.what, translate(err))
+			return fmt.Errorf("reschedule %s start: %w", b.what, Translate(err))
 		}
 	}
-	return translate(b.tx.Commit())
+	return Translate(b.tx.Commit())
 }
 
 // Release hands the rows back untouched (shutdown).

@@ -1,4 +1,4 @@
-package store
+package pg
 
 import (
 	"context"
@@ -38,12 +38,12 @@ func TestTranslate(t *testing.T) {
 		{&pq.Error{Code: "22P02"}, nil}, // invalid_text_representation: our bug, a 500
 		{context.Canceled, nil},         // the client went away
 	} {
-		got := translate(c.err)
+		got := Translate(c.err)
 		if c.want == nil {
 			assert.Same(t, c.err, got, "%v", c.err)
 			continue
 		}
 		assert.ErrorIs(t, got, c.want, "%v", c.err)
 	}
-	assert.NoError(t, translate(nil))
+	assert.NoError(t, Translate(nil))
 }

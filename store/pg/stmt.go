@@ -1,0 +1,102 @@
+package pg
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Stmt is a statement prepared on first use and kept: running it is one
+// round trip (bind, execute) where an unprepared query with arguments is
+// two (parse and describe, then bind and execute), and PostgreSQL can
+// reuse its plan. database/sql prepares it again on each connection it
+// runs on, including replacements for lost ones.
+type Stmt struct {
+	db    *sqlx.DB
+	query string
+	stmt  atomic.Pointer[sqlx.Stmt]
+}
+
+// NewStmt is query, to be prepared on db when it first runs.
+func NewStmt(db *sqlx.DB, query string) *Stmt { return &Stmt{db: db, query: query} }
+
+// Ready reports whether the statement has been prepared on the pool.
+func (p *Stmt) Ready() bool { return p.stmt.Load() != nil }
+
+// Prepare returns the statement, preparing it if no call has yet. Nobody
+// waits on a lock while another caller talks to PostgreSQL: callers that
+// race to prepare it each do, and all but the first close theirs.
+func (p *Stmt) Prepare(ctx context.Context) (*sqlx.Stmt, error) {
+	if stmt := p.stmt.Load(); stmt != nil {
+		return stmt, nil
+	}
+	stmt, err := p.db.PreparexContext(ctx, p.query)
+	if err != nil {
+		return nil, err
+	}
+	if !p.stmt.CompareAndSwap(nil, stmt) {
+		stmt.Close()
+	}
+	return p.stmt.Load(), nil
+}
+
+// On returns the statement ready to run in tx, or on the pool when tx is
+// nil. In a transaction database/sql reuses the statement prepared on the
+// transaction's connection, preparing it there first if it must.
+//
+// Preparing a statement for the pool takes a pool connection, so a
+// transaction never does it: holding one connection while waiting for
+// another, enough concurrent transactions would empty the pool and wait
+// on each other until they time out. Callers Prepare their statements
+// before they begin (PrepareAll); one that is not ready yet is prepared
+// for this transaction alone.
+func (p *Stmt) On(ctx context.Context, tx *sqlx.Tx) (*sqlx.Stmt, error) {
+	if tx == nil {
+		return p.Prepare(ctx)
+	}
+	if stmt := p.stmt.Load(); stmt != nil {
+		return tx.StmtxContext(ctx, stmt), nil
+	}
+	return tx.PreparexContext(ctx, p.query)
+}
+
+// Get runs the statement for one row into dest, in tx or, when tx is nil,
+// on the pool.
+func (p *Stmt) Get(ctx context.Context, tx *sqlx.Tx, dest any, args ...any) error {
+	stmt, err := p.On(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return stmt.GetContext(ctx, dest, args...)
+}
+
+// Select runs the statement for all rows into dest, as Get.
+func (p *Stmt) Select(ctx context.Context, tx *sqlx.Tx, dest any, args ...any) error {
+	stmt, err := p.On(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return stmt.SelectContext(ctx, dest, args...)
+}
+
+// Exec runs the statement for no rows, as Get.
+func (p *Stmt) Exec(ctx context.Context, tx *sqlx.Tx, args ...any) error {
+	stmt, err := p.On(ctx, tx)
+	if err != nil {
+		return err
+	}
+	_, err = stmt.ExecContext(ctx, args...)
+	return err
+}
+
+// PrepareAll makes statements that run inside transactions ready before
+// one begins (see On).
+func PrepareAll(ctx context.Context, stmts ...*Stmt) error {
+	for _, p := range stmts {
+		if _, err := p.Prepare(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

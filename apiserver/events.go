@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/mail"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // Limits of an event; the body limit is Options.MaxBodyBytes.
@@ -96,11 +96,19 @@ type eventParentProduct struct {
 
 var localePattern = regexp.MustCompile(`^[a-z]{2,3}(_[A-Z]{2})?$`)
 
-// validate checks what the decoder cannot: required values, formats and
-// limits, each error with its field path.
+// typed is a value of an event with the kind of field it is.
+type typed struct {
+	v string
+	k text.Kind
+}
+
+// validate checks what the decoder cannot: required values, formats,
+// limits and what each field may hold, each error with its field path.
+// It cleans the multi-line values (the postal address, the metadata) in
+// place, as they are stored.
 func (in *eventIn) validate() fieldErrors {
 	var errs fieldErrors
-	text := func(field, v string, max int, required bool) {
+	limit := func(field, v string, max int, required bool) {
 		switch {
 		case v == "" && required:
 			errs.check(field, "is required")
@@ -109,19 +117,29 @@ func (in *eventIn) validate() fieldErrors {
 		}
 	}
 	c := in.Customer
-	// Values that end up in a mail header (the address and the name in
-	// To:), a search attribute or a log line must keep to one line.
-	for field, v := range map[string]string{
-		"customer.email": c.Email, "customer.firstName": c.FirstName, "customer.lastName": c.LastName,
-		"customer.mobile": c.Mobile, "customer.reference": c.Reference, "type": in.Type,
-		"channel.type": in.Channel.Type, "transaction.reference": in.Transaction.Reference,
-	} {
-		if hasControl(v) {
-			errs.check(field, "must not contain control characters such as line breaks")
+	// What each field may hold (package text): names and identifiers are
+	// refused with a control or bidirectional character, the postal
+	// address and the metadata are cleaned, URLs must be http(s).
+	kind := func(field, v string, k text.Kind) {
+		if err := text.Check(k, v); err != nil {
+			errs.check(field, err.Error())
 		}
 	}
-	text("customer.email", c.Email, maxEmail, true)
-	if c.Email != "" && len(c.Email) <= maxEmail && !hasControl(c.Email) {
+	for field, v := range map[string]string{
+		"customer.email": c.Email, "customer.mobile": c.Mobile, "customer.reference": c.Reference,
+		"transaction.reference": in.Transaction.Reference,
+	} {
+		kind(field, v, text.Identifier)
+	}
+	for field, v := range map[string]string{
+		"customer.firstName": c.FirstName, "customer.lastName": c.LastName, "type": in.Type,
+		"channel.type": in.Channel.Type, "system": in.System, "systemVersion": in.SystemVersion,
+	} {
+		kind(field, v, text.Name)
+	}
+	c.Address = text.Clean(text.Multiline, c.Address)
+	limit("customer.email", c.Email, maxEmail, true)
+	if c.Email != "" && len(c.Email) <= maxEmail && text.Check(text.Identifier, c.Email) == nil {
 		if a, err := mail.ParseAddress(c.Email); err != nil || a.Address != c.Email {
 			errs.check("customer.email", "must be an email address such as ann@example.com")
 		}
@@ -130,7 +148,7 @@ func (in *eventIn) validate() fieldErrors {
 		"customer.firstName": c.FirstName, "customer.lastName": c.LastName, "customer.address": c.Address,
 		"customer.mobile": c.Mobile, "customer.reference": c.Reference,
 	} {
-		text(field, v, maxText, false)
+		limit(field, v, maxText, false)
 	}
 	if in.Type == "" {
 		errs.check("type", "is required")
@@ -142,10 +160,10 @@ func (in *eventIn) validate() fieldErrors {
 	} else if !store.ValidID("chl", in.Channel.ID) {
 		errs.check("channel.id", "must be a channel id of the form chl-<uuid>")
 	}
-	text("channel.type", in.Channel.Type, maxText, false)
-	text("transaction.reference", in.Transaction.Reference, maxText, true)
-	text("system", in.System, maxText, true)
-	text("systemVersion", in.SystemVersion, maxText, true)
+	limit("channel.type", in.Channel.Type, maxText, false)
+	limit("transaction.reference", in.Transaction.Reference, maxText, true)
+	limit("system", in.System, maxText, true)
+	limit("systemVersion", in.SystemVersion, maxText, true)
 	if in.DefaultLocale != "" && !localePattern.MatchString(in.DefaultLocale) {
 		errs.check("defaultLocale", "must be a locale such as en_US or de")
 	}
@@ -159,24 +177,24 @@ func (in *eventIn) validate() fieldErrors {
 	}
 	for i, p := range in.Products[:min(len(in.Products), maxProducts)] {
 		at := fmt.Sprintf("products[%d].", i)
-		for field, v := range map[string]string{"name": p.Name, "sku": p.SKU, "gtin": p.GTIN, "mpn": p.MPN, "brand": p.Brand} {
-			text(at+field, v, maxText, false)
-		}
-		for field, v := range map[string]string{"url": p.URL, "imageUrl": p.ImageURL} {
-			text(at+field, v, maxText, false)
-			if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
-				errs.check(at+field, "must be an absolute http(s) URL")
-			}
+		fields := map[string]typed{
+			"name": {p.Name, text.Name}, "brand": {p.Brand, text.Name},
+			"sku": {p.SKU, text.Identifier}, "gtin": {p.GTIN, text.Identifier}, "mpn": {p.MPN, text.Identifier},
+			"url": {p.URL, text.URL}, "imageUrl": {p.ImageURL, text.URL},
 		}
 		if pp := p.ParentProduct; pp != nil {
-			text(at+"parentProduct.name", pp.Name, maxText, false)
-			text(at+"parentProduct.sku", pp.SKU, maxText, false)
+			fields["parentProduct.name"], fields["parentProduct.sku"] = typed{pp.Name, text.Name}, typed{pp.SKU, text.Identifier}
+		}
+		for field, f := range fields {
+			limit(at+field, f.v, maxText, false)
+			kind(at+field, f.v, f.k)
 		}
 		if len(p.Categories) > maxCategories {
 			errs.check(at+"categories", fmt.Sprintf("must have at most %d items", maxCategories))
 		}
 		for j, cat := range p.Categories[:min(len(p.Categories), maxCategories)] {
-			text(fmt.Sprintf("%scategories[%d]", at, j), cat, maxText, false)
+			limit(fmt.Sprintf("%scategories[%d]", at, j), cat, maxText, false)
+			kind(fmt.Sprintf("%scategories[%d]", at, j), cat, text.Name)
 		}
 	}
 	if len(in.Metadata) > maxMetadataKeys {
@@ -187,7 +205,12 @@ func (in *eventIn) validate() fieldErrors {
 				errs.check("metadata", fmt.Sprintf("keys must be 1 to %d characters; %.80q is not", maxMetadataKey, k))
 				continue
 			}
-			text(jsonstrict.MapPath("metadata", k), v, maxText, false)
+			if err := text.Check(text.Identifier, k); err != nil {
+				errs.check("metadata", fmt.Sprintf("key %.80q %s", k, err))
+				continue
+			}
+			in.Metadata[k] = text.Clean(text.Multiline, v)
+			limit(jsonstrict.MapPath("metadata", k), in.Metadata[k], maxText, false)
 		}
 	}
 	// Map iteration above is random; report in a stable order.

@@ -23,14 +23,13 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/internal/feedschema"
-	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 )
 
-// publicHostile is typed by a customer; the feedback page stores it
-// cleaned (review.CleanText), which every public output must give back
-// intact.
-var publicHostile = review.CleanText("</script><script>alert(1)</script> ]]> & <b>x</b> \"q\" \u202eevil\x07\tend")
+// publicHostile is typed by a customer ("… \u202eevil\x07\tend"); the
+// feedback page stores it cleaned of the override and the bell, and
+// every public output must give it back intact.
+const publicHostile = "</script><script>alert(1)</script> ]]> & <b>x</b> \"q\" evil\tend"
 
 // anon sends a public request: no token, optional headers.
 func (e *env) anon(t testing.TB, path string, headers ...header) response {

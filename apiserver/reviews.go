@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // The shop's side of its reviews: reading them and their product
@@ -255,7 +256,7 @@ func (s *server) reportReview(w http.ResponseWriter, r *http.Request) {
 	errs.check("reason", oneOf(in.Reason, review.Reasons()...))
 	note := ""
 	if in.Note != nil {
-		note = review.CleanText(*in.Note)
+		note = text.Clean(text.Multiline, *in.Note)
 		errs.check("note", textProblem(note, false))
 	}
 	if err := errs.err(); err != nil {
@@ -337,14 +338,14 @@ func (s *server) putReply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	text := review.CleanText(in.Text)
+	reply := text.Clean(text.Multiline, in.Text)
 	var errs fieldErrors
-	errs.check("text", textProblem(text, true))
+	errs.check("text", textProblem(reply, true))
 	if err := errs.err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	rev, _, err := s.store.SetReply(r.Context(), accountID(r), id, text, clientID(r))
+	rev, _, err := s.store.SetReply(r.Context(), accountID(r), id, reply, clientID(r))
 	if err != nil {
 		s.fail(w, r, about("review", "", err))
 		return
@@ -373,11 +374,11 @@ func (s *server) deleteReply(w http.ResponseWriter, r *http.Request) {
 }
 
 // textProblem says what is wrong with a cleaned reply or note.
-func textProblem(text string, required bool) string {
+func textProblem(s string, required bool) string {
 	switch {
-	case required && text == "":
+	case required && s == "":
 		return "must not be empty"
-	case review.TooLong(text):
+	case review.TooLong(s):
 		return fmt.Sprintf("must be at most %d characters", review.MaxText)
 	}
 	return ""

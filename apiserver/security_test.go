@@ -75,10 +75,62 @@ func TestControlCharactersAreRefused(t *testing.T) {
 	} {
 		r := e.do(t, http.MethodPost, "/events", e.token, event(change))
 		requireProblem(t, r, http.StatusBadRequest, field)
-		assert.Equal(t, "must not contain control characters such as line breaks", fieldMessage(t, r, field), field)
+		assert.Contains(t, fieldMessage(t, r, field), "must not contain control characters such as line breaks (U+", field)
 	}
 	// A postal address may span lines.
 	e.acceptEvent(t, event(customer("address", "1 Main St\nSpringfield")))
+}
+
+// TestProductFieldsAreCleanAtTheBoundary: a product name with a bell or a
+// right-to-left override, and a SKU with an escape sequence or an
+// invisible character, are refused with 400 naming the field and the
+// character, in one event and in a batch; the multi-line values are
+// cleaned and stored so.
+func TestProductFieldsAreCleanAtTheBoundary(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.create(t, "/event-types", map[string]any{"name": "checkout"})
+	withProduct := func(p map[string]any) map[string]any {
+		ev := e.minimalEvent("checkout")
+		ev["customer"] = map[string]any{"email": "ann@example.com"}
+		ev["products"] = []any{map[string]any{"name": "Rain jacket", "sku": "JKT-1"}, p}
+		return ev
+	}
+	for _, tc := range []struct {
+		product map[string]any
+		field   string
+		message string
+	}{
+		{map[string]any{"name": "Rain\ajacket"}, "products[1].name",
+			"must not contain control characters such as line breaks (U+0007 at character 5)"},
+		{map[string]any{"name": "Rain \u202Etekcaj"}, "products[1].name",
+			"must not contain bidirectional overrides or isolates (U+202E at character 6)"},
+		{map[string]any{"name": "ok", "brand": "Acme\u2066"}, "products[1].brand", "bidirectional"},
+		{map[string]any{"sku": "JKT\u001b[2J"}, "products[1].sku", "(U+001B at character 4)"},
+		{map[string]any{"gtin": "4006381333931\u200b"}, "products[1].gtin", "must not contain invisible characters (U+200B"},
+		{map[string]any{"mpn": "\u0085"}, "products[1].mpn", "control characters"},
+		{map[string]any{"url": "https://shop.example/\u202Egpj.exe"}, "products[1].url", "bidirectional"},
+		{map[string]any{"imageUrl": "https://user:pw@shop.example/i.png"}, "products[1].imageUrl", "without user information"},
+		{map[string]any{"parentProduct": map[string]any{"name": "P\u2028Q"}}, "products[1].parentProduct.name", "control characters"},
+		{map[string]any{"categories": []any{"ok", "bad\u2069"}}, "products[1].categories[1]", "bidirectional"},
+	} {
+		r := e.do(t, http.MethodPost, "/events", e.token, withProduct(tc.product))
+		requireProblem(t, r, http.StatusBadRequest, tc.field)
+		assert.Contains(t, fieldMessage(t, r, tc.field), tc.message, tc.field)
+
+		items := e.batchItems(t, map[string]any{"events": []any{withProduct(tc.product)}})
+		require.Len(t, items, 1)
+		assert.Contains(t, itemProblem(t, items[0], http.StatusBadRequest)[tc.field], tc.message, "the batch names the field too")
+	}
+
+	ev := withProduct(map[string]any{"name": "<b>Tom & \"Jerry\"</b> ]]> \u200f"})
+	ev["customer"].(map[string]any)["address"] = "1 Main St\r\nSpringfield\a\u202E"
+	ev["metadata"] = map[string]any{"note": " leave at\r\nthe door\u0007 "}
+	id := e.acceptEvent(t, ev)
+	got := e.get(t, "/events/"+id).object(t)
+	assert.Equal(t, "1 Main St\nSpringfield", got["customer"].(map[string]any)["address"], "multi-line text is cleaned")
+	assert.Equal(t, map[string]any{"note": "leave at\nthe door"}, got["metadata"])
+	assert.Equal(t, "<b>Tom & \"Jerry\"</b> ]]> \u200f", got["products"].([]any)[1].(map[string]any)["name"], "a name is kept as sent")
 }
 
 func TestValidationErrorsAreCapped(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // suppressionJSON is an entry of the suppression list.
@@ -63,6 +64,9 @@ func lowerAddress(email string) string { return strings.ToLower(strings.TrimSpac
 // national number it is. The admin CLI's import uses it too.
 func NormalizeAddress(raw string) (address string, medium invite.Medium, problem string) {
 	a := strings.TrimSpace(raw)
+	if err := text.Check(text.Identifier, a); err != nil {
+		return "", "", err.Error()
+	}
 	switch {
 	case a == "":
 		return "", "", "is required"

@@ -5,8 +5,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // maxNameLen bounds event type and channel names, in characters.
@@ -23,17 +24,11 @@ func checkName(v string) string {
 		return fmt.Sprintf("must be at most %d characters", maxNameLen)
 	case strings.TrimSpace(v) != v:
 		return "must not start or end with white space"
-	case hasControl(v):
-		return "must not contain control characters"
+	}
+	if err := text.Check(text.Name, v); err != nil {
+		return err.Error()
 	}
 	return ""
-}
-
-// hasControl reports whether v holds a control character (C0, DEL, C1)
-// or a Unicode line or paragraph separator: anything that could break a
-// value out of the mail header, log line or search attribute it lands in.
-func hasControl(v string) bool {
-	return strings.IndexFunc(v, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }) >= 0
 }
 
 // channelType is the slug of a channel's integration.

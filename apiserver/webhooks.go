@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/text"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -117,7 +117,7 @@ func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) {
 	errs = append(errs, checkWebhookEvents(in.Events)...)
 	desc := ""
 	if in.Description != nil {
-		desc = *in.Description
+		desc = text.Clean(text.Multiline, *in.Description)
 		errs.check("description", checkDescription(desc))
 	}
 	if err := errs.err(); err != nil {
@@ -193,8 +193,9 @@ func (s *server) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		u.Events = in.Events.Value
 	}
 	if in.Description.Set {
-		u.Description = in.Description.Patch()
-		errs.check("description", checkDescription(*u.Description))
+		desc := text.Clean(text.Multiline, *in.Description.Patch())
+		u.Description = &desc
+		errs.check("description", checkDescription(desc))
 	}
 	if in.Enabled.Set {
 		u.Enabled = &in.Enabled.Value
@@ -310,12 +311,10 @@ func checkWebhookEvents(events []string) fieldErrors {
 	return errs
 }
 
+// checkDescription says what is wrong with a cleaned description.
 func checkDescription(d string) string {
-	switch {
-	case utf8.RuneCountInString(d) > maxWebhookDescription:
+	if utf8.RuneCountInString(d) > maxWebhookDescription {
 		return fmt.Sprintf("must be at most %d characters", maxWebhookDescription)
-	case strings.IndexFunc(d, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) >= 0:
-		return "must not contain control characters"
 	}
 	return ""
 }

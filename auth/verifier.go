@@ -14,13 +14,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // Issuer is one OIDC provider whose access tokens the API accepts.
@@ -484,9 +483,9 @@ func has(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null
 func invalid(reason string) error { return fmt.Errorf("%w: %s", ErrInvalidToken, reason) }
 
 // validExternalID accepts what an external issuer may use as a client id:
-// 1 to 255 bytes of UTF-8 without control characters.
+// 1 to 255 bytes that text.Identifier accepts.
 func validExternalID(id string) bool {
-	return id != "" && len(id) <= 255 && utf8.ValidString(id) && strings.IndexFunc(id, unicode.IsControl) < 0
+	return id != "" && len(id) <= 255 && text.Check(text.Identifier, id) == nil
 }
 
 // clientCache keeps client rows (and their absence) for a short time so

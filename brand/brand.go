@@ -11,8 +11,9 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // Brand is an account's branding as the customer sees it.
@@ -41,36 +42,21 @@ var (
 	ErrReplyTo             = errors.New("must be a plain email address, like shop@example.com")
 )
 
-// ValidateDisplayName checks a shop name: 1–100 characters of valid UTF-8,
-// not only spaces, with no control characters (a CR/LF would end an email
-// header) and no bidirectional override or isolate characters (they could
+// ValidateDisplayName checks a shop name: 1–100 characters, not only
+// spaces, that text.Name accepts (no control character, which could end
+// an email header, and no bidirectional override or isolate, which could
 // turn the text around it, e.g. in a subject line). Letters of every
 // script, emoji and joiners are fine.
 func ValidateDisplayName(s string) error {
 	switch {
 	case strings.TrimSpace(s) == "":
 		return ErrDisplayNameEmpty
-	case !utf8.ValidString(s):
+	case text.Check(text.Name, s) != nil:
 		return ErrDisplayNameControls
 	case utf8.RuneCountInString(s) > MaxDisplayName:
 		return ErrDisplayNameTooLong
-	case strings.IndexFunc(s, forbiddenInName) >= 0:
-		return ErrDisplayNameControls
 	}
 	return nil
-}
-
-// forbiddenInName reports control characters (C0, DEL, C1, line and
-// paragraph separators) and the bidirectional embedding, override and
-// isolate characters.
-func forbiddenInName(r rune) bool {
-	switch {
-	case unicode.IsControl(r), r == '\u2028', r == '\u2029':
-		return true
-	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
-		return true
-	}
-	return false
 }
 
 // ValidateColor checks a brand colour: "" (no colour) or "#RRGGBB" in
@@ -96,11 +82,7 @@ func ValidateLogoURL(s string) error {
 	if len(s) > MaxURL {
 		return ErrLogoURLTooLong
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
-		return ErrLogoURL
-	}
-	if strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+	if u, err := url.Parse(s); text.Check(text.URL, s) != nil || err != nil || u.Scheme != "https" {
 		return ErrLogoURL
 	}
 	return nil

@@ -152,28 +152,36 @@ func newSender(from string) (sender, error) {
 }
 
 // build makes the MIME message: text and HTML alternatives, a Message-ID
-// derived from the event ID, and headers marking it as automatic.
+// derived from the event ID, and headers marking it as automatic. The
+// names and the subject are written as they are given: the MIME library
+// encodes what a header cannot hold as RFC 2047 words, so no value can end
+// its header, and nothing is cleaned here (what they may hold was decided
+// where they came in, by package text).
 func (s sender) build(m Message) (*gomail.Msg, error) {
 	if m.EventID == "" {
 		return nil, &senderr.Error{Kind: senderr.Permanent, Text: "message has no event ID"}
 	}
 	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
 	fromName := s.from.Name
-	if n := oneLine(m.FromName); n != "" {
-		fromName = n
+	if m.FromName != "" {
+		fromName = m.FromName
 	}
-	if err := msg.FromFormat(fromName, s.from.Address); err != nil {
-		return nil, &senderr.Error{Kind: senderr.Permanent, Text: "invalid from address", Err: err}
-	}
+	// Names go in as net/mail addresses, which quote or encode them: a
+	// name written into a header by hand could close its quotes and add
+	// an address.
+	msg.FromMailAddress(&netmail.Address{Name: fromName, Address: s.from.Address})
 	if m.ReplyTo != "" {
 		if err := msg.ReplyTo(m.ReplyTo); err != nil {
 			return nil, &senderr.Error{Kind: senderr.Permanent, Text: "invalid reply-to address", Err: err}
 		}
 	}
-	if err := msg.AddToFormat(oneLine(m.ToName), m.To); err != nil {
+	to, err := netmail.ParseAddress(m.To)
+	if err != nil || to.Name != "" {
 		return nil, &senderr.Error{Kind: senderr.Permanent, Recipient: senderr.RecipientRefused, Text: "invalid recipient address " + MaskEmail(m.To)}
 	}
-	msg.Subject(oneLine(m.Subject))
+	to.Name = m.ToName
+	msg.AddToMailAddress(to)
+	msg.Subject(m.Subject)
 	msg.SetMessageIDWithValue(m.ID() + "@" + s.domain)
 	msg.SetDate()
 	msg.SetGenHeader("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies
@@ -202,9 +210,4 @@ func (s sender) build(m Message) (*gomail.Msg, error) {
 		msg.AddAlternativeString(gomail.TypeTextHTML, m.HTML)
 	}
 	return msg, nil
-}
-
-// oneLine keeps a header value on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }), " ")
 }

@@ -298,3 +298,35 @@ func TestSMTPStartTLSRequired(t *testing.T) {
 	_, err = mail.NewSMTP(implicit.URL()+"?starttls=required", from, trusting)
 	assert.Error(t, err, "starttls on smtps")
 }
+
+// TestHeadersAreEncodedNotCleaned: a subject holding a line break, or a
+// name holding quotes, markup and a comma, cannot add a header or a
+// recipient: the MIME encoding escapes it, and a reader decodes the same
+// text back.
+func TestHeadersAreEncodedNotCleaned(t *testing.T) {
+	t.Parallel()
+	srv := smtptest.Start(t, smtptest.Options{})
+	s, err := mail.NewSMTP(srv.URL(), from, mail.SMTPOptions{})
+	require.NoError(t, err)
+	m := message()
+	m.Subject = "Hi <b>&</b>\r\nBcc: victim@example.com"
+	m.ToName = `Jane "JD" <Doe>" <victim@example.com>, "x`
+	m.FromName = "Shop & Co <i>\u200f"
+	require.NoError(t, s.Send(t.Context(), m))
+	msgs := srv.Messages()
+	require.Len(t, msgs, 1)
+	assert.Equal(t, []string{"Jane.Doe@Example.com"}, msgs[0].To, "no recipient added")
+	parsed, err := msgs[0].Parse()
+	require.NoError(t, err)
+	assert.Empty(t, parsed.Header.Get("Bcc"))
+	dec := new(mime.WordDecoder)
+	subject, err := dec.DecodeHeader(parsed.Header.Get("Subject"))
+	require.NoError(t, err)
+	assert.Equal(t, m.Subject, subject, "the same text, encoded")
+	to, err := (&netmail.AddressParser{WordDecoder: dec}).Parse(parsed.Header.Get("To"))
+	require.NoError(t, err)
+	assert.Equal(t, m.ToName, to.Name)
+	fromAddr, err := (&netmail.AddressParser{WordDecoder: dec}).Parse(parsed.Header.Get("From"))
+	require.NoError(t, err)
+	assert.Equal(t, m.FromName, fromAddr.Name)
+}

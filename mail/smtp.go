@@ -14,6 +14,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 
 	"github.com/touchpoint/touchpoint/senderr"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // SMTPOptions tunes an SMTP sender; zero values take the defaults.
@@ -138,16 +139,16 @@ func classify(err error, rcpt string) *senderr.Error {
 	if errors.As(err, &tpe) {
 		e.Code = tpe.Code
 	}
-	text := err.Error()
+	msg := err.Error()
 	var se *gomail.SendError
 	if errors.As(err, &se) {
 		e.Code = se.ErrorCode()
-		text = se.Error()
+		msg = se.Error()
 		// go-mail appends the recipients and the message ID; drop them.
-		if i := strings.Index(text, ", affected recipient(s):"); i >= 0 {
-			text = text[:i]
-		} else if i := strings.Index(text, ", affected message ID:"); i >= 0 {
-			text = text[:i]
+		if i := strings.Index(msg, ", affected recipient(s):"); i >= 0 {
+			msg = msg[:i]
+		} else if i := strings.Index(msg, ", affected message ID:"); i >= 0 {
+			msg = msg[:i]
 		}
 		switch se.Reason {
 		case gomail.ErrSMTPRcptTo, gomail.ErrSMTPData, gomail.ErrSMTPDataClose:
@@ -163,6 +164,8 @@ func classify(err error, rcpt string) *senderr.Error {
 			e.Kind = senderr.Uncertain
 		}
 	}
-	e.Text = "smtp: " + redact(text, rcpt)
+	// The server's reply, one clean line (text.Diagnostic), its echo of
+	// the address masked.
+	e.Text = "smtp: " + text.Clean(text.Diagnostic, redact(msg, rcpt))
 	return e
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // Provider names, as routes, metrics and webhooks spell them.
@@ -117,12 +118,12 @@ func target(r *Report, refs ...string) {
 var emailLike = regexp.MustCompile(`[^\s<>"'(),;:]+@[^\s<>"'(),;:]+`)
 
 // detail joins the provider's words into a report's detail: addresses
-// masked (diagnostics echo the recipient), one line, at most MaxDetail
-// bytes.
+// masked (diagnostics echo the recipient), one clean line
+// (text.Diagnostic), at most MaxDetail bytes.
 func detail(parts ...string) string {
 	var kept []string
 	for _, p := range parts {
-		if p = strings.Join(strings.Fields(p), " "); p != "" {
+		if p = text.Clean(text.Diagnostic, p); p != "" {
 			kept = append(kept, p)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // Limits of a posted feedback form.
@@ -103,13 +104,11 @@ type ProductAnswer struct {
 // form as far as it could be read, so the page can be shown again with
 // the reader's input kept. The event and signature are not checked here.
 //
-// The comment is cleaned as every free text of a review is
-// (review.CleanText): line breaks become "\n" (browsers send "\r\n"),
-// control characters other than tab and line break are removed
-// (PostgreSQL cannot store NUL), so are the bidirectional embedding,
-// override and isolate controls (U+202A–U+202E, U+2066–U+2069), and white
-// space at both ends is trimmed. It may then be at most MaxComment
-// characters.
+// The comments are cleaned as every multi-line text is (text.Multiline:
+// line breaks become "\n" — browsers send "\r\n" —, control characters
+// other than tab and line break and the bidirectional embeddings,
+// overrides and isolates are removed, white space at both ends is
+// trimmed). A comment may then be at most MaxComment characters.
 // A comment that is not valid UTF-8 is a field error; the form keeps it
 // with U+FFFD in place of the bad bytes so the reader can fix it.
 //
@@ -163,7 +162,7 @@ func ParseFeedback(r *http.Request) (FeedbackForm, []FieldError, error) {
 				a.Rating = -1 // given, but not a rating
 			}
 		case "comment":
-			a.Comment = review.CleanText(strings.ToValidUTF8(v, "\uFFFD"))
+			a.Comment = text.Clean(text.Multiline, v)
 		}
 		f.Products[i] = a
 	}
@@ -203,10 +202,10 @@ func ParseFeedback(r *http.Request) (FeedbackForm, []FieldError, error) {
 	case tooLarge:
 		errs = append(errs, FieldError{Field: FieldComment, Code: CodeCommentTooLong, Product: -1})
 	case !utf8.ValidString(comment):
-		f.Comment = normaliseComment(strings.ToValidUTF8(comment, "\uFFFD"))
+		f.Comment = text.Clean(text.Multiline, comment)
 		errs = append(errs, FieldError{Field: FieldComment, Code: CodeCommentInvalid, Product: -1})
 	default:
-		f.Comment = normaliseComment(comment)
+		f.Comment = text.Clean(text.Multiline, comment)
 		if utf8.RuneCountInString(f.Comment) > MaxComment {
 			errs = append(errs, FieldError{Field: FieldComment, Code: CodeCommentTooLong, Product: -1})
 		}
@@ -218,10 +217,6 @@ func ParseFeedback(r *http.Request) (FeedbackForm, []FieldError, error) {
 	}
 	return f, errs, nil
 }
-
-// normaliseComment cleans a comment as every free text of a review is
-// stored (review.CleanText).
-func normaliseComment(s string) string { return review.CleanText(s) }
 
 // ratingOf is a posted rating: exactly one value, "1" to "5"; else 0.
 func ratingOf(vs []string) int {

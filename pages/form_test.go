@@ -16,7 +16,6 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/touchpoint/touchpoint/pages"
-	"github.com/touchpoint/touchpoint/review"
 )
 
 func post(body, contentType string) *http.Request {
@@ -148,7 +147,7 @@ func FuzzParseFeedback(f *testing.F) {
 		require.True(t, utf8.ValidString(got.Comment))
 		for _, r := range got.Comment {
 			require.False(t, unicode.IsControl(r) && r != '\n' && r != '\t', "control %U kept", r)
-			require.False(t, review.IsBidiControl(r), "direction control %U kept", r)
+			require.False(t, strings.ContainsRune("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069", r), "direction control %U kept", r)
 		}
 		require.Equal(t, strings.TrimSpace(got.Comment), got.Comment)
 		if len(errs) == 0 {

@@ -17,15 +17,16 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // hostileRaw is what a customer might type; hostile is how it is stored
-// (review.CleanText: the bidirectional override and the control
+// (text.Clean: the bidirectional override and the control
 // character gone, everything else kept). Every output must give hostile
 // back intact when parsed by its own format's parser.
 const hostileRaw = "</script><script>alert(1)</script> ]]> & &amp; <b>bold</b> \"q\" 'a' <!-- c --> {{.}} \u2028x\u2029 \u202eevil\u202c\x07\tend\nline2"
 
-var hostile = review.CleanText(hostileRaw)
+var hostile = text.Clean(text.Multiline, hostileRaw)
 
 func TestHostileTextIsCleanedOnce(t *testing.T) {
 	t.Parallel()

@@ -61,7 +61,7 @@ func Author(showName bool, firstName, lastName, loc string) string {
 // publicName is "First L." from the names, or false when they do not
 // give it.
 func publicName(first, last string) (string, bool) {
-	firsts := strings.Fields(CleanText(first))
+	firsts := strings.Fields(first)
 	if len(firsts) == 0 {
 		return "", false
 	}

@@ -245,27 +245,8 @@ func TestAggregateAddAndDistribution(t *testing.T) {
 	assert.Equal(t, "3.7", a.AverageText())
 }
 
-func TestCleanText(t *testing.T) {
+func TestTooLong(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct{ in, want string }{
-		{"  plain  ", "plain"},
-		{"line\r\nbreak\rmac", "line\nbreak\nmac"},
-		{"tab\tkept", "tab\tkept"},
-		{"nul\x00bell\x07del\x7fnel\u0085", "nulbelldelnel"},
-		{"</script><b>&amp;]]>", "</script><b>&amp;]]>"},
-		{"a\u202Eevil\u202C b\u2066iso\u2069 c\u202A\u202B\u202D\u2067\u2068", "aevil biso c"},
-		{"marks \u200E\u200F\u061C stay", "marks \u200E\u200F\u061C stay"},
-		{"bad \xff byte", "bad \uFFFD byte"},
-		{"שלום עולם", "שלום עולם"},
-	} {
-		assert.Equal(t, tt.want, review.CleanText(tt.in), "%q", tt.in)
-	}
-	for r := rune(0); r <= 0x10FFFF; r++ {
-		want := (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
-		if review.IsBidiControl(r) != want {
-			t.Fatalf("IsBidiControl(%U) = %v", r, !want)
-		}
-	}
 	assert.False(t, review.TooLong(strings.Repeat("é", review.MaxText)))
 	assert.True(t, review.TooLong(strings.Repeat("é", review.MaxText+1)))
 }
@@ -299,7 +280,8 @@ func TestAuthor(t *testing.T) {
 		{"markup", true, "<b>Greta</b>", "Z", "en", "Verified customer"},
 		{"too long", true, strings.Repeat("a", 41), "Z", "en", "Verified customer"},
 		{"hyphen and apostrophe", true, "Anne-Marie", "D'Arcy", "en", "Anne-Marie D."},
-		{"bidi override dropped", true, "Gre\u202Eta", "\u202EZimmermann", "en", "Greta Z."},
+		{"bidi override in a name stored before it was refused", true, "Gre\u202Eta", "Zimmermann", "en", "Verified customer"},
+		{"bidi override before the last name", true, "Greta", "\u202EZimmermann", "en", "Greta Z."},
 		{"last name starting with a quote", true, "Greta", "'t Hooft", "nl", "Greta T."},
 		{"last name without a letter", true, "Greta", "-", "en", "Verified customer"},
 		{"accented initial", true, "Zoë", "état", "fr", "Zoë É."},
@@ -329,7 +311,7 @@ func FuzzAuthor(f *testing.F) {
 		if strings.ContainsAny(got, "@0123456789") {
 			t.Fatalf("Author(%q, %q) = %q", first, last, got)
 		}
-		words := strings.Fields(review.CleanText(first))
+		words := strings.Fields(first)
 		rest, ok := strings.CutPrefix(got, words[0]+" ")
 		initial, n := utf8.DecodeRuneInString(rest)
 		if !ok || !unicode.IsLetter(initial) || letters(rest) != 1 || !strings.HasSuffix(rest, ".") ||

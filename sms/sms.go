@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/touchpoint/touchpoint/senderr"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // Error is a failed send. What it means is on the *senderr.Error it
@@ -70,25 +71,25 @@ var longDigits = regexp.MustCompile(`\+?[0-9][0-9 ()./-]{5,}[0-9]`)
 
 // redact makes a provider's or transport's text safe to keep: every
 // secret given is removed, every phone-number-like run of digits masked,
-// control characters become spaces, and the result is kept short.
-func redact(text string, secrets ...string) string {
+// the whole made one clean line (text.Diagnostic) and kept short.
+func redact(msg string, secrets ...string) string {
 	for _, s := range secrets {
 		if s != "" {
-			text = strings.ReplaceAll(text, s, "***")
+			msg = strings.ReplaceAll(msg, s, "***")
 		}
 	}
-	text = longDigits.ReplaceAllStringFunc(text, func(m string) string {
+	msg = longDigits.ReplaceAllStringFunc(msg, func(m string) string {
 		if countDigits(m) < 7 {
 			return m
 		}
 		return MaskNumber(m)
 	})
-	text = strings.Join(strings.FieldsFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f }), " ")
+	msg = text.Clean(text.Diagnostic, msg)
 	const maxText = 300
-	if r := []rune(text); len(r) > maxText {
-		text = string(r[:maxText]) + "…"
+	if r := []rune(msg); len(r) > maxText {
+		msg = string(r[:maxText]) + "…"
 	}
-	return text
+	return msg
 }
 
 func countDigits(s string) int {

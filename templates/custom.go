@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // A shop may write its own words for each kind of message, per language,
@@ -104,8 +106,10 @@ func (e Errors) Error() string {
 	return "invalid template: " + strings.Join(parts, "; ")
 }
 
-// Validate checks a template of the kind and returns it normalised: line
-// breaks as \n, surrounding white space trimmed, the body's paragraphs
+// Validate checks a template of the kind and returns it normalised. The
+// one-line fields are names (text.Name: no control or bidirectional
+// character); the body and an SMS text are multi-line text, cleaned as
+// text.Multiline has it, with each line's end trimmed and the paragraphs
 // separated by exactly one blank line. The error is an Errors.
 func Validate(kind Kind, c Content) (Content, error) {
 	var errs Errors
@@ -116,20 +120,14 @@ func Validate(kind Kind, c Content) (Content, error) {
 			return value
 		}
 		if multiline {
-			value = normalizeBody(value)
-		}
-		for _, r := range value {
-			if (r == '\n' || r == '\t') && multiline {
-				continue
+			value = normalizeBody(text.Clean(text.Multiline, value))
+		} else if err := text.Check(text.Name, value); err != nil {
+			msg := err.Error()
+			if strings.ContainsAny(value, "\r\n\u2028\u2029") {
+				msg = "must be one line: no line breaks"
 			}
-			if forbiddenInLine(r) {
-				msg := "must not contain control or text-direction characters"
-				if r == '\r' || r == '\n' {
-					msg = "must be one line: no line breaks"
-				}
-				bad(name, msg)
-				return value
-			}
+			bad(name, msg)
+			return value
 		}
 		value = strings.TrimSpace(value)
 		switch n := utf8.RuneCountInString(value); {
@@ -175,10 +173,9 @@ func fieldOrder(f string) int {
 	return slices.Index([]string{"subject", "preheader", "heading", "body", "buttonLabel", "text"}, f)
 }
 
-// normalizeBody makes CR LF and lone CR line breaks \n, trims each line's
-// end and the whole, and separates paragraphs by exactly one blank line.
+// normalizeBody trims each line's end of a cleaned text and separates
+// its paragraphs by exactly one blank line.
 func normalizeBody(s string) string {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 	var paras []string
 	for _, p := range paragraphs(s) {
 		paras = append(paras, strings.Join(p, "\n"))

@@ -44,6 +44,11 @@ func TestValidateAcceptsAndNormalises(t *testing.T) {
 	assert.Equal(t, "How was it, {{ firstName }}?", c.Subject)
 	assert.Equal(t, "First line\nsecond line\n\nNext paragraph", c.Body, "CR LF become LF, blank lines one, spaces around go")
 
+	c, err = templates.Validate(templates.KindInvite, templates.Content{Subject: "S", Heading: "H", ButtonLabel: "Go",
+		Body: "a\x00b\x1b[2J \u202eevil\u2069\u2028next"})
+	require.NoError(t, err, "a body is multi-line text: cleaned, not refused")
+	assert.Equal(t, "ab[2J evil\nnext", c.Body)
+
 	c, err = templates.Validate(templates.KindSMSReminder, templates.Content{Text: "Hi {{firstName}}! Still time to tell {{shopName}}:"})
 	require.NoError(t, err)
 	assert.Equal(t, "Hi {{firstName}}! Still time to tell {{shopName}}:", c.Text)
@@ -70,12 +75,12 @@ func TestValidateRefuses(t *testing.T) {
 		{"empty button", templates.KindInvite, with(func(c *templates.Content) { c.ButtonLabel = "" }), "buttonLabel", "must not be empty"},
 		{"CR LF in the subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = "Hi\r\nBcc: victim@example.com" }), "subject", "must be one line"},
 		{"LF ending the subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = "Hi\n" }), "subject", "must be one line"},
-		{"NUL in the subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = "Hi\x00" }), "subject", "control or text-direction"},
-		{"escape in the subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = "Hi \x1b[2J" }), "subject", "control or text-direction"},
-		{"C1 control in the subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = "Hi \u0085" }), "subject", "control or text-direction"},
-		{"override in the heading", templates.KindInvite, with(func(c *templates.Content) { c.Heading = "Hi \u202egnp.exe" }), "heading", "control or text-direction"},
+		{"NUL in the subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = "Hi\x00" }), "subject", "must not contain control characters"},
+		{"escape in the subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = "Hi \x1b[2J" }), "subject", "must not contain control characters such as line breaks (U+001B at character 4)"},
+		{"C1 control in the subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = "Hi \u0085" }), "subject", "must not contain control characters"},
+		{"override in the heading", templates.KindInvite, with(func(c *templates.Content) { c.Heading = "Hi \u202egnp.exe" }), "heading", "must not contain bidirectional overrides or isolates (U+202E at character 4)"},
+		{"isolate in the preheader", templates.KindInvite, with(func(c *templates.Content) { c.Preheader = "\u2067x" }), "preheader", "bidirectional"},
 		{"line break in the button", templates.KindInvite, with(func(c *templates.Content) { c.ButtonLabel = "Rate\nnow" }), "buttonLabel", "one line"},
-		{"NUL in the body", templates.KindInvite, with(func(c *templates.Content) { c.Body = "a\x00b" }), "body", "control or text-direction"},
 		{"invalid UTF-8", templates.KindInvite, with(func(c *templates.Content) { c.Body = "a\xffb" }), "body", "UTF-8"},
 		{"long subject", templates.KindInvite, with(func(c *templates.Content) { c.Subject = strings.Repeat("é", 151) }), "subject", "at most 150 characters (has 151)"},
 		{"long preheader", templates.KindInvite, with(func(c *templates.Content) { c.Preheader = strings.Repeat("x", 201) }), "preheader", "at most 200"},
@@ -222,16 +227,16 @@ func TestRenderShopTemplateEscapes(t *testing.T) {
 	d := shopData()
 	d.Template = &c
 	d.FirstName = "<script>alert(5)</script>"
-	d.Brand.DisplayName = "Shop & Co <i>\r\nBcc: victim@example.com"
+	d.Brand.DisplayName = "Shop & Co <i> Bcc: victim@example.com"
 	d.OrderReference = "</p><p onclick=alert(6)>"
-	d.Products = []templates.Product{{Name: "\u202eexe.shoe"}}
+	d.Products = []templates.Product{{Name: "</td><td>exe.shoe"}}
 	m, err := s.Render("en", d)
 	require.NoError(t, err)
-	assert.Equal(t, "<b>Shop & Co <i> Bcc: victim@example.com</b> & exe.shoe", m.Subject, "one line of plain text")
+	assert.Equal(t, "<b>Shop & Co <i> Bcc: victim@example.com</b> & </td><td>exe.shoe", m.Subject, "plain text, as written")
 	assert.NotContains(t, m.HTML, "<script")
 	assert.NotContains(t, m.HTML, `href="javascript`)
 	assert.NotContains(t, m.HTML, "<img src=x")
-	assert.NotContains(t, m.HTML, "\u202e")
+	assert.NotContains(t, m.HTML, "</td><td>exe")
 	doc := inviteHTML(t, m.HTML)
 	for _, n := range inviteElements(doc, func(*html.Node) bool { return true }) {
 		assert.NotEqual(t, atom.Script, n.DataAtom)
@@ -331,11 +336,11 @@ func TestRenderShopSMS(t *testing.T) {
 	ss := newSMS(t)
 	c, err := templates.Validate(templates.KindSMSInvite, templates.Content{Text: "Hej {{firstName}}! Hvordan var {{productName}} (ordre {{orderReference}})?"})
 	require.NoError(t, err)
-	d := templates.SMSData{ShopName: "Nordlicht", FirstName: "Freja\r\nSTOP", ProductName: "Telt\u202e", OrderReference: "A-1",
+	d := templates.SMSData{ShopName: "Nordlicht", FirstName: " Freja ", ProductName: "Telt", OrderReference: "A-1",
 		FeedbackURL: smsLink, Template: c.Text}
 	m, err := ss.Render("da", d)
 	require.NoError(t, err)
-	assert.Equal(t, "Nordlicht: Hej Freja STOP! Hvordan var Telt (ordre A-1)?\n"+smsLink+"\nSvar STOP for at afmelde.", m.Text)
+	assert.Equal(t, "Nordlicht: Hej Freja! Hvordan var Telt (ordre A-1)?\n"+smsLink+"\nSvar STOP for at afmelde.", m.Text)
 	assert.Equal(t, sms.EncodingGSM7, m.Encoding)
 	assert.Equal(t, 2, m.Segments)
 

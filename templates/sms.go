@@ -149,15 +149,16 @@ func (s *SMSSet) builtin(locale string, reminder bool) (string, error) {
 
 // Render renders the text message in the locale Pick chooses, from
 // d.Template or, without one, the built-in text. The values inserted lose
-// their control characters (a line break smuggled in through a name) and
-// surrounding spaces. A template that names the product is not used for
+// their surrounding spaces, nothing else: they hold no line break or
+// control character, as package text refused those where they came in. A
+// template that names the product is not used for
 // an event without products (ErrNeedsProduct in SMSMessage.Fallback).
 func (s *SMSSet) Render(locale string, d SMSData) (SMSMessage, error) {
-	if d.FeedbackURL = smsValue(d.FeedbackURL); d.FeedbackURL == "" {
+	if d.FeedbackURL = strings.TrimSpace(d.FeedbackURL); d.FeedbackURL == "" {
 		return SMSMessage{}, fmt.Errorf("sms: no feedback link")
 	}
 	vals := Values{FirstName: d.FirstName, ShopName: d.ShopName, ProductName: d.ProductName,
-		OrderReference: d.OrderReference, EventType: d.EventType}.clean()
+		OrderReference: d.OrderReference, EventType: d.EventType}.trimmed()
 	locale = s.Pick(locale)
 	m := SMSMessage{Locale: locale}
 	text := d.Template
@@ -217,17 +218,4 @@ func (s *SMSSet) Fit(locale, text string, d SMSData) (SMSMessage, error) {
 		return m, &TooLongError{Encoding: m.Encoding, Segments: m.Segments, Characters: utf8.RuneCountInString(m.Text)}
 	}
 	return m, nil
-}
-
-// smsValue makes an inserted value one clean line: control characters
-// (C0, DEL, C1) and bidirectional overrides, which could reorder what the
-// customer reads, become spaces, and runs of spaces one.
-func smsValue(v string) string {
-	v = strings.Map(func(r rune) rune {
-		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
-			return ' '
-		}
-		return r
-	}, v)
-	return strings.Join(strings.Fields(v), " ")
 }

@@ -29,7 +29,6 @@ import (
 	"path"
 	"strings"
 	texttemplate "text/template"
-	"unicode"
 
 	"github.com/touchpoint/touchpoint/brand"
 	"github.com/touchpoint/touchpoint/locale"
@@ -71,13 +70,13 @@ type Data struct {
 	Template *Content
 }
 
-// values are the placeholders' values for d, cleaned.
+// values are the placeholders' values for d, trimmed.
 func (d Data) values() Values {
 	v := Values{FirstName: d.FirstName, ShopName: d.Brand.DisplayName, OrderReference: d.OrderReference, EventType: d.EventType}
 	if len(d.Products) > 0 {
 		v.ProductName = d.Products[0].Name
 	}
-	return v.clean()
+	return v.trimmed()
 }
 
 // Message is a rendered invite.
@@ -269,7 +268,7 @@ func (s *Set) Render(locale string, d Data) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	line := func(text string) string { return oneLine(expand(text, vals, neutral)) }
+	line := func(text string) string { return expand(text, vals, neutral) }
 	v := view{
 		Lang:           strings.ReplaceAll(locale, "_", "-"),
 		Subject:        line(c.Subject),
@@ -277,7 +276,7 @@ func (s *Set) Render(locale string, d Data) (Message, error) {
 		Heading:        line(c.Heading),
 		Paragraphs:     paragraphs(expand(c.Body, vals, neutral)),
 		ButtonLabel:    line(c.ButtonLabel),
-		Products:       cleanProducts(d.Products),
+		Products:       d.Products,
 		FeedbackURL:    d.FeedbackURL,
 		UnsubscribeURL: d.UnsubscribeURL,
 		Shop:           vals.ShopName,
@@ -299,16 +298,6 @@ func (s *Set) Render(locale string, d Data) (Message, error) {
 	return msg, nil
 }
 
-// cleanProducts are the products with their names as one clean line.
-func cleanProducts(ps []Product) []Product {
-	out := make([]Product, len(ps))
-	for i, p := range ps {
-		p.Name = cleanValue(p.Name)
-		out[i] = p
-	}
-	return out
-}
-
 // usesProduct reports whether any field of c names {{productName}}.
 func usesProduct(c Content) bool {
 	for _, f := range []string{c.Subject, c.Preheader, c.Heading, c.Body, c.ButtonLabel, c.Text} {
@@ -317,17 +306,4 @@ func usesProduct(c Content) bool {
 		}
 	}
 	return false
-}
-
-// oneLine makes a header value: control characters (a CR/LF smuggled in
-// through a name) become spaces, runs of spaces one. Other white space,
-// such as the no-break space French puts before "?", is kept.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' }), " ")
 }

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // MaxURLLength bounds an endpoint URL.
@@ -77,6 +79,9 @@ func checkURLForm(raw string, allowPrivate bool) (*url.URL, error) {
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
 		return nil, errors.New("must not have a fragment (#…); it is never sent")
+	}
+	if err := text.Check(text.URL, raw); err != nil {
+		return nil, err // a character no URL field may hold
 	}
 	return u, nil
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"go.temporal.io/api/serviceerror"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/text"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -312,17 +312,14 @@ func (env *environment) createAccount(ctx context.Context, args []string) error 
 	return nil
 }
 
-// checkName refuses a name with control characters, or an empty one when
+// checkName refuses a name that text.Name refuses, or an empty one when
 // it is required: names end up in lists, logs and — an account's — the
 // From header of invites.
 func checkName(name string, required bool) error {
-	switch {
-	case required && strings.TrimSpace(name) == "":
+	if required && strings.TrimSpace(name) == "" {
 		return errors.New("is required")
-	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }) >= 0:
-		return errors.New("must not contain control characters such as line breaks")
 	}
-	return nil
+	return text.Check(text.Name, name)
 }
 
 // quotaFlag is a quota given on the command line: a count of at least 0,
@@ -615,8 +612,11 @@ func linkClient(ctx context.Context, env *environment, cfg config.Config, st *st
 	if err := checkName(name, false); err != nil {
 		return fmt.Errorf("clients link: --name %w", err)
 	}
-	if err := checkName(extID, true); err != nil || len(extID) > 255 {
-		return errors.New("clients link: --client-id must be 1 to 255 characters without control characters")
+	if err := text.Check(text.Identifier, extID); err != nil {
+		return fmt.Errorf("clients link: --client-id %w", err)
+	}
+	if len(extID) > 255 {
+		return errors.New("clients link: --client-id must be at most 255 bytes")
 	}
 	if _, err := st.Account(ctx, account); err != nil {
 		return fmt.Errorf("clients link: account %s: %w", account, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 const reviewsUsage = `usage:
@@ -162,7 +163,7 @@ func (env *environment) reviewsModerate(ctx context.Context, args []string) erro
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	text := review.CleanText(*note)
+	cleaned := text.Clean(text.Multiline, *note)
 	switch d := review.Decision(*decision); {
 	case fs.NArg() > 0:
 		return errors.New(reviewsUsage)
@@ -170,9 +171,9 @@ func (env *environment) reviewsModerate(ctx context.Context, args []string) erro
 		return errors.New("reviews moderate: --id must be a review id (rev-…)")
 	case !d.Valid():
 		return errors.New("reviews moderate: --decision must be publish or remove")
-	case text == "":
+	case cleaned == "":
 		return errors.New("reviews moderate: --note is required: say why, for the shop and for whoever looks later")
-	case review.TooLong(text):
+	case review.TooLong(cleaned):
 		return fmt.Errorf("reviews moderate: --note must be at most %d characters", review.MaxText)
 	}
 	_, st, err := adminStore(ctx, env, false)
@@ -180,7 +181,7 @@ func (env *environment) reviewsModerate(ctx context.Context, args []string) erro
 		return err
 	}
 	defer st.DB().Close()
-	after, changed, err := st.ModerateReview(ctx, *id, review.Decision(*decision), text)
+	after, changed, err := st.ModerateReview(ctx, *id, review.Decision(*decision), cleaned)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("reviews moderate: no review %s", *id)
 	}

@@ -95,7 +95,7 @@ func ValidateReplyTo(s string) error {
 	if s == "" {
 		return nil
 	}
-	if len(s) > MaxAddress {
+	if len(s) > MaxAddress || text.Check(text.Identifier, s) != nil {
 		return ErrReplyTo
 	}
 	a, err := mail.ParseAddress(s)

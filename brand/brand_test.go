@@ -91,6 +91,8 @@ func TestValidateReplyTo(t *testing.T) {
 		"service@shop.example\r\nBcc: x@y.example": false,
 		" service@shop.example":                    false,
 		"service@[192.0.2.1]":                      false,
+		"servi\u202ece@shop.example":               false,
+		"servi\u200bce@shop.example":               false,
 		strings.Repeat("a", 250) + "@x.example":    false,
 	} {
 		err := brand.ValidateReplyTo(in)

@@ -453,3 +453,52 @@ func TestBrowserDocsScreenshots(t *testing.T) {
 	b.ScreenshotTo(t, s.url("/feedback", "en"), 1280, 1, filepath.Join(docs, "feedback-page.png"))
 	b.ScreenshotTo(t, s.url("/feedback", "en"), 360, 2, filepath.Join(docs, "feedback-page-mobile.png"))
 }
+
+// TestBrowserCompactProductRatings: each product's five ratings stand in
+// one row at 360 and 1280 px (the order's rating stays a list of five
+// full-width choices on a phone), so two products no longer make the page
+// a long scroll — 2,732 px at 360 px with five full-width rows per
+// product, 2,128 px with a row of five; the height is logged. They stay
+// radio buttons in a fieldset named by the product, each named by its
+// number and word, chosen and changed with the keyboard, their focus
+// shown, and the page has no accessibility violation.
+func TestBrowserCompactProductRatings(t *testing.T) {
+	b := browsertest.Start(t)
+	s := newSite(t, newPages(t))
+	for _, width := range []int64{360, 1280} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			ctx := b.Tab(t)
+			require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(width, 800), chromedp.Navigate(s.url("/feedback", "en"))))
+			height := browsertest.Eval[int](t, ctx, `document.documentElement.scrollHeight`)
+			t.Logf("the feedback page with two products is %d px tall at %d px", height, width)
+			rows := func(name string) int {
+				return browsertest.Eval[int](t, ctx, `new Set(Array.from(document.querySelectorAll('input[name="`+name+
+					`"]')).map(e => Math.round(e.getBoundingClientRect().top))).size`)
+			}
+			if width == 360 {
+				assert.Equal(t, 5, rows("rating"), "the order's rating: a list of five")
+				assert.Less(t, height, 2400, "two products cost a row of five each, not five rows")
+			}
+			for _, name := range []string{"product.0.rating", "product.1.rating"} {
+				assert.Equal(t, 1, rows(name), "%s: one row of five", name)
+			}
+			assert.Equal(t, []string{"1 Very poor", "2 Poor", "3 Okay", "4 Good", "5 Excellent"}, browsertest.Eval[[]string](t, ctx,
+				`Array.from(document.querySelectorAll('input[name="product.0.rating"]')).map(e => e.labels[0].textContent.trim())`),
+				"each choice is named by its number and its word")
+			assert.Equal(t, "Trail shoe Fjell, size 42", browsertest.Eval[string](t, ctx,
+				`document.getElementById('product-0-rating').closest('fieldset').querySelector(':scope > legend').textContent.trim()`))
+			assert.Empty(t, violations(t, ctx))
+
+			press(t, ctx, kb.Tab, kb.Tab, kb.Tab)
+			assert.Equal(t, "product-0-rating", focus(t, ctx).ID, "Tab reaches the first product's rating after the comment")
+			press(t, ctx, " ", kb.ArrowRight, kb.ArrowRight)
+			assert.Equal(t, "product-0-rating-3", focus(t, ctx).ID)
+			assert.Equal(t, "3", browsertest.Eval[string](t, ctx, `document.querySelector('input[name="product.0.rating"]:checked').value`),
+				"Space chooses, arrow keys change the choice")
+			browsertest.Capture(t, ctx, fmt.Sprintf("feedback-product-chosen-%d", width))
+			press(t, ctx, kb.Tab, kb.Tab)
+			assert.Equal(t, "product-1-rating", focus(t, ctx).ID, "one Tab leaves the row for the product's comment, the next reaches the next product")
+			assert.Empty(t, violations(t, ctx), "with a choice made")
+		})
+	}
+}

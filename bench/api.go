@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,12 +20,12 @@ import (
 
 // benchAPI is the HTTP client of one run.
 type benchAPI struct {
-	t     Target
-	http  *http.Client
-	token string
+	t      Target
+	http   *http.Client
+	tokens *tokenSource
 }
 
-// at is a copy of a, with its token, that calls the API at baseURL.
+// at is a copy of a, with its tokens, that calls the API at baseURL.
 func (a *benchAPI) at(baseURL string) *benchAPI {
 	b := *a
 	b.t.BaseURL = baseURL
@@ -37,21 +36,35 @@ func newBenchAPI(ctx context.Context, t Target, concurrency int) (*benchAPI, err
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency // one kept-alive connection per client
 	a := &benchAPI{t: t, http: &http.Client{Transport: tr, Timeout: time.Minute}}
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {t.ClientID},
-		"client_secret": {t.ClientSecret}, "audience": {t.BaseURL}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.AuthURL+"/oauth/token", strings.NewReader(form.Encode()))
-	if err != nil {
+	a.tokens = &tokenSource{t: t, http: a.http, now: time.Now}
+	if _, err := a.tokens.get(ctx); err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := a.roundTrip(req, http.StatusOK, &tok); err != nil {
-		return nil, fmt.Errorf("token: %w", err)
-	}
-	a.token = tok.AccessToken
 	return a, a.awaitReady(ctx)
+}
+
+// send sends the request newReq makes, with the run's token; answered
+// 401, it gets a new token and sends a new request once more. The
+// caller closes the answer's body.
+func (a *benchAPI) send(ctx context.Context, newReq func() (*http.Request, error)) (*http.Response, error) {
+	for retried := false; ; retried = true {
+		tok, err := a.tokens.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req, err := newReq()
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := a.http.Do(req)
+		if err != nil || res.StatusCode != http.StatusUnauthorized || retried {
+			return res, err
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		a.tokens.rejected(tok)
+	}
 }
 
 // awaitReady waits until the API accepts the token: a fresh API answers
@@ -71,20 +84,25 @@ func (a *benchAPI) awaitReady(ctx context.Context) error {
 	}
 }
 
-// roundTrip sends req and decodes the answer into out, unless its status
-// is not want.
-func (a *benchAPI) roundTrip(req *http.Request, want int, out any) error {
-	res, err := a.http.Do(req)
+// roundTrip sends req with c and reads the answer (readAnswer).
+func roundTrip(c *http.Client, req *http.Request, want int, out any) error {
+	res, err := c.Do(req)
 	if err != nil {
 		return err
 	}
+	return readAnswer(res, want, out)
+}
+
+// readAnswer decodes the answer into out, unless its status is not want,
+// and closes its body.
+func readAnswer(res *http.Response, want int, out any) error {
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
 		return err
 	}
 	if res.StatusCode != want {
-		return fmt.Errorf("%s %s: %s: %s", req.Method, req.URL.Path, res.Status, bytes.TrimSpace(raw))
+		return fmt.Errorf("%s %s: %s: %s", res.Request.Method, res.Request.URL.Path, res.Status, bytes.TrimSpace(raw))
 	}
 	if out == nil {
 		return nil
@@ -94,28 +112,34 @@ func (a *benchAPI) roundTrip(req *http.Request, want int, out any) error {
 
 // call sends one JSON request with the token.
 func (a *benchAPI) call(ctx context.Context, method, path string, in any, want int, out any) error {
-	var body io.Reader
+	var raw []byte
 	if in != nil {
-		raw, err := json.Marshal(in)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(in); err != nil {
 			return err
 		}
-		body = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.t.BaseURL+path, body)
+	res, err := a.send(ctx, func() (*http.Request, error) {
+		var body io.Reader
+		if raw != nil {
+			body = bytes.NewReader(raw)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, a.t.BaseURL+path, body)
+		if err == nil && raw != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		return req, err
+	})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return a.roundTrip(req, want, out)
+	return readAnswer(res, want, out)
 }
 
 // immediateEventType creates the event type, makes its settings send at
-// once and never throttle, and returns its id.
-func (a *benchAPI) immediateEventType(ctx context.Context, name string) (string, error) {
+// once and never throttle, with a reminder after reminder ("": none), and
+// returns its id.
+func (a *benchAPI) immediateEventType(ctx context.Context, name, reminder string) (string, error) {
 	var et struct{ ID string }
 	if err := a.call(ctx, http.MethodPost, "/event-types", map[string]any{"name": name}, http.StatusCreated, &et); err != nil {
 		return "", err
@@ -129,6 +153,9 @@ func (a *benchAPI) immediateEventType(ctx context.Context, name string) (string,
 	}
 	for _, s := range settings.Items {
 		patch := map[string]any{"delay": "PT0S", "minDaysBetweenInvites": 0}
+		if reminder != "" {
+			patch["reminder"] = map[string]any{"delay": reminder}
+		}
 		if err := a.call(ctx, http.MethodPatch, "/invite-settings/"+s.ID, patch, http.StatusOK, nil); err != nil {
 			return "", err
 		}
@@ -191,7 +218,7 @@ func (a *benchAPI) warmUp(ctx context.Context, typ string, c int, prog *progress
 // a moment ago. These events count nowhere.
 func (a *benchAPI) warmPipeline(ctx context.Context, runID string, c int, prog *progress) error {
 	typ := "bench-warm-" + runID
-	etID, err := a.immediateEventType(ctx, typ)
+	etID, err := a.immediateEventType(ctx, typ, "")
 	if err != nil {
 		return fmt.Errorf("warm up: %w", err)
 	}
@@ -224,13 +251,7 @@ func (a *benchAPI) fire(ctx context.Context, bodies [][]byte, concurrency int, p
 
 // post sends one event and returns the answer's status, 0 on failure.
 func (a *benchAPI) post(ctx context.Context, body []byte) int {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.t.BaseURL+"/events", bytes.NewReader(body))
-	if err != nil {
-		return 0
-	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := a.http.Do(req)
+	res, err := a.send(ctx, jsonPost(ctx, a.t.BaseURL+"/events", body))
 	if err != nil {
 		return 0
 	}
@@ -260,6 +281,17 @@ func (r postRun) summarize(res *Result) {
 	res.AcceptP50MS = percentileMS(lat, 50)
 	res.AcceptP95MS = percentileMS(lat, 95)
 	res.AcceptP99MS = percentileMS(lat, 99)
+}
+
+// jsonPost makes POST requests of body to url.
+func jsonPost(ctx context.Context, url string, body []byte) func() (*http.Request, error) {
+	return func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		return req, err
+	}
 }
 
 // fanOut calls op(0) … op(n-1) from the given number of goroutines; once

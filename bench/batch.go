@@ -392,13 +392,7 @@ func (a *benchAPI) fireBatches(ctx context.Context, bodies [][]byte, concurrency
 // postBatch sends one batch and returns its items' statuses, or the
 // answer's status alone (0 without one) when it is not a 200.
 func (a *benchAPI) postBatch(ctx context.Context, body []byte) []int {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.t.BaseURL+"/events/batch", bytes.NewReader(body))
-	if err != nil {
-		return []int{0}
-	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := a.http.Do(req)
+	res, err := a.send(ctx, jsonPost(ctx, a.t.BaseURL+"/events/batch", body))
 	if err != nil {
 		return []int{0}
 	}

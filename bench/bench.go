@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
@@ -50,6 +51,10 @@ type Options struct {
 	// their start orders and the peak memory meanwhile (0: none); the
 	// drain is timed over the first DrainSample orders (0: all of them).
 	Backfill, DrainSample int
+	// Reminder is the delay (ISO 8601) of a reminder after each invite of
+	// the run ("": none): temporal_actions then counts what an invite with
+	// its reminder costs, as bench waits until every run has ended.
+	Reminder string
 }
 
 // Target is the stack under measurement. DatabaseURL is optional against
@@ -72,6 +77,7 @@ const Usage = `usage: touchpoint bench [--events N] [--concurrency C] [--baselin
        [--database-url …] [--temporal-address … --temporal-namespace …]
        [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8]
        [--backfill N [--drain-sample 20000] [--api-executable bin/touchpoint-prod]]
+       [--reminder PT1S]
 
 Without --base-url, bench starts "touchpoint dev" itself (temporary data dir,
 fresh PostgreSQL database on the server of --database-url, free ports, rate
@@ -90,7 +96,10 @@ bare StartWorkflow calls). When
 bench started dev, the backfill goes to a "touchpoint api" process it starts
 beside dev (--api-executable) and the JSON line has that API's peak RSS.
 These events are of an event type whose settings are inactive: their
-workflows record "skipped" and send nothing.`
+workflows record "skipped" and send nothing.
+
+With --reminder, each invite of the run is followed by a reminder after that
+delay; the Temporal Actions are counted once every reminder is sent.`
 
 // ParseFlags reads the flags of `touchpoint bench`; getenv supplies the
 // defaults named in their help, stderr gets the usage and flag errors.
@@ -119,6 +128,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	fs.IntVar(&o.Backfill, "backfill", 0, "events of a backfill whose drain and peak memory are measured (0: none)")
 	fs.IntVar(&o.DrainSample, "drain-sample", 20000, "time the backfill's drain over its first N start orders and discard the rest (0: the whole backlog)")
 	fs.StringVar(&o.APIExecutable, "api-executable", "", "touchpoint binary run as the API process beside dev for --backfill, e.g. bin/touchpoint-prod (default: this one)")
+	fs.StringVar(&o.Reminder, "reminder", "", "send each invite's reminder after this delay (ISO 8601, e.g. PT1S; default: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -145,6 +155,12 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	return o, o.validate()
 }
 
+// validDelay reports whether d is a delay the API takes.
+func validDelay(d string) bool {
+	_, err := sendtime.ParseDuration(d)
+	return err == nil
+}
+
 func (o Options) validate() error {
 	t := o.Target
 	switch {
@@ -152,6 +168,8 @@ func (o Options) validate() error {
 		return errors.New("bench: --events and --concurrency must be at least 1")
 	case o.BatchEvents < 0 || o.Backfill < 0 || o.DrainSample < 0 || (o.BatchEvents+o.Backfill > 0 && o.BatchConcurrency < 1):
 		return errors.New("bench: --batch-events, --backfill and --drain-sample must not be negative, --batch-concurrency at least 1")
+	case o.Reminder != "" && !validDelay(o.Reminder):
+		return fmt.Errorf("bench: --reminder: %q is not an ISO 8601 duration (PT1S)", o.Reminder)
 	case t.BaseURL == "":
 		return nil
 	case t.AuthURL == "" || t.ClientID == "" || t.ClientSecret == "" || t.ChannelID == "":
@@ -239,7 +257,7 @@ func measure(ctx context.Context, o Options, dev *devChild) (*Result, error) {
 	}
 	defer api.http.CloseIdleConnections()
 	typ := "bench-" + runID
-	etID, err := api.immediateEventType(ctx, typ)
+	etID, err := api.immediateEventType(ctx, typ, o.Reminder)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +296,7 @@ func measure(ctx context.Context, o Options, dev *devChild) (*Result, error) {
 	waitErr := waitInvitesSent(ctx, api, o.Target.DatabaseURL, typ, etID, res.Accepted, prog)
 	events, err := api.listEvents(context.WithoutCancel(ctx), typ)
 	if err != nil {
-		return nil, errors.Join(waitErr, err)
+		return res, errors.Join(waitErr, err) // the accept figures at least
 	}
 	summarizeInvites(res, events)
 	if dev != nil {

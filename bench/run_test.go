@@ -20,16 +20,8 @@ import (
 // and checks its JSON line.
 func TestRun(t *testing.T) {
 	t.Parallel()
-	o, err := ParseFlags([]string{"--events", "20", "--concurrency", "4", "--baseline",
-		"--batch-events", "100", "--batch-sizes", "1,50", "--batch-concurrency", "2", "--backfill", "1200", "--drain-sample", "300"},
-		func(k string) string { return map[string]string{"DATABASE_URL": testdb.ServerURL()}[k] }, &bytes.Buffer{})
-	require.NoError(t, err)
-	o.Executable = testbin.Touchpoint(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-
-	r, err := Run(ctx, o)
-	require.NoError(t, err)
+	r := runOnDev(t, "--events", "20", "--concurrency", "4", "--baseline",
+		"--batch-events", "100", "--batch-sizes", "1,50", "--batch-concurrency", "2", "--backfill", "1200", "--drain-sample", "300")
 	raw, err := json.Marshal(r)
 	require.NoError(t, err)
 	var res map[string]any
@@ -92,6 +84,36 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunWithAReminder checks the Actions budget of an invite with its
+// reminder on a live stack, by the server's `action` metric, as TestRun
+// does without one: bench's invites are sent at once, so a run costs what
+// fewer_actions_reminder_sent costs less its first timer — by the metric
+// 8 (7 billed), within the budget of 9.
+func TestRunWithAReminder(t *testing.T) {
+	t.Parallel()
+	r := runOnDev(t, "--events", "10", "--concurrency", "2", "--batch-events", "0", "--reminder", "PT1S")
+	assert.Equal(t, 10, r.InvitesSent)
+	require.NotNil(t, r.Actions)
+	t.Logf("Temporal Actions: %+v", *r.Actions)
+	assert.InDelta(t, 8, r.Actions.PerInvite, 0.5, "Temporal Actions per invite and its reminder: %+v", r.Actions)
+	assert.Equal(t, int64(20), r.Actions.ByType["command_ScheduleActivityTask"], "a send activity for each invite and each reminder: %+v", r.Actions)
+	assert.Equal(t, int64(10), r.Actions.ByType["command_StartTimer"], "the reminders' timers: %+v", r.Actions)
+}
+
+// runOnDev runs bench with args against a `touchpoint dev` it starts from
+// the binary of this checkout.
+func runOnDev(t *testing.T, args ...string) *Result {
+	t.Helper()
+	o, err := ParseFlags(args, func(k string) string { return map[string]string{"DATABASE_URL": testdb.ServerURL()}[k] }, &bytes.Buffer{})
+	require.NoError(t, err)
+	o.Executable = testbin.Touchpoint(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	r, err := Run(ctx, o)
+	require.NoError(t, err)
+	return r
+}
+
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"CLIENT_ID": "cid", "CLIENT_SECRET": "sec", "CHANNEL_ID": "chl-1", "DATABASE_URL": "postgres://db",
@@ -139,6 +161,10 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, 20000, o.DrainSample)
 			}},
 		{name: "a batch too large", args: []string{"--batch-sizes", "501"}, wantErr: "not a size from 1 to 500"},
+		{name: "a reminder", args: []string{"--reminder", "PT1S"}, check: func(t *testing.T, o Options) {
+			assert.Equal(t, "PT1S", o.Reminder)
+		}},
+		{name: "a reminder that is no delay", args: []string{"--reminder", "1s"}, wantErr: `--reminder: "1s" is not an ISO 8601 duration`},
 		{name: "no events", args: []string{"--events", "0"}, wantErr: "--events and --concurrency must be at least 1"},
 		{name: "a negative drain sample", args: []string{"--drain-sample", "-1"}, wantErr: "must not be negative"},
 		{name: "base URL alone", args: []string{"--base-url", "http://api"}, wantErr: "--base-url needs --auth-url"},

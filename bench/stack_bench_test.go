@@ -94,7 +94,7 @@ func (s *devStack) waitSent(b *testing.B, eventTypeID string, want int) {
 func BenchmarkAcceptEvent(b *testing.B) {
 	s := newDevStack(b)
 	typ := "bench-accept-" + s.runID
-	etID, err := s.api.immediateEventType(context.Background(), typ)
+	etID, err := s.api.immediateEventType(context.Background(), typ, "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func BenchmarkInvitesEndToEnd(b *testing.B) {
 	b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
 		runs++
 		typ := fmt.Sprintf("bench-e2e-%s-%d", s.runID, runs) // each run counts only its own events
-		etID, err := s.api.immediateEventType(context.Background(), typ)
+		etID, err := s.api.immediateEventType(context.Background(), typ, "")
 		if err != nil {
 			b.Fatal(err)
 		}

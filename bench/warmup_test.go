@@ -45,7 +45,8 @@ func TestBenchWarmUp(t *testing.T) {
 
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = c
-	api := &benchAPI{t: Target{BaseURL: srv.URL}, http: &http.Client{Transport: tr, Timeout: 10 * time.Second}, token: "tok"}
+	api := &benchAPI{t: Target{BaseURL: srv.URL}, http: &http.Client{Transport: tr, Timeout: 10 * time.Second},
+		tokens: &tokenSource{token: "tok", idle: time.Hour, lastUse: time.Now(), now: time.Now}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, api.warmUp(ctx, "bench-x", c, newProgress(io.Discard)))

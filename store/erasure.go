@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,34 +19,38 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/schema"
+	"github.com/touchpoint/touchpoint/stats"
 )
 
 // Erasure honours a customer's request to have their data erased in one
 // transaction: their pending invites and reminders are cancelled, as the
 // API's cancel decides them, and no copy of their email address, names,
-// postal address, mobile number or customer reference is left in
-// PostgreSQL — not in their events (the customer's fields, the searchable
-// columns, error texts, attempt details, idempotency keys chosen by the
-// client, metadata and references that repeat an address), nor in any
-// column of customerCopies: the comments of their reviews and product
-// reviews, the shop's replies, the notes of the reviews' history, and the
-// webhook deliveries about their events, delivered or pending. A pending
-// delivery is redacted in place, so every later attempt sends the
-// redacted body (each attempt reads its body from PostgreSQL); only an
-// attempt already under way when the erasure commits goes out as it was
-// read, as a mail being sent does.
+// postal address, mobile number, customer reference or order reference is
+// left in PostgreSQL. Where a copy can be is not decided here: the
+// registry of personal data beside the migrations (schema.Tables) lists
+// every column that can hold text or bytes, with its class and, for a
+// personal column, what an erasure does to it; the erasure goes through
+// it table by table, and a test holds the registry to the database's
+// catalogue, so a column added later is erased (or declared harmless)
+// from the day it exists.
 //
-// Kept on purpose: the events themselves (IDs, statuses, products,
-// transaction), the reviews (rating and the rest of the comment), and the
-// suppression list with the history of its entries. A suppression is the record of the customer's wish
-// not to be contacted, or of an address that bounces; dropping it would
-// let the next event invite them again.
+// A pending webhook delivery is redacted in place, so every later attempt
+// sends the redacted body (each attempt reads its body from PostgreSQL);
+// only an attempt already under way when the erasure commits goes out as
+// it was read, as a mail being sent does.
+//
+// Kept on purpose: the events themselves (IDs, statuses, products but for
+// the customer's values in them, transaction date), the reviews (rating
+// and the rest of the comment), and the suppression list with the history
+// of its entries (the registry's Keep and KeepWhileSuppressed).
 //
 // The customer's values are looked for wherever a copy can be: as whole
-// words (Ann in "Thanks, Ann!", not in "Annual"), ignoring case, and only
-// in rows that belong to the customer's events — so a value that is also
-// an everyday word (a first name such as May) is erased from what the
-// customer wrote too, and from nothing of anyone else's.
+// words (Ann in "Thanks, Ann!", not in "Annual"), ignoring case, also as a
+// URL spells them (greta%40example.com), and only in rows that belong to
+// the customer's events — so a value that is also an everyday word (a
+// first name such as May) is erased from what the customer wrote too, and
+// from nothing of anyone else's.
 
 // ErrCustomerKey: EraseCustomer needs exactly one of Email and Reference.
 var ErrCustomerKey = errors.New("name the customer by exactly one of email and reference")
@@ -76,29 +82,6 @@ type Erasure struct {
 // erasedMark replaces a value of the customer found in a text.
 const erasedMark = "[erased]"
 
-// copyColumn is a column outside the events rows where a copy of a
-// customer's data can be written: a text the customer wrote, or a message
-// made from their event. Its table has an event_id column naming the
-// event each row belongs to.
-type copyColumn struct {
-	table, column string
-	// json: the column holds a JSON document; every string in it is
-	// scrubbed and its customerReference members are nulled.
-	json bool
-}
-
-// customerCopies lists every such column. A table added later that can
-// hold what a customer wrote or was sent gets its line here; the erasure's
-// tests search every text column of every table, so they find a missing
-// line.
-var customerCopies = []copyColumn{
-	{table: "reviews", column: "comment"},
-	{table: "reviews", column: "reply_text"}, // a shop may answer "we have written to you at …"
-	{table: "product_reviews", column: "comment"},
-	{table: "review_history", column: "note"}, // a report's or a decision's note
-	{table: "webhook_deliveries", column: "payload", json: true},
-}
-
 // EraseCustomer erases the customer's data from the account (see above).
 // Erasing again finds nothing new to do.
 func (s *Store) EraseCustomer(ctx context.Context, accountID string, key CustomerKey) (Erasure, error) {
@@ -122,6 +105,7 @@ func (s *Store) EraseCustomer(ctx context.Context, accountID string, key Custome
 type erasedEvent struct {
 	ID       string        `db:"id"`
 	Status   invite.Status `db:"invite_status"`
+	Reason   invite.Reason `db:"invite_reason"`
 	Reminder string        `db:"reminder_status"`
 	Email    string        `db:"customer_email"`
 	Mobile   string        `db:"customer_mobile"` // E.164, once an SMS was claimed
@@ -134,8 +118,8 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 	// Locked in id order, like every multi-row change, so concurrent
 	// erasures cannot deadlock; each row lock orders the cancel against
 	// the record-before step of a send, as the API's cancel does.
-	q := `SELECT id, invite_status, COALESCE(reminder_status, '') AS reminder_status, customer_email,
-			COALESCE(customer_mobile, '') AS customer_mobile, payload
+	q := `SELECT id, invite_status, COALESCE(invite_reason, '') AS invite_reason, COALESCE(reminder_status, '') AS reminder_status,
+			customer_email, COALESCE(customer_mobile, '') AS customer_mobile, payload
 		FROM events WHERE account_id = $1 AND erased_at IS NULL AND `
 	arg := key.Reference
 	if key.Email != "" {
@@ -149,145 +133,241 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 	if len(events) == 0 {
 		return out, nil
 	}
+	c := customerOfEvents(accountID, events)
 
-	now := s.Now()
-	ids := make([]string, len(events))
-	var values []string    // everything of the customer's, to find other copies
-	var addresses []string // as the suppression list and the send quotas keep them
-	var mobileDigits []string
-	for i, e := range events {
-		ids[i] = e.ID
-		values = append(values, e.Email, e.Mobile, digitsOf(e.Mobile))
-		values = append(values, customerValues(e.Payload)...)
-		addresses = append(addresses, strings.ToLower(e.Email))
-		if e.Mobile != "" {
-			addresses = append(addresses, e.Mobile)
-		}
-		// The number as the client sent it, before any SMS made it E.164.
-		if d := digitsOf(customerOf(e.Payload).Mobile); d != "" {
-			mobileDigits = append(mobileDigits, d)
-		}
-	}
-	scrub := newScrubber(values)
-
+	var cancelled []erasedEvent
 	for _, e := range events {
 		switch {
 		case e.Status == invite.Pending, e.Status == invite.Scheduled:
 			out.InvitesCancelled++
 			out.Cancelled = append(out.Cancelled, e.ID)
+			cancelled = append(cancelled, e)
 		case e.Status == invite.Sent && e.Reminder == string(invite.Scheduled):
 			out.RemindersCancelled++
 			out.Cancelled = append(out.Cancelled, e.ID)
 		case e.Status == invite.Sending, e.Reminder == string(invite.Sending):
 			out.InvitesInFlight++
 		}
-		payload, err := erasePayload(e.Payload, scrub)
-		if err != nil {
-			return out, fmt.Errorf("event %s: %w", e.ID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `
-			UPDATE events SET customer_email = '', customer_mobile = NULL, customer_reference = NULL, payload = $2,
-				transaction_reference = COALESCE($2::jsonb #>> '{transaction,reference}', transaction_reference),
-				last_error = NULL, erased_at = $3, updated_at = $3,
-				invite_status = CASE WHEN invite_status IN ('pending', 'scheduled') THEN 'cancelled' ELSE invite_status END,
-				invite_reason = CASE WHEN invite_status IN ('pending', 'scheduled') THEN NULL ELSE invite_reason END,
-				reminder_status = CASE WHEN invite_status = 'sent' AND reminder_status = 'scheduled' THEN 'cancelled'
-				                       ELSE reminder_status END
-			WHERE id = $1`, e.ID, payload, now); err != nil {
-			return out, fmt.Errorf("erase event %s: %w", e.ID, err)
-		}
-		// A cancelled invite is reported like the API's cancel (after the
-		// reference was erased: the webhook carries no customer data).
-		if e.Status == invite.Pending || e.Status == invite.Scheduled {
-			if err := s.emitInviteWebhook(ctx, tx, e.ID, e.Status, invite.Cancelled); err != nil {
-				return out, err
-			}
-		}
+	}
+	now := s.Now()
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE events SET erased_at = $2, updated_at = $2,
+			invite_status = CASE WHEN invite_status IN ('pending', 'scheduled') THEN 'cancelled' ELSE invite_status END,
+			invite_reason = CASE WHEN invite_status IN ('pending', 'scheduled') THEN NULL ELSE invite_reason END,
+			reminder_status = CASE WHEN invite_status = 'sent' AND reminder_status = 'scheduled' THEN 'cancelled'
+			                       ELSE reminder_status END
+		WHERE id = ANY($1)`, pq.Array(c.events), now); err != nil {
+		return out, fmt.Errorf("mark events erased: %w", err)
 	}
 	out.Events = len(events)
 
-	// Attempt details mask addresses (a***@example.com), which no search
-	// for the address would find: they go whole.
-	if _, err := tx.ExecContext(ctx, `UPDATE send_attempts SET detail = NULL WHERE event_id = ANY($1) AND detail IS NOT NULL`,
-		pq.Array(ids)); err != nil {
-		return out, fmt.Errorf("erase attempt details: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE account_id = $1 AND event_id = ANY($2)`,
-		accountID, pq.Array(ids)); err != nil {
-		return out, fmt.Errorf("erase idempotency keys: %w", err)
-	}
-	// The daily caps count sends by a hash of the address, which would
-	// still tell whoever has the address that it was sent to.
-	var hashes [][]byte
-	for _, e := range events {
-		for _, a := range []string{sendAddress(invite.Email, e.Email, ""), sendAddress(invite.SMS, "", e.Mobile)} {
-			h := sha256.Sum256([]byte(a))
-			hashes = append(hashes, h[:])
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM recipient_daily_sends WHERE account_id = $1 AND address_hash = ANY($2)`,
-		accountID, pq.Array(hashes)); err != nil {
-		return out, fmt.Errorf("erase send counts: %w", err)
-	}
-	for _, c := range customerCopies {
-		if err := scrubColumn(ctx, tx, c, ids, scrub); err != nil {
+	for _, t := range schema.Tables() {
+		if err := eraseTable(ctx, tx, t, c); err != nil {
 			return out, err
 		}
 	}
-	if err := tx.GetContext(ctx, &out.ReviewsKept, `SELECT count(*) FROM reviews WHERE event_id = ANY($1)`, pq.Array(ids)); err != nil {
-		return out, fmt.Errorf("count reviews: %w", err)
+
+	// A cancelled invite is reported like the API's cancel (after the
+	// reference was erased: the webhook carries no customer data), and
+	// counted as cancelled.
+	for _, e := range cancelled {
+		if err := s.emitInviteWebhook(ctx, tx, e.ID, e.Status, invite.Cancelled); err != nil {
+			return out, err
+		}
 	}
-	// An address's history on the suppression list stays while it is
-	// listed (it is the record of that wish); once lifted it goes.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM suppression_history h WHERE account_id = $1
-		AND (address = ANY($2) OR (address LIKE '+%' AND substr(address, 2) = ANY($3)))
-		AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = h.account_id AND s.address = h.address)`,
-		accountID, pq.Array(addresses), pq.Array(mobileDigits)); err != nil {
-		return out, fmt.Errorf("erase suppression history: %w", err)
+	if err := tx.GetContext(ctx, &out.ReviewsKept, `SELECT count(*) FROM reviews WHERE event_id = ANY($1)`, pq.Array(c.events)); err != nil {
+		return out, fmt.Errorf("count reviews: %w", err)
 	}
 	if err := tx.GetContext(ctx, &out.SuppressionsKept, `SELECT count(*) FROM suppressions
 		WHERE account_id = $1 AND (address = ANY($2) OR event_id = ANY($3))`,
-		accountID, pq.Array(addresses), pq.Array(ids)); err != nil {
+		accountID, pq.Array(c.addresses), pq.Array(c.events)); err != nil {
 		return out, fmt.Errorf("count suppressions: %w", err)
+	}
+	for _, e := range cancelled {
+		if err := s.countChange(ctx, tx, e.ID, func(before, _ *stats.Facts) {
+			before.Invite.Status, before.Invite.Reason = e.Status, e.Reason
+		}); err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }
 
-// scrubColumn takes the customer's values out of column c in the rows of
-// the events ids. The rows are locked, then rewritten by their physical
-// address, which the lock keeps stable until the transaction ends.
-func scrubColumn(ctx context.Context, tx *sqlx.Tx, c copyColumn, ids []string, scrub *scrubber) error {
-	var rows []struct {
-		Row   string `db:"row"`
-		Value string `db:"value"`
+// erasedCustomer is what finds a customer's rows and values.
+type erasedCustomer struct {
+	accountID string
+	events    []string
+	// addresses are the customer's addresses as the suppression list
+	// spells them (and as their events did).
+	addresses []string
+	// hashes are the SHA-256 of their addresses as the send counters
+	// spell them.
+	hashes [][]byte
+	scrub  *scrubber
+}
+
+func customerOfEvents(accountID string, events []erasedEvent) *erasedCustomer {
+	c := &erasedCustomer{accountID: accountID}
+	var values []string // everything of the customer's, to find other copies
+	for _, e := range events {
+		c.events = append(c.events, e.ID)
+		values = append(values, e.Email, e.Mobile, digitsOf(e.Mobile))
+		values = append(values, customerValues(e.Payload)...)
+		c.addresses = append(c.addresses, lowerEmail(e.Email), strings.TrimSpace(e.Email))
+		if e.Mobile != "" {
+			c.addresses = append(c.addresses, e.Mobile)
+		}
+		// The number as the client sent it, before any SMS made it E.164.
+		if d := digitsOf(customerOf(e.Payload).Mobile); d != "" {
+			c.addresses = append(c.addresses, "+"+d)
+		}
+		for _, a := range []string{sendAddress(invite.Email, e.Email, ""), sendAddress(invite.SMS, "", e.Mobile)} {
+			h := sha256.Sum256([]byte(a))
+			c.hashes = append(c.hashes, h[:])
+		}
 	}
-	q := fmt.Sprintf(`SELECT ctid::text AS row, %[2]s::text AS value FROM %[1]s
-		WHERE event_id = ANY($1) AND %[2]s IS NOT NULL ORDER BY ctid FOR UPDATE`, c.table, c.column)
-	if err := tx.SelectContext(ctx, &rows, q, pq.Array(ids)); err != nil {
-		return fmt.Errorf("read %s.%s: %w", c.table, c.column, err)
+	c.scrub = newScrubber(values)
+	return c
+}
+
+// eraseTable erases the customer's data from table t as the registry
+// says of each of its columns, in the customer's rows.
+func eraseTable(ctx context.Context, tx *sqlx.Tx, t schema.Table, c *erasedCustomer) error {
+	if len(t.Columns) == 0 {
+		return nil
 	}
-	for _, r := range rows {
-		v := scrub.text(r.Value)
-		if c.json {
-			var err error
-			if v, err = scrubJSON(r.Value, scrub); err != nil {
-				return fmt.Errorf("%s.%s: %w", c.table, c.column, err)
+	table := pq.QuoteIdentifier(t.Name)
+	var where string
+	var args []any
+	switch {
+	case t.Rows.Event != "":
+		where, args = pq.QuoteIdentifier(t.Rows.Event)+` = ANY($1)`, []any{pq.Array(c.events)}
+	case t.Rows.Address != "":
+		where, args = `account_id = $1 AND `+pq.QuoteIdentifier(t.Rows.Address)+` = ANY($2)`, []any{c.accountID, pq.Array(c.addresses)}
+	case t.Rows.AddressHash != "":
+		where, args = `account_id = $1 AND `+pq.QuoteIdentifier(t.Rows.AddressHash)+` = ANY($2)`, []any{c.accountID, pq.Array(c.hashes)}
+	default:
+		return fmt.Errorf("erase %s: the registry does not say whose its rows are", t.Name)
+	}
+	exec := func(what, q string) error {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("erase %s (%s): %w", t.Name, what, err)
+		}
+		return nil
+	}
+	for _, col := range t.Columns {
+		if col.Erase == schema.DeleteRow { // the rows are the customer's data
+			return exec("delete", `DELETE FROM `+table+` WHERE `+where)
+		}
+	}
+	var set, changed []string
+	var rewrite []schema.Column
+	for _, col := range t.Columns {
+		name := pq.QuoteIdentifier(col.Name)
+		switch {
+		case col.Class == schema.FreeText, col.Erase == schema.Redact:
+			rewrite = append(rewrite, col)
+		case col.Erase == schema.SetNull:
+			set, changed = append(set, name+` = NULL`), append(changed, name+` IS NOT NULL`)
+		case col.Erase == schema.SetEmpty:
+			set, changed = append(set, name+` = ''`), append(changed, name+` <> ''`)
+		case col.Erase == schema.Keep:
+		case col.Erase == schema.KeepWhileSuppressed:
+			if err := exec("no longer suppressed", `DELETE FROM `+table+` t WHERE `+where+` AND NOT EXISTS (
+				SELECT 1 FROM suppressions s WHERE s.account_id = t.account_id AND s.address = t.`+name+`)`); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("erase %s.%s: no erasure is %q", t.Name, col.Name, col.Erase)
+		}
+	}
+	if len(set) > 0 {
+		if err := exec("clear", `UPDATE `+table+` SET `+strings.Join(set, ", ")+` WHERE `+where+
+			` AND (`+strings.Join(changed, " OR ")+`)`); err != nil {
+			return err
+		}
+	}
+	if len(rewrite) > 0 {
+		return redactRows(ctx, tx, t.Name, rewrite, where, args, c.scrub)
+	}
+	return nil
+}
+
+// redactRows takes the customer's values out of cols of the rows of
+// table that where selects. The rows are locked, then rewritten by their
+// physical address (the partition and the tuple), which the lock keeps
+// stable until the transaction ends.
+func redactRows(ctx context.Context, tx *sqlx.Tx, table string, cols []schema.Column, where string, args []any, scrub *scrubber) error {
+	read := make([]string, len(cols))
+	for i, col := range cols {
+		read[i] = pq.QuoteIdentifier(col.Name) + `::text`
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT tableoid::text, ctid::text, `+strings.Join(read, ", ")+
+		` FROM `+pq.QuoteIdentifier(table)+` WHERE `+where+` ORDER BY tableoid, ctid FOR UPDATE`, args...)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", table, err)
+	}
+	type change struct {
+		part, tid string
+		set       []string
+		values    []any
+	}
+	var changes []change
+	for rows.Next() {
+		var part, tid string
+		values := make([]sql.NullString, len(cols))
+		dest := []any{&part, &tid}
+		for i := range values {
+			dest = append(dest, &values[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return fmt.Errorf("read %s: %w", table, err)
+		}
+		ch := change{part: part, tid: tid, values: []any{part, tid}}
+		for i, col := range cols {
+			if !values[i].Valid {
+				continue
+			}
+			v := values[i].String
+			after := scrub.text(v)
+			if col.Erase == schema.Redact {
+				if after, err = redactJSON(v, scrub); err != nil {
+					rows.Close()
+					return fmt.Errorf("%s.%s: %w", table, col.Name, err)
+				}
+			}
+			if after != v {
+				ch.values = append(ch.values, after)
+				ch.set = append(ch.set, fmt.Sprintf(`%s = $%d`, pq.QuoteIdentifier(col.Name), len(ch.values)))
 			}
 		}
-		if v == r.Value {
-			continue
+		if len(ch.set) > 0 {
+			changes = append(changes, ch)
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`UPDATE %s SET %s = $2 WHERE ctid = $1::tid`, c.table, c.column), r.Row, v); err != nil {
-			return fmt.Errorf("scrub %s.%s: %w", c.table, c.column, err)
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("read %s: %w", table, err)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", table, err)
+	}
+	for _, ch := range changes {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+pq.QuoteIdentifier(table)+` SET `+strings.Join(ch.set, ", ")+
+			` WHERE tableoid = $1::oid AND ctid = $2::tid`, ch.values...); err != nil {
+			return fmt.Errorf("redact %s: %w", table, err)
 		}
 	}
 	return nil
 }
 
-// scrubJSON scrubs every string of a JSON document and nulls its
-// customerReference members (a webhook's data). Members may come out in
-// another order; the document means the same.
-func scrubJSON(raw string, scrub *scrubber) (string, error) {
+// redactJSON redacts a JSON document: the members of its customer object
+// go (an event as sent), its customerReference members become null (a
+// webhook's data), and every other string is scrubbed. Members may come
+// out in another order; the document means the same. A document with
+// nothing of the customer's is returned as it was, byte for byte (a
+// webhook's signature covers the bytes sent).
+func redactJSON(raw string, scrub *scrubber) (string, error) {
 	decode := func() (any, error) {
 		dec := json.NewDecoder(strings.NewReader(raw))
 		dec.UseNumber()
@@ -305,38 +385,24 @@ func scrubJSON(raw string, scrub *scrubber) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode: %w", err)
 	}
-	if doc, err = decode(); err != nil { // scrubValue changes it in place
+	if doc, err = decode(); err != nil { // redacting changes it in place
 		return "", err
+	}
+	if m, ok := doc.(map[string]any); ok {
+		if c, ok := m["customer"].(map[string]any); ok {
+			for _, f := range customerFields {
+				delete(c, f)
+			}
+		}
 	}
 	after, err := json.Marshal(scrubValue(doc, scrub))
 	if err != nil {
 		return "", fmt.Errorf("encode: %w", err)
 	}
 	if bytes.Equal(before, after) {
-		return raw, nil // nothing of the customer's: the bytes stay as they were
+		return raw, nil
 	}
 	return string(after), nil
-}
-
-// erasePayload drops the customer's fields from a stored event and the
-// customer's values from every other string in it.
-func erasePayload(raw []byte, scrub *scrubber) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("decode payload: %w", err)
-	}
-	if c, ok := doc["customer"].(map[string]any); ok {
-		for _, f := range customerFields {
-			delete(c, f)
-		}
-	}
-	out, err := json.Marshal(scrubValue(doc, scrub))
-	if err != nil {
-		return nil, fmt.Errorf("encode payload: %w", err)
-	}
-	return out, nil
 }
 
 // customerFields are the members of an event's customer: every one is
@@ -371,11 +437,20 @@ func scrubValue(v any, scrub *scrubber) any {
 // customerValues are the customer's values in a stored event, as the
 // client sent them: the email address, names (each, and the full name),
 // the postal address (whole, and each of its lines or comma-separated
-// parts), the mobile number (as sent, and its digits alone) and the
-// customer reference.
+// parts), the mobile number (as sent, and its digits alone), the customer
+// reference and the order's reference (which the shop's own records tie
+// to the customer).
 func customerValues(payload []byte) []string {
-	c := customerOf(payload)
-	out := []string{c.Email, c.FirstName, c.LastName, c.FirstName + " " + c.LastName, c.Address, c.Mobile, digitsOf(c.Mobile), c.Reference}
+	var p struct {
+		Customer    payloadCustomer `json:"customer"`
+		Transaction struct {
+			Reference string `json:"reference"`
+		} `json:"transaction"`
+	}
+	_ = json.Unmarshal(payload, &p) // nothing from one that is not JSON
+	c := p.Customer
+	out := []string{c.Email, c.FirstName, c.LastName, c.FirstName + " " + c.LastName, c.Address, c.Mobile, digitsOf(c.Mobile),
+		c.Reference, p.Transaction.Reference}
 	out = append(out, strings.FieldsFunc(c.Address, func(r rune) bool { return r == ',' || r == ';' || r == '\n' })...)
 	return out
 }
@@ -412,9 +487,18 @@ const minValueRunes = 2
 func newScrubber(values []string) *scrubber {
 	var kept []string
 	for _, v := range values {
-		v = strings.ToLower(strings.TrimSpace(v))
-		if utf8.RuneCountInString(v) >= minValueRunes && !slices.Contains(kept, v) {
-			kept = append(kept, v)
+		v = strings.TrimSpace(v)
+		if utf8.RuneCountInString(v) < minValueRunes {
+			continue
+		}
+		// As a URL carries it too (?for=greta%40example.com, /for/Zo%C3%AB),
+		// in its case and in lower case: an escaped letter has no case.
+		for _, c := range []string{v, strings.ToLower(v)} {
+			for _, spelled := range []string{c, url.QueryEscape(c), url.PathEscape(c)} {
+				if spelled = strings.ToLower(spelled); !slices.Contains(kept, spelled) {
+					kept = append(kept, spelled)
+				}
+			}
 		}
 	}
 	slices.SortFunc(kept, func(a, b string) int { return len(b) - len(a) })

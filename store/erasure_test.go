@@ -12,6 +12,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -164,4 +165,29 @@ func TestEraseCustomerByReference(t *testing.T) {
 		_, err := st.EraseCustomer(ctx, a.AccountID, k)
 		assert.ErrorIs(t, err, store.ErrCustomerKey, "%+v", k)
 	}
+}
+
+// An erasure's cancels count in the funnel like the API's: the counts
+// kept change by change stay equal to a count over the rows.
+func TestEraseCustomerCountsItsCancels(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "P7D")
+	f := newFunnelTenant(t, st)
+	ctx := context.Background()
+	now := time.Now()
+	pending := f.accept(t, "erase.me@example.com", "de")
+	scheduled := f.accept(t, "erase.me@example.com", "")
+	_, err := st.MarkScheduled(ctx, invite.KindInvite, scheduled, now.Add(time.Hour))
+	require.NoError(t, err)
+	sent := f.accept(t, "erase.me@example.com", "")
+	send(t, st, sent, now)
+	f.accept(t, "keep.me@example.com", "")
+
+	got, err := st.EraseCustomer(ctx, f.accountID, store.CustomerKey{Email: "erase.me@example.com"})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{pending, scheduled}, got.Cancelled)
+	counts := total(t, st, wholeDay(f.accountID, now, stats.GroupDay))
+	assert.Equal(t, rowCounts(t, st, f.accountID), counts)
+	assert.EqualValues(t, 2, counts[stats.Cancelled])
+	assert.EqualValues(t, 1, counts[stats.Pending], "the other customer's")
 }

@@ -9,41 +9,70 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// Copies lists every column of every table in db's public schema that
-// holds text (text, varchar, json, jsonb, arrays of them) in which s
-// appears, ignoring case, as "table.column" → number of rows. Tests of an
-// erasure use it to prove that no copy of an address is left anywhere,
-// including in tables added after the test was written.
-func Copies(tb testing.TB, db *sqlx.DB, s string) map[string]int {
+// Column is a column of a table as the database's catalogue describes it.
+type Column struct {
+	Table string `db:"table_name"`
+	Name  string `db:"column_name"`
+	// Type is the type's name (its elements' for an array): text,
+	// varchar, jsonb, bytea, …
+	Type    string `db:"type_name"`
+	Array   bool   `db:"is_array"`
+	NotNull bool   `db:"not_null"`
+}
+
+// Columns lists every column that can hold text or bytes — of a string,
+// user-defined (json, jsonb, bytea, uuid, …) or enum type, or an array of
+// one — of every table in db's public schema, ordered by table and
+// column. A partition is left out: its parent stands for it.
+func Columns(tb testing.TB, db *sqlx.DB) []Column {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var cols []struct {
-		Table  string `db:"table_name"`
-		Column string `db:"column_name"`
-	}
+	var cols []Column
 	err := db.SelectContext(ctx, &cols, `
-		SELECT c.table_name, c.column_name FROM information_schema.columns c
-		JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-		WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
-		  AND (c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb')
-		       OR (c.data_type = 'ARRAY' AND c.udt_name IN ('_text', '_varchar', '_json', '_jsonb')))
-		ORDER BY c.table_name, c.column_name`)
+		SELECT c.relname AS table_name, a.attname AS column_name, COALESCE(e.typname, t.typname) AS type_name,
+		       e.oid IS NOT NULL AS is_array, a.attnotnull AS not_null
+		FROM pg_attribute a
+		JOIN pg_class c ON c.oid = a.attrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_type t ON t.oid = a.atttypid
+		LEFT JOIN pg_type e ON e.oid = t.typelem AND t.typcategory = 'A'
+		WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+		  AND a.attnum > 0 AND NOT a.attisdropped
+		  AND COALESCE(e.typcategory, t.typcategory) IN ('S', 'U', 'E')
+		ORDER BY c.relname, a.attname`)
 	if err != nil {
-		tb.Fatalf("testdb: list text columns: %v", err)
+		tb.Fatalf("testdb: list columns: %v", err)
 	}
 	if len(cols) == 0 {
 		tb.Fatal("testdb: no text columns found: is the schema there?")
 	}
+	return cols
+}
+
+// Copies lists every column of Columns in which s appears, as
+// "table.column" → number of rows: ignoring case in text, JSON and
+// arrays; in bytes, as its UTF-8 bytes or (ignoring case) where they are
+// printable. Tests of an erasure use it to prove that no copy of a
+// customer's value is left anywhere, including in tables added after the
+// test was written.
+func Copies(tb testing.TB, db *sqlx.DB, s string) map[string]int {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	found := map[string]int{}
-	for _, c := range cols {
+	for _, c := range Columns(tb, db) {
+		match := fmt.Sprintf(`strpos(lower(%q::text), lower($1)) > 0`, c.Name)
+		if c.Type == "bytea" && !c.Array {
+			match = fmt.Sprintf(`(position(convert_to($1, 'UTF8') IN %[1]q) > 0
+				OR strpos(lower(encode(%[1]q, 'escape')), lower($1)) > 0)`, c.Name)
+		}
 		var n int
-		q := fmt.Sprintf(`SELECT count(*) FROM %q WHERE strpos(lower(%q::text), lower($1)) > 0`, c.Table, c.Column)
-		if err := db.GetContext(ctx, &n, q, s); err != nil {
-			tb.Fatalf("testdb: search %s.%s: %v", c.Table, c.Column, err)
+		if err := db.GetContext(ctx, &n, fmt.Sprintf(`SELECT count(*) FROM %q WHERE %s`, c.Table, match), s); err != nil {
+			tb.Fatalf("testdb: search %s.%s: %v", c.Table, c.Name, err)
 		}
 		if n > 0 {
-			found[c.Table+"."+c.Column] = n
+			found[c.Table+"."+c.Name] = n
 		}
 	}
 	return found

@@ -395,6 +395,22 @@ func TestHealth(t *testing.T) {
 	assert.Contains(t, e.logs.String(), `"level":"DEBUG"`, "probes are logged at debug")
 }
 
+// TestDrainFailsReadinessOnly: once the process drains, /readyz answers
+// 503 "draining" at once (not after its one-second cache), with the
+// dependencies it last saw, while every other route is served as before.
+func TestDrainFailsReadinessOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	require.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/readyz", "", nil).status) // cached now
+	e.api.Drain()
+	r := e.do(t, http.MethodGet, "/readyz", "", nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+	assert.Equal(t, map[string]any{"status": "draining", "dependencies": map[string]any{"postgresql": "ok"}}, r.object(t))
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/healthz", "", nil).status)
+	e.create(t, "/event-types", map[string]any{"name": "while draining"})
+}
+
 // TestAddressesInPathsAreMaskedInLogs: a path that carries an email
 // address or a mobile number is logged with the address masked, as the
 // senders log it, whether or not a route matched.

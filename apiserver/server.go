@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -145,6 +146,7 @@ type server struct {
 	publicLimits                    *addressLimits
 	now                             func() time.Time
 	ready                           readyCache
+	draining                        atomic.Bool // see Server.Drain
 
 	sms          *sms.CallbackKeys // nil: no SMS provider
 	smsCallbacks *sms.Callbacks    // mounted from package sms
@@ -173,6 +175,11 @@ type Server struct {
 	http.Handler
 	s *server
 }
+
+// Drain makes GET /readyz answer 503 "draining" from now on, whatever the
+// dependencies: the process is stopping, and goes on serving only while
+// load balancers let go of it. Every other route is served as before.
+func (a *Server) Drain() { a.s.draining.Store(true) }
 
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
@@ -330,16 +337,20 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers 503 only when PostgreSQL is unreachable: without it the
-// API can do nothing, while a Temporal or issuer outage leaves it useful
+// readyz answers 503 when PostgreSQL is unreachable: without it the API
+// can do nothing, while a Temporal or issuer outage leaves it useful
 // (events are still accepted), so it reports "degraded" with 200 and the
-// load balancer keeps the replica.
+// load balancer keeps the replica. It answers 503 "draining" too once the
+// process is stopping (Drain), so the load balancer lets go of it.
 //
 // Anyone may call it, so the answer is cached for readyFor: however many
 // requests arrive, the dependencies are checked at most once a second
 // (concurrent requests wait for the one check under way).
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	code, body := s.ready.get(s.now(), func() (int, map[string]any) { return s.checkReadiness(r.Context()) })
+	if s.draining.Load() {
+		code, body = http.StatusServiceUnavailable, map[string]any{"status": "draining", "dependencies": body["dependencies"]}
+	}
 	if code != http.StatusOK {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}

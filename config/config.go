@@ -126,6 +126,13 @@ type Config struct {
 	SendRetryMax     time.Duration
 	SendGiveUpAfter  time.Duration
 
+	// ShutdownDrain is how long a server process (api, auth) goes on
+	// serving after SIGTERM, its readiness failing, before it closes its
+	// listener: the time a load balancer takes to stop sending it
+	// requests. 0 (the default): it closes at once. The requests in
+	// flight then get ShutdownGrace to finish.
+	ShutdownDrain time.Duration
+
 	// EventRetention deletes events whose invite has ended once they are
 	// this old; 0 keeps them forever (the default).
 	EventRetention time.Duration
@@ -278,6 +285,14 @@ type OIDCIssuerOptions struct {
 	MaxLifetime time.Duration
 }
 
+// ShutdownGrace is how long a server process lets the requests in flight
+// finish once it has closed its listener.
+const ShutdownGrace = 15 * time.Second
+
+// MaxShutdownDrain bounds TOUCHPOINT_SHUTDOWN_DRAIN: a load balancer that
+// needs longer to let go of a replica is misconfigured.
+const MaxShutdownDrain = 2 * time.Minute
+
 // DefaultWorkerAddr is where `touchpoint worker` serves its health and
 // metrics when TOUCHPOINT_WORKER_ADDR is unset.
 const DefaultWorkerAddr = "127.0.0.1:8082"
@@ -333,7 +348,7 @@ var Variables = append([]string{
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
 	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
 	"TOUCHPOINT_SEND_GIVE_UP_AFTER", "TOUCHPOINT_RECONCILE_INTERVAL", "TOUCHPOINT_RECONCILE_GRACE",
-	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_BATCH_INFLIGHT_BYTES", "TOUCHPOINT_LOG_LEVEL", "TOUCHPOINT_DB_MAX_CONNS",
+	"TOUCHPOINT_EVENT_RETENTION", "TOUCHPOINT_SHUTDOWN_DRAIN", "TOUCHPOINT_RATE_LIMIT", "TOUCHPOINT_RATE_BURST", "TOUCHPOINT_MAX_BODY_BYTES", "TOUCHPOINT_BATCH_INFLIGHT_BYTES", "TOUCHPOINT_LOG_LEVEL", "TOUCHPOINT_DB_MAX_CONNS",
 	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
 	"TOUCHPOINT_WEBHOOK_QUOTA", "TOUCHPOINT_DAILY_EVENT_QUOTA",
@@ -439,6 +454,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	dur("TOUCHPOINT_RECONCILE_INTERVAL", &c.ReconcileInterval)
 	dur("TOUCHPOINT_RECONCILE_GRACE", &c.ReconcileGrace)
+	if v := strings.TrimSpace(getenv("TOUCHPOINT_SHUTDOWN_DRAIN")); v != "" && v != "0" {
+		dur("TOUCHPOINT_SHUTDOWN_DRAIN", &c.ShutdownDrain)
+	}
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_EVENT_RETENTION")); v != "" && v != "0" {
 		dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
 	}
@@ -680,6 +698,9 @@ func (c Config) Validate(requireSecret bool) error {
 		// A send in progress is `sending` for up to the send timeout.
 		bad("TOUCHPOINT_RECONCILE_GRACE", "must be longer than TOUCHPOINT_SEND_TIMEOUT (%s)", c.SendTimeout)
 	}
+	if c.ShutdownDrain > MaxShutdownDrain {
+		bad("TOUCHPOINT_SHUTDOWN_DRAIN", "must be at most %s", MaxShutdownDrain)
+	}
 	if c.SendRetryMax < c.SendRetryInitial {
 		bad("TOUCHPOINT_SEND_RETRY_MAX", "must be at least TOUCHPOINT_SEND_RETRY_INITIAL")
 	}
@@ -771,6 +792,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("send_retry_max", c.SendRetryMax.String()),
 		slog.String("send_give_up_after", c.SendGiveUpAfter.String()),
 		slog.String("event_retention", c.EventRetention.String()),
+		slog.String("shutdown_drain", c.ShutdownDrain.String()),
 		slog.String("reconcile_interval", c.ReconcileInterval.String()),
 		slog.String("reconcile_grace", c.ReconcileGrace.String()),
 		slog.Float64("rate_per_second", c.RatePerSecond),

@@ -97,6 +97,23 @@ func TestFeedbackLinkTTL(t *testing.T) {
 	}
 }
 
+func TestShutdownDrain(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]time.Duration{"": 0, "0": 0, "10s": 10 * time.Second} {
+		c, err := config.Load(env(map[string]string{"TOUCHPOINT_SHUTDOWN_DRAIN": v}))
+		require.NoError(t, err)
+		require.NoError(t, c.Validate(false))
+		assert.Equal(t, want, c.ShutdownDrain, "%q", v)
+	}
+	for _, v := range []string{"-1s", "soon", "3m"} {
+		c, err := config.Load(env(map[string]string{"TOUCHPOINT_SHUTDOWN_DRAIN": v}))
+		if err == nil {
+			err = c.Validate(false)
+		}
+		assert.ErrorContains(t, err, "TOUCHPOINT_SHUTDOWN_DRAIN", "%q", v)
+	}
+}
+
 func TestBadValuesAreNamed(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {

@@ -409,6 +409,7 @@ func checkTouchpointPods(t *testing.T, b built) map[string]process {
 		}
 		p := process{workload: w, container: c, cfg: cfg}
 		checkProbes(t, p)
+		checkStop(t, p)
 		out[subcommand] = p
 	}
 	return out
@@ -597,6 +598,31 @@ func checkProbes(t *testing.T, p process) {
 	}
 }
 
+// checkStop: the kubelet waits for a process to stop as it does on
+// SIGTERM. A server drains — long enough for its readiness probe to fail
+// and the Service to let go of it — and then finishes its requests; the
+// worker finishes its running activities.
+func checkStop(t *testing.T, p process) {
+	if p.workload.kind == "Job" {
+		return
+	}
+	where := p.workload.name
+	grace := time.Duration(ptrOr(p.workload.pod.Spec.TerminationGracePeriodSeconds, 30)) * time.Second
+	switch p.container.Args[0] {
+	case "api", "auth":
+		assert.Positive(t, p.cfg.ShutdownDrain, "%s: TOUCHPOINT_SHUTDOWN_DRAIN, the time the Service takes to let go of a stopping pod", where)
+		assert.GreaterOrEqual(t, grace, p.cfg.ShutdownDrain+config.ShutdownGrace,
+			"%s: terminationGracePeriodSeconds covers the drain (%s) and the requests in flight (%s)", where, p.cfg.ShutdownDrain, config.ShutdownGrace)
+		if probe := p.container.ReadinessProbe; probe != nil {
+			noticed := time.Duration(probe.PeriodSeconds*probe.FailureThreshold) * time.Second
+			assert.LessOrEqual(t, noticed, p.cfg.ShutdownDrain, "%s: the readiness probe notices the drain before it ends", where)
+		}
+	case "worker":
+		assert.Greater(t, grace, worker.DefaultStopTimeout,
+			"%s: the running activities get %s to finish before the kubelet kills the worker", where, worker.DefaultStopTimeout)
+	}
+}
+
 // podsOf returns the pod templates a label selector picks.
 func podsOf(b built, sel labels.Selector) []workload {
 	var out []workload
@@ -661,8 +687,7 @@ func serviceTarget(t *testing.T, b built, name, port string) int32 {
 
 // checkScaling: a disruption budget for every Deployment, the API scaled
 // on CPU, the worker on the invites task queue's backlog served by the
-// Prometheus Adapter rule of prometheus-adapter.yaml, and stops that
-// outlast the worker's grace period.
+// Prometheus Adapter rule of prometheus-adapter.yaml.
 func checkScaling(t *testing.T, b built) {
 	for _, o := range b.all("Deployment") {
 		d := o.obj.(*appsv1.Deployment)
@@ -701,13 +726,6 @@ func checkScaling(t *testing.T, b built) {
 		assert.Equal(t, autoscalingv2.ExternalMetricSourceType, m.Type)
 		if assert.NotNil(t, m.External) {
 			checkAdapterRule(t, m.External.Metric)
-		}
-	}
-	if d, _ := b.get("Deployment", "worker").(*appsv1.Deployment); d != nil {
-		grace := d.Spec.Template.Spec.TerminationGracePeriodSeconds
-		if assert.NotNil(t, grace) {
-			assert.Greater(t, time.Duration(*grace)*time.Second, worker.DefaultStopTimeout,
-				"the worker's running activities get %s to finish before the kubelet kills it", worker.DefaultStopTimeout)
 		}
 	}
 }

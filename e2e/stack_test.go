@@ -327,8 +327,10 @@ func (s *stack) waitReady(name string) {
 	}
 }
 
-func getJSON(u string) (int, map[string]any, error) {
-	res, err := http.Get(u)
+func getJSON(u string) (int, map[string]any, error) { return getJSONWith(http.DefaultClient, u) }
+
+func getJSONWith(c *http.Client, u string) (int, map[string]any, error) {
+	res, err := c.Get(u)
 	if err != nil {
 		return 0, nil, err
 	}

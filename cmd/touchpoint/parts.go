@@ -78,7 +78,10 @@ func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *s
 	}
 	h := m.Instrument("auth", []string{authserver.TokenPath, authserver.DiscoveryPath, authserver.JWKSPath, authserver.HealthPath}, srv)
 	return func(ctx context.Context) error {
-		return runParts(ctx, srv.Run, func(ctx context.Context) error { return serveHTTP(ctx, logger, "auth", ln, h) })
+		serve := func(ctx context.Context) error {
+			return serveHTTP(ctx, logger, "auth", ln, h, drain{period: cfg.ShutdownDrain})
+		}
+		return runServing(ctx, serve, srv.Run)
 	}, nil
 }
 
@@ -94,7 +97,7 @@ func metricsPart(cfg config.Config, logger *slog.Logger, m *metrics.Set) (part, 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+metrics.Path, m.Handler())
-	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "metrics", ln, mux) }, nil
+	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "metrics", ln, mux, drain{}) }, nil
 }
 
 // apiPart builds the API listening on ln with its token verifier, the
@@ -167,10 +170,16 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 			return map[string]error{"temporal": terr, "issuer": verifier.Ready()}
 		},
 	})
+	// On SIGTERM the API drains (readiness fails, requests are still
+	// served), then finishes the requests in flight; only then do the
+	// parts that carry on what requests began stop: the starter (which
+	// hands back any batch it holds), the notifier, signal delivery.
+	serve := func(ctx context.Context) error {
+		return serveHTTP(ctx, logger, "api", ln, handler, drain{period: cfg.ShutdownDrain, draining: handler.Drain})
+	}
 	return func(ctx context.Context) error {
-		return runParts(ctx, verifier.Run, notifier.Run, start.Run, handler.Run,
-			func(ctx context.Context) error { return st.RunHousekeeping(ctx, cfg.EventRetention, logger) },
-			func(ctx context.Context) error { return serveHTTP(ctx, logger, "api", ln, handler) })
+		return runServing(ctx, serve, verifier.Run, notifier.Run, start.Run, handler.Run,
+			func(ctx context.Context) error { return st.RunHousekeeping(ctx, cfg.EventRetention, logger) })
 	}, verifier.Ready, nil
 }
 
@@ -386,7 +395,7 @@ func workerHealthPart(cfg config.Config, st *store.Store, tc client.Client, poll
 	mux.Handle("GET "+health.ReadyPath, probes)
 	mux.Handle("GET "+metrics.Path, m.Handler())
 	h := m.Instrument("worker", []string{health.LivePath, health.ReadyPath, metrics.Path}, mux)
-	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "worker", ln, h) }, nil
+	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "worker", ln, h, drain{}) }, nil
 }
 
 // runWorkerCommand is `touchpoint worker`.
@@ -423,10 +432,19 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 	if err != nil {
 		return err
 	}
-	if cfg.MetricsAddr == "" || cfg.MetricsAddr == cfg.WorkerAddr {
-		return runParts(ctx, p, hooks, hp) // the worker's own server serves /metrics
+	// On SIGTERM the workers stop polling and let their running
+	// activities finish (up to worker.DefaultStopTimeout), and the
+	// starters hand back any batch they hold; /readyz fails at once (the
+	// pollers have stopped), while /healthz and /metrics go on until the
+	// activities are done, so that no liveness probe kills a worker
+	// finishing its sends.
+	run := func(ctx context.Context) error {
+		return runServing(ctx, func(ctx context.Context) error { return runParts(ctx, p, hooks) }, hp)
 	}
-	return withMetrics(ctx, cfg, env, m, func(ctx context.Context) error { return runParts(ctx, p, hooks, hp) })
+	if cfg.MetricsAddr == "" || cfg.MetricsAddr == cfg.WorkerAddr {
+		return run(ctx) // the worker's own server serves /metrics
+	}
+	return withMetrics(ctx, cfg, env, m, run)
 }
 
 func redactedURL(raw string) string {

@@ -101,7 +101,7 @@ type ReviewInput struct {
 	// Rating is the shop rating, 1–5, or 0 for none; a review needs it
 	// or at least one product rating.
 	Rating   int
-	Comment  string // cleaned (review.CleanText)
+	Comment  string // cleaned (text.Multiline)
 	Locale   string
 	ShowName bool
 	// Products are the product ratings, at most one per Index (the

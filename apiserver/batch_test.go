@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/schema"
@@ -181,9 +182,9 @@ func TestBatchAsAWhole(t *testing.T) {
 	}
 	requireProblem(t, e.do(t, http.MethodPost, "/events/batch", e.token, `{"events":[]}`, header{"Content-Type", "text/plain"}),
 		http.StatusUnsupportedMediaType)
-	requireProblem(t, e.do(t, http.MethodPost, "/events/batch", e.tokenFor(t, e.account, store.GroupReadonly), map[string]any{"events": []any{ev}}),
+	requireProblem(t, e.do(t, http.MethodPost, "/events/batch", e.tokenFor(t, e.account, auth.GroupReadonly), map[string]any{"events": []any{ev}}),
 		http.StatusForbidden)
-	events := e.tokenFor(t, e.account, store.GroupEvents)
+	events := e.tokenFor(t, e.account, auth.GroupEvents)
 	r := e.do(t, http.MethodPost, "/events/batch", events, map[string]any{"events": []any{ev}})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 	list, _ := items(t, e.get(t, "/events"))

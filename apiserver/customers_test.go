@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
@@ -117,7 +118,7 @@ func TestEraseCustomerThroughTheAPI(t *testing.T) {
 		`{"reference":""}`, `{"email":null}`} {
 		requireProblem(t, e.do(t, http.MethodPost, "/customers/erase", e.token, body), http.StatusBadRequest)
 	}
-	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
+	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/customers/erase", readonly, `{"email":"zoe.quinn@example.com"}`).status)
 
 	r := e.do(t, http.MethodPost, "/customers/erase", e.token, map[string]any{"email": "ZOE.QUINN@example.com"})

@@ -28,6 +28,7 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -121,7 +122,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 	acc, ch, err := e.authStore.CreateAccount(ctx, "A")
 	require.NoError(t, err)
 	e.account, e.channel = acc.ID, ch.ID
-	e.token = e.tokenFor(t, acc.ID, store.GroupFull)
+	e.token = e.tokenFor(t, acc.ID, auth.GroupFull)
 	return e
 }
 
@@ -135,7 +136,7 @@ func (e *env) startIssuer(t testing.TB) {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	e.issuerURL = "http://" + ts.Listener.Addr().String()
-	issuer, err := authserver.New(context.Background(), authserver.Options{Store: e.authStore, Issuer: e.issuerURL,
+	issuer, err := authserver.New(context.Background(), authserver.Options{Store: e.authStore.Auth, Issuer: e.issuerURL,
 		Audience: testAudience, SecretKey: testSecretKey, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	require.NoError(t, err)
 	ts.Config.Handler = validated(t, issuer, true)
@@ -147,7 +148,7 @@ func (e *env) startIssuer(t testing.TB) {
 // e.authStore until the test ends; it does not wait for discovery.
 func (e *env) startVerifier(t testing.TB, is auth.Issuer, audience string) *auth.Verifier {
 	t.Helper()
-	v, err := auth.New(auth.Options{Store: e.authStore, Issuers: []auth.Issuer{is}, BuiltInIssuer: e.issuerURL,
+	v, err := auth.New(auth.Options{Store: e.authStore.Auth, Issuers: []auth.Issuer{is}, BuiltInIssuer: e.issuerURL,
 		Audience: audience, ClientCacheTTL: clientCacheTTL, DiscoveryRetry: 10 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	require.NoError(t, err)
@@ -189,10 +190,10 @@ func (e *env) requestToken(t testing.TB, form url.Values) (int, map[string]any) 
 
 // newClient creates a built-in API client of accountID in group and
 // returns it with its secret.
-func (e *env) newClient(t testing.TB, accountID, group string) (store.Client, string) {
+func (e *env) newClient(t testing.TB, accountID, group string) (authdb.Client, string) {
 	t.Helper()
 	secret, hash := authserver.NewClientSecret(secretkey.Derive(testSecretKey, secretkey.ClientSecret))
-	c, err := e.authStore.CreateClient(context.Background(), accountID, "test "+group, group, hash)
+	c, err := e.authStore.Auth.CreateClient(context.Background(), accountID, "test "+group, group, hash)
 	require.NoError(t, err)
 	return c, secret
 }
@@ -231,7 +232,7 @@ func (e *env) otherAccount(t *testing.T) (accountID, token string) {
 	t.Helper()
 	acc, _, err := e.store.CreateAccount(context.Background(), "B")
 	require.NoError(t, err)
-	return acc.ID, e.tokenFor(t, acc.ID, store.GroupFull)
+	return acc.ID, e.tokenFor(t, acc.ID, auth.GroupFull)
 }
 
 type response struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -315,11 +316,11 @@ func TestCancelAndRetryOverHTTP(t *testing.T) {
 	requireProblem(t, e.do(t, http.MethodPost, "/events/"+failed+"/retry", e.token, nil), http.StatusConflict)
 
 	// Cancel and retry need the full group; reading needs any.
-	events := e.tokenFor(t, e.account, store.GroupEvents)
+	events := e.tokenFor(t, e.account, auth.GroupEvents)
 	requireProblem(t, e.do(t, http.MethodPost, "/events/"+sent+"/cancel", events, nil), http.StatusForbidden)
 	requireProblem(t, e.do(t, http.MethodPost, "/events/"+sent+"/retry", events, nil), http.StatusForbidden)
 	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/events/"+sent, events, nil).status)
-	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
+	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
 	requireProblem(t, e.do(t, http.MethodPost, "/events", readonly, e.minimalEvent("checkout")), http.StatusForbidden)
 	assert.Equal(t, http.StatusAccepted, e.do(t, http.MethodPost, "/events", events, e.minimalEvent("checkout")).status)
 

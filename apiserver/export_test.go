@@ -1,6 +1,6 @@
 package apiserver
 
-import "github.com/touchpoint/touchpoint/store"
+import "github.com/touchpoint/touchpoint/auth"
 
 // Route is a route of routes.go as the tests outside the package see it.
 type Route struct {
@@ -17,7 +17,7 @@ func Routes() []Route {
 	for _, rt := range (&server{feedbackPath: "/feedback"}).routes() {
 		r := Route{Method: rt.method, Path: rt.path}
 		if rt.access&public == 0 {
-			for _, g := range []string{store.GroupFull, store.GroupEvents, store.GroupReadonly} {
+			for _, g := range []string{auth.GroupFull, auth.GroupEvents, auth.GroupReadonly} {
 				if rt.access.allows(g) {
 					r.Groups = append(r.Groups, g)
 				}

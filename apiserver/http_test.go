@@ -103,11 +103,11 @@ func TestRevokedAndDeletedClients(t *testing.T) {
 		name, reason string
 		lockOut      func(clientID string) error
 	}{
-		{"revoked", "token revoked", func(id string) error { _, err := e.store.RevokeTokens(ctx, id); return err }},
-		{"deleted", "unknown client", func(id string) error { return e.store.DeleteClient(ctx, id) }},
+		{"revoked", "token revoked", func(id string) error { _, err := e.store.Auth.RevokeTokens(ctx, id); return err }},
+		{"deleted", "unknown client", func(id string) error { return e.store.Auth.DeleteClient(ctx, id) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tok := e.tokenFor(t, e.account, store.GroupFull)
+			tok := e.tokenFor(t, e.account, auth.GroupFull)
 			require.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/event-types", tok, nil).status)
 
 			require.NoError(t, tc.lockOut(clientOf(t, tok)))
@@ -133,7 +133,7 @@ func TestTokenAudience(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const otherAPI = "https://other-api.example"
-	c, secret := e.newClient(t, e.account, store.GroupFull)
+	c, secret := e.newClient(t, e.account, auth.GroupFull)
 	status, body := e.requestToken(t, url.Values{"grant_type": {"client_credentials"},
 		"client_id": {c.ClientID}, "client_secret": {secret}, "audience": {otherAPI}})
 	assert.Equal(t, http.StatusBadRequest, status)
@@ -173,7 +173,7 @@ func TestAccessGroups(t *testing.T) {
 	unknown := e.withAuth(t, authFunc(func(context.Context, string) (auth.Principal, error) {
 		return auth.Principal{AccountID: e.account, ClientID: "cli-stub", AccessGroup: "unknown"}, nil
 	}))
-	for _, group := range []string{store.GroupEvents, store.GroupReadonly, "unknown"} {
+	for _, group := range []string{auth.GroupEvents, auth.GroupReadonly, "unknown"} {
 		api, tok := e, ""
 		if group == "unknown" {
 			api, tok = unknown, "any"

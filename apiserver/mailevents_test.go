@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mailevents"
@@ -301,7 +302,7 @@ func (p *mailProviders) forged(t testing.TB, req mailRequest) mailRequest {
 func emailed(t *testing.T, e *env, email string) (*eventfixture.Account, string, string) {
 	t.Helper()
 	a := eventfixture.NewAccount(t, e.store.DB(), eventfixture.Setting{})
-	return a, sendMail(t, e, a, email), e.tokenFor(t, a.AccountID, store.GroupFull)
+	return a, sendMail(t, e, a, email), e.tokenFor(t, a.AccountID, auth.GroupFull)
 }
 
 // sendMail sends (as the worker records it) an email invite of a new

@@ -28,6 +28,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
@@ -1198,7 +1199,7 @@ func unknownID(path string) string {
 func (r *openAPIRun) errorsReachable(t *testing.T) {
 	e := r.e
 	down := newEnvWith(t, unreachableStore(t)) // PostgreSQL unreachable: 503
-	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
+	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
 	// A client that has used up its rate limit for the next 1000 s.
 	limited := newEnv(t, func(o *apiserver.Options) { o.RatePerSecond, o.RateBurst = 0.001, 1 })
 	first := limited.do(t, http.MethodGet, "/channels", limited.token, nil)
@@ -1439,7 +1440,7 @@ func TestOpenAPITokenEndpoint(t *testing.T) {
 	d := loadOpenAPI(t)
 	e := newEnv(t)
 	token := d.operation(t, http.MethodPost+" "+authserver.TokenPath)
-	client, secret := e.newClient(t, e.account, store.GroupFull)
+	client, secret := e.newClient(t, e.account, auth.GroupFull)
 
 	post := func(issuerURL string, form url.Values, basicID, basicSecret string) response {
 		t.Helper()
@@ -1500,7 +1501,7 @@ func TestOpenAPITokenEndpoint(t *testing.T) {
 			res = post(e.issuerURL, with("audience", strings.Repeat("a", 9<<10)), "", "")
 		case http.StatusTooManyRequests:
 			// Failed attempts of one client id are limited to 10 a minute.
-			other, _ := e.newClient(t, e.account, store.GroupFull)
+			other, _ := e.newClient(t, e.account, auth.GroupFull)
 			for range 20 {
 				res = post(e.issuerURL, url.Values{"grant_type": {"client_credentials"}, "client_id": {other.ClientID}, "client_secret": {"wrong"}}, "", "")
 				if res.status != http.StatusUnauthorized {
@@ -1548,7 +1549,7 @@ func TestOpenAPITokenEndpoint(t *testing.T) {
 func issuerWithoutDatabase(t *testing.T) string {
 	t.Helper()
 	db := testdb.New(t)
-	issuer, err := authserver.New(context.Background(), authserver.Options{Store: store.New(db, "P7D"),
+	issuer, err := authserver.New(context.Background(), authserver.Options{Store: store.New(db, "P7D").Auth,
 		Issuer: "http://issuer.touchpoint.test", Audience: testAudience, SecretKey: testSecretKey,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	require.NoError(t, err)

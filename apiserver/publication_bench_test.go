@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testbin"
 	"github.com/touchpoint/touchpoint/internal/testdb"
@@ -71,7 +72,7 @@ func BenchmarkPublicReviewsAtScale(b *testing.B) {
 	start := time.Now()
 	seedPublicReviews(b, db, e.account, e.channel, n, 5)
 	b.Logf("seeded %d reviews and %d product reviews in %s", n, 2*n, time.Since(start).Round(time.Second))
-	e.token = e.tokenFor(b, e.account, store.GroupFull) // the first may have expired meanwhile
+	e.token = e.tokenFor(b, e.account, auth.GroupFull) // the first may have expired meanwhile
 
 	// The aggregate the API shows is the maintained row; one scan here,
 	// outside the timing, checks it against the rows themselves.

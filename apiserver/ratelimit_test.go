@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/auth"
 )
 
 func TestRateLimitPerClient(t *testing.T) {
@@ -26,7 +26,7 @@ func TestRateLimitPerClient(t *testing.T) {
 	assert.InDelta(t, 2, wait, 1, "one token every 2 s")
 
 	// Another client of the same account has a bucket of its own.
-	other := e.tokenFor(t, e.account, store.GroupReadonly)
+	other := e.tokenFor(t, e.account, auth.GroupReadonly)
 	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/event-types", other, nil).status)
 	// Public routes are not limited.
 	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/healthz", "", nil).status)

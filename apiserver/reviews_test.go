@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -125,7 +126,7 @@ func TestReviewsAndProductReviews(t *testing.T) {
 	requireProblem(t, e.get(t, "/reviews/summary?cursor=x"), http.StatusBadRequest, "cursor")
 
 	// Every access group reads; another account sees nothing.
-	for _, group := range []string{store.GroupEvents, store.GroupReadonly} {
+	for _, group := range []string{auth.GroupEvents, auth.GroupReadonly} {
 		tok := e.tokenFor(t, e.account, group)
 		for _, path := range []string{"/reviews/" + first, "/product-reviews", "/product-reviews/" + jacket["id"].(string),
 			"/products/summary?sku=JKT-1", "/reviews/summary", "/reviews/" + first + "/history"} {
@@ -165,7 +166,7 @@ func TestReportReview(t *testing.T) {
 	requireProblem(t, report(e.token, `{"reason":`), http.StatusBadRequest)
 	requireProblem(t, e.do(t, http.MethodPost, "/reviews/"+id+"/report", e.token, `{"reason":"spam"}`, header{"Content-Type", "text/plain"}),
 		http.StatusUnsupportedMediaType)
-	for _, group := range []string{store.GroupEvents, store.GroupReadonly} {
+	for _, group := range []string{auth.GroupEvents, auth.GroupReadonly} {
 		requireProblem(t, report(e.tokenFor(t, e.account, group), `{"reason":"spam"}`), http.StatusForbidden)
 	}
 	_, other := e.otherAccount(t)
@@ -227,7 +228,7 @@ func TestReplies(t *testing.T) {
 		`{"text":"` + strings.Repeat("é", 2001) + `"}`, `{"text":"x","by":"me"}`} {
 		requireProblem(t, put(e.token, bad), http.StatusBadRequest)
 	}
-	for _, group := range []string{store.GroupEvents, store.GroupReadonly} {
+	for _, group := range []string{auth.GroupEvents, auth.GroupReadonly} {
 		tok := e.tokenFor(t, e.account, group)
 		requireProblem(t, put(tok, `{"text":"hi"}`), http.StatusForbidden)
 		requireProblem(t, e.do(t, http.MethodDelete, "/reviews/"+id+"/reply", tok, nil), http.StatusForbidden)

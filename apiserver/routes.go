@@ -3,9 +3,9 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/sms"
-	"github.com/touchpoint/touchpoint/store"
 )
 
 // access is the set of access groups that may call a route.
@@ -34,11 +34,11 @@ const (
 
 func (a access) allows(group string) bool {
 	switch group {
-	case store.GroupFull:
+	case auth.GroupFull:
 		return a&allowFull != 0
-	case store.GroupEvents:
+	case auth.GroupEvents:
 		return a&allowEvents != 0
-	case store.GroupReadonly:
+	case auth.GroupReadonly:
 		return a&allowReadonly != 0
 	}
 	return false

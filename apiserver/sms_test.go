@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sms"
@@ -74,7 +75,7 @@ func statusForm(sid, status string, code int) url.Values {
 func textedEvent(t *testing.T, e *env) (*eventfixture.Account, string, string) {
 	t.Helper()
 	a := eventfixture.NewAccount(t, e.store.DB(), eventfixture.Setting{Medium: invite.SMS})
-	return a, sendText(t, e, a), e.tokenFor(t, a.AccountID, store.GroupFull)
+	return a, sendText(t, e, a), e.tokenFor(t, a.AccountID, auth.GroupFull)
 }
 
 // sendText sends (as the worker records it) an SMS invite of a new event of a

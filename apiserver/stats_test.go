@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -131,7 +132,7 @@ func TestStatsFunnel(t *testing.T) {
 	assert.Equal(t, map[string]any{"1": 0.0, "2": 0.0, "3": 0.0, "4": 1.0, "5": 0.0}, list[0]["distribution"])
 
 	// Every access group reads; another tenant sees none of it.
-	for _, group := range []string{store.GroupFull, store.GroupEvents, store.GroupReadonly} {
+	for _, group := range []string{auth.GroupFull, auth.GroupEvents, auth.GroupReadonly} {
 		tok := e.tokenFor(t, e.account, group)
 		for _, path := range []string{"/stats/invites", "/stats/reviews"} {
 			assert.Equal(t, http.StatusOK, statsGet(t, e, path, tok, statsPeriod()).status, "%s %s", group, path)

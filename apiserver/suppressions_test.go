@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/auth"
 )
 
 func TestSuppressionsAPI(t *testing.T) {
@@ -101,7 +101,7 @@ func TestSuppressionsAPI(t *testing.T) {
 		"another account's history is not there")
 
 	// Reading needs any group; writing needs full.
-	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
+	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
 	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/suppressions", readonly, nil).status)
 	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/suppressions/ann.lee+news@example.com/history", readonly, nil).status)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/suppressions", readonly, `{"address":"x@example.com"}`).status)
@@ -144,7 +144,7 @@ func TestAccountBranding(t *testing.T) {
 	assert.Nil(t, got["brandColor"])
 	assert.Equal(t, "care@nordlicht.example", got["replyTo"], "a field not named is kept")
 
-	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
+	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPatch, "/account", readonly, `{"displayName":"x"}`).status)
 	_, other := e.otherAccount(t)
 	assert.NotEqual(t, e.account, e.do(t, http.MethodGet, "/account", other, nil).object(t)["id"], "each client sees its own account")

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -97,7 +98,7 @@ func TestTemplateLevels(t *testing.T) {
 func TestTemplateAccess(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for _, group := range []string{store.GroupEvents, store.GroupReadonly} {
+	for _, group := range []string{auth.GroupEvents, auth.GroupReadonly} {
 		tok := e.tokenFor(t, e.account, group)
 		assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/templates/invite/en", tok, nil).status, group)
 		assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/templates", tok, nil).status, group)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -90,7 +91,7 @@ func TestWebhookReplayAPI(t *testing.T) {
 	_, other := e.otherAccount(t)
 	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/deliveries/"+msgs[1]+"/retry", other, nil), http.StatusNotFound)
 	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", other, `{"since":"2026-11-20T00:00:00Z"}`), http.StatusNotFound)
-	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
+	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", readonly, `{"since":"2026-11-20T00:00:00Z"}`).status)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/webhooks/"+id+"/deliveries/"+msgs[1]+"/retry", readonly, nil).status)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -128,7 +129,7 @@ func TestWebhooksAPI(t *testing.T) {
 	assert.Empty(t, theirs)
 
 	// Access groups: reading is for every client, changing for full only.
-	readonly := e.tokenFor(t, e.account, store.GroupReadonly)
+	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
 	assert.Equal(t, http.StatusOK, e.do(t, http.MethodGet, "/webhooks/"+id, readonly, nil).status)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/webhooks/"+id+"/rotate-secret", readonly, nil).status)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodDelete, "/webhooks/"+id, readonly, nil).status)

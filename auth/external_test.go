@@ -85,7 +85,7 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 	// "<built-in>, <kc>|audience=touchpoint-api|maxLifetime=24h,
 	// <a0>|discovery=<a0 addr>|maxLifetime=24h" (both issue day-long
 	// tokens, as Auth0 does by default).
-	opts := auth.Options{Store: e.st, BuiltInIssuer: e.issuerURL, Audience: audience, Logger: e.log, Issuers: []auth.Issuer{
+	opts := auth.Options{Store: e.st.Auth, BuiltInIssuer: e.issuerURL, Audience: audience, Logger: e.log, Issuers: []auth.Issuer{
 		{URL: e.issuerURL},
 		{URL: kc.url, Audience: kcAudience, MaxLifetime: 24 * time.Hour},
 		{URL: a0.url, DiscoveryURL: a0.addr, MaxLifetime: 24 * time.Hour},
@@ -97,11 +97,11 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 	// "billing" only under the Auth0-like one.
 	shopB, _, err := e.st.CreateAccount(ctx, "Shop B")
 	require.NoError(t, err)
-	kcERP, err := e.st.LinkClient(ctx, shopB.ID, kc.url, "erp", "erp (Keycloak)", store.GroupReadonly)
+	kcERP, err := e.st.Auth.LinkClient(ctx, shopB.ID, kc.url, "erp", "erp (Keycloak)", auth.GroupReadonly)
 	require.NoError(t, err)
-	a0ERP, err := e.st.LinkClient(ctx, e.client.AccountID, a0.url, "erp", "erp (Auth0)", store.GroupFull)
+	a0ERP, err := e.st.Auth.LinkClient(ctx, e.client.AccountID, a0.url, "erp", "erp (Auth0)", auth.GroupFull)
 	require.NoError(t, err)
-	_, err = e.st.LinkClient(ctx, e.client.AccountID, a0.url, "billing", "billing", store.GroupEvents)
+	_, err = e.st.Auth.LinkClient(ctx, e.client.AccountID, a0.url, "billing", "billing", auth.GroupEvents)
 	require.NoError(t, err)
 
 	// Token shapes, as the providers issue them for client credentials.
@@ -125,7 +125,7 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 	}
 	kcPrincipal := func(tok string) auth.Principal {
 		_, c := parts(t, tok)
-		return auth.Principal{AccountID: shopB.ID, ClientID: kcERP.ID, AccessGroup: store.GroupReadonly, TokenID: c["jti"].(string)}
+		return auth.Principal{AccountID: shopB.ID, ClientID: kcERP.ID, AccessGroup: auth.GroupReadonly, TokenID: c["jti"].(string)}
 	}
 
 	t.Run("accepted and mapped to the linked client", func(t *testing.T) {
@@ -139,7 +139,7 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 		}
 		tok := rfc9068(a0, audience, nil)
 		_, c := parts(t, tok)
-		assert.Equal(t, auth.Principal{AccountID: e.client.AccountID, ClientID: a0ERP.ID, AccessGroup: store.GroupFull,
+		assert.Equal(t, auth.Principal{AccountID: e.client.AccountID, ClientID: a0ERP.ID, AccessGroup: auth.GroupFull,
 			TokenID: c["jti"].(string)}, accept(t, v, tok), "the same client id under the other issuer: its own link")
 
 		p := accept(t, v, e.token(t))
@@ -199,7 +199,7 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 	t.Run("revoked by not-before", func(t *testing.T) {
 		old, other := keycloak(nil), rfc9068(a0, audience, nil)
 		accept(t, v, old)
-		_, err := e.st.RevokeTokens(ctx, kcERP.ID)
+		_, err := e.st.Auth.RevokeTokens(ctx, kcERP.ID)
 		require.NoError(t, err)
 		e.clock.Advance(flush) // the client cache's lifetime
 		reject(t, v, old, "token revoked")

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 // useTracker enforces the sliding idle lifetime across API replicas.
@@ -32,7 +32,7 @@ import (
 // chain intact. Why the second holds: every value compared is a real use
 // (or iat), so a token whose true last use is older than I + F fails.
 type useTracker struct {
-	store       *store.Store
+	store       Store
 	idle, flush time.Duration
 	now         func() time.Time
 	log         *slog.Logger
@@ -86,7 +86,7 @@ func (u *useTracker) use(ctx context.Context, jti string, iat, exp time.Time) er
 	if idle > u.idle {
 		// Accepted within the flush tolerance only: write it through so
 		// other replicas can count from it (see the type's comment).
-		if err := u.store.RecordTokenUses(ctx, []store.TokenUse{{JTI: jti, LastUsedAt: now, ExpiresAt: exp}}); err != nil {
+		if err := u.store.RecordTokenUses(ctx, []authdb.TokenUse{{JTI: jti, LastUsedAt: now, ExpiresAt: exp}}); err != nil {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		dirty = false
@@ -118,12 +118,12 @@ func (u *useTracker) record(jti string, at, exp time.Time, dirty bool) {
 // that are expired or idle past any chance of use.
 func (u *useTracker) flushOnce(ctx context.Context) error {
 	now := u.now()
-	var batch []store.TokenUse
+	var batch []authdb.TokenUse
 	u.mu.Lock()
 	for jti, e := range u.uses {
 		switch {
 		case e.dirty:
-			batch = append(batch, store.TokenUse{JTI: jti, LastUsedAt: e.last, ExpiresAt: e.exp})
+			batch = append(batch, authdb.TokenUse{JTI: jti, LastUsedAt: e.last, ExpiresAt: e.exp})
 			e.dirty = false
 		case now.After(e.exp), !e.dead && now.Sub(e.last) > u.idle+u.flush:
 			delete(u.uses, jti)

@@ -12,8 +12,20 @@ import (
 type Principal struct {
 	AccountID   string
 	ClientID    string // api_clients.id
-	AccessGroup string // store.GroupFull, GroupEvents or GroupReadonly
+	AccessGroup string // GroupFull, GroupEvents or GroupReadonly
 	TokenID     string // jti
+}
+
+// Access groups of API clients: what the tokens of a client may do.
+const (
+	GroupFull     = "full"     // every endpoint
+	GroupEvents   = "events"   // POST/GET events; read event types, channels, settings
+	GroupReadonly = "readonly" // every GET
+)
+
+// ValidGroup reports whether g is a known access group.
+func ValidGroup(g string) bool {
+	return g == GroupFull || g == GroupEvents || g == GroupReadonly
 }
 
 var (

@@ -18,14 +18,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/auth"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 // refreshingVerifier starts a Verifier of the built-in issuer whose key
 // set is refetched every refresh (real time), and waits for discovery.
 func (e *env) refreshingVerifier(t *testing.T, refresh, minGap time.Duration) *auth.Verifier {
 	t.Helper()
-	return startVerifier(t, auth.Options{Store: e.st, Issuers: []auth.Issuer{{URL: e.issuerURL}}, BuiltInIssuer: e.issuerURL,
+	return startVerifier(t, auth.Options{Store: e.st.Auth, Issuers: []auth.Issuer{{URL: e.issuerURL}}, BuiltInIssuer: e.issuerURL,
 		Audience: audience, DiscoveryRetry: 10 * time.Millisecond, KeyRefresh: refresh, KeyRefetchInterval: minGap,
 		Now: e.clock.Now, Logger: e.log})
 }
@@ -83,7 +83,7 @@ func TestCacheHeadersBringTheRefreshForward(t *testing.T) {
 	e := newEnv(t)
 	// A period of five minutes: only the header can make it refetch
 	// during this test.
-	startVerifier(t, auth.Options{Store: e.st, Issuers: []auth.Issuer{{URL: url}}, Audience: audience,
+	startVerifier(t, auth.Options{Store: e.st.Auth, Issuers: []auth.Issuer{{URL: url}}, Audience: audience,
 		DiscoveryRetry: 10 * time.Millisecond, KeyRefresh: 5 * time.Minute, KeyRefetchInterval: 100 * time.Millisecond,
 		Now: e.clock.Now, Logger: e.log})
 	require.Eventually(t, func() bool { return hits.Load() >= 3 }, 10*time.Second, 10*time.Millisecond,
@@ -122,7 +122,7 @@ func TestNewKeyIsKnownBeforeItSigns(t *testing.T) {
 
 func TestKeyRefreshIsBounded(t *testing.T) {
 	t.Parallel()
-	_, err := auth.New(auth.Options{Store: &store.Store{}, Issuers: []auth.Issuer{{URL: "http://x"}}, Audience: audience,
+	_, err := auth.New(auth.Options{Store: &authdb.Store{}, Issuers: []auth.Issuer{{URL: "http://x"}}, Audience: audience,
 		KeyRefresh: 6 * time.Minute})
 	require.ErrorContains(t, err, "key refresh")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -40,9 +41,17 @@ type Issuer struct {
 	MaxLifetime time.Duration
 }
 
+// Store is what a Verifier reads and writes: the API clients tokens map
+// to, and the last use of each token.
+type Store interface {
+	ClientByIssuer(ctx context.Context, issuer, clientID string) (authdb.Client, error)
+	TokenLastUse(ctx context.Context, jti string) (last time.Time, ok bool, err error)
+	RecordTokenUses(ctx context.Context, uses []authdb.TokenUse) error
+}
+
 // Options configure a Verifier. Store, Issuers and Audience are required.
 type Options struct {
-	Store   *store.Store
+	Store   Store
 	Issuers []Issuer
 	// BuiltInIssuer is the built-in issuer's URL (cfg.AuthURL): its tokens
 	// map to built-in clients by azp; other issuers' tokens map to the
@@ -491,7 +500,7 @@ func validExternalID(id string) bool {
 // clientCache keeps client rows (and their absence) for a short time so
 // the hot path is not one query per request.
 type clientCache struct {
-	store *store.Store
+	store Store
 	ttl   time.Duration
 	now   func() time.Time
 	mu    sync.Mutex
@@ -501,12 +510,12 @@ type clientCache struct {
 type clientKey struct{ issuer, clientID string }
 
 type cachedClient struct {
-	client store.Client
+	client authdb.Client
 	err    error // nil or store.ErrNotFound
 	at     time.Time
 }
 
-func (cc *clientCache) get(ctx context.Context, issuer, clientID string) (store.Client, error) {
+func (cc *clientCache) get(ctx context.Context, issuer, clientID string) (authdb.Client, error) {
 	k := clientKey{issuer, clientID}
 	now := cc.now()
 	cc.mu.Lock()

@@ -29,6 +29,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 const (
@@ -47,7 +48,7 @@ type env struct {
 	issuerURL string
 	down      atomic.Bool
 	jwksHits  atomic.Int32
-	client    store.Client
+	client    authdb.Client
 	secret    string
 	log       *slog.Logger
 }
@@ -62,12 +63,12 @@ func newEnv(t testing.TB) *env {
 	require.NoError(t, err)
 	var hash []byte
 	e.secret, hash = authserver.NewClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret))
-	e.client, err = e.st.CreateClient(ctx, acc.ID, "shop", store.GroupEvents, hash)
+	e.client, err = e.st.Auth.CreateClient(ctx, acc.ID, "shop", auth.GroupEvents, hash)
 	require.NoError(t, err)
 
 	ts := httptest.NewUnstartedServer(nil)
 	e.issuerURL = "http://" + ts.Listener.Addr().String()
-	e.issuer, err = authserver.New(ctx, authserver.Options{Store: e.st, Issuer: e.issuerURL, Audience: audience,
+	e.issuer, err = authserver.New(ctx, authserver.Options{Store: e.st.Auth, Issuer: e.issuerURL, Audience: audience,
 		SecretKey: secretKey, Now: e.clock.Now, Logger: e.log})
 	require.NoError(t, err)
 	ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -103,7 +104,7 @@ func (e *env) token(t testing.TB) string {
 // and waits until it has discovered them all, unless wait is false.
 func (e *env) verifier(t testing.TB, wait bool, extra ...auth.Issuer) *auth.Verifier {
 	t.Helper()
-	v, err := auth.New(auth.Options{Store: e.st, Issuers: append([]auth.Issuer{{URL: e.issuerURL}}, extra...),
+	v, err := auth.New(auth.Options{Store: e.st.Auth, Issuers: append([]auth.Issuer{{URL: e.issuerURL}}, extra...),
 		BuiltInIssuer: e.issuerURL, Audience: audience, DiscoveryRetry: 10 * time.Millisecond,
 		Now: e.clock.Now, Logger: e.log})
 	require.NoError(t, err)
@@ -143,7 +144,7 @@ func TestBuiltInTokenAccepted(t *testing.T) {
 	require.NoError(t, err)
 	_, claims := parts(t, tok)
 	assert.Equal(t, auth.Principal{AccountID: e.client.AccountID, ClientID: e.client.ID,
-		AccessGroup: store.GroupEvents, TokenID: claims["jti"].(string)}, p)
+		AccessGroup: auth.GroupEvents, TokenID: claims["jti"].(string)}, p)
 
 	// The account and group come from the stored client, not the token.
 	_, err = e.st.DB().Exec(`UPDATE api_clients SET access_group = 'readonly' WHERE id = $1`, e.client.ID)
@@ -151,7 +152,7 @@ func TestBuiltInTokenAccepted(t *testing.T) {
 	e.clock.Advance(flush)
 	p, err = v.Authenticate(context.Background(), tok)
 	require.NoError(t, err)
-	assert.Equal(t, store.GroupReadonly, p.AccessGroup)
+	assert.Equal(t, auth.GroupReadonly, p.AccessGroup)
 }
 
 // parts decodes a token's header and claims without verifying them.
@@ -251,7 +252,7 @@ func TestWrongAudienceAndIssuer(t *testing.T) {
 	// Issuers sharing the same database (and so the same signing key)
 	// but configured with another audience or issuer URL.
 	other := func(iss, aud string) string {
-		s, err := authserver.New(ctx, authserver.Options{Store: e.st, Issuer: iss, Audience: aud, SecretKey: secretKey, Now: e.clock.Now})
+		s, err := authserver.New(ctx, authserver.Options{Store: e.st.Auth, Issuer: iss, Audience: aud, SecretKey: secretKey, Now: e.clock.Now})
 		require.NoError(t, err)
 		ts := httptest.NewServer(s)
 		defer ts.Close()
@@ -336,7 +337,7 @@ func TestIdleAcrossReplicas(t *testing.T) {
 	accept(t, a, tok)
 	_, claims := parts(t, tok)
 	require.Eventually(t, func() bool {
-		last, ok, err := e.st.TokenLastUse(ctx, claims["jti"].(string))
+		last, ok, err := e.st.Auth.TokenLastUse(ctx, claims["jti"].(string))
 		return err == nil && ok && last.Equal(e.clock.Now())
 	}, 10*time.Second, 10*time.Millisecond)
 }
@@ -344,7 +345,7 @@ func TestIdleAcrossReplicas(t *testing.T) {
 func TestFinalFlushOnShutdown(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	v, err := auth.New(auth.Options{Store: e.st, Issuers: []auth.Issuer{{URL: e.issuerURL}}, BuiltInIssuer: e.issuerURL,
+	v, err := auth.New(auth.Options{Store: e.st.Auth, Issuers: []auth.Issuer{{URL: e.issuerURL}}, BuiltInIssuer: e.issuerURL,
 		Audience: audience, FlushInterval: 5 * time.Second, Now: e.clock.Now, Logger: e.log})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -356,7 +357,7 @@ func TestFinalFlushOnShutdown(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 	_, claims := parts(t, tok)
-	_, ok, err := e.st.TokenLastUse(context.Background(), claims["jti"].(string))
+	_, ok, err := e.st.Auth.TokenLastUse(context.Background(), claims["jti"].(string))
 	require.NoError(t, err)
 	assert.True(t, ok)
 }
@@ -369,7 +370,7 @@ func TestRevokedAndDeleted(t *testing.T) {
 	tok := e.token(t)
 	accept(t, v, tok)
 
-	_, err := e.st.RevokeTokens(ctx, e.client.ID)
+	_, err := e.st.Auth.RevokeTokens(ctx, e.client.ID)
 	require.NoError(t, err)
 	e.clock.Advance(flush) // the client cache's lifetime
 	reject(t, v, tok, "token revoked")
@@ -377,7 +378,7 @@ func TestRevokedAndDeleted(t *testing.T) {
 	fresh := e.token(t)
 	accept(t, v, fresh)
 
-	require.NoError(t, e.st.DeleteClient(ctx, e.client.ID))
+	require.NoError(t, e.st.Auth.DeleteClient(ctx, e.client.ID))
 	e.clock.Advance(flush)
 	reject(t, v, fresh, "unknown client")
 }
@@ -485,7 +486,7 @@ func TestExternalIssuerTokenTypes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ext := newFakeIssuer(t)
-	linked, err := e.st.LinkClient(context.Background(), e.client.AccountID, ext.url, "erp", "erp", store.GroupFull)
+	linked, err := e.st.Auth.LinkClient(context.Background(), e.client.AccountID, ext.url, "erp", "erp", auth.GroupFull)
 	require.NoError(t, err)
 	v := e.verifier(t, true, auth.Issuer{URL: ext.url})
 	now := e.clock.Now().Unix()
@@ -532,7 +533,7 @@ func TestExternalIssuerTokenTypes(t *testing.T) {
 				return
 			}
 			p := accept(t, v, tok)
-			assert.Equal(t, auth.Principal{AccountID: linked.AccountID, ClientID: linked.ID, AccessGroup: store.GroupFull,
+			assert.Equal(t, auth.Principal{AccountID: linked.AccountID, ClientID: linked.ID, AccessGroup: auth.GroupFull,
 				TokenID: tc.claims["jti"].(string)}, p)
 		})
 	}
@@ -547,12 +548,12 @@ func TestDiscoveryURLDiffersFromIssuer(t *testing.T) {
 	// The public issuer URL is unreachable (as from inside a container);
 	// discovery and keys come from the reachable address.
 	const public = "http://auth.public.example"
-	s, err := authserver.New(context.Background(), authserver.Options{Store: e.st, Issuer: public, Audience: audience,
+	s, err := authserver.New(context.Background(), authserver.Options{Store: e.st.Auth, Issuer: public, Audience: audience,
 		SecretKey: secretKey, Now: e.clock.Now})
 	require.NoError(t, err)
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
-	v, err := auth.New(auth.Options{Store: e.st, Issuers: []auth.Issuer{{URL: public, DiscoveryURL: ts.URL}},
+	v, err := auth.New(auth.Options{Store: e.st.Auth, Issuers: []auth.Issuer{{URL: public, DiscoveryURL: ts.URL}},
 		BuiltInIssuer: public, Audience: audience, Now: e.clock.Now, Logger: e.log})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -572,9 +573,9 @@ func TestDiscoveryURLDiffersFromIssuer(t *testing.T) {
 
 func TestOptionsChecked(t *testing.T) {
 	t.Parallel()
-	_, err := auth.New(auth.Options{Store: &store.Store{}, Issuers: []auth.Issuer{{URL: "http://x"}}, Audience: audience,
+	_, err := auth.New(auth.Options{Store: &authdb.Store{}, Issuers: []auth.Issuer{{URL: "http://x"}}, Audience: audience,
 		FlushInterval: 6 * time.Second})
 	require.Error(t, err)
-	_, err = auth.New(auth.Options{Store: &store.Store{}, Audience: audience})
+	_, err = auth.New(auth.Options{Store: &authdb.Store{}, Audience: audience})
 	require.Error(t, err)
 }

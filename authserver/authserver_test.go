@@ -21,12 +21,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 const (
@@ -40,9 +42,9 @@ type fixture struct {
 	opts     authserver.Options
 	srv      *authserver.Server
 	url      string
-	client   store.Client
+	client   authdb.Client
 	secret   string
-	external store.Client
+	external authdb.Client
 }
 
 // newFixture starts an issuer on a fresh database with one built-in and
@@ -56,14 +58,14 @@ func newFixture(t *testing.T, configure ...func(*authserver.Options)) *fixture {
 	require.NoError(t, err)
 	var hash []byte
 	f.secret, hash = authserver.NewClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret))
-	f.client, err = f.st.CreateClient(ctx, acc.ID, "shop", store.GroupEvents, hash)
+	f.client, err = f.st.Auth.CreateClient(ctx, acc.ID, "shop", auth.GroupEvents, hash)
 	require.NoError(t, err)
-	f.external, err = f.st.LinkClient(ctx, acc.ID, "https://idp.example", "ext-client", "ext", store.GroupFull)
+	f.external, err = f.st.Auth.LinkClient(ctx, acc.ID, "https://idp.example", "ext-client", "ext", auth.GroupFull)
 	require.NoError(t, err)
 
 	ts := httptest.NewUnstartedServer(nil)
 	f.url = "http://" + ts.Listener.Addr().String()
-	f.opts = authserver.Options{Store: f.st, Issuer: f.url, Audience: audience, SecretKey: secretKey,
+	f.opts = authserver.Options{Store: f.st.Auth, Issuer: f.url, Audience: audience, SecretKey: secretKey,
 		Now: f.clock.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	for _, c := range configure {
 		c(&f.opts)
@@ -187,7 +189,7 @@ func TestTokenSuccess(t *testing.T) {
 			assert.Equal(t, map[string]any{
 				"iss": f.url, "sub": f.client.ClientID, "azp": f.client.ClientID, "client_id": f.client.ClientID,
 				"aud": audience, "iat": float64(iat), "exp": float64(iat + 3600), "scope": "profile email",
-				"account": f.client.AccountID, "group": store.GroupEvents,
+				"account": f.client.AccountID, "group": auth.GroupEvents,
 			}, claims)
 		})
 	}
@@ -197,7 +199,7 @@ func TestTokenBasicIsFormDecoded(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	const secret = "p@ss:wörd+/= %"
-	c, err := f.st.CreateClient(context.Background(), f.client.AccountID, "odd", store.GroupFull,
+	c, err := f.st.Auth.CreateClient(context.Background(), f.client.AccountID, "odd", auth.GroupFull,
 		authserver.HashClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret), secret))
 	require.NoError(t, err)
 	resp, body := f.post(t, "grant_type=client_credentials", func(r *http.Request) {
@@ -218,7 +220,7 @@ func TestTokenUniqueIDs(t *testing.T) {
 func TestTokenAfterRevocation(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	nb, err := f.st.RevokeTokens(context.Background(), f.client.ID)
+	nb, err := f.st.Auth.RevokeTokens(context.Background(), f.client.ID)
 	require.NoError(t, err)
 	require.True(t, nb.After(f.clock.Now()), "rounded up to the next second")
 
@@ -488,7 +490,7 @@ func TestKeysSurviveRestart(t *testing.T) {
 	verify(t, f.jwks(t), tok)
 
 	// The private key is stored sealed, not in the clear.
-	keys, err := f.st.SigningKeys(context.Background())
+	keys, err := f.st.Auth.SigningKeys(context.Background())
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 	assert.NotContains(t, string(keys[0].PrivateKey), "PRIVATE")
@@ -497,7 +499,7 @@ func TestKeysSurviveRestart(t *testing.T) {
 func TestConcurrentStartsShareOneKey(t *testing.T) {
 	t.Parallel()
 	st := store.New(testdb.New(t), "P7D")
-	opts := authserver.Options{Store: st, Issuer: "http://auth.test", Audience: audience, SecretKey: secretKey}
+	opts := authserver.Options{Store: st.Auth, Issuer: "http://auth.test", Audience: audience, SecretKey: secretKey}
 	var wg sync.WaitGroup
 	kids := make([]string, 4)
 	for i := range kids {
@@ -509,7 +511,7 @@ func TestConcurrentStartsShareOneKey(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	keys, err := st.SigningKeys(context.Background())
+	keys, err := st.Auth.SigningKeys(context.Background())
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 	for _, kid := range kids {
@@ -603,7 +605,7 @@ func TestRotationByAge(t *testing.T) {
 
 	f.clock.Advance(25 * time.Hour)
 	require.Eventually(t, func() bool {
-		keys, err := f.st.SigningKeys(ctx)
+		keys, err := f.st.Auth.SigningKeys(ctx)
 		return err == nil && len(keys) == 2
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, first, s.CurrentKeyID(), "the new key is published first")

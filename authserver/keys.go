@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/sealedjwk"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 // Algorithm is the JWS algorithm of the built-in issuer: RS256 is the one
@@ -71,7 +72,7 @@ func (r keyRing) current(now time.Time) *signingKey {
 // Only when no key can sign at all (the first start, a changed secret
 // key, the signing key retired) does a new key sign at once.
 type keys struct {
-	store    *store.Store
+	store    Store
 	box      *secretkey.Box // seals the private keys
 	now      func() time.Time
 	rotation time.Duration
@@ -120,7 +121,7 @@ type KeyInfo struct {
 
 // states says where each stored key (newest first) stands at now, given
 // which ones this process can unseal.
-func (k *keys) states(stored []store.SigningKey, usable func(kid string) bool, now time.Time) []KeyState {
+func (k *keys) states(stored []authdb.SigningKey, usable func(kid string) bool, now time.Time) []KeyState {
 	out := make([]KeyState, len(stored))
 	signing := false
 	var takeover time.Time // when the next newer key became active; zero while none
@@ -150,7 +151,7 @@ func (k *keys) states(stored []store.SigningKey, usable func(kid string) bool, n
 // key's kid, or "".
 func (k *keys) ensure(ctx context.Context, force bool) (string, error) {
 	var kid string
-	_, err := k.store.EditSigningKeys(ctx, func(existing []store.SigningKey) ([]store.SigningKey, error) {
+	_, err := k.store.EditSigningKeys(ctx, func(existing []authdb.SigningKey) ([]authdb.SigningKey, error) {
 		// Read under the lock: a key another replica made while we waited
 		// for it must not look as if it were from the future.
 		now := k.now()
@@ -182,7 +183,7 @@ func (k *keys) ensure(ctx context.Context, force bool) (string, error) {
 			return nil, err
 		}
 		kid = nk.KID
-		return []store.SigningKey{*nk}, nil
+		return []authdb.SigningKey{*nk}, nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("ensure signing key: %w", err)
@@ -193,7 +194,7 @@ func (k *keys) ensure(ctx context.Context, force bool) (string, error) {
 // newest is a creation time that sorts first among existing keys even
 // when the clock has not moved (or lags another replica's): stored times
 // are µs.
-func newest(existing []store.SigningKey, now time.Time) time.Time {
+func newest(existing []authdb.SigningKey, now time.Time) time.Time {
 	if len(existing) > 0 && !now.After(existing[0].CreatedAt) {
 		return existing[0].CreatedAt.Add(time.Microsecond)
 	}
@@ -204,9 +205,9 @@ func newest(existing []store.SigningKey, now time.Time) time.Time {
 // newest pending key takes over at once, or a new key is made that does:
 // a withdrawn key must not sign another token.
 func (k *keys) retire(ctx context.Context, kid string) error {
-	_, err := k.store.EditSigningKeys(ctx, func(existing []store.SigningKey) ([]store.SigningKey, error) {
+	_, err := k.store.EditSigningKeys(ctx, func(existing []authdb.SigningKey) ([]authdb.SigningKey, error) {
 		now := k.now()
-		i := slices.IndexFunc(existing, func(sk store.SigningKey) bool { return sk.KID == kid })
+		i := slices.IndexFunc(existing, func(sk authdb.SigningKey) bool { return sk.KID == kid })
 		if i < 0 {
 			return nil, fmt.Errorf("signing key %q: %w", kid, store.ErrNotFound)
 		}
@@ -214,14 +215,14 @@ func (k *keys) retire(ctx context.Context, kid string) error {
 			return nil, nil // retired already
 		}
 		usable := func(kid string) bool {
-			j := slices.IndexFunc(existing, func(sk store.SigningKey) bool { return sk.KID == kid })
+			j := slices.IndexFunc(existing, func(sk authdb.SigningKey) bool { return sk.KID == kid })
 			_, err := k.unseal(existing[j])
 			return err == nil
 		}
 		states := k.states(existing, usable, now)
 		target := existing[i]
 		target.RetiredAt = &now
-		writes := []store.SigningKey{target}
+		writes := []authdb.SigningKey{target}
 		if states[i] != KeySigning {
 			return writes, nil
 		}
@@ -244,7 +245,7 @@ func (k *keys) retire(ctx context.Context, kid string) error {
 }
 
 // generate makes a new RSA key sealed for storage (sealedjwk).
-func (k *keys) generate(now, activeFrom time.Time) (*store.SigningKey, error) {
+func (k *keys) generate(now, activeFrom time.Time) (*authdb.SigningKey, error) {
 	priv, err := rsa.GenerateKey(rand.Reader, rsaBits)
 	if err != nil {
 		return nil, fmt.Errorf("generate key: %w", err)
@@ -253,7 +254,7 @@ func (k *keys) generate(now, activeFrom time.Time) (*store.SigningKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &store.SigningKey{KID: made.KID, Algorithm: string(Algorithm), PrivateKey: made.Sealed,
+	return &authdb.SigningKey{KID: made.KID, Algorithm: string(Algorithm), PrivateKey: made.Sealed,
 		PublicJWK: made.PublicJWK, CreatedAt: now.UTC(), ActiveFrom: activeFrom.UTC()}, nil
 }
 
@@ -262,7 +263,7 @@ func (k *keys) generate(now, activeFrom time.Time) (*store.SigningKey, error) {
 func sealLabel(kid string) []byte { return []byte(kid) }
 
 // unseal turns a stored key into a signer.
-func (k *keys) unseal(sk store.SigningKey) (jose.Signer, error) {
+func (k *keys) unseal(sk authdb.SigningKey) (jose.Signer, error) {
 	return sealedjwk.Signer(k.box, sk.PrivateKey, sealLabel(sk.KID), sk.Algorithm, sk.KID,
 		(&jose.SignerOptions{}).WithType("at+jwt"))
 }

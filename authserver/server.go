@@ -18,7 +18,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/clientip"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 // Paths served below the issuer URL.
@@ -34,10 +34,18 @@ const (
 // Scope is the scope of every token, as the documented API shows it.
 const Scope = "profile email"
 
+// Store is what the issuer reads and writes: its clients, and its signing
+// keys.
+type Store interface {
+	ClientByID(ctx context.Context, clientID string) (authdb.Client, error)
+	SigningKeys(ctx context.Context) ([]authdb.SigningKey, error)
+	EditSigningKeys(ctx context.Context, decide func(existing []authdb.SigningKey) ([]authdb.SigningKey, error)) (bool, error)
+}
+
 // Options configure a Server. Store, Issuer, Audience and SecretKey are
 // required; zero durations take the defaults noted.
 type Options struct {
-	Store     *store.Store
+	Store     Store
 	Issuer    string // the public auth URL: iss of every token
 	Audience  string // the API's base URL: the only audience served
 	SecretKey string // TOUCHPOINT_SECRET_KEY

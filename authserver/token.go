@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 // tokenResponse is the documented (Keycloak-shaped) token response, in
@@ -182,7 +183,7 @@ func clientCredentials(r *http.Request, form url.Values) (id, secret string, bas
 // that is not a built-in client's (cli-<uuid>) cannot authenticate here:
 // it is refused before it becomes a limiter key or a log field, and only
 // counts against its address.
-func (s *Server) authenticate(r *http.Request, id, secret string, basic bool) (store.Client, error) {
+func (s *Server) authenticate(r *http.Request, id, secret string, basic bool) (authdb.Client, error) {
 	now := s.opts.Now()
 	addr := s.clients.Addr(r)
 	wellFormed := store.ValidID("cli", id)
@@ -191,7 +192,7 @@ func (s *Server) authenticate(r *http.Request, id, secret string, basic bool) (s
 	}
 	if wait := s.failures.wait(id, addr, now); wait > 0 {
 		secs := strconv.Itoa(int(math.Ceil(wait.Seconds())))
-		return store.Client{}, &oauthError{status: http.StatusTooManyRequests, code: "slow_down", retryAfter: secs,
+		return authdb.Client{}, &oauthError{status: http.StatusTooManyRequests, code: "slow_down", retryAfter: secs,
 			description: "too many failed authentication attempts; retry after " + secs + "s"}
 	}
 	refused := func() error {
@@ -204,7 +205,7 @@ func (s *Server) authenticate(r *http.Request, id, secret string, basic bool) (s
 		return &oauthError{status: http.StatusUnauthorized, code: "invalid_client", description: "client authentication failed", basic: basic}
 	}
 	if !wellFormed {
-		return store.Client{}, refused()
+		return authdb.Client{}, refused()
 	}
 	c, err := s.opts.Store.ClientByID(r.Context(), id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -222,7 +223,7 @@ func (s *Server) authenticate(r *http.Request, id, secret string, basic bool) (s
 }
 
 // issue signs an access token for c with the current key.
-func (s *Server) issue(c store.Client) (*tokenResponse, error) {
+func (s *Server) issue(c authdb.Client) (*tokenResponse, error) {
 	now := s.opts.Now()
 	iat := now.Unix()
 	var nbp int64

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -78,6 +79,9 @@ func (w *where) page(selectFrom string, p Page) (string, []any) { return w.w.Pag
 type Store struct {
 	base *pg.DB
 	db   *sqlx.DB
+	// The repositories of the aggregates that have packages of their own,
+	// on the same pool and clock.
+	Auth *authdb.Store
 	// DefaultInviteDelay is the delay of automatically created invite
 	// settings (P7D; PT10S in `touchpoint dev`).
 	DefaultInviteDelay string
@@ -100,7 +104,8 @@ type Store struct {
 
 // New wraps an open pool.
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
-	return &Store{base: pg.NewDB(db), db: db, DefaultInviteDelay: defaultInviteDelay,
+	base := pg.NewDB(db)
+	return &Store{base: base, db: db, DefaultInviteDelay: defaultInviteDelay, Auth: authdb.New(base),
 		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
 		acceptManyStmt: preparedStmt{query: acceptManySQL},
 		invite:         newInviteStatements(), webhooks: newWebhookStatements()}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/searchattr"
@@ -25,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/text"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -478,7 +480,7 @@ func (env *environment) runClients(ctx context.Context, args []string) error {
 	f := clientsFlags{fs: flag.NewFlagSet("clients "+sub, flag.ContinueOnError)}
 	f.fs.SetOutput(env.stderr)
 	f.fs.StringVar(&f.account, "account", "", "account id (acc-…)")
-	f.fs.StringVar(&f.group, "group", store.GroupFull, "access group: full, events or readonly")
+	f.fs.StringVar(&f.group, "group", auth.GroupFull, "access group: full, events or readonly")
 	f.fs.StringVar(&f.name, "name", "", "a name to recognise the client by")
 	f.fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	if sub == "link" {
@@ -510,13 +512,13 @@ func (env *environment) runClients(ctx context.Context, args []string) error {
 			return err
 		}
 		if sub == "delete" {
-			if err := st.DeleteClient(ctx, c.ID); err != nil {
+			if err := st.Auth.DeleteClient(ctx, c.ID); err != nil {
 				return fmt.Errorf("delete client: %w", err)
 			}
 			fmt.Fprintf(env.stdout, "client %s deleted\n", f.fs.Arg(0))
 			return nil
 		}
-		nb, err := st.RevokeTokens(ctx, c.ID)
+		nb, err := st.Auth.RevokeTokens(ctx, c.ID)
 		if err != nil {
 			return fmt.Errorf("revoke tokens: %w", err)
 		}
@@ -533,7 +535,7 @@ func (env *environment) createClient(ctx context.Context, cfg config.Config, st 
 	if !store.ValidID("acc", f.account) {
 		return errors.New("clients create: --account must be an account id (acc-…)")
 	}
-	if !store.ValidGroup(f.group) {
+	if !auth.ValidGroup(f.group) {
 		return fmt.Errorf("clients create: unknown group %q (full, events or readonly)", f.group)
 	}
 	if err := checkName(f.name, false); err != nil {
@@ -543,7 +545,7 @@ func (env *environment) createClient(ctx context.Context, cfg config.Config, st 
 		return fmt.Errorf("clients create: account %s: %w", f.account, err)
 	}
 	secret, hash := authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
-	c, err := st.CreateClient(ctx, f.account, f.name, f.group, hash)
+	c, err := st.Auth.CreateClient(ctx, f.account, f.name, f.group, hash)
 	if err != nil {
 		return fmt.Errorf("create client: %w", err)
 	}
@@ -559,7 +561,7 @@ func (env *environment) listClients(ctx context.Context, st *store.Store, f clie
 	if !store.ValidID("acc", f.account) {
 		return errors.New("clients list: --account must be an account id (acc-…)")
 	}
-	cs, err := st.ListClients(ctx, f.account)
+	cs, err := st.Auth.ListClients(ctx, f.account)
 	if err != nil {
 		return fmt.Errorf("list clients: %w", err)
 	}
@@ -606,7 +608,7 @@ func linkClient(ctx context.Context, env *environment, cfg config.Config, st *st
 	if extID == "" {
 		return errors.New("clients link: --client-id is required")
 	}
-	if !store.ValidGroup(group) {
+	if !auth.ValidGroup(group) {
 		return fmt.Errorf("clients link: unknown group %q (full, events or readonly)", group)
 	}
 	if err := checkName(name, false); err != nil {
@@ -626,9 +628,9 @@ func linkClient(ctx context.Context, env *environment, cfg config.Config, st *st
 		fmt.Fprintf(env.stderr, "warning: %s is not in TOUCHPOINT_OIDC_ISSUER here (%s); the API accepts its tokens only if it is in the API's, spelt exactly alike\n",
 			issuer, strings.Join(cfg.OIDCIssuers, ", "))
 	}
-	c, err := st.LinkClient(ctx, account, issuer, extID, name, group)
+	c, err := st.Auth.LinkClient(ctx, account, issuer, extID, name, group)
 	if errors.Is(err, store.ErrConflict) {
-		if prev, perr := st.ClientByIssuer(ctx, issuer, extID); perr == nil {
+		if prev, perr := st.Auth.ClientByIssuer(ctx, issuer, extID); perr == nil {
 			return fmt.Errorf("clients link: client %q of %s is already linked, as %s to account %s: %w", extID, issuer, prev.ID, prev.AccountID, store.ErrConflict)
 		}
 	}
@@ -643,11 +645,11 @@ func linkClient(ctx context.Context, env *environment, cfg config.Config, st *st
 }
 
 // clientByAnyID finds a client by its cli-… id (built-in and linked alike).
-func clientByAnyID(ctx context.Context, st *store.Store, id string) (store.Client, error) {
+func clientByAnyID(ctx context.Context, st *store.Store, id string) (authdb.Client, error) {
 	if !store.ValidID("cli", id) {
-		return store.Client{}, fmt.Errorf("%q is not a client id (cli-…)", id)
+		return authdb.Client{}, fmt.Errorf("%q is not a client id (cli-…)", id)
 	}
-	c, err := st.Client(ctx, id)
+	c, err := st.Auth.Client(ctx, id)
 	if err != nil {
 		return c, fmt.Errorf("client %s: %w", id, err)
 	}

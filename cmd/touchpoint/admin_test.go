@@ -74,7 +74,7 @@ func TestAccountsAndClientsCLI(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	s := store.New(st, "P7D")
-	c, err := s.ClientByID(context.Background(), cli.ClientID)
+	c, err := s.Auth.ClientByID(context.Background(), cli.ClientID)
 	require.NoError(t, err)
 	assert.Equal(t, "events", c.AccessGroup)
 	assert.Equal(t, authserver.HashClientSecret(secretkey.Derive(adminSecretKey, secretkey.ClientSecret), cli.ClientSecret), c.SecretHash,
@@ -89,13 +89,13 @@ func TestAccountsAndClientsCLI(t *testing.T) {
 	out, err = runCLI(t, vars, "clients", "revoke-tokens", cli.ClientID)
 	require.NoError(t, err)
 	assert.Contains(t, out, "revoked")
-	c, err = s.ClientByID(context.Background(), cli.ClientID)
+	c, err = s.Auth.ClientByID(context.Background(), cli.ClientID)
 	require.NoError(t, err)
 	assert.Positive(t, c.NotBefore.Unix())
 
 	_, err = runCLI(t, vars, "clients", "delete", cli.ClientID)
 	require.NoError(t, err)
-	_, err = s.ClientByID(context.Background(), cli.ClientID)
+	_, err = s.Auth.ClientByID(context.Background(), cli.ClientID)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 
 	for _, bad := range [][]string{

@@ -14,7 +14,7 @@ import (
 // process configuration: one Issuer per TOUCHPOINT_OIDC_ISSUER entry, with
 // the audience and discovery URL given after it (config.OIDCIssuerOptions).
 func verifierOptions(cfg config.Config, st *store.Store, logger *slog.Logger) auth.Options {
-	o := auth.Options{Store: st, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
+	o := auth.Options{Store: st.Auth, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
 		IdleTimeout: cfg.TokenIdleTimeout, FlushInterval: cfg.TokenUseFlushInterval,
 		KeyRefresh: cfg.JWKSRefresh, MaxTokenLifetime: cfg.TokenMaxLifetime, Logger: logger}
 	for _, u := range cfg.OIDCIssuers {
@@ -36,7 +36,7 @@ func verifierOptions(cfg config.Config, st *store.Store, logger *slog.Logger) au
 // issuerOptions are the built-in issuer's options from the process
 // configuration.
 func issuerOptions(cfg config.Config, st *store.Store, logger *slog.Logger) authserver.Options {
-	return authserver.Options{Store: st, Issuer: cfg.AuthURL, Audience: cfg.BaseURL, SecretKey: cfg.SecretKey,
+	return authserver.Options{Store: st.Auth, Issuer: cfg.AuthURL, Audience: cfg.BaseURL, SecretKey: cfg.SecretKey,
 		TokenLifetime: cfg.TokenMaxLifetime, IdleTimeout: cfg.TokenIdleTimeout,
 		KeyRotation: cfg.SigningKeyRotation, JWKSRefresh: cfg.JWKSRefresh, TrustedProxies: cfg.TrustedProxies, Logger: logger}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
@@ -80,19 +81,19 @@ func seedDev(ctx context.Context, st *store.Store, newSecret func() (string, []b
 		channelID = ch.ID
 	}
 	secret, hash := newSecret()
-	clients, err := st.ListClients(ctx, acc.ID)
+	clients, err := st.Auth.ListClients(ctx, acc.ID)
 	if err != nil {
 		return devCredentials{}, fmt.Errorf("find dev client: %w", err)
 	}
 	for _, c := range clients {
 		if c.Name == devClientName && c.Issuer == "" {
-			if err := st.SetClientSecret(ctx, c.ID, hash); err != nil {
+			if err := st.Auth.SetClientSecret(ctx, c.ID, hash); err != nil {
 				return devCredentials{}, fmt.Errorf("rotate dev client secret: %w", err)
 			}
 			return devCredentials{acc.ID, channelID, c.ClientID, secret}, nil
 		}
 	}
-	c, err := st.CreateClient(ctx, acc.ID, devClientName, store.GroupFull, hash)
+	c, err := st.Auth.CreateClient(ctx, acc.ID, devClientName, auth.GroupFull, hash)
 	if err != nil {
 		return devCredentials{}, fmt.Errorf("seed dev client: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -54,11 +55,11 @@ func TestClientsLinkCLI(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	st := store.New(db, "P7D")
-	c, err := st.ClientByIssuer(context.Background(), kc, "erp")
+	c, err := st.Auth.ClientByIssuer(context.Background(), kc, "erp")
 	require.NoError(t, err)
 	assert.Equal(t, linked.ID, c.ID)
 	assert.Equal(t, acc.AccountID, c.AccountID)
-	assert.Equal(t, store.GroupEvents, c.AccessGroup)
+	assert.Equal(t, auth.GroupEvents, c.AccessGroup)
 	assert.Equal(t, "ERP", c.Name)
 	assert.Nil(t, c.SecretHash, "a linked client has no secret here")
 
@@ -75,7 +76,7 @@ func TestClientsLinkCLI(t *testing.T) {
 	assert.Contains(t, stderr, "warning: "+other+" is not in TOUCHPOINT_OIDC_ISSUER")
 	assert.Contains(t, out, `client "erp" of `+other+" linked to account "+acc.AccountID)
 	assert.Contains(t, out, "(access group full)", "full is the default group")
-	c2, err := st.ClientByIssuer(context.Background(), other, "erp")
+	c2, err := st.Auth.ClientByIssuer(context.Background(), other, "erp")
 	require.NoError(t, err)
 	assert.NotEqual(t, linked.ID, c2.ID)
 
@@ -87,7 +88,7 @@ func TestClientsLinkCLI(t *testing.T) {
 	out, err = runCLI(t, vars, "clients", "revoke-tokens", linked.ID)
 	require.NoError(t, err)
 	assert.Contains(t, out, "revoked")
-	c, err = st.Client(context.Background(), linked.ID)
+	c, err = st.Auth.Client(context.Background(), linked.ID)
 	require.NoError(t, err)
 	assert.Positive(t, c.NotBefore.Unix(), "revocation applies to linked clients too")
 

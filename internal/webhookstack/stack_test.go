@@ -94,11 +94,11 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	// The issuer and the verifier of its tokens.
 	issuerSrv := httptest.NewUnstartedServer(nil)
 	issuerURL := "http://" + issuerSrv.Listener.Addr().String()
-	issuer, err := authserver.New(ctx, authserver.Options{Store: s.st, Issuer: issuerURL, Audience: audience, SecretKey: secretKey, Logger: quiet})
+	issuer, err := authserver.New(ctx, authserver.Options{Store: s.st.Auth, Issuer: issuerURL, Audience: audience, SecretKey: secretKey, Logger: quiet})
 	require.NoError(t, err)
 	issuerSrv.Config.Handler = issuer
 	issuerSrv.Start()
-	verifier, err := auth.New(auth.Options{Store: s.st, Issuers: []auth.Issuer{{URL: issuerURL}}, BuiltInIssuer: issuerURL,
+	verifier, err := auth.New(auth.Options{Store: s.st.Auth, Issuers: []auth.Issuer{{URL: issuerURL}}, BuiltInIssuer: issuerURL,
 		Audience: audience, DiscoveryRetry: 10 * time.Millisecond, Logger: quiet})
 	require.NoError(t, err)
 
@@ -163,7 +163,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	require.NoError(t, err)
 	s.account, s.channel = acc.ID, ch.ID
 	secret, hash := authserver.NewClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret))
-	c, err := s.st.CreateClient(ctx, acc.ID, "test", store.GroupFull, hash)
+	c, err := s.st.Auth.CreateClient(ctx, acc.ID, "test", auth.GroupFull, hash)
 	require.NoError(t, err)
 	res, err := http.PostForm(issuerURL+authserver.TokenPath, url.Values{"grant_type": {"client_credentials"},
 		"client_id": {c.ClientID}, "client_secret": {secret}, "audience": {audience}})

@@ -1,4 +1,4 @@
-package store_test
+package authdb_test
 
 import (
 	"context"
@@ -11,11 +11,13 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 func TestTokenUses(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	all := store.New(testdb.New(t), "P7D")
+	st := all.Auth
 	ctx := context.Background()
 	t0 := time.Date(2026, 5, 6, 7, 8, 9, 123456000, time.UTC)
 
@@ -23,7 +25,7 @@ func TestTokenUses(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 
-	require.NoError(t, st.RecordTokenUses(ctx, []store.TokenUse{
+	require.NoError(t, st.RecordTokenUses(ctx, []authdb.TokenUse{
 		{JTI: "a", LastUsedAt: t0, ExpiresAt: t0.Add(time.Hour)},
 		{JTI: "b", LastUsedAt: t0, ExpiresAt: t0.Add(time.Minute)},
 	}))
@@ -33,24 +35,24 @@ func TestTokenUses(t *testing.T) {
 	assert.True(t, t0.Equal(last), "microsecond precision kept: %v", last)
 
 	// An older use (a late flush from another replica) never moves it back.
-	require.NoError(t, st.RecordTokenUses(ctx, []store.TokenUse{{JTI: "a", LastUsedAt: t0.Add(-time.Minute), ExpiresAt: t0.Add(time.Hour)}}))
+	require.NoError(t, st.RecordTokenUses(ctx, []authdb.TokenUse{{JTI: "a", LastUsedAt: t0.Add(-time.Minute), ExpiresAt: t0.Add(time.Hour)}}))
 	last, _, err = st.TokenLastUse(ctx, "a")
 	require.NoError(t, err)
 	assert.True(t, t0.Equal(last))
-	require.NoError(t, st.RecordTokenUses(ctx, []store.TokenUse{{JTI: "a", LastUsedAt: t0.Add(time.Second), ExpiresAt: t0.Add(time.Hour)}}))
+	require.NoError(t, st.RecordTokenUses(ctx, []authdb.TokenUse{{JTI: "a", LastUsedAt: t0.Add(time.Second), ExpiresAt: t0.Add(time.Hour)}}))
 	last, _, err = st.TokenLastUse(ctx, "a")
 	require.NoError(t, err)
 	assert.True(t, t0.Add(time.Second).Equal(last))
 
 	// Batches larger than one statement.
-	many := make([]store.TokenUse, 2500)
+	many := make([]authdb.TokenUse, 2500)
 	for i := range many {
-		many[i] = store.TokenUse{JTI: fmt.Sprint("m", i), LastUsedAt: t0, ExpiresAt: t0.Add(time.Minute)}
+		many[i] = authdb.TokenUse{JTI: fmt.Sprint("m", i), LastUsedAt: t0, ExpiresAt: t0.Add(time.Minute)}
 	}
 	require.NoError(t, st.RecordTokenUses(ctx, many))
 
 	st.SetClock(func() time.Time { return t0.Add(30 * time.Minute) })
-	c, ran, err := st.Housekeep(ctx, time.Hour, 0)
+	c, ran, err := all.Housekeep(ctx, time.Hour, 0)
 	require.NoError(t, err)
 	require.True(t, ran)
 	assert.EqualValues(t, 2501, c.TokenUses) // b and the batch; a lives on

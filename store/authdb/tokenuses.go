@@ -1,4 +1,4 @@
-package store
+package authdb
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // TokenUse is the latest known use of an access token, keyed by its jti.
@@ -41,7 +43,7 @@ func (s *Store) RecordTokenUses(ctx context.Context, uses []TokenUse) error {
 				expires_at = GREATEST(token_uses.expires_at, EXCLUDED.expires_at)`,
 			pq.Array(jtis), pq.Array(last), pq.Array(exp))
 		if err != nil {
-			return fmt.Errorf("record token uses: %w", translate(err))
+			return fmt.Errorf("record token uses: %w", pg.Translate(err))
 		}
 		uses = uses[n:]
 	}
@@ -56,7 +58,7 @@ func (s *Store) TokenLastUse(ctx context.Context, jti string) (last time.Time, o
 		return time.Time{}, false, nil
 	}
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("read token use: %w", translate(err))
+		return time.Time{}, false, fmt.Errorf("read token use: %w", pg.Translate(err))
 	}
 	return last, true, nil
 }

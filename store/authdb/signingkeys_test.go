@@ -1,4 +1,4 @@
-package store_test
+package authdb_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 func TestEnsureSigningKeyCreatesOneUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	st := authdb.New(pg.NewDB(testdb.New(t)))
 	ctx := context.Background()
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -26,11 +27,11 @@ func TestEnsureSigningKeyCreatesOneUnderConcurrency(t *testing.T) {
 	inserted := 0
 	for i := range 8 {
 		wg.Go(func() {
-			ok, err := st.EnsureSigningKey(ctx, func(existing []store.SigningKey) (*store.SigningKey, error) {
+			ok, err := st.EnsureSigningKey(ctx, func(existing []authdb.SigningKey) (*authdb.SigningKey, error) {
 				if len(existing) > 0 {
 					return nil, nil
 				}
-				return &store.SigningKey{KID: "k" + string(rune('a'+i)), Algorithm: "RS256",
+				return &authdb.SigningKey{KID: "k" + string(rune('a'+i)), Algorithm: "RS256",
 					PrivateKey: []byte{1, 2, 3}, PublicJWK: `{"kty":"RSA"}`, CreatedAt: created}, nil
 			})
 			assert.NoError(t, err)
@@ -52,8 +53,8 @@ func TestEnsureSigningKeyCreatesOneUnderConcurrency(t *testing.T) {
 	assert.True(t, created.Equal(ks[0].CreatedAt))
 
 	// A newer key is listed first.
-	_, err = st.EnsureSigningKey(ctx, func([]store.SigningKey) (*store.SigningKey, error) {
-		return &store.SigningKey{KID: "newer", Algorithm: "RS256", PrivateKey: []byte{4}, PublicJWK: `{}`, CreatedAt: created.Add(time.Hour)}, nil
+	_, err = st.EnsureSigningKey(ctx, func([]authdb.SigningKey) (*authdb.SigningKey, error) {
+		return &authdb.SigningKey{KID: "newer", Algorithm: "RS256", PrivateKey: []byte{4}, PublicJWK: `{}`, CreatedAt: created.Add(time.Hour)}, nil
 	})
 	require.NoError(t, err)
 	ks, err = st.SigningKeys(ctx)
@@ -64,11 +65,11 @@ func TestEnsureSigningKeyCreatesOneUnderConcurrency(t *testing.T) {
 
 func TestEditSigningKeysUpdatesActivationAndRetirement(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	st := authdb.New(pg.NewDB(testdb.New(t)))
 	ctx := context.Background()
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	k := store.SigningKey{KID: "k1", Algorithm: "RS256", PrivateKey: []byte{1}, PublicJWK: `{}`, CreatedAt: created}
-	_, err := st.EnsureSigningKey(ctx, func([]store.SigningKey) (*store.SigningKey, error) { return &k, nil })
+	k := authdb.SigningKey{KID: "k1", Algorithm: "RS256", PrivateKey: []byte{1}, PublicJWK: `{}`, CreatedAt: created}
+	_, err := st.EnsureSigningKey(ctx, func([]authdb.SigningKey) (*authdb.SigningKey, error) { return &k, nil })
 	require.NoError(t, err)
 	ks, err := st.SigningKeys(ctx)
 	require.NoError(t, err)
@@ -77,11 +78,11 @@ func TestEditSigningKeysUpdatesActivationAndRetirement(t *testing.T) {
 	assert.Nil(t, ks[0].RetiredAt)
 
 	retired, active := created.Add(time.Hour), created.Add(time.Minute)
-	wrote, err := st.EditSigningKeys(ctx, func(existing []store.SigningKey) ([]store.SigningKey, error) {
+	wrote, err := st.EditSigningKeys(ctx, func(existing []authdb.SigningKey) ([]authdb.SigningKey, error) {
 		e := existing[0]
 		e.RetiredAt, e.ActiveFrom = &retired, active
 		e.PrivateKey = []byte{9} // key material is never rewritten
-		return []store.SigningKey{e}, nil
+		return []authdb.SigningKey{e}, nil
 	})
 	require.NoError(t, err)
 	assert.True(t, wrote)

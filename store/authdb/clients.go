@@ -1,22 +1,12 @@
-package store
+package authdb
 
 import (
 	"context"
 	"fmt"
 	"time"
-)
 
-// Access groups of API clients.
-const (
-	GroupFull     = "full"     // every endpoint
-	GroupEvents   = "events"   // POST/GET events; read event types, channels, settings
-	GroupReadonly = "readonly" // every GET
+	"github.com/touchpoint/touchpoint/store/pg"
 )
-
-// ValidGroup reports whether g is a known access group.
-func ValidGroup(g string) bool {
-	return g == GroupFull || g == GroupEvents || g == GroupReadonly
-}
 
 // Client is an API client: a built-in one (Issuer "", ClientID = ID, with a
 // secret hash) or an external issuer's client linked to an account.
@@ -24,7 +14,7 @@ type Client struct {
 	ID          string    `db:"id"`
 	AccountID   string    `db:"account_id"`
 	Name        string    `db:"name"`
-	AccessGroup string    `db:"access_group"`
+	AccessGroup string    `db:"access_group"` // auth.GroupFull, GroupEvents or GroupReadonly
 	Issuer      string    `db:"issuer"`
 	ClientID    string    `db:"client_id"`
 	SecretHash  []byte    `db:"secret_hash"`
@@ -36,7 +26,7 @@ const clientColumns = `id, account_id, name, access_group, issuer, client_id, se
 
 // CreateClient stores a built-in client whose secret hash the caller made.
 func (s *Store) CreateClient(ctx context.Context, accountID, name, group string, secretHash []byte) (Client, error) {
-	id := NewID("cli")
+	id := pg.NewID("cli")
 	c := Client{ID: id, AccountID: accountID, Name: name, AccessGroup: group, ClientID: id,
 		SecretHash: secretHash, NotBefore: time.Unix(0, 0).UTC(), CreatedAt: s.Now()}
 	return c, s.insertClient(ctx, c)
@@ -44,7 +34,7 @@ func (s *Store) CreateClient(ctx context.Context, accountID, name, group string,
 
 // LinkClient admits an external issuer's client to an account.
 func (s *Store) LinkClient(ctx context.Context, accountID, issuer, clientID, name, group string) (Client, error) {
-	c := Client{ID: NewID("cli"), AccountID: accountID, Name: name, AccessGroup: group, Issuer: issuer,
+	c := Client{ID: pg.NewID("cli"), AccountID: accountID, Name: name, AccessGroup: group, Issuer: issuer,
 		ClientID: clientID, NotBefore: time.Unix(0, 0).UTC(), CreatedAt: s.Now()}
 	return c, s.insertClient(ctx, c)
 }
@@ -53,7 +43,7 @@ func (s *Store) insertClient(ctx context.Context, c Client) error {
 	_, err := s.db.NamedExecContext(ctx, `INSERT INTO api_clients (`+clientColumns+`)
 		VALUES (:id, :account_id, :name, :access_group, :issuer, :client_id, :secret_hash, :not_before, :created_at)`, c)
 	if err != nil {
-		return fmt.Errorf("insert client: %w", translate(err))
+		return fmt.Errorf("insert client: %w", pg.Translate(err))
 	}
 	return nil
 }
@@ -68,24 +58,24 @@ func (s *Store) ClientByID(ctx context.Context, clientID string) (Client, error)
 func (s *Store) ClientByIssuer(ctx context.Context, issuer, clientID string) (Client, error) {
 	var c Client
 	err := s.db.GetContext(ctx, &c, `SELECT `+clientColumns+` FROM api_clients WHERE issuer = $1 AND client_id = $2`, issuer, clientID)
-	return c, translate(err)
+	return c, pg.Translate(err)
 }
 
 // ListClients returns an account's clients, newest first.
 func (s *Store) ListClients(ctx context.Context, accountID string) ([]Client, error) {
 	var cs []Client
 	err := s.db.SelectContext(ctx, &cs, `SELECT `+clientColumns+` FROM api_clients WHERE account_id = $1 ORDER BY created_at DESC, id DESC`, accountID)
-	return cs, translate(err)
+	return cs, pg.Translate(err)
 }
 
 // DeleteClient removes a client; its tokens stop working at once.
 func (s *Store) DeleteClient(ctx context.Context, id string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM api_clients WHERE id = $1`, id)
 	if err != nil {
-		return translate(err)
+		return pg.Translate(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return pg.ErrNotFound
 	}
 	return nil
 }
@@ -98,10 +88,10 @@ func (s *Store) RevokeTokens(ctx context.Context, id string) (time.Time, error) 
 	nb := s.Now().Truncate(time.Second).Add(time.Second)
 	res, err := s.db.ExecContext(ctx, `UPDATE api_clients SET not_before = $2 WHERE id = $1`, id, nb)
 	if err != nil {
-		return time.Time{}, translate(err)
+		return time.Time{}, pg.Translate(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return time.Time{}, ErrNotFound
+		return time.Time{}, pg.ErrNotFound
 	}
 	return nb, nil
 }
@@ -111,10 +101,10 @@ func (s *Store) RevokeTokens(ctx context.Context, id string) (time.Time, error) 
 func (s *Store) SetClientSecret(ctx context.Context, id string, secretHash []byte) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE api_clients SET secret_hash = $2 WHERE id = $1 AND issuer = ''`, id, secretHash)
 	if err != nil {
-		return translate(err)
+		return pg.Translate(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return pg.ErrNotFound
 	}
 	return nil
 }
@@ -123,5 +113,5 @@ func (s *Store) SetClientSecret(ctx context.Context, id string, secretHash []byt
 func (s *Store) Client(ctx context.Context, id string) (Client, error) {
 	var c Client
 	err := s.db.GetContext(ctx, &c, `SELECT `+clientColumns+` FROM api_clients WHERE id = $1`, id)
-	return c, translate(err)
+	return c, pg.Translate(err)
 }

@@ -1,4 +1,4 @@
-package store
+package authdb
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // SigningKey is one of the built-in issuer's signing keys. PrivateKey is
@@ -38,7 +40,7 @@ const signingKeySelect = `SELECT kid, algorithm, private_key, public_jwk, create
 func (s *Store) SigningKeys(ctx context.Context) ([]SigningKey, error) {
 	var ks []SigningKey
 	if err := s.db.SelectContext(ctx, &ks, signingKeySelect); err != nil {
-		return nil, fmt.Errorf("list signing keys: %w", translate(err))
+		return nil, fmt.Errorf("list signing keys: %w", pg.Translate(err))
 	}
 	return ks, nil
 }
@@ -63,7 +65,7 @@ func (s *Store) EnsureSigningKey(ctx context.Context, decide func(existing []Sig
 // anything was written.
 func (s *Store) EditSigningKeys(ctx context.Context, decide func(existing []SigningKey) ([]SigningKey, error)) (bool, error) {
 	wrote := false
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		// Transaction-scoped: released by commit or rollback, even if the
 		// connection is reused.
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, signingKeyLock); err != nil {

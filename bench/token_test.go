@@ -38,18 +38,18 @@ func TestBenchKeepsItsTokenFresh(t *testing.T) {
 	require.NoError(t, err)
 	const key = "bench-token-test-secret-key-0123456789abcdef"
 	secret, hash := authserver.NewClientSecret(secretkey.Derive(key, secretkey.ClientSecret))
-	client, err := st.CreateClient(ctx, acc.ID, "bench", store.GroupFull, hash)
+	client, err := st.Auth.CreateClient(ctx, acc.ID, "bench", auth.GroupFull, hash)
 	require.NoError(t, err)
 
 	apiSrv, authSrv := httptest.NewUnstartedServer(nil), httptest.NewUnstartedServer(nil)
 	apiURL, authURL := "http://"+apiSrv.Listener.Addr().String(), "http://"+authSrv.Listener.Addr().String()
-	issuer, err := authserver.New(ctx, authserver.Options{Store: st, Issuer: authURL, Audience: apiURL, SecretKey: key,
+	issuer, err := authserver.New(ctx, authserver.Options{Store: st.Auth, Issuer: authURL, Audience: apiURL, SecretKey: key,
 		IdleTimeout: idle, Logger: quiet})
 	require.NoError(t, err)
 	authSrv.Config.Handler = issuer
 	authSrv.Start()
 	t.Cleanup(authSrv.Close)
-	verifier, err := auth.New(auth.Options{Store: st, Issuers: []auth.Issuer{{URL: authURL}}, BuiltInIssuer: authURL,
+	verifier, err := auth.New(auth.Options{Store: st.Auth, Issuers: []auth.Issuer{{URL: authURL}}, BuiltInIssuer: authURL,
 		Audience: apiURL, IdleTimeout: idle, FlushInterval: 100 * time.Millisecond, DiscoveryRetry: 10 * time.Millisecond, Logger: quiet})
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(context.Background())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -70,11 +71,13 @@ type batchOut struct {
 // its own problem. The answer is 200 whenever the batch itself could be
 // read, even if no event was accepted.
 //
-// The bytes of the batches in flight in the process are capped
-// (batchBytes): a batch reserves its body's declared size, or the largest
-// batch when it declares none, before a byte is read, and gives it back
-// once its answer is decided; a batch that does not fit is answered 503
-// with Retry-After, unread.
+// The bytes of the batches in flight are capped (batchBytes): in the
+// process, and for one account at a quarter of that, counted as they
+// are read and given back once the answer is decided. A batch whose
+// bytes do not fit is answered 503 with Retry-After, the rest unread; a
+// body that has not arrived whole within the read timeout, 408. So a
+// client that declares much and sends little holds little, and one
+// account's slow or huge uploads leave room for every other account's.
 func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 	if err := checkJSONType(r); err != nil {
 		s.fail(w, r, err)
@@ -84,19 +87,7 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", maxBatchBody))
 		return
 	}
-	size := r.ContentLength
-	if size < 0 {
-		size = maxBatchBody
-	}
-	if !s.batchBytes.reserve(size) {
-		e := newError(http.StatusServiceUnavailable, "this API process holds as many batch bytes as it may (%d); retry later",
-			s.batchBytes.limit)
-		e.header = map[string]string{"Retry-After": strconv.Itoa(retryAfter), "Connection": "close"}
-		s.fail(w, r, e)
-		return
-	}
-	out, err := s.acceptBatch(w, r)
-	s.batchBytes.release(size)
+	out, err := s.takeBatch(w, r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -107,12 +98,62 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// acceptBatch reads, checks and accepts a batch whose bytes are reserved.
-func (s *server) acceptBatch(w http.ResponseWriter, r *http.Request) (batchOut, error) {
-	body, err := readBody(w, r, maxBatchBody)
+// takeBatch reads a batch and accepts it, holding its bytes until the
+// answer is decided.
+func (s *server) takeBatch(w http.ResponseWriter, r *http.Request) (batchOut, error) {
+	account := accountID(r)
+	body, held, err := s.readBatch(w, r, account)
+	defer s.batchBytes.give(account, held)
 	if err != nil {
 		return batchOut{}, err
 	}
+	return s.acceptBatch(r, body)
+}
+
+// readBatch reads a batch's body within the read timeout, counting its
+// bytes against the account's and the process's budget as they arrive.
+// It returns how many bytes it holds, also on error.
+func (s *server) readBatch(w http.ResponseWriter, r *http.Request, account string) ([]byte, int64, error) {
+	// The deadline is the connection's: lifted once the body is in, so
+	// that what follows does not meet it, and moved to the past when the
+	// body is refused, so that nothing more of it is read.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.batchReadTimeout)) // unsupported only by writers that read nothing from a peer
+	body, held, err := s.batchBytes.read(account, r.Body, maxBatchBody)
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	} else {
+		_ = rc.SetReadDeadline(time.Unix(1, 0))
+	}
+	var e *apiError
+	switch {
+	case err == nil:
+		return body, held, nil
+	case errors.Is(err, errTooLarge):
+		e = newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", maxBatchBody)
+	case errors.Is(err, errAccountBytes):
+		e = newError(http.StatusServiceUnavailable, "this account's batches hold as many bytes as one account may in this "+
+			"API process (%d, a quarter of its %d); retry later", s.batchBytes.share, s.batchBytes.limit)
+		e.header = map[string]string{"Retry-After": strconv.Itoa(retryAfter)}
+	case errors.Is(err, errProcessBytes):
+		e = newError(http.StatusServiceUnavailable, "this API process holds as many batch bytes as it may (%d); retry later",
+			s.batchBytes.limit)
+		e.header = map[string]string{"Retry-After": strconv.Itoa(retryAfter)}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		e = newError(http.StatusRequestTimeout, "the body did not arrive within %s", s.batchReadTimeout)
+	default:
+		return nil, held, newError(http.StatusBadRequest, "the body could not be read")
+	}
+	// The rest of the body stays unread: the connection cannot be reused.
+	if e.header == nil {
+		e.header = map[string]string{}
+	}
+	e.header["Connection"] = "close"
+	return nil, held, e
+}
+
+// acceptBatch checks and accepts a batch whose bytes are held.
+func (s *server) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 	raws, err := decodeBatch(body)
 	if err != nil {
 		return batchOut{}, err

@@ -228,7 +228,7 @@ func clientOf(t testing.TB, tok string) string {
 }
 
 // otherAccount creates a second tenant and returns its full token.
-func (e *env) otherAccount(t *testing.T) (accountID, token string) {
+func (e *env) otherAccount(t testing.TB) (accountID, token string) {
 	t.Helper()
 	acc, _, err := e.store.CreateAccount(context.Background(), "B")
 	require.NoError(t, err)

@@ -18,7 +18,8 @@ import (
 
 // BenchmarkBatchBytesInFlight sends rounds of 48 concurrent invalid 8 MiB
 // batches (500 events of 16 KiB each, the body broken at its last byte,
-// so that every byte is read and scanned before the 400) to the real HTTP
+// so that every byte is read and scanned before the 400) of four accounts
+// (so that together they can fill the process's cap) to the real HTTP
 // server, and reports the peak resident memory of the process over the
 // rounds (VmHWM, reset before each sub-benchmark), with how many batches
 // were read and how many refused unread (503). "capped" runs with the
@@ -43,6 +44,11 @@ func BenchmarkBatchBytesInFlight(b *testing.B) {
 				o.BatchInflightBytes = c.cap
 			})
 			e.srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = concurrency
+			tokens := []string{e.token}
+			for range 3 {
+				_, tok := e.otherAccount(b)
+				tokens = append(tokens, tok)
+			}
 			body := invalidBatch(b, 8<<20, eventsPerBatch)
 			resetPeakRSS(b)
 			var mu sync.Mutex
@@ -50,9 +56,9 @@ func BenchmarkBatchBytesInFlight(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				var wg sync.WaitGroup
-				for range concurrency {
+				for i := range concurrency {
 					wg.Go(func() {
-						status := postUncounted(e, body)
+						status := postUncounted(e, tokens[i%len(tokens)], body)
 						mu.Lock()
 						statuses[status]++
 						mu.Unlock()
@@ -78,13 +84,13 @@ func BenchmarkBatchBytesInFlight(b *testing.B) {
 // the server closed the connection before the client had sent the body
 // and read the answer (the client may see a refused batch so: the server
 // answers it unread and closes).
-func postUncounted(e *env, body []byte) int {
+func postUncounted(e *env, token string, body []byte) int {
 	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/events/batch", bytes.NewReader(body))
 	if err != nil {
 		return -1
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := e.srv.Client().Do(req)
 	if err != nil {
 		return 0

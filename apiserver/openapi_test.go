@@ -1204,6 +1204,8 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 	limited := newEnv(t, func(o *apiserver.Options) { o.RatePerSecond, o.RateBurst = 0.001, 1 })
 	first := limited.do(t, http.MethodGet, "/channels", limited.token, nil)
 	require.Equal(t, http.StatusOK, first.status, "%s", first.body)
+	// A batch's body must arrive within 100 ms.
+	impatient := newEnv(t, func(o *apiserver.Options) { o.BatchReadTimeout = 100 * time.Millisecond })
 
 	// Statuses that depend on the operation.
 	specific := map[string]func(c apiCall) apiCall{
@@ -1358,6 +1360,13 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			c, target := r.good[o.key()], e
 			if status == http.StatusMethodNotAllowed { // a method the path does not offer
 				res := e.do(t, otherMethod(o), c.path+"?"+c.query, c.token, nil)
+				assert.Equal(t, status, res.status, "%s: the documented %d: %s", o.key(), status, res.body)
+				r.doc.checkAnswer(t, o, res)
+				continue
+			}
+			if status == http.StatusRequestTimeout { // a body that stops halfway
+				require.Equal(t, "POST /events/batch", o.key(), "only a batch's body has a deadline")
+				res := impatient.holdBatch(t, impatient.token, []byte(c.body), len(c.body)/2).wait()
 				assert.Equal(t, status, res.status, "%s: the documented %d: %s", o.key(), status, res.body)
 				r.doc.checkAnswer(t, o, res)
 				continue

@@ -47,11 +47,14 @@ type Options struct {
 	// MaxBodyBytes limits request bodies (413 above); 0 means 64 KiB.
 	MaxBodyBytes int64
 	// BatchInflightBytes caps the request bytes of POST /events/batch
-	// held at once by this process (503 with Retry-After above); 0 means
-	// DefaultBatchInflightBytes. Keep it at least the largest batch
-	// (8 MiB, as config demands): a batch larger than the whole cap is
-	// always refused.
+	// held at once by this process, and by one account at a quarter of
+	// it (503 with Retry-After above); 0 means DefaultBatchInflightBytes.
+	// Keep a quarter of it at least the largest batch (8 MiB, as config
+	// demands): a batch larger than an account's share is always refused.
 	BatchInflightBytes int64
+	// BatchReadTimeout is how long the body of a POST /events/batch may
+	// take to arrive whole (408 after); 0 means DefaultBatchReadTimeout.
+	BatchReadTimeout time.Duration
 	// Readiness reports dependencies besides PostgreSQL for /readyz
 	// ("temporal", "issuer" → nil when ok). Their failures show as
 	// degraded but never make /readyz answer 503. Optional.
@@ -156,8 +159,10 @@ type server struct {
 
 	templates *templates.Library
 
-	// batchBytes caps the bytes of batches in flight.
-	batchBytes *byteBudget
+	// batchBytes caps the bytes of batches in flight; a batch's body
+	// must arrive within batchReadTimeout.
+	batchBytes       *byteBudget
+	batchReadTimeout time.Duration
 
 	// The public endpoints of reviews.
 	publication      *publication.Keys
@@ -232,6 +237,9 @@ func New(opts Options) *Server {
 		opts.BatchInflightBytes = DefaultBatchInflightBytes
 	}
 	s.batchBytes = newByteBudget(opts.BatchInflightBytes)
+	if s.batchReadTimeout = opts.BatchReadTimeout; s.batchReadTimeout <= 0 {
+		s.batchReadTimeout = DefaultBatchReadTimeout
+	}
 	s.mailEventVerifiers = map[string]mailevents.Verifier{}
 	for _, v := range opts.MailEvents {
 		s.mailEventVerifiers[v.Provider()] = v

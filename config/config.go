@@ -151,7 +151,7 @@ type Config struct {
 
 	MaxBodyBytes int64
 	// BatchInflightBytes caps the request bytes of POST /events/batch
-	// that one API process holds at once.
+	// that one API process holds at once (one account: a quarter).
 	BatchInflightBytes int64
 
 	// DBMaxConns is the most PostgreSQL connections the process keeps.
@@ -491,8 +491,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if v := strings.TrimSpace(getenv("TOUCHPOINT_BATCH_INFLIGHT_BYTES")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 8<<20 {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_BATCH_INFLIGHT_BYTES: %q is not a byte count of at least 8388608 (one batch of the largest size)", v))
+		if err != nil || n < 32<<20 {
+			errs = append(errs, fmt.Errorf("TOUCHPOINT_BATCH_INFLIGHT_BYTES: %q is not a byte count of at least 33554432 "+
+				"(one account may hold a quarter: one batch of the largest size)", v))
 		} else {
 			c.BatchInflightBytes = n
 		}

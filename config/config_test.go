@@ -123,6 +123,7 @@ func TestBadValuesAreNamed(t *testing.T) {
 		"duration":      {map[string]string{"TOUCHPOINT_TOKEN_MAX_LIFETIME": "forever"}, "TOUCHPOINT_TOKEN_MAX_LIFETIME"},
 		"body size":     {map[string]string{"TOUCHPOINT_MAX_BODY_BYTES": "12"}, "TOUCHPOINT_MAX_BODY_BYTES"},
 		"batch bytes":   {map[string]string{"TOUCHPOINT_BATCH_INFLIGHT_BYTES": "1048576"}, "TOUCHPOINT_BATCH_INFLIGHT_BYTES"},
+		"batch share":   {map[string]string{"TOUCHPOINT_BATCH_INFLIGHT_BYTES": "16777216"}, "TOUCHPOINT_BATCH_INFLIGHT_BYTES"},
 		"database":      {map[string]string{"DATABASE_URL": "mysql://x"}, "DATABASE_URL"},
 		"base url":      {map[string]string{"TOUCHPOINT_BASE_URL": "not a url"}, "TOUCHPOINT_BASE_URL"},
 		"issuer":        {map[string]string{"TOUCHPOINT_OIDC_ISSUER": "ftp://x"}, "TOUCHPOINT_OIDC_ISSUER"},

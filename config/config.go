@@ -169,6 +169,23 @@ type Config struct {
 	// a message (POST /mail-events/{provider}); a provider left unset is
 	// not taken (404).
 	MailEvents MailEvents
+	// Console is how people sign in to the console.
+	Console Console
+}
+
+// Console says through which OpenID Connect provider people sign in to
+// the console. Without an Issuer they sign in through the built-in issuer
+// (AuthURL) with a link sent by mail.
+type Console struct {
+	// Issuer is the external provider (Keycloak, Hydra, Entra, …),
+	// exactly as the iss of its ID tokens.
+	Issuer string
+	// ClientID and ClientSecret are the console's client at that
+	// provider; the secret may be empty for a public client.
+	ClientID, ClientSecret string
+	// MatchEmail lets a person whom `touchpoint users link` did not link
+	// sign in by the provider's verified email claim.
+	MatchEmail bool
 }
 
 // MailEvents holds what verifies each mail provider's event webhook.
@@ -357,6 +374,8 @@ var Variables = append([]string{
 	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE",
 	"TOUCHPOINT_SES_TOPIC_ARNS", "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY",
 	"TOUCHPOINT_POSTMARK_WEBHOOK_USER", "TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY",
+	"TOUCHPOINT_CONSOLE_OIDC_ISSUER", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET",
+	"TOUCHPOINT_CONSOLE_MATCH_EMAIL",
 }, temporalclient.Variables...)
 
 // SecretVariables are the variables of Variables that hold a credential:
@@ -365,7 +384,7 @@ var Variables = append([]string{
 // itself (go test ./deploy checks the Kubernetes manifests against it).
 var SecretVariables = []string{
 	"DATABASE_URL", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_SMTP_URL", "TOUCHPOINT_SMS_AUTH_TOKEN",
-	"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY",
+	"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET",
 	"TEMPORAL_API_KEY", "TEMPORAL_TLS_CLIENT_KEY_DATA",
 }
 
@@ -416,6 +435,9 @@ func Load(getenv func(string) string) (Config, error) {
 	str("TOUCHPOINT_POSTMARK_WEBHOOK_USER", &c.MailEvents.PostmarkUser)
 	str("TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", &c.MailEvents.PostmarkPassword)
 	str("TOUCHPOINT_MAILGUN_SIGNING_KEY", &c.MailEvents.MailgunSigningKey)
+	str("TOUCHPOINT_CONSOLE_OIDC_ISSUER", &c.Console.Issuer)
+	str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", &c.Console.ClientID)
+	str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET", &c.Console.ClientSecret)
 	for _, arn := range strings.Split(getenv("TOUCHPOINT_SES_TOPIC_ARNS"), ",") {
 		if arn = strings.TrimSpace(arn); arn != "" {
 			c.MailEvents.SESTopicARNs = append(c.MailEvents.SESTopicARNs, arn)
@@ -512,6 +534,13 @@ func Load(getenv func(string) string) (Config, error) {
 		c.WebhookAllowPrivate = true
 	default:
 		errs = append(errs, fmt.Errorf("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE: %q must be true or false", v))
+	}
+	switch v := strings.TrimSpace(getenv("TOUCHPOINT_CONSOLE_MATCH_EMAIL")); v {
+	case "", "false":
+	case "true":
+		c.Console.MatchEmail = true
+	default:
+		errs = append(errs, fmt.Errorf("TOUCHPOINT_CONSOLE_MATCH_EMAIL: %q must be true or false", v))
 	}
 	if tc, err := temporalclient.Load(getenv); err != nil {
 		errs = append(errs, err)
@@ -713,7 +742,36 @@ func (c Config) Validate(requireSecret bool) error {
 	}
 	errs = append(errs, c.SMS.validate()...)
 	errs = append(errs, c.MailEvents.validate()...)
+	errs = append(errs, c.Console.validate(c.AuthURL)...)
 	return errors.Join(errs...)
+}
+
+// validate checks the console's provider: an absolute URL other than the
+// built-in issuer's, with the console's client id there.
+func (c Console) validate(authURL string) []error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+	}
+	switch {
+	case c.Issuer == "":
+		if c.ClientID != "" || c.ClientSecret != "" {
+			bad("TOUCHPOINT_CONSOLE_OIDC_ISSUER", "is required with TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID and …_CLIENT_SECRET")
+		}
+		if c.MatchEmail {
+			bad("TOUCHPOINT_CONSOLE_MATCH_EMAIL", "applies to an external provider (TOUCHPOINT_CONSOLE_OIDC_ISSUER); "+
+				"the built-in issuer knows people by their address already")
+		}
+		return errs
+	case !isHTTPURL(c.Issuer):
+		bad("TOUCHPOINT_CONSOLE_OIDC_ISSUER", "%q must be an absolute http(s) URL", c.Issuer)
+	case strings.TrimRight(c.Issuer, "/") == authURL:
+		bad("TOUCHPOINT_CONSOLE_OIDC_ISSUER", "is the built-in issuer; leave it unset to sign in through it")
+	}
+	if c.ClientID == "" {
+		bad("TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", "is required with TOUCHPOINT_CONSOLE_OIDC_ISSUER: the console's client id at the provider")
+	}
+	return errs
 }
 
 // checkSMTPQuery accepts the one query parameter of an SMTP URL:
@@ -810,6 +868,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("webhook_quota", c.WebhookQuota),
 		slog.Int("daily_event_quota", c.DailyEventQuota),
 		slog.Bool("webhook_allow_private", c.WebhookAllowPrivate),
+		slog.Group("console", slog.String("oidc_issuer", c.Console.Issuer), slog.String("oidc_client_id", c.Console.ClientID),
+			slog.Bool("oidc_client_secret_set", c.Console.ClientSecret != ""), slog.Bool("match_email", c.Console.MatchEmail)),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 		slog.Group("sms",
 			slog.Bool("configured", c.SMSConfigured()),

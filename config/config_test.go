@@ -155,14 +155,15 @@ func TestLogValueMasksSecrets(t *testing.T) {
 	keyPEM, certPEM := clientCertificate(t)
 	// Each value with the part that must not be logged.
 	samples := map[string]struct{ value, secret string }{
-		"DATABASE_URL":                         {"postgres://u:hunter2@db/x", "hunter2"},
-		"TOUCHPOINT_SECRET_KEY":                {"super-secret-key-super-secret-key", "super-secret-key"},
-		"TOUCHPOINT_SMTP_URL":                  {"smtp://mailer:smtp-pass@mail:587", "smtp-pass"},
-		"TOUCHPOINT_SMS_AUTH_TOKEN":            {"sms-auth-token-value", "sms-auth-token-value"},
-		"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD": {"postmark-password-value", "postmark-password-value"},
-		"TOUCHPOINT_MAILGUN_SIGNING_KEY":       {"mailgun-signing-key-value", "mailgun-signing-key-value"},
-		"TEMPORAL_API_KEY":                     {"temporal-api-key-value", "temporal-api-key-value"},
-		"TEMPORAL_TLS_CLIENT_KEY_DATA":         {keyPEM, strings.Split(keyPEM, "\n")[1]},
+		"DATABASE_URL":                          {"postgres://u:hunter2@db/x", "hunter2"},
+		"TOUCHPOINT_SECRET_KEY":                 {"super-secret-key-super-secret-key", "super-secret-key"},
+		"TOUCHPOINT_SMTP_URL":                   {"smtp://mailer:smtp-pass@mail:587", "smtp-pass"},
+		"TOUCHPOINT_SMS_AUTH_TOKEN":             {"sms-auth-token-value", "sms-auth-token-value"},
+		"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD":  {"postmark-password-value", "postmark-password-value"},
+		"TOUCHPOINT_MAILGUN_SIGNING_KEY":        {"mailgun-signing-key-value", "mailgun-signing-key-value"},
+		"TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET": {"console-client-secret-value", "console-client-secret-value"},
+		"TEMPORAL_API_KEY":                      {"temporal-api-key-value", "temporal-api-key-value"},
+		"TEMPORAL_TLS_CLIENT_KEY_DATA":          {keyPEM, strings.Split(keyPEM, "\n")[1]},
 	}
 	vars := map[string]string{
 		"TEMPORAL_CONFIG_FILE":             filepath.Join(t.TempDir(), "absent.toml"),
@@ -445,4 +446,44 @@ func sendGridKey(t *testing.T) string {
 	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
 	require.NoError(t, err)
 	return base64.StdEncoding.EncodeToString(der)
+}
+
+func TestConsoleProvider(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, config.Console{}, c.Console, "the built-in issuer by default")
+
+	c, err = config.Load(env(map[string]string{
+		"TOUCHPOINT_CONSOLE_OIDC_ISSUER":        "https://keycloak.example/realms/shop",
+		"TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID":     "touchpoint-console",
+		"TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET": "console-client-secret-value",
+		"TOUCHPOINT_CONSOLE_MATCH_EMAIL":        "true",
+	}))
+	require.NoError(t, err)
+	require.NoError(t, c.Validate(false))
+	assert.Equal(t, config.Console{Issuer: "https://keycloak.example/realms/shop", ClientID: "touchpoint-console",
+		ClientSecret: "console-client-secret-value", MatchEmail: true}, c.Console)
+	logged := c.LogValue().String()
+	assert.NotContains(t, logged, "console-client-secret-value")
+	assert.Contains(t, logged, "keycloak.example")
+
+	_, err = config.Load(env(map[string]string{"TOUCHPOINT_CONSOLE_MATCH_EMAIL": "yes"}))
+	assert.ErrorContains(t, err, "TOUCHPOINT_CONSOLE_MATCH_EMAIL")
+	for name, tc := range map[string]struct {
+		set  map[string]string
+		want string
+	}{
+		"a client without a provider": {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
+		"a provider without a client": {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "https://idp.example"}, "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID"},
+		"not a URL":                   {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "idp.example", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
+		"the built-in issuer":         {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "http://127.0.0.1:8081/", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
+		"matching without a provider": {map[string]string{"TOUCHPOINT_CONSOLE_MATCH_EMAIL": "true"}, "TOUCHPOINT_CONSOLE_MATCH_EMAIL"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := config.Load(env(tc.set))
+			require.NoError(t, err)
+			assert.ErrorContains(t, c.Validate(false), tc.want)
+		})
+	}
 }

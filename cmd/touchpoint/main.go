@@ -42,6 +42,7 @@ func (env *environment) commands() []command {
 		{"migrate", "apply the PostgreSQL schema", env.runMigrate},
 		{"accounts", "manage accounts: accounts create|update|set-quota", env.runAccounts},
 		{"clients", "manage API clients: clients create|link|list|delete|revoke-tokens", env.runClients},
+		{"users", "the people of the console: users create|list|update|disable|sign-out|link|erase", env.runUsers},
 		{"keys", "the built-in issuer's signing keys: keys list|rotate|retire KID", env.runKeys},
 		{"suppressions", "the suppression list: suppressions import --account acc-… FILE", env.runSuppressions},
 		{"stats", "the funnel of an account: stats --account acc-… [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--time-zone …]", env.runStats},

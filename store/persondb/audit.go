@@ -1,0 +1,106 @@
+package persondb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/people"
+	"github.com/touchpoint/touchpoint/store/pg"
+)
+
+// AuditPrefix is the prefix of an audit entry's id.
+const AuditPrefix = "aud"
+
+// The changes this package records. Other aggregates record theirs with
+// RecordTx in the transaction of the change.
+const (
+	AuditPersonCreated  = "person.created"
+	AuditRoleChanged    = "person.role_changed"
+	AuditPersonDisabled = "person.disabled"
+	AuditSignedOut      = "person.signed_out" // every session of a person ended
+	AuditPersonLinked   = "person.linked"
+	AuditPersonErased   = "person.erased"
+	AuditLinkSent       = "sign_in.link_sent"
+	AuditSessionStarted = "session.started"
+	AuditSessionEnded   = "session.ended"
+)
+
+// Entry is one line of the audit trail.
+type Entry struct {
+	ID        string       `db:"id"`
+	AccountID string       `db:"account_id"`
+	Actor     people.Actor `db:"actor"`
+	Action    string       `db:"action"`
+	// Target is the id of what changed ("" when the action names it).
+	Target string `db:"target"`
+	// Detail says more, in ids and words of the vocabulary only: never a
+	// customer's data, nor an address.
+	Detail    map[string]string `db:"-"`
+	CreatedAt time.Time         `db:"created_at"`
+	// ActorEmail is the address of the person who acted, as it is now:
+	// "" for an API client, the operator, or a person since erased.
+	ActorEmail string `db:"actor_email"`
+}
+
+type entryRow struct {
+	Entry
+	DetailJSON []byte `db:"detail"`
+}
+
+// RecordTx writes e (its ID and time are made here) in the transaction of
+// the change it records.
+func RecordTx(ctx context.Context, tx *sqlx.Tx, now time.Time, e Entry) error {
+	detail, err := json.Marshal(e.Detail)
+	if err != nil {
+		return fmt.Errorf("audit detail: %w", err)
+	}
+	if e.Detail == nil {
+		detail = []byte("{}")
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_trail (id, account_id, actor, action, target, detail, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, pg.NewID(AuditPrefix), e.AccountID, string(e.Actor), e.Action, e.Target, detail, now)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", e.Action, err)
+	}
+	return nil
+}
+
+// AuditFilter narrows Audit; zero values do not filter.
+type AuditFilter struct {
+	From, To time.Time // created at From or after, before To
+	Actor    people.Actor
+}
+
+// Audit lists an account's trail, newest first, a page at a time.
+func (s *Store) Audit(ctx context.Context, accountID string, f AuditFilter, p pg.Page) ([]Entry, *pg.Cursor, error) {
+	w := pg.NewWhere(accountID)
+	if !f.From.IsZero() {
+		w.Add("created_at >= ", f.From)
+	}
+	if !f.To.IsZero() {
+		w.Add("created_at < ", f.To)
+	}
+	if f.Actor != "" {
+		w.Add("actor = ", string(f.Actor))
+	}
+	q, args := w.Page(`SELECT id, account_id, actor, action, target, detail, created_at, actor_email FROM (
+		SELECT a.*, COALESCE(p.email, '') AS actor_email FROM audit_trail a
+		LEFT JOIN people p ON p.id = a.actor AND p.account_id = a.account_id) t`, p)
+	var rows []entryRow
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, nil, fmt.Errorf("list audit trail: %w", pg.Translate(err))
+	}
+	out := make([]Entry, len(rows))
+	for i, r := range rows {
+		out[i] = r.Entry
+		if err := json.Unmarshal(r.DetailJSON, &out[i].Detail); err != nil {
+			return nil, nil, fmt.Errorf("audit entry %s: %w", r.ID, err)
+		}
+	}
+	page, next := pg.Trim(out, pg.PageLimit(p), func(e Entry) pg.Cursor { return pg.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
+	return page, next, nil
+}

@@ -34,10 +34,13 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // The tests of openapi.yaml: it is well-formed and self-consistent, it
@@ -929,6 +932,13 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	}
 
 	r.templateOperations(t, checkout)
+
+	ps := persondb.New(pg.NewDB(e.store.DB()))
+	anna, err := ps.CreatePerson(context.Background(), people.Operator, e.account, "anna@shop.example", people.Owner)
+	require.NoError(t, err)
+	_, err = ps.SetRole(context.Background(), people.PersonActor(anna.ID), e.account, anna.ID, people.Editor)
+	require.NoError(t, err)
+	r.success(t, "GET /audit", apiCall{path: "/audit", query: "from=2020-01-01T00:00:00Z"}, "")
 
 	for _, ex := range r.examples(t, "POST /customers/erase") {
 		r.success(t, "POST /customers/erase", apiCall{path: "/customers/erase", body: jsonText(t, ex.value)}, ex.name)

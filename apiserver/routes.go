@@ -109,6 +109,8 @@ func (s *server) routes() []route {
 
 		{http.MethodPost, "/customers/erase", fullOnly, s.eraseCustomer},
 
+		{http.MethodGet, "/audit", fullOnly, s.listAudit},
+
 		{http.MethodGet, "/account", anyClient, s.getAccount},
 		{http.MethodPatch, "/account", fullOnly, s.updateAccount},
 

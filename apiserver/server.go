@@ -31,6 +31,8 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -122,6 +124,9 @@ type Options struct {
 	// /mail-events/{provider}), one verifier per provider; the route of a
 	// provider without one answers 404.
 	MailEvents []mailevents.Verifier
+	// Audit is the trail of who did what (GET /audit); nil: the trail
+	// kept in Store's database.
+	Audit AuditTrail
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -172,6 +177,8 @@ type server struct {
 	errorPages       *pages.Pages // the widget's and the verify page's errors
 
 	mailEventVerifiers map[string]mailevents.Verifier // by provider
+
+	audit AuditTrail
 }
 
 // Server is the API: its HTTP handler, and Run, which delivers in the
@@ -210,6 +217,10 @@ func New(opts Options) *Server {
 		hsts:             opts.HSTS}
 	if s.notify == nil {
 		s.notify = func() {}
+	}
+	s.audit = opts.Audit
+	if s.audit == nil {
+		s.audit = persondb.New(pg.NewDB(opts.Store.DB()))
 	}
 	s.now = opts.Now
 	if s.now == nil {

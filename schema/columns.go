@@ -173,6 +173,22 @@ func Tables() []Table {
 		}, None: []string{"account_id", "action", "reason", "by"}},
 		// A test send to the customer's address (the address is cleared
 		// once the test has ended, leaving only its mask).
+		// The people of the console and their sign-ins hold a person's
+		// address and the ways they sign in, never a customer's data: a
+		// person is erased by `touchpoint users erase`, which clears the
+		// address (the row stays, so the trail's usr-… names someone) and
+		// deletes the rest. Tokens, codes and cookies are kept as hashes.
+		{Name: "people", None: []string{"id", "account_id", "email", "role"}},
+		{Name: "person_identities", None: []string{"issuer", "subject", "person_id"}},
+		{Name: "sign_in_links", None: []string{"id", "token_hash", "browser_hash", "person_id", "client_id", "redirect_uri",
+			"state", "nonce", "code_challenge"}},
+		{Name: "authorization_codes", None: []string{"code_hash", "person_id", "client_id", "redirect_uri", "nonce",
+			"code_challenge"}},
+		{Name: "console_sessions", None: []string{"token_hash", "id", "person_id", "csrf_token", "issuer"}},
+		// Who did what, in ids and the vocabulary's words: a person's
+		// address is read from people when the trail is shown, so erasing
+		// the person clears it from the trail too.
+		{Name: "audit_trail", None: []string{"id", "account_id", "actor", "action", "target", "detail"}},
 		{Name: "template_test_sends", Rows: Owner{Address: "address"}, Columns: []Column{
 			personal("address", DeleteRow),
 			personal("masked_address", DeleteRow),

@@ -1,0 +1,62 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/touchpoint/touchpoint/people"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/persondb"
+)
+
+// AuditTrail is what GET /audit reads: an account's trail of who did what.
+type AuditTrail interface {
+	Audit(ctx context.Context, accountID string, f persondb.AuditFilter, p store.Page) ([]persondb.Entry, *store.Cursor, error)
+}
+
+// auditJSON is a line of the audit trail.
+type auditJSON struct {
+	ID         string            `json:"id"`
+	Actor      string            `json:"actor"`
+	ActorEmail *string           `json:"actorEmail"`
+	Action     string            `json:"action"`
+	Target     *string           `json:"target"`
+	Detail     map[string]string `json:"detail"`
+	At         timestamp         `json:"at"`
+}
+
+func auditOut(e persondb.Entry) auditJSON {
+	out := auditJSON{ID: e.ID, Actor: string(e.Actor), Action: e.Action, Detail: e.Detail, At: timestamp(e.CreatedAt)}
+	if e.ActorEmail != "" {
+		out.ActorEmail = &e.ActorEmail
+	}
+	if e.Target != "" {
+		out.Target = &e.Target
+	}
+	if out.Detail == nil {
+		out.Detail = map[string]string{}
+	}
+	return out
+}
+
+func (s *server) listAudit(w http.ResponseWriter, r *http.Request) {
+	q := parseQuery(r, "from", "to", "actor")
+	f := persondb.AuditFilter{From: q.timestamp("from"), To: q.timestamp("to"), Actor: people.Actor(q.get("actor"))}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
+		q.fail("to", "must be after from")
+	}
+	if a := f.Actor; a != "" && a != people.Operator && !store.ValidID(people.IDPrefix, string(a)) && !store.ValidID(people.ClientPrefix, string(a)) {
+		q.fail("actor", "must be a person's id (usr-…), an API client's id (cli-…) or operator")
+	}
+	p := q.page(persondb.AuditPrefix)
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rows, next, err := s.audit.Audit(r.Context(), accountID(r), f, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newList(rows, next, auditOut))
+}

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/people"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
@@ -77,7 +77,7 @@ func TestAuditTrail(t *testing.T) {
 	requireProblem(t, e.get(t, "/audit?from=2026-03-02T00:00:00Z&to=2026-03-01T00:00:00Z"), http.StatusBadRequest, "to")
 	requireProblem(t, e.get(t, "/audit?from=yesterday"), http.StatusBadRequest, "from")
 	requireProblem(t, e.get(t, "/audit?who=me"), http.StatusBadRequest, "who")
-	for _, group := range []string{store.GroupEvents, store.GroupReadonly} {
+	for _, group := range []string{auth.GroupEvents, auth.GroupReadonly} {
 		r := e.do(t, http.MethodGet, "/audit", e.tokenFor(t, e.account, group), nil)
 		assert.Equal(t, http.StatusForbidden, r.status, "the trail is for full access only, not %s", group)
 	}

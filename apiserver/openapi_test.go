@@ -267,6 +267,20 @@ func (d *openAPIDoc) conform(schema any, v any, at string) []string {
 	}
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, at+": "+fmt.Sprintf(format, args...)) }
+	if alts := asList(s["oneOf"]); len(alts) > 0 {
+		var matched int
+		var why []string
+		for i, alt := range alts {
+			if e := d.conform(alt, v, fmt.Sprintf("%s (oneOf %d)", at, i)); len(e) > 0 {
+				why = append(why, e...)
+			} else {
+				matched++
+			}
+		}
+		if matched != 1 {
+			fail("matches %d of the oneOf alternatives, not exactly one: %s", matched, strings.Join(why, "; "))
+		}
+	}
 	if enum, ok := s["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return reflect.DeepEqual(e, v) }) {
 		fail("%v is not one of %v", v, enum)
 	}

@@ -16,10 +16,6 @@ import (
 // for each; the message keeps its webhook-id and body, and goes to the
 // endpoint's current URL, signed with its current secrets.
 
-// maxReplayPeriod bounds a replay's period: deliveries are kept for 30
-// days, so a longer period names nothing more.
-const maxReplayPeriod = 31 * 24 * time.Hour
-
 // replayIn is POST /webhooks/{id}/replay.
 type replayIn struct {
 	Since  time.Time  `json:"since" required:"true"`
@@ -69,12 +65,9 @@ func (s *server) replayWebhook(w http.ResponseWriter, r *http.Request) {
 	f := store.ReplayFilter{Since: in.Since}
 	if in.Until != nil {
 		f.Until = *in.Until
-		switch {
-		case !f.Until.After(f.Since):
-			errs.check("until", "must be later than since")
-		case f.Until.Sub(f.Since) > maxReplayPeriod:
-			errs.check("until", "must be at most 31 days after since")
-		}
+	}
+	if bound, problem := f.Problem(s.now()); bound != "" {
+		errs.check(bound, problem)
 	}
 	if in.Status != nil && *in.Status != store.DeliveryFailed {
 		errs.check("status", `must be "failed": only failed deliveries are replayed`)

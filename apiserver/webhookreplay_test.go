@@ -66,7 +66,10 @@ func TestWebhookReplayAPI(t *testing.T) {
 	pending, _ := items(t, e.get(t, "/webhooks/"+id+"/deliveries?status=pending"))
 	assert.Len(t, pending, 2, "both back in the outbox")
 
-	// Bad input.
+	// Bad input. The period is 31 days at most: to until, or to now
+	// without one (as in `touchpoint webhooks replay`).
+	at := func(ago time.Duration) string { return time.Now().Add(-ago).UTC().Format(time.RFC3339) }
+	recent := `{"since":"` + at(time.Hour) + `"}`
 	for _, tc := range []struct {
 		body  string
 		field string
@@ -75,24 +78,27 @@ func TestWebhookReplayAPI(t *testing.T) {
 		{`{"since":"yesterday"}`, "since"},
 		{`{"since":"2026-11-20T00:00:00Z","until":"2026-11-19T00:00:00Z"}`, "until"},
 		{`{"since":"2026-10-01T00:00:00Z","until":"2026-11-19T00:00:00Z"}`, "until"},
-		{`{"since":"2026-11-20T00:00:00Z","status":"succeeded"}`, "status"},
-		{`{"since":"2026-11-20T00:00:00Z","status":"</script>"}`, "status"},
-		{`{"since":"2026-11-20T00:00:00Z","endpoint":"whk-x"}`, "endpoint"},
-		{`{"since":"2026-11-20T00:00:00Z","dryRun":"yes"}`, "dryRun"},
+		{`{"since":"` + at(745*time.Hour) + `"}`, "since"},
+		{`{"since":"` + at(time.Hour) + `","status":"succeeded"}`, "status"},
+		{`{"since":"` + at(time.Hour) + `","status":"</script>"}`, "status"},
+		{`{"since":"` + at(time.Hour) + `","endpoint":"whk-x"}`, "endpoint"},
+		{`{"since":"` + at(time.Hour) + `","dryRun":"yes"}`, "dryRun"},
 	} {
 		requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", e.token, tc.body), http.StatusBadRequest, tc.field)
 	}
+	r = e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", e.token, `{"since":"`+at(743*time.Hour)+`","dryRun":true}`)
+	assert.Equal(t, http.StatusAccepted, r.status, "31 days less an hour: %s", r.body)
 	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", e.token, `[`), http.StatusBadRequest)
 	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/deliveries/msg-nope/retry", e.token, nil), http.StatusNotFound)
 	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/deliveries/"+store.NewID("msg")+"/retry", e.token, nil), http.StatusNotFound)
-	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/whk-nope/replay", e.token, `{"since":"2026-11-20T00:00:00Z"}`), http.StatusNotFound)
+	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/whk-nope/replay", e.token, recent), http.StatusNotFound)
 
 	// Tenants and access groups.
 	_, other := e.otherAccount(t)
 	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/deliveries/"+msgs[1]+"/retry", other, nil), http.StatusNotFound)
-	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", other, `{"since":"2026-11-20T00:00:00Z"}`), http.StatusNotFound)
+	requireProblem(t, e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", other, recent), http.StatusNotFound)
 	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
-	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", readonly, `{"since":"2026-11-20T00:00:00Z"}`).status)
+	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/webhooks/"+id+"/replay", readonly, recent).status)
 	assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/webhooks/"+id+"/deliveries/"+msgs[1]+"/retry", readonly, nil).status)
 
 	// A disabled endpoint is enabled first.

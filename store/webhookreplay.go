@@ -32,6 +32,28 @@ type ReplayFilter struct {
 	Since, Until time.Time
 }
 
+// MaxReplayPeriod bounds a replay's period: failed deliveries are kept
+// for 30 days, so a longer period names nothing more.
+const MaxReplayPeriod = 31 * 24 * time.Hour
+
+// Problem says what is wrong with the filter's period at now, naming the
+// bound at fault ("since" or "until"); "" when nothing is. Without Until
+// the period ends now, so Since is then at most MaxReplayPeriod ago: the
+// API and the operator's command hold a replay to the same period.
+func (f ReplayFilter) Problem(now time.Time) (bound, problem string) {
+	switch {
+	case f.Until.IsZero() && now.Sub(f.Since) > MaxReplayPeriod:
+		return "since", "must be at most 31 days ago (failed deliveries are kept 30 days)"
+	case f.Until.IsZero():
+		return "", ""
+	case !f.Until.After(f.Since):
+		return "until", "must be later than since"
+	case f.Until.Sub(f.Since) > MaxReplayPeriod:
+		return "until", "must be at most 31 days after since"
+	}
+	return "", ""
+}
+
 // RetryWebhookDelivery replays one failed delivery of an account's
 // endpoint. ErrNotFound when the account has no such endpoint or the
 // endpoint no such delivery; ErrEndpointDisabled; ErrNotFailed.

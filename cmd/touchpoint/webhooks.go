@@ -11,32 +11,86 @@ import (
 )
 
 const webhooksUsage = `usage:
+  touchpoint webhooks enable --endpoint whk-…
+      (a disabled endpoint is sent new changes again; replay what it missed meanwhile)
   touchpoint webhooks replay --endpoint whk-… [--since 72h|2026-11-20T00:00:00Z] [--until …] [--dry-run]
-      (failed deliveries made in the period are sent again, with their webhook-id, by a running touchpoint worker)`
+      (failed deliveries made in the period, at most 31 days, are sent again, with their webhook-id,
+      by a running touchpoint worker; the endpoint must be enabled)`
 
-// runWebhooks is `touchpoint webhooks`: ops' replay of failed deliveries,
-// the same as POST /webhooks/{id}/replay.
+// runWebhooks is `touchpoint webhooks`: ops' enabling of an endpoint and
+// replay of failed deliveries, the same as PATCH /webhooks/{id}
+// {"enabled": true} and POST /webhooks/{id}/replay.
 func (env *environment) runWebhooks(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "replay" {
+	if len(args) == 0 {
 		return errors.New(webhooksUsage)
 	}
-	fs := flag.NewFlagSet("webhooks replay", flag.ContinueOnError)
+	switch args[0] {
+	case "enable":
+		return env.enableWebhook(ctx, args[1:])
+	case "replay":
+		return env.replayWebhook(ctx, args[1:])
+	}
+	return errors.New(webhooksUsage)
+}
+
+// webhookEndpointFlag parses the flags of a `webhooks` subcommand, which
+// names one endpoint with --endpoint, and checks the endpoint's id.
+func webhookEndpointFlag(env *environment, sub string, args []string, more func(fs *flag.FlagSet)) (string, error) {
+	fs := flag.NewFlagSet("webhooks "+sub, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	endpoint := fs.String("endpoint", "", "the endpoint (whk-…)")
-	since := fs.String("since", "72h", "deliveries made at or after this time, or within this long")
-	until := fs.String("until", "", "deliveries made before this time, or longer ago than this")
-	dryRun := fs.Bool("dry-run", false, "count what would be replayed, change nothing")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	if more != nil {
+		more(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("webhooks replay: unexpected %q\n%s", fs.Arg(0), webhooksUsage)
+		return "", fmt.Errorf("webhooks %s: unexpected %q\n%s", sub, fs.Arg(0), webhooksUsage)
 	}
 	if !store.ValidID("whk", *endpoint) {
-		return fmt.Errorf("webhooks replay: --endpoint takes whk-…, not %q", *endpoint)
+		return "", fmt.Errorf("webhooks %s: --endpoint takes whk-…, not %q", sub, *endpoint)
+	}
+	return *endpoint, nil
+}
+
+// enableWebhook is `webhooks enable`.
+func (env *environment) enableWebhook(ctx context.Context, args []string) error {
+	endpoint, err := webhookEndpointFlag(env, "enable", args, nil)
+	if err != nil {
+		return err
+	}
+	_, st, err := adminStore(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer st.DB().Close()
+	acc, err := st.WebhookEndpointAccount(ctx, endpoint)
+	if err != nil {
+		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
+	}
+	enabled := true
+	if _, err := st.UpdateWebhookEndpoint(ctx, acc, endpoint, store.WebhookEndpointUpdate{Enabled: &enabled}); err != nil {
+		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
+	}
+	fmt.Fprintf(env.stdout, "endpoint %s is enabled: new changes are sent to it again; "+
+		"what it missed meanwhile goes with touchpoint webhooks replay --endpoint %s\n", endpoint, endpoint)
+	return nil
+}
+
+// replayWebhook is `webhooks replay`.
+func (env *environment) replayWebhook(ctx context.Context, args []string) error {
+	var since, until *string
+	var dryRun *bool
+	endpoint, err := webhookEndpointFlag(env, "replay", args, func(fs *flag.FlagSet) {
+		since = fs.String("since", "72h", "deliveries made at or after this time, or within this long")
+		until = fs.String("until", "", "deliveries made before this time, or longer ago than this")
+		dryRun = fs.Bool("dry-run", false, "count what would be replayed, change nothing")
+	})
+	if err != nil {
+		return err
 	}
 	var f store.ReplayFilter
-	var err error
 	now := time.Now()
 	if f.Since, err = pointInTime(now, *since); err != nil {
 		return fmt.Errorf("webhooks replay: --since: %w", err)
@@ -45,20 +99,23 @@ func (env *environment) runWebhooks(ctx context.Context, args []string) error {
 		if f.Until, err = pointInTime(now, *until); err != nil {
 			return fmt.Errorf("webhooks replay: --until: %w", err)
 		}
-		if !f.Until.After(f.Since) {
-			return errors.New("webhooks replay: --until must be later than --since")
-		}
+	}
+	if bound, problem := f.Problem(now); bound != "" {
+		return fmt.Errorf("webhooks replay: --%s: %s", bound, problem)
 	}
 	_, st, err := adminStore(ctx, env, false)
 	if err != nil {
 		return err
 	}
 	defer st.DB().Close()
-	acc, err := st.WebhookEndpointAccount(ctx, *endpoint)
+	acc, err := st.WebhookEndpointAccount(ctx, endpoint)
 	if err != nil {
-		return fmt.Errorf("webhook endpoint %s: %w", *endpoint, err)
+		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
 	}
-	n, err := st.ReplayWebhookDeliveries(ctx, acc, *endpoint, f, *dryRun)
+	n, err := st.ReplayWebhookDeliveries(ctx, acc, endpoint, f, *dryRun)
+	if errors.Is(err, store.ErrEndpointDisabled) {
+		return fmt.Errorf("webhooks replay: %w: touchpoint webhooks enable --endpoint %s", err, endpoint)
+	}
 	if err != nil {
 		return err
 	}

@@ -63,4 +63,52 @@ func TestWebhooksReplayCLI(t *testing.T) {
 	}
 	_, err = opsCLI(t, vars, "webhooks")
 	assert.Error(t, err)
+
+	// The period is 31 days at most, with --until or without, as in the API.
+	_, err = opsCLI(t, vars, "webhooks", "replay", "--endpoint", ep.ID, "--since", "745h")
+	assert.ErrorContains(t, err, "--since: must be at most 31 days ago")
+	_, err = opsCLI(t, vars, "webhooks", "replay", "--endpoint", ep.ID, "--since", "1000h", "--until", "200h")
+	assert.ErrorContains(t, err, "--until: must be at most 31 days after since")
+	_, err = opsCLI(t, vars, "webhooks", "replay", "--endpoint", ep.ID, "--since", "743h", "--dry-run")
+	assert.NoError(t, err, "31 days less an hour")
+}
+
+// A disabled endpoint is enabled with `webhooks enable` before its
+// deliveries are replayed; the replay says so until then.
+func TestWebhooksEnableCLI(t *testing.T) {
+	t.Parallel()
+	vars, db := opsDatabase(t)
+	ctx := context.Background()
+	st := store.New(db, "P7D")
+	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
+	ep, err := st.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{ID: store.NewID("whk"), AccountID: a.AccountID,
+		URL: "https://hooks.example.com/tp", Events: []string{webhook.InviteScheduled}, Secret: []byte("sealed")})
+	require.NoError(t, err)
+	disabled := false
+	_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &disabled})
+	require.NoError(t, err)
+	// A change while it is disabled: a delivery failed at once.
+	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), time.Now())
+	require.NoError(t, err)
+
+	_, err = opsCLI(t, vars, "webhooks", "replay", "--endpoint", ep.ID)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "enable it before replaying")
+	assert.Contains(t, err.Error(), "touchpoint webhooks enable --endpoint "+ep.ID, "the command to run")
+
+	out, err := opsCLI(t, vars, "webhooks", "enable", "--endpoint", ep.ID)
+	require.NoError(t, err)
+	assert.Contains(t, out, "endpoint "+ep.ID+" is enabled")
+	got, err := st.WebhookEndpoint(ctx, a.AccountID, ep.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Enabled)
+
+	out, err = opsCLI(t, vars, "webhooks", "replay", "--endpoint", ep.ID)
+	require.NoError(t, err)
+	assert.Contains(t, out, "1 failed deliveries replayed", "the change it missed while disabled")
+
+	for _, bad := range [][]string{{}, {"--endpoint", "evt-x"}, {"--endpoint", store.NewID("whk")}, {"--endpoint", ep.ID, "stray"}} {
+		_, err := opsCLI(t, vars, append([]string{"webhooks", "enable"}, bad...)...)
+		assert.Error(t, err, "%v", bad)
+	}
 }

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -375,11 +374,8 @@ func (s *server) deleteReply(w http.ResponseWriter, r *http.Request) {
 
 // textProblem says what is wrong with a cleaned reply or note.
 func textProblem(s string, required bool) string {
-	switch {
-	case required && s == "":
-		return "must not be empty"
-	case review.TooLong(s):
-		return fmt.Sprintf("must be at most %d characters", review.MaxText)
+	if err := review.CheckText(s, required); err != nil {
+		return err.Error()
 	}
 	return ""
 }

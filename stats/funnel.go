@@ -20,18 +20,25 @@ type Step struct {
 // Steps are the funnel's lines for c: the way from accepted to reviewed,
 // then where the others went.
 func (c Counts) Steps() []Step {
-	return []Step{
-		{"accepted", c[Accepted]},
-		{"sent", c[Sent]},
-		{"delivered", c[Delivered]},
-		{"opened", c[Opened]},
-		{"reviewed", c[Reviewed]},
+	return append(c.Way(), []Step{
 		{"unsubscribed", c[Unsubscribed]},
 		{"bounced", c[Bounced]},
 		{"skipped", c.SkippedTotal()},
 		{"failed", c[Failed]},
 		{"cancelled", c[Cancelled]},
 		{"waiting", c[Pending] + c[Scheduled]},
+	}...)
+}
+
+// Way is the funnel's way from accepted to reviewed: accepted, sent,
+// delivered, opened, reviewed.
+func (c Counts) Way() []Step {
+	return []Step{
+		{"accepted", c[Accepted]},
+		{"sent", c[Sent]},
+		{"delivered", c[Delivered]},
+		{"opened", c[Opened]},
+		{"reviewed", c[Reviewed]},
 	}
 }
 

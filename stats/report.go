@@ -78,3 +78,44 @@ func (c Counts) Ratings() review.Aggregate {
 	}
 	return a
 }
+
+// The rates at which an account's mail needs a look, the same as the
+// alerts that page the operator (deploy/alerts.yml).
+const (
+	// ComplaintRateAlert: mailbox providers throttle or refuse a sender
+	// whose mail is reported as spam more often than 0.3 %.
+	ComplaintRateAlert = 0.003
+	// BounceRateAlert: providers put a sender under review above 5 %
+	// bounces (Amazon SES's review threshold); the list needs cleaning.
+	BounceRateAlert = 0.05
+	// MinMailForRates is the mail below which no rate alarms: one bounce
+	// or complaint alone would pass either threshold.
+	MinMailForRates = 100
+)
+
+// Rate is a share of an account's mail with the threshold above which it
+// alarms.
+type Rate struct {
+	N, Of     int64
+	Threshold float64
+}
+
+// Value is N / Of; ok is false when nothing was sent.
+func (r Rate) Value() (float64, bool) { return ratio(r.N, r.Of) }
+
+// Alarming reports whether the rate passes its threshold on at least
+// MinMailForRates messages.
+func (r Rate) Alarming() bool {
+	return r.Of >= MinMailForRates && float64(r.N) > r.Threshold*float64(r.Of)
+}
+
+// BounceRate is the share of the sent invites and reminders that
+// bounced.
+func (c Counts) BounceRate() Rate {
+	return Rate{N: c[Bounced], Of: c[Sent], Threshold: BounceRateAlert}
+}
+
+// ComplaintRate is the share of sent mail reported as spam.
+func ComplaintRate(complaints, sent int64) Rate {
+	return Rate{N: complaints, Of: sent, Threshold: ComplaintRateAlert}
+}

@@ -256,3 +256,15 @@ func (s *Store) MailLastDay(ctx context.Context) ([]AccountMail, error) {
 	}
 	return out, nil
 }
+
+// ComplaintsSince counts the spam complaints the mail providers reported
+// on the account's mail since the given time.
+func (s *Store) ComplaintsSince(ctx context.Context, accountID string, since time.Time) (int64, error) {
+	var n int64
+	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM mail_events
+		WHERE outcome = 'complained' AND received_at > $2 AND account_id = $1`, accountID, since)
+	if err != nil {
+		return 0, fmt.Errorf("complaints: %w", translate(err))
+	}
+	return n, nil
+}

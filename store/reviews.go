@@ -410,10 +410,16 @@ func (s *Store) ReviewOfEvent(ctx context.Context, eventID string) (Review, erro
 
 // ReviewFilter narrows ListReviews; zero values do not filter.
 type ReviewFilter struct {
-	EventTypeID, ChannelID string
-	Rating, MinRating      int
-	Status                 review.Status
-	CreatedFrom, CreatedTo *time.Time // from inclusive, to exclusive
+	EventTypeID, ChannelID       string
+	Rating, MinRating, MaxRating int
+	Status                       review.Status
+	CreatedFrom, CreatedTo       *time.Time // from inclusive, to exclusive
+	// Answered keeps the reviews with a reply (true) or without one
+	// (false); nil keeps both.
+	Answered *bool
+	// Product keeps the reviews that rate a product whose sku, gtin or
+	// mpn it is.
+	Product string
 }
 
 // ListReviews returns a page of the account's reviews, newest first, with
@@ -432,8 +438,24 @@ func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilte
 	if f.MinRating != 0 {
 		w.add("rating >= ", f.MinRating)
 	}
+	if f.MaxRating != 0 {
+		w.add("rating <= ", f.MaxRating)
+	}
 	if f.Status != "" {
 		w.add("status = ", string(f.Status))
+	}
+	switch {
+	case f.Answered == nil:
+	case *f.Answered: // reviews_answered
+		w.cond("reply_text IS NOT NULL")
+	default: // reviews_unanswered
+		w.cond("reply_text IS NULL")
+	}
+	if f.Product != "" {
+		// The product reviews of one product are few beside the
+		// account's reviews: read them by the sku, gtin and mpn indexes.
+		v := w.arg(f.Product)
+		w.cond(`id IN (SELECT review_id FROM product_reviews WHERE account_id = $1 AND (sku = ` + v + ` OR gtin = ` + v + ` OR mpn = ` + v + `))`)
 	}
 	if f.CreatedFrom != nil {
 		w.add("created_at >= ", *f.CreatedFrom)
@@ -476,4 +498,35 @@ func (s *Store) withProducts(ctx context.Context, rs []*Review) error {
 		}
 	}
 	return nil
+}
+
+// AttentionCap bounds the counts of ReviewAttention: beyond it the
+// console says "1000+", and counting never walks more of the index.
+const AttentionCap = 1000
+
+// ReviewAttention is what of an account's reviews waits on the shop.
+type ReviewAttention struct {
+	// Reported counts the reviews reported and not yet decided, at most
+	// AttentionCap.
+	Reported int64 `db:"reported"`
+	// LowUnanswered counts the reviews rated at most maxRating that have
+	// no reply, at most AttentionCap.
+	LowUnanswered int64 `db:"low_unanswered"`
+}
+
+// ReviewAttention counts the account's reported reviews and its reviews
+// rated at most maxRating without a reply (a removed one waits on no
+// one), each up to AttentionCap, from the reviews_by_status and
+// reviews_unanswered indexes.
+func (s *Store) ReviewAttention(ctx context.Context, accountID string, maxRating int) (ReviewAttention, error) {
+	var a ReviewAttention
+	err := s.db.GetContext(ctx, &a, `SELECT
+		(SELECT count(*) FROM (SELECT 1 FROM reviews WHERE account_id = $1 AND status = 'reported' LIMIT $3) r) AS reported,
+		(SELECT count(*) FROM (SELECT 1 FROM reviews WHERE account_id = $1 AND reply_text IS NULL AND rating <= $2
+		                         AND status <> 'removed' LIMIT $3) l) AS low_unanswered`,
+		accountID, maxRating, AttentionCap)
+	if err != nil {
+		return ReviewAttention{}, fmt.Errorf("review attention: %w", translate(err))
+	}
+	return a, nil
 }

@@ -106,3 +106,38 @@ func TestCapture(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [2]int{400, 300}, [2]int{cfg.Width, cfg.Height}, "the viewport, as it is")
 }
+
+// TestAxeFindsViolations: axe-core runs in the page and reports what it
+// finds — an image without a text alternative, white text on white, a
+// page wider than the viewport — in light and dark alike; a clean page
+// has none.
+func TestAxeFindsViolations(t *testing.T) {
+	b := browsertest.Start(t)
+	bad := `<!DOCTYPE html><html lang="en"><title>t</title><style>@media (prefers-color-scheme: dark){p{color:#303030 !important;background:#000}}</style>
+<body><main><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="1" height="1"><p style="color:#b0b0b0">low contrast</p>
+<div style="width:2000px">wide</div></main></body></html>`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/bad" {
+			fmt.Fprint(w, bad)
+			return
+		}
+		fmt.Fprint(w, `<!DOCTYPE html><html lang="en"><title>t</title><body><main><h1>Fine</h1><p>All good.</p></main></body></html>`)
+	}))
+	t.Cleanup(srv.Close)
+	for _, scheme := range []string{"light", "dark"} {
+		tab := b.Tab(t)
+		require.NoError(t, chromedp.Do(tab, browsertest.ColorScheme(scheme), chromedp.EmulateViewport(360, 640), chromedp.Navigate(srv.URL+"/bad")))
+		var ids []string
+		for _, v := range browsertest.Axe(t, tab) {
+			ids = append(ids, v.ID)
+		}
+		assert.Contains(t, ids, "image-alt", scheme)
+		assert.Contains(t, ids, "color-contrast", scheme)
+		assert.Positive(t, browsertest.Eval[int](t, tab, browsertest.Overflow), scheme)
+
+		require.NoError(t, chromedp.Do(tab, chromedp.Navigate(srv.URL+"/good")))
+		assert.Empty(t, browsertest.Axe(t, tab), scheme)
+		assert.Zero(t, browsertest.Eval[int](t, tab, browsertest.Overflow), scheme)
+	}
+}

@@ -1,0 +1,17 @@
+package console
+
+import "net/http"
+
+// routes is every page and form of the console, with the action each
+// needs the signed-in person's role to allow.
+func (h *Handler) routes() []route {
+	return []route{
+		{http.MethodGet, "/{$}", Read, h.overview},
+
+		{http.MethodGet, "/reviews", Read, h.reviews},
+		{http.MethodGet, "/reviews/{id}", Read, h.review},
+		{http.MethodPost, "/reviews/{id}/reply", ReplyReview, h.putReply},
+		{http.MethodPost, "/reviews/{id}/reply/delete", ReplyReview, h.deleteReply},
+		{http.MethodPost, "/reviews/{id}/report", ReportReview, h.reportReview},
+	}
+}

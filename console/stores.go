@@ -1,0 +1,36 @@
+package console
+
+import (
+	"context"
+	"time"
+
+	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// Store is every store call the console makes, one small interface per
+// area; *store.Store has them all.
+type Store interface {
+	OverviewStore
+	ReviewStore
+}
+
+// OverviewStore is what the overview reads.
+type OverviewStore interface {
+	InviteStats(ctx context.Context, q store.StatsQuery) ([]stats.Group, error)
+	ReviewAggregate(ctx context.Context, accountID string) (review.Aggregate, error)
+	ReviewAttention(ctx context.Context, accountID string, maxRating int) (store.ReviewAttention, error)
+	ComplaintsSince(ctx context.Context, accountID string, since time.Time) (int64, error)
+	ListReviews(ctx context.Context, accountID string, f store.ReviewFilter, p store.Page) ([]store.Review, *store.Cursor, error)
+}
+
+// ReviewStore is what the reviews' pages read and change.
+type ReviewStore interface {
+	ListReviews(ctx context.Context, accountID string, f store.ReviewFilter, p store.Page) ([]store.Review, *store.Cursor, error)
+	Review(ctx context.Context, accountID, id string) (store.Review, error)
+	ReviewHistory(ctx context.Context, accountID, id string, p store.Page) ([]store.HistoryEntry, *store.Cursor, error)
+	SetReply(ctx context.Context, accountID, id, text, actor string) (store.Review, bool, error)
+	DeleteReply(ctx context.Context, accountID, id, actor string) error
+	ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (store.Review, bool, error)
+}

@@ -6,11 +6,9 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
-	"io/fs"
 	"net/http"
 	"path"
 	"strconv"
@@ -114,42 +112,10 @@ func loadViews() (*views, error) {
 	return v, nil
 }
 
-// loadTexts reads locales/*.json and checks that every language has
-// exactly the keys of English.
+// loadTexts reads locales/*.json, every language with exactly the keys
+// of English.
 func loadTexts() (map[string]map[string]string, error) {
-	names, err := fs.Glob(localeFiles, "locales/*.json")
-	if err != nil {
-		return nil, err
-	}
-	texts := map[string]map[string]string{}
-	for _, name := range names {
-		b, err := localeFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]string
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("console locale %s: %w", name, err)
-		}
-		texts[strings.TrimSuffix(path.Base(name), ".json")] = m
-	}
-	def := texts[locale.Default]
-	if def == nil {
-		return nil, fmt.Errorf("console locale %s: %w", locale.Default, fs.ErrNotExist)
-	}
-	for l, m := range texts {
-		for k := range def {
-			if _, ok := m[k]; !ok {
-				return nil, fmt.Errorf("console locale %s lacks key %q", l, k)
-			}
-		}
-		for k := range m {
-			if _, ok := def[k]; !ok {
-				return nil, fmt.Errorf("console locale %s has key %q that %s lacks", l, k, locale.Default)
-			}
-		}
-	}
-	return texts, nil
+	return locale.Tables(localeFiles, "locales/*.json")
 }
 
 // language is the language a person reads the console in: their choice,

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -115,7 +117,8 @@ func TestAlertRules(t *testing.T) {
 		{"TouchpointInviteFailureRate", workflows.InvitesMetric, `status="failed"`, 5 * time.Minute},
 		{"TouchpointWebhookBacklogOld", "touchpoint_webhook_oldest_pending_seconds", "> 900", 10 * time.Minute},
 		{"TouchpointDatabaseUnreachable", "touchpoint_outbox_pending", "< 0", 2 * time.Minute},
-		{"TouchpointComplaintRate", "touchpoint_mail_complaints_24h", "> 0.003", 15 * time.Minute},
+		// The console measures an account's mail against the same rate.
+		{"TouchpointComplaintRate", "touchpoint_mail_complaints_24h", "> " + strconv.FormatFloat(stats.ComplaintRateAlert, 'f', -1, 64), 15 * time.Minute},
 	}
 	for _, w := range want {
 		r, ok := alerts[w.alert]

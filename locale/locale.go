@@ -4,7 +4,11 @@
 package locale
 
 import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -128,4 +132,44 @@ func languageRange(tag string) bool {
 func language(tag string) string {
 	lang, _, _ := strings.Cut(strings.ReplaceAll(tag, "-", "_"), "_")
 	return strings.ToLower(lang)
+}
+
+// Tables reads the tables of texts of every locale, one JSON object of
+// key → text per file matched by pattern in fsys, named <locale>.json,
+// and checks that every locale has exactly the keys of Default: a text
+// missing in one language, or left over in one, fails at start.
+func Tables(fsys fs.FS, pattern string) (map[string]map[string]string, error) {
+	names, err := fs.Glob(fsys, pattern)
+	if err != nil {
+		return nil, err
+	}
+	texts := map[string]map[string]string{}
+	for _, name := range names {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]string
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("locale %s: %w", name, err)
+		}
+		texts[strings.TrimSuffix(path.Base(name), ".json")] = m
+	}
+	def := texts[Default]
+	if def == nil {
+		return nil, fmt.Errorf("locale %s: %w", Default, fs.ErrNotExist)
+	}
+	for l, m := range texts {
+		for k := range def {
+			if _, ok := m[k]; !ok {
+				return nil, fmt.Errorf("locale %s lacks key %q", l, k)
+			}
+		}
+		for k := range m {
+			if _, ok := def[k]; !ok {
+				return nil, fmt.Errorf("locale %s has key %q that %s lacks", l, k, Default)
+			}
+		}
+	}
+	return texts, nil
 }

@@ -2,8 +2,10 @@ package locale_test
 
 import (
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/locale"
 )
@@ -76,4 +78,25 @@ func FuzzFromAcceptLanguage(f *testing.F) {
 			t.Fatalf("FromAcceptLanguage(%q) = %q", header, got)
 		}
 	})
+}
+
+// TestTables: every language must have exactly English's keys; a table
+// that lacks one, or has one more, fails naming it.
+func TestTables(t *testing.T) {
+	t.Parallel()
+	good := fstest.MapFS{"t/en.json": {Data: []byte(`{"a":"A","b":"B"}`)}, "t/de.json": {Data: []byte(`{"a":"Ä","b":"Ö"}`)}}
+	texts, err := locale.Tables(good, "t/*.json")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]map[string]string{"en": {"a": "A", "b": "B"}, "de": {"a": "Ä", "b": "Ö"}}, texts)
+
+	for name, fsys := range map[string]fstest.MapFS{
+		`locale de lacks key "b"`:             {"t/en.json": {Data: []byte(`{"a":"A","b":"B"}`)}, "t/de.json": {Data: []byte(`{"a":"Ä"}`)}},
+		`locale de has key "c" that en lacks`: {"t/en.json": {Data: []byte(`{"a":"A"}`)}, "t/de.json": {Data: []byte(`{"a":"Ä","c":"C"}`)}},
+		"locale en":                           {"t/de.json": {Data: []byte(`{"a":"Ä"}`)}},
+		"t/de.json":                           {"t/en.json": {Data: []byte(`{"a":"A"}`)}, "t/de.json": {Data: []byte(`{"a":`)}},
+	} {
+		_, err := locale.Tables(fsys, "t/*.json")
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), name)
+	}
 }

@@ -2,11 +2,6 @@ package pages
 
 import (
 	"embed"
-	"encoding/json"
-	"fmt"
-	"io/fs"
-	"path"
-	"strings"
 
 	"github.com/touchpoint/touchpoint/locale"
 )
@@ -17,42 +12,10 @@ var localeFiles embed.FS
 // DefaultLocale is the last fallback and must exist.
 const DefaultLocale = locale.Default
 
-// loadTexts reads locales/*.json and checks that every locale has
-// exactly the keys of DefaultLocale.
+// loadTexts reads locales/*.json, every locale with exactly the keys of
+// DefaultLocale.
 func loadTexts() (map[string]map[string]string, error) {
-	names, err := fs.Glob(localeFiles, "locales/*.json")
-	if err != nil {
-		return nil, err
-	}
-	texts := map[string]map[string]string{}
-	for _, name := range names {
-		b, err := localeFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]string
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("locale %s: %w", name, err)
-		}
-		texts[strings.TrimSuffix(path.Base(name), ".json")] = m
-	}
-	def := texts[DefaultLocale]
-	if def == nil {
-		return nil, fmt.Errorf("locale %s: %w", DefaultLocale, fs.ErrNotExist)
-	}
-	for locale, m := range texts {
-		for k := range def {
-			if _, ok := m[k]; !ok {
-				return nil, fmt.Errorf("locale %s lacks key %q", locale, k)
-			}
-		}
-		for k := range m {
-			if _, ok := def[k]; !ok {
-				return nil, fmt.Errorf("locale %s has key %q that %s lacks", locale, k, DefaultLocale)
-			}
-		}
-	}
-	return texts, nil
+	return locale.Tables(localeFiles, "locales/*.json")
 }
 
 // Locales lists the locales the pages speak, sorted.

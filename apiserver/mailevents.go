@@ -18,11 +18,14 @@ import (
 // token: package mailevents verifies each request as its provider signs
 // it, and the store applies the reports. Providers retry whatever is not
 // answered 2xx, for days, so a report on a message Touchpoint does not
-// know is answered 200 (and counted): retrying cannot make it known. A
-// request that does not verify is 401; a verified SNS message of a topic
-// not listed is 403 — it is SNS's, but not meant for us, and SNS does not
-// retry a 4xx; a replayed Mailgun request is 401, as its signature is
-// spent.
+// know is answered 200 (and counted): retrying cannot make it known; so
+// is Mailgun's retry of a request whose reports were applied (its token
+// seen before), which applies nothing twice. A request that does not
+// verify is 401, as is a spent Mailgun token carrying a report it did not
+// carry then (a replay); an SNS message of a topic not listed is 403,
+// before anything is fetched for it — SNS does not retry a 4xx. The route
+// is limited per client address (reportLimits) and reads at most
+// mailevents.MaxBody before the signature is checked.
 
 // mailEventsOut is the answer to a provider's request.
 type mailEventsOut struct {

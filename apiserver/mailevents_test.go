@@ -13,9 +13,11 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -418,8 +420,8 @@ func TestMailEventsOfEachProvider(t *testing.T) {
 }
 
 // TestMailEventsRefused: a forged request of each provider is 401 and
-// changes nothing; a replayed Mailgun request is 401; each is counted
-// by provider and reason.
+// changes nothing; a spent Mailgun signature carrying a report not
+// applied before is 401; each is counted by provider and reason.
 func TestMailEventsRefused(t *testing.T) {
 	t.Parallel()
 	p, m := newMailProviders(t), metrics.New()
@@ -443,7 +445,14 @@ func TestMailEventsRefused(t *testing.T) {
 		_, id, token := emailed(t, e, "replayed@example.com")
 		req := p.mailgun(t, id, invite.MailDelivered)
 		require.Equal(t, http.StatusOK, e.post(t, req).status)
-		requireProblem(t, e.post(t, req), http.StatusUnauthorized)
+		// The signature covers the timestamp and the token only: the
+		// spent token with a report it never carried is a replay.
+		var body map[string]any
+		require.NoError(t, json.Unmarshal([]byte(req.body), &body))
+		body["event-data"].(map[string]any)["id"], body["event-data"].(map[string]any)["event"] = "mg-forged", "complained"
+		forged, err := json.Marshal(body)
+		require.NoError(t, err)
+		requireProblem(t, e.post(t, mailRequest{provider: mailevents.Mailgun, body: string(forged)}), http.StatusUnauthorized)
 		assert.Contains(t, scrapeMetrics(t, m), `touchpoint_mail_event_refusals_total{provider="mailgun",reason="replay"} 1`+"\n")
 		assert.Equal(t, invite.MailDelivered, e.mailStatus(t, token, id))
 		// Signed long ago: refused however new its token.
@@ -454,6 +463,68 @@ func TestMailEventsRefused(t *testing.T) {
 	t.Run("sendgrid stale timestamp", func(t *testing.T) {
 		requireProblem(t, e.post(t, p.sendGridSigned(t, `[]`, time.Now().Add(-11*time.Minute))), http.StatusUnauthorized)
 	})
+}
+
+// TestMailgunRetry: Mailgun retries a webhook it did not see answered
+// 2xx for hours, with the token it signed before. The retry of a report
+// that was applied is answered 200 and applies nothing twice: one report
+// kept, one suppression, one line of its history.
+func TestMailgunRetry(t *testing.T) {
+	t.Parallel()
+	p, m := newMailProviders(t), metrics.New()
+	e := newEnv(t, withMailEvents(t, p, m))
+	_, id, token := emailed(t, e, "retried@example.com")
+	req := p.mailgun(t, id, invite.MailBounced)
+	for range 3 {
+		r := e.post(t, req)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		assert.Equal(t, map[string]any{"reports": 1.0, "unknown": 0.0, "ignored": 0.0}, r.object(t))
+	}
+	assert.Equal(t, invite.MailBounced, e.mailStatus(t, token, id))
+	history := e.inviteOf(t, token, id)["attemptHistory"].([]any)
+	require.Len(t, history, 1)
+	assert.Len(t, history[0].(map[string]any)["providerEvents"], 1, "the report is kept once")
+	changes, _ := items(t, e.do(t, http.MethodGet, "/suppressions/retried@example.com/history", token, nil))
+	assert.Len(t, changes, 1, "suppressed once")
+	assert.NotContains(t, scrapeMetrics(t, m), `reason="replay"`)
+
+	// A retry of an event that says nothing of delivery is taken alike.
+	opened := mailgunSigned(t, testMailgunKey, time.Now(), "mg-token-opened-"+id, map[string]any{"id": "mg-open-" + id, "event": "opened"})
+	for range 2 {
+		r := e.post(t, opened)
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		assert.EqualValues(t, 1, r.object(t)["ignored"])
+	}
+}
+
+// TestMailEventsAreLimitedPerAddress: the providers' routes are limited
+// per client address (behind a trusted proxy, as it names it), before a
+// byte of the body is read or a signature checked: an address over its
+// limit gets 429 with Retry-After, another address is answered as ever.
+func TestMailEventsAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	p, m := newMailProviders(t), metrics.New()
+	e := newEnv(t, withMailEvents(t, p, m), func(o *apiserver.Options) {
+		o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		o.ReportRatePerSecond, o.ReportRateBurst = 0.001, 3
+	})
+	_, id, token := emailed(t, e, "limited@example.com")
+	from := func(addr string, req mailRequest) response {
+		return e.post(t, mailRequest{provider: req.provider, body: req.body, headers: append(req.headers, header{"X-Forwarded-For", addr})})
+	}
+	for range 3 {
+		requireProblem(t, from("203.0.113.7", p.forged(t, p.report(t, mailevents.Mailgun, id, invite.MailDelivered))), http.StatusUnauthorized)
+	}
+	r := from("203.0.113.7", p.report(t, mailevents.Mailgun, id, invite.MailBounced))
+	requireProblem(t, r, http.StatusTooManyRequests)
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	assert.Empty(t, e.mailStatus(t, token, id), "the limited report was not read")
+	// One limit for every provider's route.
+	requireProblem(t, from("203.0.113.7", p.report(t, mailevents.Postmark, id, invite.MailBounced)), http.StatusTooManyRequests)
+
+	r = from("198.51.100.9", p.report(t, mailevents.Mailgun, id, invite.MailDelivered))
+	require.Equal(t, http.StatusOK, r.status, "another address: %s", r.body)
+	assert.Equal(t, invite.MailDelivered, e.mailStatus(t, token, id))
 }
 
 // TestMailEventsUnknownMessage: a verified report on a message that is
@@ -519,8 +590,16 @@ func TestMailEventsSNS(t *testing.T) {
 	requireProblem(t, e.post(t, p.snsMessage(t, "Notification", `not json`, nil)), http.StatusBadRequest)
 	requireProblem(t, e.post(t, p.postmarkAs(testPostmarkUser, testPostmarkPassword, `{"RecordType":`)), http.StatusBadRequest)
 
-	big := mailRequest{provider: mailevents.SendGrid, body: "[" + strings.Repeat(" ", mailevents.MaxBody) + "]"}
+	// At most 1 MiB is read before the signature is checked, declared or
+	// not.
+	big := mailRequest{provider: mailevents.SendGrid, body: "[" + strings.Repeat(" ", 1<<20-1) + "]"}
 	requireProblem(t, e.post(t, big), http.StatusRequestEntityTooLarge)
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/mail-events/sendgrid", io.MultiReader(strings.NewReader(big.body)))
+	require.NoError(t, err)
+	res, err := e.srv.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "a body of no declared length")
 
 	p.snsDown.Store(true)
 	r = e.post(t, p.snsMessage(t, "Notification", `{"notificationType":"Delivery"}`, func(m map[string]string) {
@@ -534,7 +613,7 @@ func TestMailEventsSNS(t *testing.T) {
 		`touchpoint_mail_event_refusals_total{provider="ses",reason="topic"} 1`,
 		`touchpoint_mail_event_refusals_total{provider="ses",reason="malformed"} 1`,
 		`touchpoint_mail_event_refusals_total{provider="postmark",reason="malformed"} 1`,
-		`touchpoint_mail_event_refusals_total{provider="sendgrid",reason="too_large"} 1`,
+		`touchpoint_mail_event_refusals_total{provider="sendgrid",reason="too_large"} 2`,
 		`touchpoint_mail_event_refusals_total{provider="ses",reason="unavailable"} 1`,
 	} {
 		assert.Contains(t, body, line+"\n")

@@ -1225,7 +1225,10 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 	down := newEnvWith(t, unreachableStore(t)) // PostgreSQL unreachable: 503
 	readonly := e.tokenFor(t, e.account, auth.GroupReadonly)
 	// A client that has used up its rate limit for the next 1000 s.
-	limited := newEnv(t, func(o *apiserver.Options) { o.RatePerSecond, o.RateBurst = 0.001, 1 })
+	limited := newEnv(t, func(o *apiserver.Options) {
+		o.RatePerSecond, o.RateBurst = 0.001, 1
+		o.ReportRatePerSecond, o.ReportRateBurst = 0.001, 1
+	})
 	first := limited.do(t, http.MethodGet, "/channels", limited.token, nil)
 	require.Equal(t, http.StatusOK, first.status, "%s", first.body)
 	// A batch's body must arrive within 100 ms.
@@ -1403,9 +1406,10 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 				c = f(c)
 			case status == http.StatusNotFound && r.doc.page(o): // a link that does not verify
 				c.query, c.body = forgeSig(t, c.query), forgeSig(t, c.body)
-			case status == http.StatusTooManyRequests && (r.doc.page(o) || strings.HasPrefix(o.path, "/public/")):
-				// Pages and the public reviews are limited per address (20
-				// and 100 at once): send until limited.
+			case status == http.StatusTooManyRequests && (r.doc.page(o) || strings.HasPrefix(o.path, "/public/") ||
+				strings.HasPrefix(o.path, "/mail-events/")):
+				// Pages, the public reviews and the providers' reports are
+				// limited per address: send until limited.
 				target, repeat = limited, true
 			case status == http.StatusBadRequest:
 				switch {

@@ -58,6 +58,28 @@ func (a *addressLimits) allow(r *http.Request, now time.Time) (ok bool, retryAft
 	return a.table.Allow(clientip.Group(a.clients.Addr(r)), now)
 }
 
+// The default limit of a client address on the mail providers' routes.
+// A provider posts from a few addresses, one event a request (SendGrid:
+// batches), so the bucket is wide; it stops one address from making the
+// API read and verify without end. SNS does not retry a 4xx: keep its
+// delivery policy's maxReceivesPerSecond below the rate.
+const (
+	DefaultReportRatePerSecond = 50
+	DefaultReportRateBurst     = 500
+)
+
+// newReportLimits is the limit of each client address on the mail
+// providers' routes.
+func newReportLimits(trusted []netip.Prefix, perSecond float64, burst int) *addressLimits {
+	if perSecond <= 0 {
+		perSecond = DefaultReportRatePerSecond
+	}
+	if burst <= 0 {
+		burst = DefaultReportRateBurst
+	}
+	return newAddressLimits(trusted, perSecond, burst)
+}
+
 // tooManyRequests is the 429 of an exhausted bucket, with Retry-After in
 // whole seconds (at least 1).
 func tooManyRequests(wait time.Duration) *apiError {

@@ -26,6 +26,9 @@ const (
 	// publicPage routes are publicRead routes that answer HTML, their
 	// errors too.
 	publicPage access = 1<<7 | 1<<5 | 1<<4
+	// providerReport routes take what a provider signs instead of a
+	// token, limited per address before a byte of the body is read.
+	providerReport access = 1<<7 | 1<<3
 
 	fullOnly  = allowFull                               // writes of event types, channels, settings, webhooks, templates; cancel, retry; report, reply
 	senders   = allowFull | allowEvents                 // POST /events, POST /events/batch
@@ -143,6 +146,6 @@ func (s *server) routes() []route {
 
 		// The mail providers' reports of what became of a message, each
 		// verified as its provider signs it.
-		{http.MethodPost, "/mail-events/{provider}", public, s.mailEvents},
+		{http.MethodPost, "/mail-events/{provider}", providerReport, s.mailEvents},
 	}
 }

@@ -127,6 +127,11 @@ type Options struct {
 	// Audit is the trail of who did what (GET /audit); nil: the trail
 	// kept in Store's database.
 	Audit AuditTrail
+	// ReportRatePerSecond and ReportRateBurst shape the token bucket of
+	// each client address on the mail providers' routes; 0 means the
+	// defaults (DefaultReportRatePerSecond, DefaultReportRateBurst).
+	ReportRatePerSecond float64
+	ReportRateBurst     int
 }
 
 // Signaler is the part of the Temporal client the API uses.
@@ -177,6 +182,7 @@ type server struct {
 	errorPages       *pages.Pages // the widget's and the verify page's errors
 
 	mailEventVerifiers map[string]mailevents.Verifier // by provider
+	reportLimits       *addressLimits                 // of the providers' routes
 
 	audit AuditTrail
 }
@@ -251,6 +257,7 @@ func New(opts Options) *Server {
 	if s.batchReadTimeout = opts.BatchReadTimeout; s.batchReadTimeout <= 0 {
 		s.batchReadTimeout = DefaultBatchReadTimeout
 	}
+	s.reportLimits = newReportLimits(opts.TrustedProxies, opts.ReportRatePerSecond, opts.ReportRateBurst)
 	s.mailEventVerifiers = map[string]mailevents.Verifier{}
 	for _, v := range opts.MailEvents {
 		s.mailEventVerifiers[v.Provider()] = v
@@ -332,6 +339,13 @@ func (s *server) guard(rt route) http.Handler {
 			return
 		case publicRead, publicPage:
 			s.guardPublic(w, r, rt.access == publicPage, rt.handle)
+			return
+		case providerReport:
+			if ok, wait := s.reportLimits.allow(r, s.now()); !ok {
+				s.fail(w, r, tooManyRequests(wait))
+				return
+			}
+			rt.handle(w, r)
 			return
 		}
 		p, err := s.authenticate(r)

@@ -36,9 +36,10 @@ const (
 // Providers lists every provider in a stable order.
 func Providers() []string { return []string{SES, SendGrid, Postmark, Mailgun} }
 
-// MaxBody bounds a request's body: SendGrid batches up to some thousand
-// events a request, of about 1 KiB each.
-const MaxBody = 4 << 20
+// MaxBody bounds what is read of a request before its signature is
+// checked: SendGrid posts its events in batches of up to 768 KB, the
+// others one event a request.
+const MaxBody = 1 << 20
 
 // Errors. Each is wrapped with what was wrong.
 var (
@@ -46,7 +47,8 @@ var (
 	// signature or credentials, a stale timestamp, a certificate from
 	// elsewhere).
 	ErrSignature = errors.New("not verified")
-	// ErrTopic: a verified SNS message from a topic that is not listed.
+	// ErrTopic: an SNS message of a topic that is not listed (refused
+	// before its signature is checked: nothing is fetched for it).
 	ErrTopic = errors.New("topic not accepted")
 	// ErrMalformed: the body is not what the provider sends.
 	ErrMalformed = errors.New("malformed")

@@ -107,6 +107,25 @@ func TestMailgun(t *testing.T) {
 		_, err := v.Read(context.Background(), nil, body)
 		assert.ErrorIs(t, err, mailevents.ErrSignature, name)
 	}
+	// The signature covers the timestamp and the token joined: a
+	// timestamp spelt any other way than in digits would move the
+	// boundary between them, and a spent token (here "e0tok") would come
+	// back as a new one ("tok") under the same signature.
+	spent := mailgunBody(t, v.SigningKey, ts, "e0tok", mailgunEvent("delivered", ""))
+	b, err = v.Read(context.Background(), nil, spent)
+	require.NoError(t, err)
+	assert.Equal(t, "e0tok", b.Nonce)
+	stamp := strconv.FormatInt(ts, 10)
+	for _, moved := range []struct{ timestamp, token string }{
+		{stamp + "e0", "tok"}, {stamp + "e", "0tok"}, {stamp + ".", "e0tok"}, {" " + stamp, "e0tok"}, {"+" + stamp, "e0tok"},
+	} {
+		body := []byte(strings.Replace(string(spent), `"timestamp":"`+stamp+`","token":"e0tok"`,
+			`"timestamp":"`+moved.timestamp+`","token":"`+moved.token+`"`, 1))
+		require.NotEqual(t, spent, body)
+		_, err := v.Read(context.Background(), nil, body)
+		assert.ErrorIs(t, err, mailevents.ErrSignature, "%q", moved.timestamp)
+	}
+
 	// A signed body whose event changed after signing is still Mailgun's
 	// own signature: the token and timestamp are what it covers, and the
 	// token can be used once only (the store's part).
@@ -268,8 +287,10 @@ func TestSendGrid(t *testing.T) {
 			h.Set(mailevents.SendGridTimestampHeader, stale)
 			return h
 		}(), body},
-		"stale":    {sign(key, stale, body), body},
-		"unsigned": {http.Header{}, body},
+		"stale":           {sign(key, stale, body), body},
+		"unsigned":        {http.Header{}, body},
+		"not digits":      {sign(key, ts+"e0", body), body},
+		"with a fraction": {sign(key, ts+".0", body), body},
 	} {
 		_, err := v.Read(context.Background(), c.h, []byte(c.body))
 		assert.ErrorIs(t, err, mailevents.ErrSignature, name)

@@ -20,7 +20,10 @@ import (
 // with the webhook signing key, of the timestamp followed by the token.
 // Each token is taken once (Batch.Nonce); a timestamp older than
 // MailgunWindow, or further ahead than the clocks may differ, is
-// refused, so the tokens need be kept only that long.
+// refused, so the tokens need be kept only that long. The timestamp is
+// digits only: the signature covers the text of timestamp and token
+// joined, so any other spelling of the time would move the boundary
+// between them and make a spent token a new one.
 type MailgunVerifier struct {
 	SigningKey string
 	// Now is the clock; nil means time.Now.
@@ -79,7 +82,7 @@ func (v MailgunVerifier) Read(_ context.Context, _ http.Header, body []byte) (Ba
 	if !equal(hex.EncodeToString(mac.Sum(nil)), sig.Signature) {
 		return Batch{}, fmt.Errorf("%w: the signature does not match", ErrSignature)
 	}
-	ts, ok := unixSeconds(sig.Timestamp)
+	ts, ok := signedSeconds(sig.Timestamp)
 	now := time.Now()
 	if v.Now != nil {
 		now = v.Now()

@@ -69,7 +69,7 @@ func (v *SendGridVerifier) Read(_ context.Context, h http.Header, body []byte) (
 	if !ecdsa.VerifyASN1(v.key, digest[:], sig) {
 		return Batch{}, fmt.Errorf("%w: the signature does not match", ErrSignature)
 	}
-	ts, ok := unixSeconds(stamp)
+	ts, ok := signedSeconds(stamp)
 	now := time.Now()
 	if v.Now != nil {
 		now = v.Now()

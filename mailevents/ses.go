@@ -34,7 +34,8 @@ var ErrUnavailable = errors.New("SNS unavailable")
 // message is signed (signature version 1: SHA1withRSA, 2: SHA256withRSA)
 // with the key of the certificate at its SigningCertURL, which must be
 // https on an SNS host (sns.<region>.amazonaws.com); certificates are
-// fetched once and kept. Only messages of the listed topics are taken. A
+// fetched once and kept. Only messages of the listed topics are taken,
+// and a message of another topic is refused before anything is fetched. A
 // SubscriptionConfirmation is confirmed by a GET of its SubscribeURL,
 // under the same host rule.
 type SESVerifier struct {
@@ -114,11 +115,13 @@ func (v *SESVerifier) Read(ctx context.Context, _ http.Header, body []byte) (Bat
 	default:
 		return Batch{}, fmt.Errorf("%w: unknown SNS message type", ErrSignature)
 	}
-	if err := v.verify(ctx, m); err != nil {
-		return Batch{}, err
-	}
+	// The topic first: a message of a topic not listed costs no fetch of
+	// its certificate, whoever sent it.
 	if !slices.Contains(v.Topics, m.TopicArn) {
 		return Batch{}, fmt.Errorf("%w: %s", ErrTopic, m.TopicArn)
+	}
+	if err := v.verify(ctx, m); err != nil {
+		return Batch{}, err
 	}
 	switch m.Type {
 	case "SubscriptionConfirmation":

@@ -242,3 +242,23 @@ func TestSNSHostRule(t *testing.T) {
 	assert.ErrorIs(t, err, mailevents.ErrSignature)
 	assert.Zero(t, sns.certFetch.Load())
 }
+
+// TestSESTopicBeforeFetch: a message of a topic not listed is refused
+// before its certificate is fetched — whoever sent it, signed or not —
+// so an unlisted topic cannot make Touchpoint fetch anything.
+func TestSESTopicBeforeFetch(t *testing.T) {
+	t.Parallel()
+	sns := newSNS(t)
+	v := sns.verifier()
+	other := func(m map[string]any) { m["TopicArn"] = "arn:aws:sns:us-east-1:999999999999:other" }
+	for name, body := range map[string][]byte{
+		"signed":         sns.message(t, "2", "Notification", sesDelivery, other),
+		"unsigned":       sns.message(t, "2", "Notification", sesDelivery, func(m map[string]any) { other(m); m["Signature"] = "AAAA" }),
+		"a subscription": sns.message(t, "2", "SubscriptionConfirmation", "x", other),
+	} {
+		_, err := v.Read(context.Background(), nil, body)
+		assert.ErrorIs(t, err, mailevents.ErrTopic, name)
+	}
+	assert.Zero(t, sns.certFetch.Load(), "no certificate fetched")
+	assert.Zero(t, sns.subscribed.Load(), "no subscription confirmed")
+}

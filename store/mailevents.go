@@ -62,30 +62,42 @@ const (
 const MailNonceKeep = 24 * time.Hour
 
 // ApplyMailReports applies the reports of one request in one
-// transaction, after taking nonce (when not nil): a nonce seen before is
-// ErrReplay, and nothing is applied. It returns what each report did, in
-// order. Reports of one request run in the order given; a report of a
-// message is applied whatever the order of the provider's events (the
-// status only rises), and a repeated one changes nothing.
+// transaction, after taking nonce (when not nil). It returns what each
+// report did, in order. Reports of one request run in the order given; a
+// report of a message is applied whatever the order of the provider's
+// events (the status only rises), and a repeated one changes nothing.
+//
+// A nonce seen before is the provider's retry of a request it did not
+// see answered — it retries for hours — or a replay of a spent
+// signature. When every report of the request was applied before (or
+// names no message of Touchpoint's), it is the retry: the results say
+// so and nothing changes. A report it would apply now is ErrReplay, and
+// nothing is applied: the signature did not cover it.
 func (s *Store) ApplyMailReports(ctx context.Context, nonce *MailNonce, reports []MailReport) ([]MailResult, error) {
 	var out []MailResult
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		out = out[:0]
+		seen := false
 		if nonce != nil {
 			res, err := tx.ExecContext(ctx, `INSERT INTO mail_event_nonces (provider, nonce, signed_at) VALUES ($1, $2, $3)
 				ON CONFLICT (provider, nonce) DO NOTHING`, nonce.Provider, nonce.Nonce, nonce.SignedAt)
 			if err != nil {
 				return fmt.Errorf("take nonce: %w", err)
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				return cmpErr(err, ErrReplay)
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
 			}
+			seen = n == 0
 		}
 		var counts []stats.KeyedCounts
 		for _, r := range reports {
 			res, err := s.applyMailReport(ctx, tx, r, &counts)
 			if err != nil {
 				return fmt.Errorf("%s report %s: %w", r.Provider, r.ID, err)
+			}
+			if seen && res != MailDuplicate && res != MailUnknown {
+				return ErrReplay // rolls back what it applied
 			}
 			out = append(out, res)
 		}

@@ -157,7 +157,9 @@ func TestMailReportComplaint(t *testing.T) {
 
 // TestMailReportUnknownAndReplay: a report of a message that is not
 // Touchpoint's, or of an event that does not exist, changes nothing; a
-// nonce is taken once, and a replay applies nothing at all.
+// nonce is taken once: a replay with a report not applied before applies
+// nothing at all, the provider's retry of what it applied is answered
+// without applying it twice.
 func TestMailReportUnknownAndReplay(t *testing.T) {
 	t.Parallel()
 	st, account := inviteStore(t)
@@ -180,13 +182,37 @@ func TestMailReportUnknownAndReplay(t *testing.T) {
 		EventID: id, Kind: invite.KindInvite, At: now}})
 	require.ErrorIs(t, err, store.ErrReplay)
 	assert.Equal(t, invite.MailBounced, mailDelivery(t, st, a.AccountID, id)["invite"].Status, "the replay applied nothing")
+	// The replay of the spent nonce with a report applied before and a
+	// new one: the new one would be applied, so nothing is.
+	_, err = st.ApplyMailReports(ctx, nonce, append(bounce, store.MailReport{Provider: "mailgun", ID: "v-" + id,
+		Outcome: invite.MailComplained, EventID: id, Kind: invite.KindInvite, At: now}))
+	require.ErrorIs(t, err, store.ErrReplay)
+	assert.Equal(t, invite.MailBounced, mailDelivery(t, st, a.AccountID, id)["invite"].Status)
+
+	// The provider's retry of the request it did not see answered: the
+	// same nonce with the report applied before is taken, and changes
+	// nothing; so is one whose report names no message of Touchpoint's.
+	var reports int
+	require.NoError(t, st.DB().Get(&reports, `SELECT count(*) FROM mail_events WHERE event_id = $1`, id))
+	res, err = st.ApplyMailReports(ctx, nonce, bounce)
+	require.NoError(t, err)
+	assert.Equal(t, []store.MailResult{store.MailDuplicate}, res)
+	unknown := &store.MailNonce{Provider: "mailgun", Nonce: "token-unknown-" + id, SignedAt: now}
+	for range 2 {
+		res, err = st.ApplyMailReports(ctx, unknown, []store.MailReport{{Provider: "mailgun", ID: "u-" + id, Outcome: invite.MailBounced, At: now}})
+		require.NoError(t, err)
+		assert.Equal(t, []store.MailResult{store.MailUnknown}, res)
+	}
+	var after int
+	require.NoError(t, st.DB().Get(&after, `SELECT count(*) FROM mail_events WHERE event_id = $1`, id))
+	assert.Equal(t, reports, after, "the retry applied nothing twice")
 
 	// Housekeeping forgets nonces once no request can carry them.
 	st.SetClock(func() time.Time { return now.Add(store.MailNonceKeep + time.Minute) })
 	c, ran, err := st.Housekeep(ctx, time.Hour, 0)
 	require.NoError(t, err)
 	require.True(t, ran)
-	assert.EqualValues(t, 1, c.MailNonces)
+	assert.EqualValues(t, 2, c.MailNonces)
 }
 
 // TestMailReportsConcurrent: many reports of one message at once end in

@@ -18,6 +18,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/clientip"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
@@ -63,6 +64,13 @@ type Options struct {
 	// the client address that failed attempts are limited by.
 	TrustedProxies []netip.Prefix
 
+	// People signs people in to the relying parties (the console) with
+	// links sent by Mail. Without it the issuer offers client credentials
+	// only.
+	People         PeopleStore
+	Mail           mail.Sender
+	RelyingParties []RelyingParty
+
 	Logger *slog.Logger     // default slog.Default()
 	Now    func() time.Time // default time.Now; tests inject a clock
 }
@@ -78,6 +86,7 @@ type Server struct {
 	clients   clientip.Resolver // finds the address failed attempts count against
 	mux       *http.ServeMux
 	log       *slog.Logger
+	people    *signIn // nil: nobody signs in here
 }
 
 // New checks the options, makes sure a current signing key exists
@@ -138,6 +147,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("load signing keys: %w", err)
 	}
 	s.mux.HandleFunc(TokenPath, s.token)
+	if opts.People != nil {
+		if opts.Mail == nil || len(opts.RelyingParties) == 0 {
+			return nil, errors.New("authserver: people sign in by mail to a relying party: Mail and RelyingParties are required")
+		}
+		if s.people, err = newSignIn(opts); err != nil {
+			return nil, fmt.Errorf("authserver: sign-in pages: %w", err)
+		}
+		s.mux.HandleFunc(AuthorizePath, s.authorize)
+		s.mux.HandleFunc(SignInPath, s.linkPage)
+	}
 	s.mux.HandleFunc("GET "+DiscoveryPath, s.discovery)
 	s.mux.HandleFunc("GET "+JWKSPath, s.jwks)
 	s.mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, r *http.Request) {
@@ -153,6 +172,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // ends, so replicas converge on the newest key. Database errors are
 // logged and retried at the next tick: the cached keys keep working.
 func (s *Server) Run(ctx context.Context) error {
+	if s.people != nil {
+		for range mailWorkers {
+			go s.sendMails(ctx)
+		}
+	}
 	t := time.NewTicker(s.opts.ReloadInterval)
 	defer t.Stop()
 	for {
@@ -218,22 +242,32 @@ func (s *Server) CurrentKeyID() string {
 }
 
 // discovery serves the OpenID Provider Metadata go-oidc and other OIDC
-// libraries read. There is no authorization endpoint: only the
-// client-credentials grant is offered.
+// libraries read. Clients get tokens with client credentials; people sign
+// in to the relying parties with the authorization code flow and PKCE.
 func (s *Server) discovery(w http.ResponseWriter, r *http.Request) {
 	iss := s.opts.Issuer
-	writeJSON(w, http.StatusOK, "public, max-age=60", map[string]any{
+	doc := map[string]any{
 		"issuer":                                iss,
 		"token_endpoint":                        iss + TokenPath,
 		"jwks_uri":                              iss + JWKSPath,
 		"grant_types_supported":                 []string{"client_credentials"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic"},
-		"response_types_supported":              []string{"token"},
+		"response_types_supported":              []string{"code"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{string(Algorithm)},
 		"scopes_supported":                      strings.Fields(Scope),
 		"claims_supported":                      []string{"iss", "sub", "aud", "azp", "client_id", "iat", "exp", "jti", "scope", "account", "group"},
-	})
+	}
+	if s.people != nil {
+		doc["authorization_endpoint"] = iss + AuthorizePath
+		doc["grant_types_supported"] = []string{"client_credentials", "authorization_code"}
+		doc["token_endpoint_auth_methods_supported"] = []string{"client_secret_post", "client_secret_basic", "none"}
+		doc["code_challenge_methods_supported"] = []string{"S256"}
+		doc["scopes_supported"] = append([]string{"openid"}, strings.Fields(Scope)...)
+		doc["claims_supported"] = append(doc["claims_supported"].([]string), "auth_time", "nonce", "email", "email_verified")
+		doc["authorization_response_iss_parameter_supported"] = true
+	}
+	writeJSON(w, http.StatusOK, "public, max-age=60", doc)
 }
 
 // jwksMaxAge is how long verifiers and caches may keep the JWKS.

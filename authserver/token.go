@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,7 +94,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, "no-store", resp)
 }
 
-func (s *Server) grant(w http.ResponseWriter, r *http.Request) (*tokenResponse, error) {
+func (s *Server) grant(w http.ResponseWriter, r *http.Request) (any, error) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return nil, &oauthError{status: http.StatusMethodNotAllowed, code: "invalid_request", description: "use POST"}
@@ -127,8 +126,10 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) (*tokenResponse, 
 	case "":
 		return nil, badRequest("missing grant_type")
 	case "client_credentials":
+	case "authorization_code":
+		return s.codeGrant(r, form)
 	default:
-		return nil, &oauthError{status: http.StatusBadRequest, code: "unsupported_grant_type", description: "only client_credentials is supported"}
+		return nil, s.unsupportedGrant()
 	}
 	id, secret, basic, err := clientCredentials(r, form)
 	if err != nil {
@@ -236,25 +237,13 @@ func (s *Server) issue(c authdb.Client) (*tokenResponse, error) {
 	}
 	jti := make([]byte, 18)
 	rand.Read(jti)
-	payload, err := json.Marshal(claims{
+	tok, err := s.sign(claims{
 		Issuer: s.opts.Issuer, Subject: c.ClientID, Audience: s.opts.Audience, AZP: c.ClientID, ClientID: c.ClientID,
 		IssuedAt: iat, Expiry: iat + int64(s.opts.TokenLifetime/time.Second),
 		JTI: base64.RawURLEncoding.EncodeToString(jti), Scope: Scope, Account: c.AccountID, Group: c.AccessGroup,
-	})
+	}, now)
 	if err != nil {
-		return nil, fmt.Errorf("marshal claims: %w", err)
-	}
-	key := s.keys.snapshot().current(now)
-	if key == nil {
-		return nil, errors.New("no signing key loaded")
-	}
-	jws, err := key.signer.Sign(payload)
-	if err != nil {
-		return nil, fmt.Errorf("sign token: %w", err)
-	}
-	tok, err := jws.CompactSerialize()
-	if err != nil {
-		return nil, fmt.Errorf("serialize token: %w", err)
+		return nil, err
 	}
 	return &tokenResponse{AccessToken: tok, ExpiresIn: int(s.opts.IdleTimeout / time.Second), TokenType: "bearer",
 		NotBeforePolicy: nbp, Scope: Scope}, nil

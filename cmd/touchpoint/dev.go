@@ -159,7 +159,7 @@ func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *
 		return err
 	}
 	defer tc.Close()
-	authRun, err := authPart(ctx, cfg, st, log, authLn, m)
+	authRun, err := authPart(ctx, cfg, st, log, authLn, m, filepath.Join(cfg.DataDir, "outbox"))
 	if err != nil {
 		return err
 	}

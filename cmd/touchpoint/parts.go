@@ -21,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/health"
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
@@ -69,20 +70,46 @@ func dialTemporal(cfg config.Config, logger *slog.Logger, m *metrics.Set) (clien
 	return temporalclient.NewLazy(opts)
 }
 
-// authPart builds the built-in issuer listening on ln.
-func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger, ln net.Listener, m *metrics.Set) (part, error) {
+// authPart builds the built-in issuer listening on ln. People sign in to
+// the console through it with links it mails over TOUCHPOINT_SMTP_URL, or
+// into mailDir (`touchpoint dev`) without one; with neither, only API
+// clients get tokens.
+func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger, ln net.Listener, m *metrics.Set,
+	mailDir string) (part, error) {
 	logger = logger.With("component", "auth")
-	srv, err := authserver.New(ctx, issuerOptions(cfg, st, logger))
+	opts := issuerOptions(cfg, st, logger)
+	if cfg.SMTPURL != "" || mailDir != "" {
+		mailer, err := mail.New(cfg.SMTPURL, cfg.MailFrom, mailDir, logger)
+		if err != nil {
+			return nil, fmt.Errorf("mail: %w", err)
+		}
+		opts.People, opts.Mail = peopleOf(st), mailer
+		opts.RelyingParties = []authserver.RelyingParty{consoleParty(cfg)}
+	} else {
+		logger.Warn("TOUCHPOINT_SMTP_URL is not set: nobody can sign in to the console through the built-in issuer, " +
+			"which mails their sign-in links")
+	}
+	srv, err := authserver.New(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	h := m.Instrument("auth", []string{authserver.TokenPath, authserver.DiscoveryPath, authserver.JWKSPath, authserver.HealthPath}, srv)
+	h := m.Instrument("auth", []string{authserver.TokenPath, authserver.DiscoveryPath, authserver.JWKSPath, authserver.HealthPath,
+		authserver.AuthorizePath, authserver.SignInPath}, srv)
 	return func(ctx context.Context) error {
 		serve := func(ctx context.Context) error {
 			return serveHTTP(ctx, logger, "auth", ln, h, drain{period: cfg.ShutdownDrain})
 		}
 		return runServing(ctx, serve, srv.Run)
 	}, nil
+}
+
+// consoleParty is the console as a client of the built-in issuer: a
+// public client whose only redirect URI is the console's callback on the
+// API's base URL. Both processes derive it from the same configuration,
+// so nothing needs registering.
+func consoleParty(cfg config.Config) authserver.RelyingParty {
+	return authserver.RelyingParty{ClientID: console.ClientID, RedirectURIs: []string{cfg.BaseURL + console.CallbackPath},
+		Home: cfg.BaseURL + console.HomePath}
 }
 
 // metricsPart serves m at /metrics on cfg.MetricsAddr; without an address
@@ -195,7 +222,7 @@ func (env *environment) runAuthCommand(ctx context.Context, args []string) error
 		return err
 	}
 	m := metrics.New()
-	p, err := authPart(ctx, cfg, st, env.logger, ln, m)
+	p, err := authPart(ctx, cfg, st, env.logger, ln, m, "")
 	if err != nil {
 		ln.Close()
 		return err

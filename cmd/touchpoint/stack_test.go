@@ -117,7 +117,7 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 	t.Cleanup(tc.Close)
 	s.temporal = tc
 
-	authRun, err := authPart(ctx, s.cfg, st, logger, authLn, s.metrics)
+	authRun, err := authPart(ctx, s.cfg, st, logger, authLn, s.metrics, t.TempDir())
 	require.NoError(t, err)
 	apiRun, _, err := apiPart(s.cfg, st, tc, logger, apiLn, s.metrics)
 	require.NoError(t, err)

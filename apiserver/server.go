@@ -7,6 +7,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"maps"
@@ -58,9 +59,16 @@ type Options struct {
 	// take to arrive whole (408 after); 0 means DefaultBatchReadTimeout.
 	BatchReadTimeout time.Duration
 	// Readiness reports dependencies besides PostgreSQL for /readyz
-	// ("temporal", "issuer" → nil when ok). Their failures show as
-	// degraded but never make /readyz answer 503. Optional.
+	// ("temporal", "issuer", "replica" → nil when ok). Their failures
+	// show as degraded but never make /readyz answer 503; an error with a
+	// ReadinessState method names its state ("lagging"), others are
+	// "down". Optional.
 	Readiness func(ctx context.Context) map[string]error
+	// Reads sends the reads of the requests that only read — the public
+	// reads, and a client's GETs — to a streaming replica where it may,
+	// and is told of each client's writes. Optional: without it every
+	// read goes to the primary.
+	Reads ReadRouter
 	// Workflows delivers the cancel signal to an event's workflow (a
 	// Temporal client). Optional: without it a cancelled invite is still
 	// never sent, its workflow just learns of it at send time.
@@ -134,6 +142,15 @@ type Options struct {
 	ReportRateBurst     int
 }
 
+// ReadRouter is the part of the read replica (a *pg.Replica) the API
+// uses: it marks a request whose reads the replica may serve, for the
+// client that made it ("" for anyone), and notes a client's writes, after
+// which its reads keep to the primary for a while.
+type ReadRouter interface {
+	Reads(ctx context.Context, client string) context.Context
+	Wrote(client string)
+}
+
 // Signaler is the part of the Temporal client the API uses.
 type Signaler interface {
 	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
@@ -145,6 +162,7 @@ type server struct {
 	log       *slog.Logger
 	maxBody   int64
 	readiness func(ctx context.Context) map[string]error
+	reads     ReadRouter // nil: no replica
 	workflows Signaler
 	notify    func()
 	load      *giveway.Gate
@@ -212,7 +230,7 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness,
+	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
@@ -338,7 +356,7 @@ func (s *server) guard(rt route) http.Handler {
 			s.guardPage(w, r, rt.handle)
 			return
 		case publicRead, publicPage:
-			s.guardPublic(w, r, rt.access == publicPage, rt.handle)
+			s.guardPublic(w, s.readsOf(r, ""), rt.access == publicPage, rt.handle)
 			return
 		case providerReport:
 			if ok, wait := s.reportLimits.allow(r, s.now()); !ok {
@@ -362,8 +380,25 @@ func (s *server) guard(rt route) http.Handler {
 			s.fail(w, r, newError(http.StatusForbidden, "the access group %q of this client does not allow %s %s", p.AccessGroup, rt.method, rt.path))
 			return
 		}
+		if rt.method == http.MethodGet {
+			r = s.readsOf(r, p.ClientID)
+		} else if s.reads != nil {
+			// Once its write is done, the client's reads keep to the
+			// primary for a while: it reads what it wrote.
+			defer s.reads.Wrote(p.ClientID)
+		}
 		rt.handle(w, r)
 	})
+}
+
+// readsOf marks a request that only reads, so that the reads of it which
+// may be a little behind (public reads, stats, lists) may go to the
+// replica, unless client wrote a moment ago.
+func (s *server) readsOf(r *http.Request, client string) *http.Request {
+	if s.reads == nil {
+		return r
+	}
+	return r.WithContext(s.reads.Reads(r.Context(), client))
 }
 
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -437,8 +472,13 @@ func (s *server) checkReadiness(ctx context.Context) (int, map[string]any) {
 		deps[name] = "ok"
 		if err := errs[name]; err != nil {
 			deps[name] = "down"
+			var st interface{ ReadinessState() string }
+			if errors.As(err, &st) {
+				deps[name] = st.ReadinessState()
+			}
 			status = "degraded"
-			s.log.WarnContext(ctx, "dependency down", "dependency", name, "error", err.Error(), "request_id", infoFrom(ctx).id)
+			s.log.WarnContext(ctx, "dependency down", "dependency", name, "state", deps[name], "error", err.Error(),
+				"request_id", infoFrom(ctx).id)
 		}
 	}
 	if pgErr != nil {

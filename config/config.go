@@ -26,6 +26,10 @@ import (
 // the parts it needs.
 type Config struct {
 	DatabaseURL string
+	// DatabaseReadURL is a streaming replica of DatabaseURL's server that
+	// serves the API's public reads, stats and lists (DATABASE_READ_URL);
+	// empty: every read goes to DatabaseURL.
+	DatabaseReadURL string
 
 	// Temporal is the Temporal client's configuration: Temporal's own
 	// environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
@@ -356,7 +360,7 @@ func Defaults() Config {
 // Variables names every environment variable Load reads, for documentation
 // and for checking deployment files against it.
 var Variables = append([]string{
-	"DATABASE_URL",
+	"DATABASE_URL", "DATABASE_READ_URL",
 	"TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL", "TOUCHPOINT_OIDC_ISSUER", "TOUCHPOINT_OIDC_DISCOVERY_URL",
 	"TOUCHPOINT_API_ADDR", "TOUCHPOINT_AUTH_ADDR", "TOUCHPOINT_METRICS_ADDR", "TOUCHPOINT_WORKER_ADDR",
 	"TOUCHPOINT_SMTP_URL", "TOUCHPOINT_MAIL_FROM", "TOUCHPOINT_FEEDBACK_URL", "TOUCHPOINT_FEEDBACK_LINK_TTL",
@@ -383,7 +387,7 @@ var Variables = append([]string{
 // and deployment files take them from a secret store, never from the file
 // itself (go test ./deploy checks the Kubernetes manifests against it).
 var SecretVariables = []string{
-	"DATABASE_URL", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_SMTP_URL", "TOUCHPOINT_SMS_AUTH_TOKEN",
+	"DATABASE_URL", "DATABASE_READ_URL", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_SMTP_URL", "TOUCHPOINT_SMS_AUTH_TOKEN",
 	"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET",
 	"TEMPORAL_API_KEY", "TEMPORAL_TLS_CLIENT_KEY_DATA",
 }
@@ -409,6 +413,7 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	str("DATABASE_URL", &c.DatabaseURL)
+	str("DATABASE_READ_URL", &c.DatabaseReadURL)
 	str("TEMPORAL_ADDRESS", &c.TemporalAddress)
 	str("TEMPORAL_NAMESPACE", &c.TemporalNamespace)
 	str("TOUCHPOINT_BASE_URL", &c.BaseURL)
@@ -656,6 +661,11 @@ func (c Config) Validate(requireSecret bool) error {
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		bad("DATABASE_URL", "must be a postgres:// URL")
 	}
+	if c.DatabaseReadURL != "" {
+		if u, err := url.Parse(c.DatabaseReadURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			bad("DATABASE_READ_URL", "must be a postgres:// URL of a streaming replica of DATABASE_URL's server, or unset")
+		}
+	}
 	for name, v := range map[string]string{
 		"TOUCHPOINT_BASE_URL": c.BaseURL, "TOUCHPOINT_AUTH_URL": c.AuthURL, "TOUCHPOINT_FEEDBACK_URL": c.FeedbackURL,
 	} {
@@ -831,6 +841,7 @@ func (s SMS) validate() []error {
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("database_url", redactURL(c.DatabaseURL)),
+		slog.String("database_read_url", redactURL(c.DatabaseReadURL)),
 		slog.String("base_url", c.BaseURL),
 		slog.String("auth_url", c.AuthURL),
 		slog.Any("oidc_issuers", c.OIDCIssuers),

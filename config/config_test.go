@@ -125,6 +125,7 @@ func TestBadValuesAreNamed(t *testing.T) {
 		"batch bytes":   {map[string]string{"TOUCHPOINT_BATCH_INFLIGHT_BYTES": "1048576"}, "TOUCHPOINT_BATCH_INFLIGHT_BYTES"},
 		"batch share":   {map[string]string{"TOUCHPOINT_BATCH_INFLIGHT_BYTES": "16777216"}, "TOUCHPOINT_BATCH_INFLIGHT_BYTES"},
 		"database":      {map[string]string{"DATABASE_URL": "mysql://x"}, "DATABASE_URL"},
+		"read replica":  {map[string]string{"DATABASE_READ_URL": "replica:5432"}, "DATABASE_READ_URL"},
 		"base url":      {map[string]string{"TOUCHPOINT_BASE_URL": "not a url"}, "TOUCHPOINT_BASE_URL"},
 		"issuer":        {map[string]string{"TOUCHPOINT_OIDC_ISSUER": "ftp://x"}, "TOUCHPOINT_OIDC_ISSUER"},
 		"smtp":          {map[string]string{"TOUCHPOINT_SMTP_URL": "http://mail"}, "TOUCHPOINT_SMTP_URL"},
@@ -156,6 +157,7 @@ func TestLogValueMasksSecrets(t *testing.T) {
 	// Each value with the part that must not be logged.
 	samples := map[string]struct{ value, secret string }{
 		"DATABASE_URL":                          {"postgres://u:hunter2@db/x", "hunter2"},
+		"DATABASE_READ_URL":                     {"postgres://u:replica-pass@replica/x", "replica-pass"},
 		"TOUCHPOINT_SECRET_KEY":                 {"super-secret-key-super-secret-key", "super-secret-key"},
 		"TOUCHPOINT_SMTP_URL":                   {"smtp://mailer:smtp-pass@mail:587", "smtp-pass"},
 		"TOUCHPOINT_SMS_AUTH_TOKEN":             {"sms-auth-token-value", "sms-auth-token-value"},

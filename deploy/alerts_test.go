@@ -34,6 +34,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	m.WatchOutbox(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
 	m.WatchOverdue(func(context.Context, time.Duration) (int, error) { return 0, nil })
 	m.WatchWebhooks(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
+	m.WatchReplica(func() (time.Duration, bool, bool) { return 0, true, true })
 	m.WatchMailLastDay(func(context.Context) ([]metrics.AccountMail, error) {
 		return []metrics.AccountMail{{Account: "acc-1", Sent: 1, Complaints: 1}}, nil
 	})
@@ -45,6 +46,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	m.QuotaExceeded("daily_sends")
 	m.Review(5)
 	m.WebhookDelivery(metrics.WebhookSucceeded)
+	m.ReplicaRead("replica")
 	m.MailReport("ses", "delivered")
 	m.MailReportUnknown("ses")
 	m.MailEventRefused("ses", metrics.MailRefusedSignature)
@@ -117,6 +119,7 @@ func TestAlertRules(t *testing.T) {
 		{"TouchpointInviteFailureRate", workflows.InvitesMetric, `status="failed"`, 5 * time.Minute},
 		{"TouchpointWebhookBacklogOld", "touchpoint_webhook_oldest_pending_seconds", "> 900", 10 * time.Minute},
 		{"TouchpointDatabaseUnreachable", "touchpoint_outbox_pending", "< 0", 2 * time.Minute},
+		{"TouchpointReadReplicaFallback", "touchpoint_db_replica_fallback", "== 1", 10 * time.Minute},
 		// The console measures an account's mail against the same rate.
 		{"TouchpointComplaintRate", "touchpoint_mail_complaints_24h", "> " + strconv.FormatFloat(stats.ComplaintRateAlert, 'f', -1, 64), 15 * time.Minute},
 	}

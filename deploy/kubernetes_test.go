@@ -351,6 +351,7 @@ func checkImages(t *testing.T, b built) {
 // ("#   NAME=value"), as the dev overlay does, and those are used instead.
 var secretSamples = map[string]string{
 	"DATABASE_URL":          "postgres://touchpoint:pw@db.example.com:5432/touchpoint?sslmode=verify-full",
+	"DATABASE_READ_URL":     "postgres://touchpoint:pw@db-replica.example.com:5432/touchpoint?sslmode=verify-full",
 	"TOUCHPOINT_SECRET_KEY": testSecretKey,
 	"TOUCHPOINT_SMTP_URL":   "smtp://touchpoint:pw@smtp.example.com:587?starttls=required",
 	"TEMPORAL_API_KEY":      "temporal-api-key",

@@ -33,6 +33,7 @@ type Set struct {
 	mailReports        *prometheus.CounterVec
 	mailUnknown        *prometheus.CounterVec
 	mailRefusals       *prometheus.CounterVec
+	replicaReads       *prometheus.CounterVec
 }
 
 // New makes a Set with the Go runtime and process collectors.
@@ -64,6 +65,7 @@ func New() *Set {
 			Name: "touchpoint_quota_exceeded_total", Help: "Refusals by an account quota, by kind (daily_sends, recipient_daily_cap: an invite skipped; channels, event_types: a create answered 429).",
 		}, []string{"kind"}),
 		webhookDeliveries: newWebhookDeliveries(),
+		replicaReads:      newReplicaReads(),
 	}
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -75,6 +77,7 @@ func New() *Set {
 	f(s.reviews)
 	f(s.quotaExceeded)
 	f(s.webhookDeliveries)
+	f(s.replicaReads)
 	s.mailReports, s.mailUnknown, s.mailRefusals = newMailCounters()
 	f(s.mailReports)
 	f(s.mailUnknown)

@@ -93,3 +93,36 @@ func TestQuotaExceededByKind(t *testing.T) {
 	assert.Contains(t, body, `touchpoint_quota_exceeded_total{kind="daily_sends"} 2`+"\n")
 	assert.Contains(t, body, `touchpoint_quota_exceeded_total{kind="channels"} 1`+"\n")
 }
+
+// TestReplicaGauges: the replica's lag and whether its reads fall back to
+// the primary, as its last probe found them, and the reads by outcome.
+func TestReplicaGauges(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	type state struct {
+		lag         time.Duration
+		up, serving bool
+	}
+	var now atomic.Pointer[state]
+	now.Store(&state{lag: 1500 * time.Millisecond, up: true, serving: true})
+	m.WatchReplica(func() (time.Duration, bool, bool) { s := now.Load(); return s.lag, s.up, s.serving })
+	m.ReplicaRead("replica")
+	m.ReplicaRead("replica")
+	m.ReplicaRead("own_write")
+
+	body := scrape(t, m)
+	assert.Contains(t, body, "touchpoint_db_replica_lag_seconds 1.5\n")
+	assert.Contains(t, body, "touchpoint_db_replica_fallback 0\n")
+	assert.Contains(t, body, `touchpoint_db_replica_reads_total{outcome="replica"} 2`+"\n")
+	assert.Contains(t, body, `touchpoint_db_replica_reads_total{outcome="own_write"} 1`+"\n")
+
+	now.Store(&state{lag: 45 * time.Second, up: true})
+	body = scrape(t, m)
+	assert.Contains(t, body, "touchpoint_db_replica_lag_seconds 45\n")
+	assert.Contains(t, body, "touchpoint_db_replica_fallback 1\n", "lagging: reads go to the primary")
+
+	now.Store(&state{})
+	body = scrape(t, m)
+	assert.Contains(t, body, "touchpoint_db_replica_lag_seconds -1\n", "down")
+	assert.Contains(t, body, "touchpoint_db_replica_fallback 1\n")
+}

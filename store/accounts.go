@@ -77,7 +77,7 @@ func (s *Store) CreateAccount(ctx context.Context, name string) (Account, Channe
 // Account returns one account.
 func (s *Store) Account(ctx context.Context, id string) (Account, error) {
 	var a Account
-	err := s.db.GetContext(ctx, &a, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
+	err := s.read(ctx).GetContext(ctx, &a, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
 	return a, translate(err)
 }
 

@@ -75,7 +75,7 @@ func (s *Store) Channel(ctx context.Context, accountID, id string) (Channel, err
 func (s *Store) ListChannels(ctx context.Context, accountID string, p Page) ([]Channel, *Cursor, error) {
 	var chs []Channel
 	query, args := newWhere(accountID).page(`SELECT `+channelColumns+` FROM channels`, p)
-	if err := s.db.SelectContext(ctx, &chs, query, args...); err != nil {
+	if err := s.read(ctx).SelectContext(ctx, &chs, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	chs, next := trim(chs, pageLimit(p), func(c Channel) Cursor { return Cursor{CreatedAt: c.CreatedAt, ID: c.ID} })

@@ -96,7 +96,7 @@ func (s *Store) ListEventTypes(ctx context.Context, accountID string, f EventTyp
 	}
 	var ets []EventType
 	query, args := w.page(`SELECT `+eventTypeColumns+` FROM event_types`, p)
-	if err := s.db.SelectContext(ctx, &ets, query, args...); err != nil {
+	if err := s.read(ctx).SelectContext(ctx, &ets, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	ets, next := trim(ets, pageLimit(p), func(e EventType) Cursor { return Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })

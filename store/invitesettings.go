@@ -99,7 +99,7 @@ func (s *Store) ListInviteSettings(ctx context.Context, accountID string, f Invi
 	}
 	var rows []inviteSettingRow
 	query, args := w.page(`SELECT `+inviteSettingColumns+` FROM invite_settings`, p)
-	if err := s.db.SelectContext(ctx, &rows, query, args...); err != nil {
+	if err := s.read(ctx).SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	rows, next := trim(rows, pageLimit(p), func(r inviteSettingRow) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })

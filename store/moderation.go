@@ -68,7 +68,8 @@ func addHistory(ctx context.Context, tx *sqlx.Tx, h historyEntry) error {
 // newest first (ErrNotFound: no such review).
 func (s *Store) ReviewHistory(ctx context.Context, accountID, id string, p Page) ([]HistoryEntry, *Cursor, error) {
 	var exists bool
-	if err := s.db.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM reviews WHERE id = $1 AND account_id = $2)`,
+	rd := s.read(ctx)
+	if err := rd.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM reviews WHERE id = $1 AND account_id = $2)`,
 		id, accountID); err != nil {
 		return nil, nil, translate(err)
 	}
@@ -85,7 +86,7 @@ func (s *Store) ReviewHistory(ctx context.Context, accountID, id string, p Page)
 		cond, args = "(at, id) < ($2, $3)", append(args, p.After.CreatedAt, n)
 	}
 	var hs []HistoryEntry
-	if err := s.db.SelectContext(ctx, &hs, `SELECT id, action, status, COALESCE(reason, '') AS reason, COALESCE(note, '') AS note,
+	if err := rd.SelectContext(ctx, &hs, `SELECT id, action, status, COALESCE(reason, '') AS reason, COALESCE(note, '') AS note,
 			actor, at FROM review_history WHERE review_id = $1 AND `+cond+` ORDER BY at DESC, id DESC LIMIT `+strconv.Itoa(pageLimit(p)+1),
 		args...); err != nil {
 		return nil, nil, translate(err)
@@ -124,7 +125,7 @@ func (s *Store) ReportReview(ctx context.Context, accountID, id string, reason r
 		return Review{}, false, fmt.Errorf("report review: %w", err)
 	}
 	if !changed {
-		return r, false, s.withProducts(ctx, []*Review{&r})
+		return r, false, s.withProducts(ctx, s.db, []*Review{&r})
 	}
 	return r, true, nil
 }
@@ -160,7 +161,7 @@ func (s *Store) ModerateReview(ctx context.Context, id string, d review.Decision
 		return Review{}, false, fmt.Errorf("moderate review: %w", err)
 	}
 	if !changed {
-		return r, false, s.withProducts(ctx, []*Review{&r})
+		return r, false, s.withProducts(ctx, s.db, []*Review{&r})
 	}
 	return r, true, nil
 }
@@ -234,7 +235,7 @@ func (s *Store) ReportedReviews(ctx context.Context, accountID string, limit int
 	for i := range rs {
 		ptrs[i] = &rs[i].Review
 	}
-	return rs, s.withProducts(ctx, ptrs)
+	return rs, s.withProducts(ctx, s.db, ptrs)
 }
 
 // ErrNoReply: the review has no reply to delete.

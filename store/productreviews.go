@@ -106,7 +106,7 @@ func (s *Store) ListProductReviews(ctx context.Context, accountID string, f Prod
 	}
 	ps := []ProductReview{}
 	query, args := w.page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
-	if err := s.db.SelectContext(ctx, &ps, query, args...); err != nil {
+	if err := s.read(ctx).SelectContext(ctx, &ps, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	ps, next := trim(ps, pageLimit(p), func(p ProductReview) Cursor { return Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
@@ -133,7 +133,7 @@ func (a aggregateRow) aggregate() review.Aggregate {
 // review.
 func (s *Store) ReviewAggregate(ctx context.Context, accountID string) (review.Aggregate, error) {
 	var a aggregateRow
-	err := s.db.GetContext(ctx, &a, `SELECT count, sum, r1, r2, r3, r4, r5 FROM review_aggregates WHERE account_id = $1`, accountID)
+	err := s.read(ctx).GetContext(ctx, &a, `SELECT count, sum, r1, r2, r3, r4, r5 FROM review_aggregates WHERE account_id = $1`, accountID)
 	if err := translate(err); err != nil && err != ErrNotFound {
 		return review.Aggregate{}, err
 	}
@@ -145,7 +145,7 @@ func (s *Store) ReviewAggregate(ctx context.Context, accountID string) (review.A
 // read, kept up to date by every change of a product review.
 func (s *Store) ProductAggregate(ctx context.Context, accountID string, k review.ProductKey) (review.Aggregate, error) {
 	var a aggregateRow
-	err := s.db.GetContext(ctx, &a, `SELECT count, sum, r1, r2, r3, r4, r5 FROM product_aggregates
+	err := s.read(ctx).GetContext(ctx, &a, `SELECT count, sum, r1, r2, r3, r4, r5 FROM product_aggregates
 		WHERE account_id = $1 AND key_kind = $2 AND key_value = $3`, accountID, string(k.Kind), k.Value)
 	if err := translate(err); err != nil && err != ErrNotFound {
 		return review.Aggregate{}, err

@@ -82,7 +82,7 @@ func (s *Store) AddPublicationKey(ctx context.Context, accountID string, decide 
 // Only equality means anything.
 func (s *Store) PublicationVersion(ctx context.Context, accountID string) (int64, error) {
 	var v int64
-	err := s.db.GetContext(ctx, &v, `SELECT COALESCE((SELECT version FROM publication_versions WHERE account_id = $1), 0)`, accountID)
+	err := s.read(ctx).GetContext(ctx, &v, `SELECT COALESCE((SELECT version FROM publication_versions WHERE account_id = $1), 0)`, accountID)
 	return v, translate(err)
 }
 
@@ -115,11 +115,12 @@ type PublicReviewFilter struct {
 func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicReviewFilter, p Page) ([]PublicReview, *Cursor, error) {
 	rs := []PublicReview{}
 	query, args := publicReviewsQuery(accountID, f, p)
-	if err := s.db.SelectContext(ctx, &rs, query, args...); err != nil {
+	rd := s.read(ctx)
+	if err := rd.SelectContext(ctx, &rs, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	rs, next := trim(rs, pageLimit(p), func(r PublicReview) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
-	return rs, next, s.publicProducts(ctx, rs)
+	return rs, next, s.publicProducts(ctx, rd, rs)
 }
 
 // publicReviewsQuery is the query of PublicReviews: a keyset page of
@@ -148,22 +149,23 @@ func publicReviewsQuery(accountID string, f PublicReviewFilter, p Page) (string,
 // reviews (ErrNotFound: none, or not public).
 func (s *Store) PublicReviewByID(ctx context.Context, id string) (PublicReview, error) {
 	rs := []PublicReview{}
-	if err := s.db.SelectContext(ctx, &rs, `SELECT `+publicReviewColumns+` FROM reviews WHERE id = $1 AND public`, id); err != nil {
+	rd := s.read(ctx)
+	if err := rd.SelectContext(ctx, &rs, `SELECT `+publicReviewColumns+` FROM reviews WHERE id = $1 AND public`, id); err != nil {
 		return PublicReview{}, translate(err)
 	}
 	if len(rs) == 0 {
 		return PublicReview{}, ErrNotFound
 	}
-	return rs[0], s.publicProducts(ctx, rs)
+	return rs[0], s.publicProducts(ctx, rd, rs)
 }
 
 // publicProducts fills in the product reviews of rs.
-func (s *Store) publicProducts(ctx context.Context, rs []PublicReview) error {
+func (s *Store) publicProducts(ctx context.Context, q sqlx.QueryerContext, rs []PublicReview) error {
 	ptrs := make([]*Review, len(rs))
 	for i := range rs {
 		ptrs[i] = &rs[i].Review
 	}
-	return s.withProducts(ctx, ptrs)
+	return s.withProducts(ctx, q, ptrs)
 }
 
 // PublicProductReview is a public product review with the public review it
@@ -184,7 +186,8 @@ func (s *Store) PublicProductReviews(ctx context.Context, accountID string, k re
 	w.add(string(k.Kind)+" = ", k.Value)
 	ps := []ProductReview{}
 	query, args := w.page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
-	if err := s.db.SelectContext(ctx, &ps, query, args...); err != nil {
+	rd := s.read(ctx)
+	if err := rd.SelectContext(ctx, &ps, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	ps, next := trim(ps, pageLimit(p), func(p ProductReview) Cursor { return Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
@@ -193,11 +196,11 @@ func (s *Store) PublicProductReviews(ctx context.Context, accountID string, k re
 		ids[i] = p.ReviewID
 	}
 	rs := []PublicReview{}
-	if err := s.db.SelectContext(ctx, &rs, `SELECT `+publicReviewColumns+` FROM reviews WHERE id = ANY($1) AND public`,
+	if err := rd.SelectContext(ctx, &rs, `SELECT `+publicReviewColumns+` FROM reviews WHERE id = ANY($1) AND public`,
 		pq.Array(ids)); err != nil {
 		return nil, nil, translate(err)
 	}
-	if err := s.publicProducts(ctx, rs); err != nil {
+	if err := s.publicProducts(ctx, rd, rs); err != nil {
 		return nil, nil, err
 	}
 	byID := make(map[string]PublicReview, len(rs))
@@ -245,7 +248,7 @@ func (s *Store) EachPublicProductReview(ctx context.Context, accountID string, b
 			args = append(args, after.CreatedAt, after.ID)
 		}
 		items = items[:0]
-		err := s.db.SelectContext(ctx, &items, `SELECT p.id, p.account_id, p.review_id, p.event_id, p.product_index,
+		err := s.read(ctx).SelectContext(ctx, &items, `SELECT p.id, p.account_id, p.review_id, p.event_id, p.product_index,
 				COALESCE(p.name, '') AS name, COALESCE(p.sku, '') AS sku, COALESCE(p.gtin, '') AS gtin, COALESCE(p.mpn, '') AS mpn,
 				COALESCE(p.brand, '') AS brand, COALESCE(p.url, '') AS url, COALESCE(p.image_url, '') AS image_url,
 				p.rating, p.comment, p.status, COALESCE(p.report_reason, '') AS report_reason, p.public, p.created_at, p.updated_at,

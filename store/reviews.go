@@ -395,7 +395,7 @@ func (s *Store) Review(ctx context.Context, accountID, id string) (Review, error
 	if err := s.db.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE id = $1 AND account_id = $2`, id, accountID); err != nil {
 		return Review{}, translate(err)
 	}
-	return r, s.withProducts(ctx, []*Review{&r})
+	return r, s.withProducts(ctx, s.db, []*Review{&r})
 }
 
 // ReviewOfEvent returns the review of an event with its product reviews
@@ -405,7 +405,7 @@ func (s *Store) ReviewOfEvent(ctx context.Context, eventID string) (Review, erro
 	if err := s.db.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE event_id = $1`, eventID); err != nil {
 		return Review{}, translate(err)
 	}
-	return r, s.withProducts(ctx, []*Review{&r})
+	return r, s.withProducts(ctx, s.db, []*Review{&r})
 }
 
 // ReviewFilter narrows ListReviews; zero values do not filter.
@@ -465,7 +465,8 @@ func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilte
 	}
 	var rs []Review
 	query, args := w.page(`SELECT `+reviewColumns+` FROM reviews`, p)
-	if err := s.db.SelectContext(ctx, &rs, query, args...); err != nil {
+	rd := s.read(ctx)
+	if err := rd.SelectContext(ctx, &rs, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	rs, next := trim(rs, pageLimit(p), func(r Review) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
@@ -473,11 +474,11 @@ func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilte
 	for i := range rs {
 		ptrs[i] = &rs[i]
 	}
-	return rs, next, s.withProducts(ctx, ptrs)
+	return rs, next, s.withProducts(ctx, rd, ptrs)
 }
 
 // withProducts fills in the product reviews of rs in one query.
-func (s *Store) withProducts(ctx context.Context, rs []*Review) error {
+func (s *Store) withProducts(ctx context.Context, q sqlx.QueryerContext, rs []*Review) error {
 	if len(rs) == 0 {
 		return nil
 	}
@@ -485,7 +486,7 @@ func (s *Store) withProducts(ctx context.Context, rs []*Review) error {
 	for i, r := range rs {
 		ids[i] = r.ID
 	}
-	ps, err := productReviewsOf(ctx, s.db, ids)
+	ps, err := productReviewsOf(ctx, q, ids)
 	if err != nil {
 		return err
 	}

@@ -302,7 +302,7 @@ func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, e
 		}
 		query = `SELECT key, ` + sum + ` FROM (` + strings.Join(parts, " UNION ALL ") + `) x GROUP BY key ORDER BY key`
 	}
-	rows, err := s.db.QueryxContext(ctx, query, args...)
+	rows, err := s.read(ctx).QueryxContext(ctx, query, args...)
 	if err != nil {
 		var pqErr *pq.Error
 		if errors.As(err, &pqErr) && pqErr.Code == "22023" { // invalid_parameter_value: time zone not recognized

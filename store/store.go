@@ -191,6 +191,15 @@ func (s *Store) execPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, 
 // (migrations, health checks).
 func (s *Store) DB() *sqlx.DB { return s.db }
 
+// UseReplica lets the reads that may be a little behind — public reads,
+// stats and lists — go to the streaming replica r, in the requests its
+// Reads marks (see package pg).
+func (s *Store) UseReplica(r *pg.Replica) { s.base.UseReplica(r) }
+
+// read is where a read that may be a little behind goes: the replica or
+// the primary (pg.DB.Read). Every other read, and every write, uses s.db.
+func (s *Store) read(ctx context.Context) pg.Queryer { return s.base.Read(ctx) }
+
 // Now is the store's clock truncated to the milliseconds that every
 // timestamp is returned with, so keyset cursors compare exactly.
 func (s *Store) Now() time.Time { return s.base.Now() }

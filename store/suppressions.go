@@ -209,7 +209,7 @@ func (s *Store) SuppressionHistory(ctx context.Context, accountID, address strin
 		cond, args = "(at, id) < ($3, $4)", append(args, p.After.CreatedAt, n)
 	}
 	var cs []SuppressionChange
-	if err := s.db.SelectContext(ctx, &cs, `SELECT id, action, reason, by, at FROM suppression_history
+	if err := s.read(ctx).SelectContext(ctx, &cs, `SELECT id, action, reason, by, at FROM suppression_history
 		WHERE account_id = $1 AND address = $2 AND `+cond+` ORDER BY at DESC, id DESC LIMIT `+strconv.Itoa(pageLimit(p)+1),
 		args...); err != nil {
 		return nil, nil, translate(err)
@@ -234,7 +234,7 @@ func (s *Store) ListSuppressions(ctx context.Context, accountID string, f Suppre
 	}
 	var sups []Suppression
 	query, args := w.page(`SELECT * FROM `+suppressionsTable, p)
-	if err := s.db.SelectContext(ctx, &sups, query, args...); err != nil {
+	if err := s.read(ctx).SelectContext(ctx, &sups, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	sups, next := trim(sups, pageLimit(p), func(x Suppression) Cursor { return Cursor{CreatedAt: x.CreatedAt, ID: x.Address} })

@@ -205,7 +205,7 @@ func (s *Store) ListTemplates(ctx context.Context, accountID string, f TemplateF
 	}
 	var ts []Template
 	query, args := w.page(`SELECT `+templateColumns+` FROM message_templates`, p)
-	if err := s.db.SelectContext(ctx, &ts, query, args...); err != nil {
+	if err := s.read(ctx).SelectContext(ctx, &ts, query, args...); err != nil {
 		return nil, nil, translate(err)
 	}
 	for i := range ts {

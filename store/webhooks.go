@@ -104,7 +104,7 @@ func (s *Store) WebhookEndpoint(ctx context.Context, accountID, id string) (Webh
 func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, p Page) ([]WebhookEndpoint, *Cursor, error) {
 	var eps []WebhookEndpoint
 	query, args := newWhere(accountID).page(`SELECT `+webhookEndpointColumns+` FROM webhook_endpoints`, p)
-	if err := s.db.SelectContext(ctx, &eps, query, args...); err != nil {
+	if err := s.read(ctx).SelectContext(ctx, &eps, query, args...); err != nil {
 		return nil, nil, fmt.Errorf("list webhook endpoints: %w", translate(err))
 	}
 	eps, next := trim(eps, pageLimit(p), func(ep WebhookEndpoint) Cursor { return Cursor{CreatedAt: ep.CreatedAt, ID: ep.ID} })
@@ -206,7 +206,8 @@ const webhookDeliveryColumns = `id, endpoint_id, account_id, type, payload, stat
 // account has no such endpoint.
 func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p Page) ([]WebhookDelivery, *Cursor, error) {
 	var exists bool
-	if err := s.db.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND account_id = $2)`,
+	rd := s.read(ctx)
+	if err := rd.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND account_id = $2)`,
 		endpointID, accountID); err != nil {
 		return nil, nil, fmt.Errorf("list webhook deliveries: %w", translate(err))
 	}
@@ -220,7 +221,7 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID
 	}
 	var ds []WebhookDelivery
 	query, args := w.page(`SELECT `+webhookDeliveryColumns+` FROM webhook_deliveries`, p)
-	if err := s.db.SelectContext(ctx, &ds, query, args...); err != nil {
+	if err := rd.SelectContext(ctx, &ds, query, args...); err != nil {
 		return nil, nil, fmt.Errorf("list webhook deliveries: %w", translate(err))
 	}
 	ds, next := trim(ds, pageLimit(p), func(d WebhookDelivery) Cursor { return Cursor{CreatedAt: d.CreatedAt, ID: d.ID} })

@@ -32,6 +32,7 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -152,6 +153,10 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
+	replica, err := readReplica(cfg, st, logger, m)
+	if err != nil {
+		return nil, nil, err
+	}
 	notifier := starter.NewNotifier(st, logger)
 	// The starter gives way to this process's accepts: the client of an
 	// accept waits now, the invites of its events are due later.
@@ -162,6 +167,18 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	// An account's complaint rate, for TouchpointComplaintRate: the API
 	// takes the complaints.
 	m.WatchMailLastDay(mailLastDay(st))
+	readiness := func(ctx context.Context) map[string]error {
+		_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+		deps := map[string]error{"temporal": terr, "issuer": verifier.Ready()}
+		if replica != nil {
+			deps["replica"] = replica.Ready() // "lagging" or "down": reads go to the primary
+		}
+		return deps
+	}
+	var reads apiserver.ReadRouter
+	if replica != nil {
+		reads = replica
+	}
 	handler := apiserver.New(apiserver.Options{
 		Store:            st,
 		Auth:             verifier,
@@ -192,22 +209,49 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		// The proofs of public reviews, and their absolute links.
 		PublicationKeys: pubKeys,
 		PublicBaseURL:   cfg.BaseURL,
-		Readiness: func(ctx context.Context) map[string]error {
-			_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
-			return map[string]error{"temporal": terr, "issuer": verifier.Ready()}
-		},
+		Readiness:       readiness,
+		// Public reads, stats and lists from the read replica, where one
+		// is configured.
+		Reads: reads,
 	})
 	// On SIGTERM the API drains (readiness fails, requests are still
 	// served), then finishes the requests in flight; only then do the
 	// parts that carry on what requests began stop: the starter (which
-	// hands back any batch it holds), the notifier, signal delivery.
+	// hands back any batch it holds), the notifier, signal delivery, and
+	// the read replica's probe.
 	serve := func(ctx context.Context) error {
 		return serveHTTP(ctx, logger, "api", ln, handler, drain{period: cfg.ShutdownDrain, draining: handler.Drain})
 	}
-	return func(ctx context.Context) error {
-		return runServing(ctx, serve, verifier.Run, notifier.Run, start.Run, handler.Run,
-			func(ctx context.Context) error { return st.RunHousekeeping(ctx, cfg.EventRetention, logger) })
-	}, verifier.Ready, nil
+	behind := []part{verifier.Run, notifier.Run, start.Run, handler.Run,
+		func(ctx context.Context) error { return st.RunHousekeeping(ctx, cfg.EventRetention, logger) }}
+	if replica != nil {
+		behind = append(behind, func(ctx context.Context) error {
+			defer replica.Close()
+			return replica.Run(ctx)
+		})
+	}
+	return func(ctx context.Context) error { return runServing(ctx, serve, behind...) }, verifier.Ready, nil
+}
+
+// readReplica opens the streaming replica of DATABASE_READ_URL, lets the
+// store's reads that may be a little behind use it, and exports its state
+// to m; nil without one. It does not connect: a replica that is down
+// leaves every read on the primary until it answers.
+func readReplica(cfg config.Config, st *store.Store, logger *slog.Logger, m *metrics.Set) (*pg.Replica, error) {
+	if cfg.DatabaseReadURL == "" {
+		return nil, nil
+	}
+	r, err := pg.OpenReplica(cfg.DatabaseReadURL, st.DB(), cfg.DBMaxConns,
+		pg.ReplicaOptions{OnRead: m.ReplicaRead, Logger: logger.With("component", "read-replica")})
+	if err != nil {
+		return nil, err
+	}
+	st.UseReplica(r)
+	m.WatchReplica(func() (time.Duration, bool, bool) {
+		s := r.Status()
+		return s.Lag, s.State != pg.StateDown, s.State == pg.StateOK
+	})
+	return r, nil
 }
 
 // runAuthCommand is `touchpoint auth`.

@@ -14,6 +14,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,8 +38,9 @@ var (
 // DB is the pool every repository shares, with the clock they stamp rows
 // with: one clock, so that a test that sets it sets every repository's.
 type DB struct {
-	pool *sqlx.DB
-	now  func() time.Time
+	pool    *sqlx.DB
+	replica atomic.Pointer[Replica] // nil: every read on the primary (see Read)
+	now     func() time.Time
 }
 
 // NewDB wraps an open pool, with the wall clock.
@@ -66,19 +68,29 @@ func Open(ctx context.Context, url string) (*sqlx.DB, error) {
 
 // OpenPool is Open with a pool of at most maxConns connections.
 func OpenPool(ctx context.Context, url string, maxConns int) (*sqlx.DB, error) {
-	db, err := sqlx.Open("postgres", url)
+	db, err := newPool(url, maxConns)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db.SetMaxOpenConns(maxConns)
-	db.SetMaxIdleConns(maxConns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", Translate(err))
 	}
+	return db, nil
+}
+
+// newPool is a pool of at most maxConns connections to url, not yet
+// connected.
+func newPool(url string, maxConns int) (*sqlx.DB, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
 	return db, nil
 }
 

@@ -19,11 +19,15 @@ COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod \
     go mod download
 COPY . .
+# The release this image is (docker build --build-arg VERSION=1.4.0): the
+# binary's version, which a versioned worker uses as its Build ID. Tag the
+# image with it.
+ARG VERSION=devel
 # Exactly the Makefile's production build, so the image and `make
 # build-prod` produce the same binary (bin/touchpoint-prod).
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    make build-prod
+    make build-prod VERSION="$VERSION"
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /src/bin/touchpoint-prod /touchpoint

@@ -6,6 +6,10 @@ BIN           := bin/touchpoint
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 TEST_TIMEOUT  ?= 30m
+# The release a build is, linked into the binary: a versioned worker's
+# Build ID. Without git (a Docker build) the Dockerfile passes its own.
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+VERSION_FLAG  := $(if $(VERSION),-X main.version=$(VERSION))
 # A count, not a duration: Go 1.26's fuzz coordinator can report its own
 # -fuzztime deadline as a failure ("context deadline exceeded", no crasher;
 # go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race.
@@ -17,12 +21,12 @@ all: build
 
 # The default build includes `touchpoint dev` (embedded Temporal + its UI).
 build:
-	$(GO) build -o $(BIN) ./cmd/touchpoint
+	$(GO) build -ldflags='$(VERSION_FLAG)' -o $(BIN) ./cmd/touchpoint
 
 # The production build leaves the embedded Temporal server out (the nodev
 # tag): a smaller binary that compiles in seconds instead of minutes.
 build-prod:
-	CGO_ENABLED=0 $(GO) build -tags nodev -trimpath -ldflags='-s -w' -o bin/touchpoint-prod ./cmd/touchpoint
+	CGO_ENABLED=0 $(GO) build -tags nodev -trimpath -ldflags='-s -w $(VERSION_FLAG)' -o bin/touchpoint-prod ./cmd/touchpoint
 
 # Everything in one process: API :8080, issuer :8081, Temporal :7233, Temporal UI :8233.
 run: build

@@ -164,6 +164,13 @@ type Config struct {
 	// SMS is the text-message provider: Twilio, or another that speaks
 	// its Messages API. See SMSConfigured.
 	SMS SMS
+	// WorkerVersioning makes `touchpoint worker` a versioned worker of
+	// Temporal's Worker Deployment "touchpoint", its Build ID the binary's
+	// version. Off (the default), workers are unversioned and workflow
+	// changes rely on workflow.GetVersion alone: the setting for servers
+	// without Worker Deployments and for installations that replace their
+	// workers in place.
+	WorkerVersioning bool
 	// WebhookAllowPrivate lets webhook endpoints use http and reach
 	// private, loopback and link-local addresses. For development and
 	// tests only (`touchpoint dev` sets it): in production it would let a
@@ -375,7 +382,7 @@ var Variables = append([]string{
 	"TOUCHPOINT_WEBHOOK_QUOTA", "TOUCHPOINT_DAILY_EVENT_QUOTA",
 	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
 	"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL",
-	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE",
+	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", "TOUCHPOINT_WORKER_VERSIONING",
 	"TOUCHPOINT_SES_TOPIC_ARNS", "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY",
 	"TOUCHPOINT_POSTMARK_WEBHOOK_USER", "TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY",
 	"TOUCHPOINT_CONSOLE_OIDC_ISSUER", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET",
@@ -533,20 +540,18 @@ func Load(getenv func(string) string) (Config, error) {
 			c.DBMaxConns = n
 		}
 	}
-	switch v := strings.TrimSpace(getenv("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE")); v {
-	case "", "false":
-	case "true":
-		c.WebhookAllowPrivate = true
-	default:
-		errs = append(errs, fmt.Errorf("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE: %q must be true or false", v))
+	boolean := func(name string, dst *bool) {
+		switch v := strings.TrimSpace(getenv(name)); v {
+		case "", "false":
+		case "true":
+			*dst = true
+		default:
+			errs = append(errs, fmt.Errorf("%s: %q must be true or false", name, v))
+		}
 	}
-	switch v := strings.TrimSpace(getenv("TOUCHPOINT_CONSOLE_MATCH_EMAIL")); v {
-	case "", "false":
-	case "true":
-		c.Console.MatchEmail = true
-	default:
-		errs = append(errs, fmt.Errorf("TOUCHPOINT_CONSOLE_MATCH_EMAIL: %q must be true or false", v))
-	}
+	boolean("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate)
+	boolean("TOUCHPOINT_WORKER_VERSIONING", &c.WorkerVersioning)
+	boolean("TOUCHPOINT_CONSOLE_MATCH_EMAIL", &c.Console.MatchEmail)
 	if tc, err := temporalclient.Load(getenv); err != nil {
 		errs = append(errs, err)
 	} else {
@@ -881,6 +886,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("webhook_allow_private", c.WebhookAllowPrivate),
 		slog.Group("console", slog.String("oidc_issuer", c.Console.Issuer), slog.String("oidc_client_id", c.Console.ClientID),
 			slog.Bool("oidc_client_secret_set", c.Console.ClientSecret != ""), slog.Bool("match_email", c.Console.MatchEmail)),
+		slog.Bool("worker_versioning", c.WorkerVersioning),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
 		slog.Group("sms",
 			slog.Bool("configured", c.SMSConfigured()),

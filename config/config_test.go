@@ -38,6 +38,17 @@ func TestDefaults(t *testing.T) {
 	assert.False(t, c.WebhookAllowPrivate, "webhooks reach public addresses only, unless told")
 }
 
+func TestWorkerVersioning(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]bool{"true": true, "false": false, "": false} {
+		c, err := config.Load(env(map[string]string{"TOUCHPOINT_WORKER_VERSIONING": v}))
+		require.NoError(t, err)
+		assert.Equal(t, want, c.WorkerVersioning, "%q", v)
+	}
+	_, err := config.Load(env(map[string]string{"TOUCHPOINT_WORKER_VERSIONING": "yes"}))
+	assert.ErrorContains(t, err, "TOUCHPOINT_WORKER_VERSIONING")
+}
+
 func TestWebhookAllowPrivate(t *testing.T) {
 	t.Parallel()
 	for v, want := range map[string]bool{"true": true, "false": false, "": false} {

@@ -111,6 +111,17 @@ func (b built) get(kind, name string) any {
 	return nil
 }
 
+// deployment is the Deployment of Touchpoint's process component (its
+// pods' app.kubernetes.io/component), whatever its name.
+func (b built) deployment(component string) *appsv1.Deployment {
+	for _, o := range b.all("Deployment") {
+		if d := o.obj.(*appsv1.Deployment); ours(&d.Spec.Template) && d.Spec.Template.Labels["app.kubernetes.io/component"] == component {
+			return d
+		}
+	}
+	return nil
+}
+
 func (b built) workloads() []workload {
 	var out []workload
 	for _, o := range b.objects {
@@ -226,6 +237,7 @@ func TestKubernetesManifests(t *testing.T) {
 			checkScaling(t, b)
 			checkMigratePhase(t, b)
 			checkNetworkPolicies(t, b)
+			checkWorkerBuilds(t, b, cfgs["worker"])
 			if b.name == "dev" {
 				checkDevConnections(t, b, cfgs)
 			}
@@ -236,8 +248,7 @@ func TestKubernetesManifests(t *testing.T) {
 // checkObjects: the processes, and nothing secret.
 func checkObjects(t *testing.T, b built) {
 	for _, name := range []string{"api", "auth", "worker"} {
-		assert.NotNil(t, b.get("Deployment", name), "Deployment %s", name)
-		assert.NotNil(t, b.get("PodDisruptionBudget", name), "PodDisruptionBudget %s", name)
+		assert.NotNil(t, b.deployment(name), "a Deployment runs %s", name)
 	}
 	assert.NotNil(t, b.get("Job", "migrate"), "Job migrate")
 	for _, name := range []string{"api", "auth"} {
@@ -396,7 +407,7 @@ func checkTouchpointPods(t *testing.T, b built) map[string]process {
 		require.NotEmpty(t, c.Args, where)
 		subcommand := c.Args[0]
 		assert.Contains(t, []string{"api", "auth", "worker", "migrate"}, subcommand, where)
-		assert.Equal(t, w.name, subcommand, "%s runs `touchpoint %s`", where, w.name)
+		assert.Equal(t, w.pod.Labels["app.kubernetes.io/component"], subcommand, "%s runs the subcommand of its component", where)
 
 		env := containerEnv(t, b, w, c, documented)
 		cfg, err := config.Load(func(k string) string { return env[k] })
@@ -710,8 +721,10 @@ func checkScaling(t *testing.T, b built) {
 	for _, o := range b.all("HorizontalPodAutoscaler") {
 		h := o.obj.(*autoscalingv2.HorizontalPodAutoscaler)
 		assert.Equal(t, "Deployment", h.Spec.ScaleTargetRef.Kind)
-		assert.NotNil(t, b.get("Deployment", h.Spec.ScaleTargetRef.Name), "HorizontalPodAutoscaler %s scales nothing", h.Name)
-		hpas[h.Spec.ScaleTargetRef.Name] = h
+		d, _ := b.get("Deployment", h.Spec.ScaleTargetRef.Name).(*appsv1.Deployment)
+		if assert.NotNil(t, d, "HorizontalPodAutoscaler %s scales nothing", h.Name) {
+			hpas[d.Spec.Template.Labels["app.kubernetes.io/component"]] = h
+		}
 	}
 	if api := hpas["api"]; assert.NotNil(t, api, "the API scales") {
 		require.Len(t, api.Spec.Metrics, 1)
@@ -831,6 +844,37 @@ func checkMigratePhase(t *testing.T, b built) {
 	}
 }
 
+// checkWorkerBuilds: a versioned worker runs as one Deployment per
+// release, beside the last release's until that drains, so its
+// Deployment, budget and autoscaler carry the release — the image's tag,
+// which is the worker's Build ID — in their names and selectors, and its
+// autoscaler follows its own build's backlog. An unversioned worker is
+// replaced in place: one Deployment, named worker.
+func checkWorkerBuilds(t *testing.T, b built, w process) {
+	d := b.deployment("worker")
+	_, tag, _ := strings.Cut(w.container.Image, ":")
+	if !w.cfg.WorkerVersioning {
+		assert.Equal(t, "worker", d.Name)
+		return
+	}
+	assert.Equal(t, "worker-"+tag, d.Name, "the worker's Deployment is named after its release, the image's tag")
+	assert.Equal(t, tag, d.Spec.Selector.MatchLabels["touchpoint.io/build"], "the Deployment selects its own build's pods")
+	assert.Equal(t, tag, d.Spec.Template.Labels["touchpoint.io/build"])
+	for _, o := range b.all("PodDisruptionBudget") {
+		if pdb := o.obj.(*policyv1.PodDisruptionBudget); pdb.Spec.Selector.MatchLabels["app.kubernetes.io/component"] == "worker" {
+			assert.Equal(t, "worker-"+tag, pdb.Name)
+			assert.Equal(t, tag, pdb.Spec.Selector.MatchLabels["touchpoint.io/build"], "the budget counts its own build's pods")
+		}
+	}
+	for _, o := range b.all("HorizontalPodAutoscaler") {
+		if h := o.obj.(*autoscalingv2.HorizontalPodAutoscaler); h.Spec.ScaleTargetRef.Name == d.Name {
+			assert.Equal(t, "worker-"+tag, h.Name)
+			assert.Equal(t, tag, h.Spec.Metrics[0].External.Metric.Selector.MatchLabels["worker_build_id"],
+				"the autoscaler follows its own build's backlog")
+		}
+	}
+}
+
 // checkDevConnections: in the dev overlay, every service a process
 // connects to is a Service of the overlay on the port of the address, and
 // PostgreSQL has a connection for every pool at the autoscalers' most
@@ -863,9 +907,10 @@ func checkDevConnections(t *testing.T, b built, procs map[string]process) {
 	require.NoError(t, err)
 	used := procs["migrate"].cfg.DBMaxConns
 	for _, name := range []string{"api", "auth", "worker"} {
-		replicas := int(ptrOr(b.get("Deployment", name).(*appsv1.Deployment).Spec.Replicas, 1))
+		d := b.deployment(name)
+		replicas := int(ptrOr(d.Spec.Replicas, 1))
 		for _, o := range b.all("HorizontalPodAutoscaler") {
-			if h := o.obj.(*autoscalingv2.HorizontalPodAutoscaler); h.Spec.ScaleTargetRef.Name == name {
+			if h := o.obj.(*autoscalingv2.HorizontalPodAutoscaler); h.Spec.ScaleTargetRef.Name == d.Name {
 				replicas = int(h.Spec.MaxReplicas)
 			}
 		}

@@ -170,6 +170,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			// for test binaries that start many servers.
 			dynamicconfig.TaskQueueScannerEnabled.Key(): false,
 			dynamicconfig.HistoryScannerEnabled.Key():   false,
+			// Worker Versioning: a build's drainage shows within seconds
+			// (the default waits minutes for visibility), so a dev stack
+			// and the tests see an old build drain as it does.
+			dynamicconfig.VersionDrainageStatusRefreshInterval.Key():       2 * time.Second,
+			dynamicconfig.VersionDrainageStatusVisibilityGracePeriod.Key(): 2 * time.Second,
 		}),
 	}
 	if s.tls != nil {

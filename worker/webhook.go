@@ -3,7 +3,6 @@ package worker
 import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -18,6 +17,8 @@ type WebhookOptions struct {
 	// Worker holds the SDK's worker options. WorkerStopTimeout defaults to
 	// DefaultStopTimeout.
 	Worker sdkworker.Options
+	// BuildID makes it a versioned worker, as Options.BuildID does.
+	BuildID string
 }
 
 // NewWebhooks builds the worker of workflows.WebhookTaskQueue: webhook
@@ -25,10 +26,7 @@ type WebhookOptions struct {
 // behind them, and each can be given its own pollers and limits. Start it
 // with Run beside the invite worker.
 func NewWebhooks(c client.Client, acts *activities.Webhooks, opts WebhookOptions) sdkworker.Worker {
-	if opts.Worker.WorkerStopTimeout == 0 {
-		opts.Worker.WorkerStopTimeout = DefaultStopTimeout
-	}
-	w := sdkworker.New(c, workflows.WebhookTaskQueue, opts.Worker)
+	w := sdkworker.New(c, workflows.WebhookTaskQueue, versioned(opts.Worker, opts.BuildID))
 	RegisterWebhooks(w, acts, opts.Workflow)
 	return w
 }
@@ -36,6 +34,6 @@ func NewWebhooks(c client.Client, acts *activities.Webhooks, opts WebhookOptions
 // RegisterWebhooks registers the delivery workflow under
 // workflows.WebhookWorkflowType and every method of acts as an activity.
 func RegisterWebhooks(r Registry, acts *activities.Webhooks, opts workflows.WebhookOptions) {
-	r.RegisterWorkflowWithOptions(workflows.DeliverWebhookWith(opts), workflow.RegisterOptions{Name: workflows.WebhookWorkflowType})
+	registerWorkflow(r, workflows.DeliverWebhookWith(opts), workflows.WebhookWorkflowType)
 	r.RegisterActivity(acts)
 }

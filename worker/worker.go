@@ -34,6 +34,11 @@ type Options struct {
 	// Polling, when set, learns of a fatal error that stops the worker
 	// (the SDK's OnFatalError); run the worker with its Run.
 	Polling *Polling
+	// BuildID, when set, makes the worker a versioned one: it joins the
+	// Worker Deployment workflows.DeploymentName as the Version of this
+	// build, and gets the work Temporal routes to that Version (see
+	// workflows.VersioningBehavior). Empty: an unversioned worker.
+	BuildID string
 }
 
 // DefaultStopTimeout is how long Stop lets running activities finish: a
@@ -53,17 +58,33 @@ func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.W
 // workflows.ReconcileWorkflowType and its step. Every worker of the
 // invites task queue registers it, as the Schedule may hand a run to any.
 func RegisterReconciler(r Registry, rec *activities.Reconciler) {
-	r.RegisterWorkflowWithOptions(workflows.Reconcile, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowType})
+	registerWorkflow(r, workflows.Reconcile, workflows.ReconcileWorkflowType)
 	r.RegisterActivity(rec)
+}
+
+// versioned sets the defaults every worker of Touchpoint shares: the stop
+// timeout, and with a build ID the Worker Deployment Version.
+func versioned(o sdkworker.Options, buildID string) sdkworker.Options {
+	if o.WorkerStopTimeout == 0 {
+		o.WorkerStopTimeout = DefaultStopTimeout
+	}
+	if buildID != "" {
+		o.DeploymentOptions = sdkworker.DeploymentOptions{UseVersioning: true,
+			Version: sdkworker.WorkerDeploymentVersion{DeploymentName: workflows.DeploymentName, BuildID: buildID}}
+	}
+	return o
+}
+
+// registerWorkflow registers fn under the workflow type name, with the
+// type's versioning behaviour.
+func registerWorkflow(r Registry, fn any, name string) {
+	r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name, VersioningBehavior: workflows.VersioningBehavior(name)})
 }
 
 // sdkOptions are the SDK's worker options with the defaults and the hook
 // of Polling.
 func (opts Options) sdkOptions() sdkworker.Options {
-	o := opts.Worker
-	if o.WorkerStopTimeout == 0 {
-		o.WorkerStopTimeout = DefaultStopTimeout
-	}
+	o := versioned(opts.Worker, opts.BuildID)
 	if p := opts.Polling; p != nil {
 		next := o.OnFatalError
 		o.OnFatalError = func(err error) {
@@ -89,8 +110,8 @@ type Registry interface {
 // send pipeline (legacySteps); the workflow runs the database steps among
 // them as local activities, which find acts by the same registration.
 func Register(r Registry, acts *activities.Activities, opts workflows.Options) {
-	r.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
-	r.RegisterWorkflowWithOptions(workflows.TestSend, workflow.RegisterOptions{Name: workflows.TestSendWorkflowType})
+	registerWorkflow(r, workflows.InviteWith(opts), workflows.WorkflowType)
+	registerWorkflow(r, workflows.TestSend, workflows.TestSendWorkflowType)
 	r.RegisterActivity(acts)
 	registerLegacySteps(r, acts)
 }

@@ -116,6 +116,8 @@ func devConfig(getenv func(string) string) (config.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("configuration: %w", err)
 	}
+	// One process, one build: its worker is unversioned.
+	cfg.WorkerVersioning = false
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return cfg, fmt.Errorf("data dir: %w", err)
 	}

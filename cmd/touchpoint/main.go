@@ -38,7 +38,7 @@ func (env *environment) commands() []command {
 		{"dev", devSummary, env.runDev},
 		{"api", "run the HTTP API", env.runAPICommand},
 		{"auth", "run the built-in OAuth 2.0 / OIDC issuer", env.runAuthCommand},
-		{"worker", "run the Temporal worker", env.runWorkerCommand},
+		{"worker", "run the Temporal worker; worker versions [set-current BUILD_ID]: the worker deployment's builds", env.runWorkerCommand},
 		{"migrate", "apply the PostgreSQL schema", env.runMigrate},
 		{"accounts", "manage accounts: accounts create|update|set-quota|rotate-publication-key", env.runAccounts},
 		{"clients", "manage API clients: clients create|link|list|delete|revoke-tokens", env.runClients},

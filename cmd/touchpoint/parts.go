@@ -320,7 +320,7 @@ func startProcess(ctx context.Context, env *environment, name string, args []str
 	if err != nil {
 		return cfg, nil, err
 	}
-	env.logger.Info("starting", "process", name, "config", cfg)
+	env.logger.Info("starting", "process", name, "version", buildVersion(), "config", cfg)
 	if name != "auth" && !strings.HasPrefix(cfg.BaseURL, "https://") {
 		// Invites carry {base_url}/unsubscribe as their one-click
 		// unsubscribe URL, which RFC 8058 wants on https.
@@ -383,7 +383,7 @@ func pollingWorkerPart(cfg config.Config, st *store.Store, tc client.Client, log
 	if acts.SMS, acts.SMSTemplates, err = smsSender(cfg); err != nil {
 		return nil, "", err
 	}
-	w := worker.New(tc, acts, worker.Options{Polling: polling, Workflow: workflows.Options{
+	w := worker.New(tc, acts, worker.Options{Polling: polling, BuildID: workerBuild(cfg), Workflow: workflows.Options{
 		SendTimeout:         cfg.SendTimeout,
 		SendInitialInterval: cfg.SendRetryInitial,
 		SendMaxInterval:     cfg.SendRetryMax,
@@ -414,7 +414,7 @@ func webhookPart(cfg config.Config, st *store.Store, tc client.Client, logger *s
 	}
 	acts := &activities.Webhooks{Store: st, Secrets: secrets, Metrics: m, Logger: logger,
 		Client: webhook.NewClient(webhook.Options{AllowPrivate: cfg.WebhookAllowPrivate})}
-	w := worker.NewWebhooks(tc, acts, worker.WebhookOptions{})
+	w := worker.NewWebhooks(tc, acts, worker.WebhookOptions{BuildID: workerBuild(cfg)})
 	start := &starter.WebhookStarter{Store: st, Temporal: tc, Logger: logger.With("component", "webhook-starter")}
 	m.WatchWebhooks(st.WebhookBacklog)
 	return func(ctx context.Context) error {
@@ -469,8 +469,32 @@ func workerHealthPart(cfg config.Config, st *store.Store, tc client.Client, poll
 	return func(ctx context.Context) error { return serveHTTP(ctx, logger, "worker", ln, h, drain{}) }, nil
 }
 
-// runWorkerCommand is `touchpoint worker`.
+// workerBuild is the Build ID of a versioned worker (the binary's
+// version), or "" for an unversioned one.
+func workerBuild(cfg config.Config) string {
+	if !cfg.WorkerVersioning {
+		return ""
+	}
+	return buildVersion()
+}
+
+// joinDeploymentPart makes a versioned worker's build current when the
+// deployment has none yet, and otherwise says whether it is.
+func joinDeploymentPart(cfg config.Config, tc client.Client, logger *slog.Logger) part {
+	return func(ctx context.Context) error {
+		if build := workerBuild(cfg); build != "" {
+			worker.JoinDeployment(ctx, tc, build, 2*time.Second, logger.With("component", "worker"))
+		}
+		return nil
+	}
+}
+
+// runWorkerCommand is `touchpoint worker`, and `touchpoint worker
+// versions`, which shows and sets the worker deployment's current build.
 func (env *environment) runWorkerCommand(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "versions" {
+		return env.runWorkerVersions(ctx, args[1:])
+	}
 	cfg, st, err := startProcess(ctx, env, "worker", args)
 	if err != nil {
 		return err
@@ -509,8 +533,9 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 	// pollers have stopped), while /healthz and /metrics go on until the
 	// activities are done, so that no liveness probe kills a worker
 	// finishing its sends.
+	join := joinDeploymentPart(cfg, tc, env.logger)
 	run := func(ctx context.Context) error {
-		return runServing(ctx, func(ctx context.Context) error { return runParts(ctx, p, hooks) }, hp)
+		return runServing(ctx, func(ctx context.Context) error { return runParts(ctx, p, hooks, join) }, hp)
 	}
 	if cfg.MetricsAddr == "" || cfg.MetricsAddr == cfg.WorkerAddr {
 		return run(ctx) // the worker's own server serves /metrics

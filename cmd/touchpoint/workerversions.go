@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/worker"
+	"github.com/touchpoint/touchpoint/workflows"
+)
+
+const workerVersionsUsage = "usage: touchpoint worker versions [--json] | touchpoint worker versions set-current BUILD_ID [--json]"
+
+// runWorkerVersions is `touchpoint worker versions`: the builds of the
+// worker deployment, which one is current and which drain; and
+// `set-current BUILD_ID`, which makes a build current (a deploy's last
+// step, or a rollback to the build before).
+func (env *environment) runWorkerVersions(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("worker versions", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	asJSON := fs.Bool("json", false, "print the deployment as JSON")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	setCurrent := len(rest) == 2 && rest[0] == "set-current"
+	if len(rest) != 0 && !setCurrent {
+		return errors.New(workerVersionsUsage)
+	}
+	cfg, err := config.Load(env.getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	tc, err := dialTemporal(cfg, env.logger, nil)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if setCurrent {
+		prev, err := worker.SetCurrent(ctx, tc, rest[1])
+		if err != nil {
+			return err
+		}
+		if !*asJSON {
+			fmt.Fprintf(env.stdout, "current version of %s: %s → %s\n", workflows.DeploymentName, orNone(prev), rest[1])
+		}
+	}
+	d, err := worker.DescribeDeployment(ctx, tc)
+	if errors.Is(err, worker.ErrNoDeployment) {
+		return fmt.Errorf("%w: start `touchpoint worker` with TOUCHPOINT_WORKER_VERSIONING=true", err)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(env.stdout).Encode(d)
+	}
+	fmt.Fprintf(env.stdout, "worker deployment %s (this binary is build %s)\n", workflows.DeploymentName, buildVersion())
+	fmt.Fprintf(env.stdout, "current  %s\n", orNone(d.Current))
+	if d.Ramping != "" {
+		fmt.Fprintf(env.stdout, "ramping  %s (%.0f%%)\n", d.Ramping, d.RampingPercent)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nBUILD ID\tSTATUS\tCREATED")
+	for _, v := range d.Versions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.BuildID, v.Status, v.Created.UTC().Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

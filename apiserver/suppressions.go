@@ -3,17 +3,14 @@ package apiserver
 import (
 	"errors"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/gorilla/mux"
 
+	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/text"
 )
 
 // suppressionJSON is an entry of the suppression list.
@@ -52,40 +49,16 @@ type suppressionIn struct {
 }
 
 // maxAddress is the longest address accepted: an email's path limit.
-const maxAddress = 254
+const maxAddress = contact.MaxAddress
 
-// lowerAddress is an email address as the suppression list keeps it.
-func lowerAddress(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
-
-// NormalizeAddress makes an address the suppression list's key — an email
-// in lower case, or a mobile number in E.164 — or says what is wrong with
-// it (the third result; "" when nothing is). A number must be given in
-// E.164 ("+4915112345678"): without a country there is no telling whose
-// national number it is. The admin CLI's import uses it too.
-func NormalizeAddress(raw string) (address string, medium invite.Medium, problem string) {
-	a := strings.TrimSpace(raw)
-	if err := text.Check(text.Identifier, a); err != nil {
+// normalizeAddress is contact.Normalize with its problem as a message
+// ("" when there is none).
+func normalizeAddress(raw string) (address string, medium invite.Medium, problem string) {
+	address, medium, err := contact.Normalize(raw)
+	if err != nil {
 		return "", "", err.Error()
 	}
-	switch {
-	case a == "":
-		return "", "", "is required"
-	case len(a) > maxAddress:
-		return "", "", "must be at most 254 characters"
-	case strings.Contains(a, "@"):
-		p, err := mail.ParseAddress(a)
-		if err != nil || p.Name != "" || p.Address != a {
-			return "", "", "must be an email address (name@example.com) or a mobile number in E.164 (+4915112345678)"
-		}
-		return lowerAddress(a), invite.Email, ""
-	case strings.HasPrefix(a, "+"):
-		n, err := sms.NormalizeMobile(a, "")
-		if err != nil {
-			return "", "", "must be a valid mobile number in E.164 (+4915112345678)"
-		}
-		return n, invite.SMS, ""
-	}
-	return "", "", "must be an email address (name@example.com) or a mobile number in E.164 (+4915112345678)"
+	return address, medium, ""
 }
 
 func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
@@ -97,13 +70,13 @@ func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if v := q.get("address"); v != "" {
-		addr, _, msg := NormalizeAddress(v)
+		addr, _, msg := normalizeAddress(v)
 		if msg != "" {
 			q.fail("address", msg)
 		}
 		f.Address = addr
 	}
-	p := q.pageOf(func(id string) bool { _, _, msg := NormalizeAddress(id); return msg == "" })
+	p := q.pageOf(func(id string) bool { _, _, msg := normalizeAddress(id); return msg == "" })
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)
 		return
@@ -125,7 +98,7 @@ func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var errs fieldErrors
-	addr, medium, msg := NormalizeAddress(in.Address)
+	addr, medium, msg := normalizeAddress(in.Address)
 	errs.check("address", msg)
 	reason := invite.Manual
 	if in.Reason != nil {
@@ -153,7 +126,7 @@ func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
 // literal; emails match case-insensitively. An address that cannot be
 // one is not on any list: 404.
 func (s *server) suppressionAddress(w http.ResponseWriter, r *http.Request) (string, bool) {
-	addr, _, msg := NormalizeAddress(mux.Vars(r)["address"])
+	addr, _, msg := normalizeAddress(mux.Vars(r)["address"])
 	if msg != "" {
 		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
 		return "", false

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/internal/browsertest"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -47,7 +48,9 @@ func (s *site) open(t *testing.T, b *browsertest.Browser, person, path string, w
 
 // seeded is a site with something on every page, as a shop would have.
 func seeded(t *testing.T) (*site, map[string]string) {
-	s := newSite(t)
+	s := newSite(t, func(o *console.Options) {
+		o.TemporalUIURL, o.Namespace = "http://localhost:8233", "default"
+	})
 	low := s.reviewed(t, s.a, 2, "The sole came off after two weeks of hiking in the Alps. Not what I expect of a trail shoe at this price.",
 		storeRating(0, 2, "Sole came off"))
 	s.reviewed(t, s.a, 5, "Fast delivery, great fit.")
@@ -55,7 +58,10 @@ func seeded(t *testing.T) (*site, map[string]string) {
 	answered := s.reviewed(t, s.a, 5, "Wonderful service, thank you!")
 	_, _, err := s.st.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thank you, Greta! Enjoy your hikes.", editorA)
 	require.NoError(t, err)
+	inv := s.sentInvite(t, s.a, "greta.zimmermann@example.com")
 	return s, map[string]string{
+		"invites":  "/console/invites?q=greta.zimmermann%40example.com",
+		"invite":   "/console/invites/" + inv,
 		"overview": "/console/",
 		"reviews":  "/console/reviews",
 		"review":   "/console/reviews/" + low.ID,
@@ -104,7 +110,7 @@ func TestScreenshots(t *testing.T) {
 	// Cookies are the browser's: once set in one tab, the screenshots'
 	// tabs are signed in too.
 	require.NoError(t, chromedp.Do(b.Tab(t), s.signIn(editorA), chromedp.Navigate(s.URL+"/console/")))
-	for _, name := range []string{"overview", "answered"} {
+	for _, name := range []string{"overview", "answered", "invite"} {
 		for _, w := range []int{1280, 360} {
 			b.ScreenshotTo(t, s.URL+pages[name], w, 1, filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, w)))
 		}

@@ -13,5 +13,10 @@ func (h *Handler) routes() []route {
 		{http.MethodPost, "/reviews/{id}/reply", ReplyReview, h.putReply},
 		{http.MethodPost, "/reviews/{id}/reply/delete", ReplyReview, h.deleteReply},
 		{http.MethodPost, "/reviews/{id}/report", ReportReview, h.reportReview},
+
+		{http.MethodGet, "/invites", Read, h.invites},
+		{http.MethodGet, "/invites/{id}", Read, h.invitePage},
+		{http.MethodPost, "/invites/{id}/cancel", CancelInvite, h.cancelInvite},
+		{http.MethodPost, "/invites/{id}/retry", RetryInvite, h.retryInvite},
 	}
 }

@@ -93,6 +93,7 @@ func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 			return allows(role, a)
 		},
 		People: directory(s.people),
+		Report: func(r *http.Request, err error) { t.Logf("console: %s %s: %v", r.Method, r.URL.Path, err) },
 	}
 	for _, c := range configure {
 		c(&opts)

@@ -14,6 +14,7 @@ import (
 type Store interface {
 	OverviewStore
 	ReviewStore
+	InviteStore
 }
 
 // OverviewStore is what the overview reads.
@@ -33,4 +34,14 @@ type ReviewStore interface {
 	SetReply(ctx context.Context, accountID, id, text, actor string) (store.Review, bool, error)
 	DeleteReply(ctx context.Context, accountID, id, actor string) error
 	ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (store.Review, bool, error)
+}
+
+// InviteStore is what the invites' pages read and change.
+type InviteStore interface {
+	ListEvents(ctx context.Context, accountID string, f store.EventFilter, p store.Page) ([]store.Event, *store.Cursor, error)
+	Event(ctx context.Context, accountID, id string) (store.Event, error)
+	CancelInvite(ctx context.Context, accountID, id string) (store.Event, error)
+	RetryInvite(ctx context.Context, accountID, id string) (store.Event, error)
+	Suppression(ctx context.Context, accountID, address string) (store.Suppression, error)
+	SuppressionHistory(ctx context.Context, accountID, address string, p store.Page) ([]store.SuppressionChange, *store.Cursor, error)
 }

@@ -83,7 +83,7 @@ type views struct {
 
 // pageNames are the templates/<name>.html that define "main" for the
 // layout.
-var pageNames = []string{"error", "overview", "reviews", "review"}
+var pageNames = []string{"error", "overview", "reviews", "review", "invites", "invite"}
 
 func loadViews() (*views, error) {
 	texts, err := loadTexts()
@@ -214,6 +214,12 @@ var funcs = template.FuncMap{
 		return m
 	},
 	"str": func(v any) string { return fmt.Sprint(v) },
+	"deref": func(n *int) int {
+		if n == nil {
+			return 0
+		}
+		return *n
+	},
 	"nav": func() []navItem { return navItems },
 	// excerpt is the start of a long text, cut at a word.
 	"excerpt": func(s string, n int) string {

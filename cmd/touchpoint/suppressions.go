@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -73,9 +73,9 @@ func importSuppressions(ctx context.Context, st *store.Store, account string, re
 		if raw == "" || strings.HasPrefix(raw, "#") {
 			continue
 		}
-		addr, medium, problem := apiserver.NormalizeAddress(raw)
-		if problem != "" {
-			fmt.Fprintf(errs, "line %d: address %s\n", line, problem)
+		addr, medium, err := contact.Normalize(raw)
+		if err != nil {
+			fmt.Fprintf(errs, "line %d: address %s\n", line, err)
 			n.refused++
 			continue
 		}

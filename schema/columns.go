@@ -110,6 +110,7 @@ func Tables() []Table {
 		{Name: "webhook_endpoints", None: []string{"id", "account_id", "url", "events", "description", "secret", "previous_secret"}},
 		{Name: "invite_rollups", None: []string{"account_id", "event_type_id", "channel_id", "locale", "medium"}},
 		{Name: "invite_rollup_slots", None: []string{"account_id", "event_type_id", "channel_id", "locale", "medium"}},
+		{Name: "invite_rollup_changes", None: []string{"account_id", "event_type_id", "channel_id", "locale", "medium"}},
 		{Name: "review_aggregates", None: []string{"account_id"}},
 		// A product's identifiers are the shop's, shared by every buyer.
 		{Name: "product_aggregates", None: []string{"account_id", "key_kind", "key_value"}},

@@ -89,7 +89,7 @@ WITH et AS (
 ), ob AS (
     INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
     SELECT id, 'start', $6, $6 - interval '` + singleHeadStart + `' FROM ev
-), ` + acceptedRollupCTEs() + `
+), ` + acceptedRollupCTE() + `
 SELECT EXISTS (SELECT 1 FROM et) AS type_found,
        EXISTS (SELECT 1 FROM ist) AS setting_found,
        EXISTS (SELECT 1 FROM ev) AS inserted`

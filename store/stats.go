@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -14,15 +15,16 @@ import (
 	"github.com/touchpoint/touchpoint/stats"
 )
 
-// The funnel's counts (package stats says what is counted where). They
-// are kept in invite_rollups (per UTC day) and invite_rollup_slots (per
-// quarter hour, with a totals row per slot), changed in the transaction
-// of every change of an event by the difference between what the event
-// counted for before and after (stats.Delta): acceptance, each invite
-// transition (apply), a review, the first opening of the feedback page,
-// an unsubscribe. The counts are written last in each transaction, all
-// daily rows before all slot rows and each in key order, so two writers
-// never wait on each other in a cycle.
+// The funnel's counts (package stats says what is counted where). Every
+// change of an event — acceptance, each invite transition (apply), a
+// review, the first opening of the feedback page, an unsubscribe —
+// appends the difference it makes (stats.Delta) to invite_rollup_changes,
+// last in its transaction: plain inserts, so no two changes of an account
+// wait on each other's rows. FoldFunnel moves those rows into
+// invite_rollups (per UTC day) and invite_rollup_slots (per quarter hour,
+// with a totals row per day and per slot) in one transaction, and every
+// reader adds the rows not folded yet, so the counts are exact at every
+// moment whatever the compactor's delay.
 
 // rollupCTEs are the common table expressions that add the rows of
 // source — account_id, slot, event_type_id, channel_id, locale, medium
@@ -30,7 +32,7 @@ import (
 // tables, each beside the totals row (empty event type, channel, locale
 // and medium) of its day or quarter hour, which a grouping by day reads
 // alone. The slot rows wait for the daily rows (the sub-select), so every
-// statement locks in the same order.
+// statement locks in the same order; only the fold runs them.
 func rollupCTEs(source string) string {
 	cols := stats.Columns()
 	sums, sets := make([]string, len(cols)), make([]string, len(cols))
@@ -67,30 +69,99 @@ func rollupCTEs(source string) string {
 // slotSQL is the quarter hour a timestamp falls in, as stats.Slot cuts it.
 const slotSQL = `date_bin('15 minutes', %s, TIMESTAMPTZ '2000-01-01 00:00:00+00')`
 
-// acceptedRollupCTEs count the events of the CTE ev (RETURNING
+// changeColumns lists the key and count columns of a change row.
+func changeColumns() string {
+	return "account_id, slot, event_type_id, channel_id, locale, medium, " + strings.Join(stats.Columns(), ", ")
+}
+
+// acceptedRollupCTE counts the events of the CTE ev (RETURNING
 // received_at, account_id, event_type_id, channel_id, locale,
-// invite_medium) as accepted and pending.
-func acceptedRollupCTEs() string {
+// invite_medium) as accepted and pending: one change row per key.
+func acceptedRollupCTE() string {
 	c := stats.Facts{Invite: invite.State{Status: invite.Pending}}.Counts()
 	vals := make([]string, len(c))
 	for i, n := range c {
-		vals[i] = fmt.Sprintf("%d::bigint AS %s", n, stats.Columns()[i])
+		vals[i] = fmt.Sprintf("%d * count(*)", n)
 	}
-	return rollupCTEs(`SELECT account_id, ` + fmt.Sprintf(slotSQL, "received_at") + ` AS slot, event_type_id, channel_id,
-        locale, COALESCE(invite_medium, '') AS medium, ` + strings.Join(vals, ", ") + ` FROM ev`)
+	return `rollup_change AS (
+    INSERT INTO invite_rollup_changes (` + changeColumns() + `)
+    SELECT account_id, ` + fmt.Sprintf(slotSQL, "received_at") + `, event_type_id, channel_id, locale,
+        COALESCE(invite_medium, ''), ` + strings.Join(vals, ", ") + `
+    FROM ev GROUP BY 1, 2, 3, 4, 5, 6
+)`
 }
 
-// addRollupSQL adds keyed counts, given as parallel arrays.
+// addRollupSQL appends keyed counts, given as parallel arrays.
 func addRollupSQL() string {
 	cols := stats.Columns()
-	args, names := make([]string, len(cols)), make([]string, len(cols))
-	for i, c := range cols {
+	args := make([]string, len(cols))
+	for i := range cols {
 		args[i] = fmt.Sprintf("$%d::bigint[]", i+7)
-		names[i] = c
 	}
-	return `WITH ` + rollupCTEs(`SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], `+
-		strings.Join(args, ", ")+`) AS i (account_id, slot, event_type_id, channel_id, locale, medium, `+strings.Join(names, ", ")+`)`) + `
-SELECT 1`
+	return `INSERT INTO invite_rollup_changes (` + changeColumns() + `)
+SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], ` +
+		strings.Join(args, ", ") + `)`
+}
+
+// foldSQL moves up to $1 change rows into the rollup tables.
+func foldSQL() string {
+	return `WITH moved AS (
+    DELETE FROM invite_rollup_changes
+    WHERE ctid = ANY (ARRAY(SELECT ctid FROM invite_rollup_changes LIMIT $1))
+    RETURNING ` + changeColumns() + `
+), ` + rollupCTEs(`SELECT `+changeColumns()+` FROM moved`) + `
+SELECT count(*) FROM moved`
+}
+
+// foldLock is the advisory lock that lets one compactor at a time fold
+// the funnel's changes; the others skip their turn.
+const foldLock = 0x746f7566 // "touf"
+
+// FoldBatch is the most change rows one fold statement moves.
+const FoldBatch = 20000
+
+// FoldFunnel folds the funnel's changes into the rollup tables, in
+// statements of at most FoldBatch rows, until none is left or another
+// compactor holds the turn. It returns how many rows it folded.
+func (s *Store) FoldFunnel(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		var n int
+		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+			var mine bool
+			if err := tx.GetContext(ctx, &mine, `SELECT pg_try_advisory_xact_lock($1)`, foldLock); err != nil || !mine {
+				return err
+			}
+			return s.getPrepared(ctx, tx, &s.fold, &n, FoldBatch)
+		})
+		if err != nil {
+			return total, fmt.Errorf("fold the funnel: %w", err)
+		}
+		total += n
+		if n < FoldBatch {
+			return total, nil
+		}
+	}
+}
+
+// FoldEvery is how often RunFunnelFolder folds.
+const FoldEvery = time.Second
+
+// RunFunnelFolder folds the funnel's changes every FoldEvery until ctx
+// ends (one API replica at a time does each round).
+func (s *Store) RunFunnelFolder(ctx context.Context, logger *slog.Logger) error {
+	t := time.NewTicker(FoldEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if _, err := s.FoldFunnel(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("folding the funnel's changes failed; will try again", "error", err)
+		}
+	}
 }
 
 // rollupFactsSQL reads what an event counts for.
@@ -133,8 +204,7 @@ func (s *Store) rollupFacts(ctx context.Context, tx *sqlx.Tx, eventID string) (s
 		Opened: r.Opened, Unsubscribed: r.Unsubscribed, Reviewed: r.Reviewed, Rating: r.Rating, Delivery: r.Delivery}, nil
 }
 
-// addRollup adds the keyed counts in tx (sorted, as stats.Delta returns
-// them).
+// addRollup appends the keyed counts in tx.
 func (s *Store) addRollup(ctx context.Context, tx *sqlx.Tx, delta []stats.KeyedCounts) error {
 	if len(delta) == 0 {
 		return nil
@@ -237,31 +307,38 @@ type StatsQuery struct {
 // totals rows only: daily in UTC, per quarter hour in another time zone.
 // Grouped otherwise it reads the daily rows of the whole UTC days of the
 // period and the quarter-hour rows of its ends when they do not fall on
-// UTC midnight. Keys without counts are left out.
+// UTC midnight. Either way it adds the changes of the period not folded
+// yet, in the same statement. Keys without counts are left out.
 func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, error) {
 	cols := stats.Columns()
 	sums := make([]string, len(cols))
 	for i, c := range cols {
 		sums[i] = "COALESCE(sum(" + c + "), 0) AS " + c
 	}
-	sum := strings.Join(sums, ", ")
+	sum, list := strings.Join(sums, ", "), strings.Join(cols, ", ")
 	utc := q.TimeZone == "" || q.TimeZone == "UTC"
-	var query string
-	var args []any
+	// $1 is the account, $2 and $3 the period's ends.
+	args := []any{q.AccountID, q.From, q.To}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	changes := func(key string) string {
+		return `SELECT ` + key + ` AS key, ` + list + ` FROM invite_rollup_changes
+			WHERE account_id = $1 AND slot >= $2 AND slot < $3`
+	}
+	var parts []string
 	switch {
 	case q.GroupBy == stats.GroupDay && utc:
-		query = `SELECT to_char(day, 'YYYY-MM-DD') AS key, ` + sum + `
-			FROM invite_rollups
-			WHERE account_id = $1 AND event_type_id = '' AND day >= $2::date AND day < $3::date
-			GROUP BY day ORDER BY day`
-		args = []any{q.AccountID, q.From.UTC().Format(time.DateOnly), q.To.UTC().Format(time.DateOnly)}
+		parts = []string{`SELECT to_char(day, 'YYYY-MM-DD') AS key, ` + list + ` FROM invite_rollups
+				WHERE account_id = $1 AND event_type_id = '' AND day >= ` + arg(q.From.UTC().Format(time.DateOnly)) +
+			`::date AND day < ` + arg(q.To.UTC().Format(time.DateOnly)) + `::date`,
+			changes(`to_char(slot AT TIME ZONE 'UTC', 'YYYY-MM-DD')`)}
 	case q.GroupBy == stats.GroupDay:
-		query = `SELECT to_char(day, 'YYYY-MM-DD') AS key, ` + strings.Join(cols, ", ") + ` FROM (
-				SELECT (slot AT TIME ZONE $4)::date AS day, ` + sum + `
-				FROM invite_rollup_slots
-				WHERE account_id = $1 AND event_type_id = '' AND slot >= $2 AND slot < $3
-				GROUP BY 1) x ORDER BY day`
-		args = []any{q.AccountID, q.From, q.To, q.TimeZone}
+		tz := arg(q.TimeZone)
+		parts = []string{`SELECT to_char(slot AT TIME ZONE ` + tz + `, 'YYYY-MM-DD') AS key, ` + list + ` FROM invite_rollup_slots
+				WHERE account_id = $1 AND event_type_id = '' AND slot >= $2 AND slot < $3`,
+			changes(`to_char(slot AT TIME ZONE ` + tz + `, 'YYYY-MM-DD')`)}
 	default:
 		key := map[stats.GroupBy]string{stats.GroupEventType: "event_type_id", stats.GroupChannel: "channel_id",
 			stats.GroupLocale: "locale", stats.GroupMedium: "medium"}[q.GroupBy]
@@ -276,20 +353,14 @@ func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, e
 			firstDay = firstDay.Add(24 * time.Hour)
 		}
 		endDay := q.To.UTC().Truncate(24 * time.Hour)
-		args = []any{q.AccountID}
-		arg := func(v any) string {
-			args = append(args, v)
-			return fmt.Sprintf("$%d", len(args))
-		}
-		var parts []string
 		slotPart := func(from, to time.Time) {
 			if from.Before(to) {
-				parts = append(parts, `SELECT `+key+` AS key, `+strings.Join(cols, ", ")+` FROM invite_rollup_slots
+				parts = append(parts, `SELECT `+key+` AS key, `+list+` FROM invite_rollup_slots
 					WHERE account_id = $1 AND slot >= `+arg(from)+` AND slot < `+arg(to)+` AND event_type_id <> ''`)
 			}
 		}
 		if firstDay.Before(endDay) {
-			parts = append(parts, `SELECT `+key+` AS key, `+strings.Join(cols, ", ")+` FROM invite_rollups
+			parts = append(parts, `SELECT `+key+` AS key, `+list+` FROM invite_rollups
 				WHERE account_id = $1 AND day >= `+arg(firstDay.Format(time.DateOnly))+`::date AND day < `+
 				arg(endDay.Format(time.DateOnly))+`::date AND event_type_id <> ''`)
 			slotPart(q.From, firstDay)
@@ -297,11 +368,9 @@ func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, e
 		} else {
 			slotPart(q.From, q.To)
 		}
-		if len(parts) == 0 {
-			return nil, nil
-		}
-		query = `SELECT key, ` + sum + ` FROM (` + strings.Join(parts, " UNION ALL ") + `) x GROUP BY key ORDER BY key`
+		parts = append(parts, changes(key))
 	}
+	query := `SELECT key, ` + sum + ` FROM (` + strings.Join(parts, " UNION ALL ") + `) x GROUP BY key ORDER BY key`
 	rows, err := s.read(ctx).QueryxContext(ctx, query, args...)
 	if err != nil {
 		var pqErr *pq.Error

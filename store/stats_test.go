@@ -143,8 +143,10 @@ func send(t *testing.T, st *store.Store, id string, at time.Time) {
 // sent, skipped for each reason a claim finds, failed and retried until
 // sent, cancelled, reviewed (twice, and racing), opened (many times, in
 // parallel), unsubscribed — with steps repeated concurrently as Temporal
-// may repeat them, and holds the counts kept change by change to a count
-// over the rows, and to a rebuild from the rows as the migration makes it.
+// may repeat them, while the compactor folds the changes all along, and
+// holds the counts kept change by change to a count over the rows, before
+// and after the last fold, and to a rebuild from the rows as the
+// migration makes it.
 func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
@@ -155,6 +157,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return now })
+	stopFolding := foldAllAlong(t, st)
 
 	var (
 		sentIDs     []string
@@ -280,15 +283,28 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 		})
 	}
 	mw.Wait()
+	folds := stopFolding()
 
 	got := total(t, st, wholeDay(f.accountID, now, stats.GroupDay))
 	want := rowCounts(t, st, f.accountID)
 	assert.Equal(t, want, got, "the counts kept change by change are the rows' counts")
+	assert.Positive(t, folds, "the changes were folded during the run")
+	_, err = st.FoldFunnel(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, got, total(t, st, wholeDay(f.accountID, now, stats.GroupDay)), "folded, the counts stay")
+	var left int
+	require.NoError(t, db.Get(&left, `SELECT count(*) FROM invite_rollup_changes`))
+	assert.Zero(t, left, "every change folded")
+	// One more after the fold: what follows reads folded counts and a
+	// change not folded yet together.
+	f.accept(t, "late@example.com", "")
+	got = total(t, st, wholeDay(f.accountID, now, stats.GroupDay))
+	assert.Equal(t, rowCounts(t, st, f.accountID), got)
 
 	var expect stats.Counts
-	expect[stats.Accepted] = 14
-	expect[stats.Pending] = 1
-	expect[stats.Sent] = 9 // eight, and the retried one once
+	expect[stats.Accepted] = 15
+	expect[stats.Pending] = 2 // one left pending, the late one
+	expect[stats.Sent] = 9    // eight, and the retried one once
 	expect[stats.Failed] = 1
 	expect[stats.Cancelled] = 1
 	expect[stats.SkippedSettingInactive] = 1
@@ -314,7 +330,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	for _, g := range groups {
 		byLocale[g.Key] = g.Counts[stats.Accepted]
 	}
-	assert.Equal(t, map[string]int64{"da": 1, "de": 2, "en": 8, "es": 1, "fr": 1, "nl": 1}, byLocale)
+	assert.Equal(t, map[string]int64{"da": 1, "de": 2, "en": 9, "es": 1, "fr": 1, "nl": 1}, byLocale)
 
 	// The other tenant sees only its own event.
 	o := total(t, st, wholeDay(other.accountID, now, stats.GroupDay))
@@ -334,6 +350,27 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, before[by], after, by)
 	}
+}
+
+// foldAllAlong folds the funnel's changes again and again until the
+// returned func is called, which returns how many rows were folded.
+func foldAllAlong(t *testing.T, st *store.Store) (stop func() int) {
+	done, folded := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				folded <- n
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			k, err := st.FoldFunnel(context.Background())
+			assert.NoError(t, err)
+			n += k
+		}
+	}()
+	return func() int { close(done); return <-folded }
 }
 
 // TestStatsDaysOfATimeZone counts events by the day they were accepted
@@ -405,8 +442,9 @@ func TestRollupColumnsAreTheCounts(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	for table, keys := range map[string][]string{
-		"invite_rollups":      {"account_id", "day", "event_type_id", "channel_id", "locale", "medium"},
-		"invite_rollup_slots": {"account_id", "event_type_id", "channel_id", "locale", "medium", "slot"},
+		"invite_rollups":        {"account_id", "day", "event_type_id", "channel_id", "locale", "medium"},
+		"invite_rollup_slots":   {"account_id", "event_type_id", "channel_id", "locale", "medium", "slot"},
+		"invite_rollup_changes": {"account_id", "event_type_id", "channel_id", "locale", "medium", "slot"},
 	} {
 		var cols []string
 		require.NoError(t, db.Select(&cols, `SELECT column_name FROM information_schema.columns

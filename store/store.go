@@ -98,6 +98,7 @@ type Store struct {
 	// The statements every event or invite runs are prepared once (see
 	// preparedStmt).
 	acceptStmt, acceptBatchStmt, acceptManyStmt preparedStmt
+	fold                                        preparedStmt
 	invite                                      *inviteStatements
 	webhooks                                    *webhookStatements
 }
@@ -107,8 +108,8 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	base := pg.NewDB(db)
 	return &Store{base: base, db: db, DefaultInviteDelay: defaultInviteDelay, Auth: authdb.New(base),
 		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
-		acceptManyStmt: preparedStmt{query: acceptManySQL},
-		invite:         newInviteStatements(), webhooks: newWebhookStatements()}
+		acceptManyStmt: preparedStmt{query: acceptManySQL}, fold: preparedStmt{query: foldSQL()},
+		invite: newInviteStatements(), webhooks: newWebhookStatements()}
 }
 
 // preparedStmt is a statement prepared on first use and kept: running it

@@ -223,7 +223,8 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		return serveHTTP(ctx, logger, "api", ln, handler, drain{period: cfg.ShutdownDrain, draining: handler.Drain})
 	}
 	behind := []part{verifier.Run, notifier.Run, start.Run, handler.Run,
-		func(ctx context.Context) error { return st.RunHousekeeping(ctx, cfg.EventRetention, logger) }}
+		func(ctx context.Context) error { return st.RunHousekeeping(ctx, cfg.EventRetention, logger) },
+		func(ctx context.Context) error { return st.RunFunnelFolder(ctx, logger) }}
 	if replica != nil {
 		behind = append(behind, func(ctx context.Context) error {
 			defer replica.Close()

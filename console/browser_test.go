@@ -60,13 +60,15 @@ func seeded(t *testing.T) (*site, map[string]string) {
 	require.NoError(t, err)
 	inv := s.sentInvite(t, s.a, "greta.zimmermann@example.com")
 	return s, map[string]string{
-		"invites":  "/console/invites?q=greta.zimmermann%40example.com",
-		"invite":   "/console/invites/" + inv,
-		"overview": "/console/",
-		"reviews":  "/console/reviews",
-		"review":   "/console/reviews/" + low.ID,
-		"answered": "/console/reviews/" + answered.ID,
-		"filtered": "/console/reviews?rating=9",
+		"invites":      "/console/invites?q=greta.zimmermann%40example.com",
+		"invite":       "/console/invites/" + inv,
+		"suppressions": "/console/suppressions",
+		"suppression":  "/console/suppressions?address=greta.zimmermann%40example.com",
+		"overview":     "/console/",
+		"reviews":      "/console/reviews",
+		"review":       "/console/reviews/" + low.ID,
+		"answered":     "/console/reviews/" + answered.ID,
+		"filtered":     "/console/reviews?rating=9",
 	}
 }
 

@@ -18,5 +18,9 @@ func (h *Handler) routes() []route {
 		{http.MethodGet, "/invites/{id}", Read, h.invitePage},
 		{http.MethodPost, "/invites/{id}/cancel", CancelInvite, h.cancelInvite},
 		{http.MethodPost, "/invites/{id}/retry", RetryInvite, h.retryInvite},
+
+		{http.MethodGet, "/suppressions", Read, h.suppressions},
+		{http.MethodPost, "/suppressions", Suppress, h.addSuppression},
+		{http.MethodPost, "/suppressions/lift", Unsuppress, h.liftSuppression},
 	}
 }

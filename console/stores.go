@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
@@ -15,6 +16,7 @@ type Store interface {
 	OverviewStore
 	ReviewStore
 	InviteStore
+	SuppressionStore
 }
 
 // OverviewStore is what the overview reads.
@@ -44,4 +46,14 @@ type InviteStore interface {
 	RetryInvite(ctx context.Context, accountID, id string) (store.Event, error)
 	Suppression(ctx context.Context, accountID, address string) (store.Suppression, error)
 	SuppressionHistory(ctx context.Context, accountID, address string, p store.Page) ([]store.SuppressionChange, *store.Cursor, error)
+}
+
+// SuppressionStore is what the suppressions' page reads and changes.
+type SuppressionStore interface {
+	ListSuppressions(ctx context.Context, accountID string, f store.SuppressionFilter, p store.Page) ([]store.Suppression, *store.Cursor, error)
+	Suppression(ctx context.Context, accountID, address string) (store.Suppression, error)
+	SuppressionHistory(ctx context.Context, accountID, address string, p store.Page) ([]store.SuppressionChange, *store.Cursor, error)
+	AddSuppressionBy(ctx context.Context, accountID, address string, medium invite.Medium, reason invite.SuppressionReason,
+		by string) (store.Suppression, bool, error)
+	LiftSuppression(ctx context.Context, accountID, address, by string, customerConsent bool) error
 }

@@ -147,6 +147,11 @@ func SuppressionReasons() []SuppressionReason { return slices.Clone(suppressionR
 // Valid reports whether r is a known suppression reason.
 func (r SuppressionReason) Valid() bool { return slices.Contains(suppressionReasons, r) }
 
+// CustomersWish reports whether an entry of reason r records the
+// customer's own wish to hear no more (unsubscribed, complained): it is
+// lifted only with the customer's consent.
+func (r SuppressionReason) CustomersWish() bool { return r == Unsubscribed || r == Complained }
+
 // State is the state of one send of an event: the invite part of its row,
 // or its reminder's (Medium, Attempts and LastError are then not stored:
 // the medium is the setting's, the attempts are counted in the attempt

@@ -185,7 +185,7 @@ func (s *Store) LiftSuppression(ctx context.Context, accountID, address, by stri
 		if err != nil {
 			return translate(err)
 		}
-		if (reason == invite.Unsubscribed || reason == invite.Complained) && !customerConsent {
+		if reason.CustomersWish() && !customerConsent {
 			return ErrConsentNeeded // rolls the delete back
 		}
 		return addSuppressionChange(ctx, tx, accountID, address, "lifted", reason, by, s.Now())

@@ -24,6 +24,7 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -54,9 +55,17 @@ type SMS struct {
 	Text     string
 }
 
+// Accounts is what the steps read of the shop: its account and event
+// types.
+type Accounts interface {
+	Account(ctx context.Context, id string) (accountdb.Account, error)
+	EventType(ctx context.Context, accountID, id string) (accountdb.EventType, error)
+}
+
 // Activities holds the dependencies of the invite activities.
 type Activities struct {
 	Store     *store.Store
+	Accounts  Accounts
 	Mailer    mail.Sender
 	SMS       SMSSender // nil: no SMS provider
 	Templates *templates.Set

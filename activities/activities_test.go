@@ -27,6 +27,7 @@ import (
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -57,7 +58,7 @@ func newHarness(t *testing.T) *harness {
 	require.NoError(t, err)
 	h.unsub, err = signedlink.New("https://touchpoint.example/unsubscribe", []byte("an unsubscribe key of 32 bytes.."))
 	require.NoError(t, err)
-	h.acts = &activities.Activities{Store: h.st, Mailer: mailer, Templates: tpl, SMSTemplates: smsTpl, Feedback: h.links, Unsubscribe: h.unsub}
+	h.acts = &activities.Activities{Store: h.st, Accounts: h.st.Accounts, Mailer: mailer, Templates: tpl, SMSTemplates: smsTpl, Feedback: h.links, Unsubscribe: h.unsub}
 	return h
 }
 
@@ -84,7 +85,7 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email, FirstName: "Jane", LastName: "Doe", Locale: "de_DE",
 		Products: []eventfixture.Product{{Name: "Wanderschuh <Trail>", ImageURL: "https://cdn.example/shoe.png"}}})
-	_, err := h.st.UpdateBranding(t.Context(), a.AccountID, store.BrandingUpdate{DisplayName: new("Nordlicht Outdoor"),
+	_, err := h.st.Accounts.UpdateBranding(t.Context(), a.AccountID, accountdb.BrandingUpdate{DisplayName: new("Nordlicht Outdoor"),
 		ReplyTo: new("care@nordlicht.example")})
 	require.NoError(t, err)
 

@@ -77,7 +77,7 @@ func TestSendRendersTheTemplateInForce(t *testing.T) {
 
 func eventfixtureShop(t *testing.T, h *harness, a *eventfixture.Account) string {
 	t.Helper()
-	acc, err := h.st.Account(t.Context(), a.AccountID)
+	acc, err := h.st.Accounts.Account(t.Context(), a.AccountID)
 	require.NoError(t, err)
 	return acc.Brand().DisplayName
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -140,7 +141,7 @@ func TestSMSInviteThroughTheProvider(t *testing.T) {
 	api := newTwilioAPI(t)
 	acts := h.withProvider(t, api, 5*time.Second)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: invite.SMS})
-	_, err := h.st.UpdateBranding(t.Context(), a.AccountID, store.BrandingUpdate{DisplayName: new("Nordlicht Outdoor")})
+	_, err := h.st.Accounts.UpdateBranding(t.Context(), a.AccountID, accountdb.BrandingUpdate{DisplayName: new("Nordlicht Outdoor")})
 	require.NoError(t, err)
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Locale: "de", FirstName: "Jane", Mobile: nationalMobile})
 
@@ -350,7 +351,7 @@ func TestSMSReminder(t *testing.T) {
 	api := newTwilioAPI(t)
 	acts := h.withProvider(t, api, 5*time.Second)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: invite.SMS, MinDays: 30})
-	_, err := h.st.UpdateBranding(t.Context(), a.AccountID, store.BrandingUpdate{DisplayName: new("Nordlicht Outdoor")})
+	_, err := h.st.Accounts.UpdateBranding(t.Context(), a.AccountID, accountdb.BrandingUpdate{DisplayName: new("Nordlicht Outdoor")})
 	require.NoError(t, err)
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now().Add(-72 * time.Hour), Locale: "fr",
 		FirstName: "Zoé", Mobile: "06 12 34 56 78"})

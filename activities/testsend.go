@@ -34,7 +34,7 @@ func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSend
 	if ts.Status != store.TestSendPending {
 		return workflows.TestSendResult{Status: ts.Status, Error: ts.Error}, nil
 	}
-	acc, err := a.Store.Account(ctx, ts.AccountID)
+	acc, err := a.Accounts.Account(ctx, ts.AccountID)
 	if err != nil {
 		return workflows.TestSendResult{}, storeError(err)
 	}
@@ -45,7 +45,7 @@ func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSend
 	chosen := templates.Choose(etLevel, accLevel)
 	eventType := ""
 	if ts.EventTypeID != "" {
-		et, err := a.Store.EventType(ctx, ts.AccountID, ts.EventTypeID)
+		et, err := a.Accounts.EventType(ctx, ts.AccountID, ts.EventTypeID)
 		if err != nil {
 			return workflows.TestSendResult{}, storeError(err)
 		}

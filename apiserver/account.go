@@ -6,7 +6,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/brand"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // accountJSON is GET /account: the caller's account and its branding;
@@ -43,14 +43,14 @@ type limitsJSON struct {
 	WebhookEndpoints limitJSON `json:"webhookEndpoints"`
 }
 
-func limitsOut(l store.Limits, now time.Time) limitsJSON {
+func limitsOut(l accountdb.Limits, now time.Time) limitsJSON {
 	limit := func(n int) *int {
 		if n <= 0 {
 			return nil
 		}
 		return &n
 	}
-	one := func(l store.Limit) limitJSON { return limitJSON{Limit: limit(l.Limit), Used: l.Used} }
+	one := func(l accountdb.Limit) limitJSON { return limitJSON{Limit: limit(l.Limit), Used: l.Used} }
 	out := limitsJSON{Day: now.UTC().Format(time.DateOnly), DailySends: one(l.DailySends), DailyEvents: one(l.DailyEvents),
 		Channels: one(l.Channels), EventTypes: one(l.EventTypes), WebhookEndpoints: one(l.WebhookEndpoints)}
 	out.RecipientDailyCap.Limit = limit(l.RecipientDailyCap)
@@ -58,8 +58,8 @@ func limitsOut(l store.Limits, now time.Time) limitsJSON {
 }
 
 // writeAccount answers the account with its limits.
-func (s *server) writeAccount(w http.ResponseWriter, r *http.Request, a store.Account) {
-	l, err := s.store.AccountLimits(r.Context(), a.ID)
+func (s *server) writeAccount(w http.ResponseWriter, r *http.Request, a accountdb.Account) {
+	l, err := s.accounts.AccountLimits(r.Context(), a.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -69,7 +69,7 @@ func (s *server) writeAccount(w http.ResponseWriter, r *http.Request, a store.Ac
 	writeJSON(w, http.StatusOK, out)
 }
 
-func accountOut(a store.Account) accountJSON {
+func accountOut(a accountdb.Account) accountJSON {
 	orNull := func(s string) *string {
 		if s == "" {
 			return nil
@@ -93,7 +93,7 @@ type accountPatch struct {
 }
 
 func (s *server) getAccount(w http.ResponseWriter, r *http.Request) {
-	a, err := s.store.Account(r.Context(), accountID(r))
+	a, err := s.accounts.Account(r.Context(), accountID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -112,7 +112,7 @@ func (s *server) updateAccount(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	a, err := s.store.UpdateBranding(r.Context(), accountID(r), u)
+	a, err := s.accounts.UpdateBranding(r.Context(), accountID(r), u)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -123,7 +123,7 @@ func (s *server) updateAccount(w http.ResponseWriter, r *http.Request) {
 // BrandingUpdate validates a change of branding, for the API and the
 // admin CLI alike: nil keeps a field, "" clears it, anything else must
 // pass the brand package's checks. The error lists every bad field.
-func BrandingUpdate(displayName, logoURL, color, replyTo *string) (store.BrandingUpdate, error) {
+func BrandingUpdate(displayName, logoURL, color, replyTo *string) (accountdb.BrandingUpdate, error) {
 	var errs fieldErrors
 	check := func(field string, v *string, validate func(string) error) {
 		if v == nil || *v == "" {
@@ -137,5 +137,5 @@ func BrandingUpdate(displayName, logoURL, color, replyTo *string) (store.Brandin
 	check("logoUrl", logoURL, brand.ValidateLogoURL)
 	check("brandColor", color, brand.ValidateColor)
 	check("replyTo", replyTo, brand.ValidateReplyTo)
-	return store.BrandingUpdate{DisplayName: displayName, LogoURL: logoURL, BrandColor: color, ReplyTo: replyTo}, errs.err()
+	return accountdb.BrandingUpdate{DisplayName: displayName, LogoURL: logoURL, BrandColor: color, ReplyTo: replyTo}, errs.err()
 }

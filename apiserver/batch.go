@@ -181,7 +181,7 @@ func (s *server) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 	}
 	// The daily quota of accepted events: the first events of the batch
 	// that fit are accepted, each one after them gets its own 429.
-	granted, limit, err := s.store.TakeEventQuota(r.Context(), accountID(r), len(events))
+	granted, limit, err := s.accounts.TakeEventQuota(r.Context(), accountID(r), len(events))
 	if err != nil {
 		return batchOut{}, err
 	}

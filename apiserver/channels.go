@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 type channelJSON struct {
@@ -15,7 +15,7 @@ type channelJSON struct {
 	Type      string    `json:"type"`
 }
 
-func channelOut(ch store.Channel) channelJSON {
+func channelOut(ch accountdb.Channel) channelJSON {
 	return channelJSON{ID: ch.ID, CreatedAt: timestamp(ch.CreatedAt), UpdatedAt: timestamp(ch.UpdatedAt), Name: ch.Name, Type: ch.Type}
 }
 
@@ -34,7 +34,7 @@ func (s *server) createChannel(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	typ := store.ChannelTypeNative
+	typ := accountdb.ChannelTypeNative
 	var errs fieldErrors
 	errs.check("name", checkName(in.Name))
 	if in.Type != nil {
@@ -45,7 +45,7 @@ func (s *server) createChannel(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ch, err := s.store.CreateChannel(r.Context(), accountID(r), in.Name, typ)
+	ch, err := s.accounts.CreateChannel(r.Context(), accountID(r), in.Name, typ)
 	if err != nil {
 		s.fail(w, r, about("channel", in.Name, err))
 		return
@@ -61,7 +61,7 @@ func (s *server) listChannels(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	chs, next, err := s.store.ListChannels(r.Context(), accountID(r), p)
+	chs, next, err := s.accounts.ListChannels(r.Context(), accountID(r), p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -75,7 +75,7 @@ func (s *server) getChannel(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ch, err := s.store.Channel(r.Context(), accountID(r), id)
+	ch, err := s.accounts.Channel(r.Context(), accountID(r), id)
 	if err != nil {
 		s.fail(w, r, about("channel", "", err))
 		return

@@ -110,7 +110,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 		"the verifier did not discover the issuer")
 
 	e.feedbackLinks, e.unsubscribeLinks = testLinks(t)
-	opts := apiserver.Options{Store: st, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
+	opts := apiserver.Options{Store: st, Accounts: st.Accounts, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
 		SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t), PublicationKeys: testPublicationKeys(t, st)}
 	for _, c := range configure {
 		c(&opts)
@@ -119,7 +119,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 	e.srv = httptest.NewServer(validated(t, e.api, false))
 	t.Cleanup(e.srv.Close)
 
-	acc, ch, err := e.authStore.CreateAccount(ctx, "A")
+	acc, ch, err := e.authStore.Accounts.CreateAccount(ctx, "A")
 	require.NoError(t, err)
 	e.account, e.channel = acc.ID, ch.ID
 	e.token = e.tokenFor(t, acc.ID, auth.GroupFull)
@@ -169,7 +169,7 @@ func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	t.Helper()
 	c := *e
 	c.logs = &syncbuf.Buffer{}
-	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Store: e.store, Auth: a, Logger: c.logger(),
+	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Auth: a, Logger: c.logger(),
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t),
 		PublicationKeys: testPublicationKeys(t, e.store)}), false))
 	t.Cleanup(c.srv.Close)
@@ -230,7 +230,7 @@ func clientOf(t testing.TB, tok string) string {
 // otherAccount creates a second tenant and returns its full token.
 func (e *env) otherAccount(t testing.TB) (accountID, token string) {
 	t.Helper()
-	acc, _, err := e.store.CreateAccount(context.Background(), "B")
+	acc, _, err := e.store.Accounts.CreateAccount(context.Background(), "B")
 	require.NoError(t, err)
 	return acc.ID, e.tokenFor(t, acc.ID, auth.GroupFull)
 }

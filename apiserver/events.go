@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -245,13 +246,13 @@ func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	granted, limit, err := s.store.TakeEventQuota(r.Context(), e.AccountID, 1)
+	granted, limit, err := s.accounts.TakeEventQuota(r.Context(), e.AccountID, 1)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	if granted == 0 {
-		s.fail(w, r, &store.QuotaError{Kind: store.QuotaEvents, Limit: limit})
+		s.fail(w, r, &accountdb.QuotaError{Kind: accountdb.QuotaEvents, Limit: limit})
 		return
 	}
 	acc, err := s.store.AcceptEvent(r.Context(), e)
@@ -285,7 +286,7 @@ func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
 // that were not accepted as new. A failure is only logged: the count is
 // then a little high until the day ends.
 func (s *server) returnEventQuota(r *http.Request, accountID string, n int) {
-	if err := s.store.ReturnEventQuota(context.WithoutCancel(r.Context()), accountID, n); err != nil {
+	if err := s.accounts.ReturnEventQuota(context.WithoutCancel(r.Context()), accountID, n); err != nil {
 		s.log.Warn("daily event count not given back", "account_id", accountID, "events", n, "error", err)
 	}
 }

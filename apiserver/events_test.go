@@ -183,7 +183,7 @@ func TestUnknownTypeOrChannelIs422(t *testing.T) {
 	assert.Contains(t, p["detail"], `"renewal"`)
 
 	other, otherToken := e.otherAccount(t)
-	otherChannel, err := e.store.DefaultChannel(context.Background(), other)
+	otherChannel, err := e.store.Accounts.DefaultChannel(context.Background(), other)
 	require.NoError(t, err)
 	ev := e.minimalEvent("checkout")
 	ev["channel"] = map[string]any{"id": otherChannel.ID}

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 type eventTypeJSON struct {
@@ -15,7 +15,7 @@ type eventTypeJSON struct {
 	Name      string    `json:"name"`
 }
 
-func eventTypeOut(et store.EventType) eventTypeJSON {
+func eventTypeOut(et accountdb.EventType) eventTypeJSON {
 	return eventTypeJSON{ID: et.ID, CreatedAt: timestamp(et.CreatedAt), UpdatedAt: timestamp(et.UpdatedAt), Active: et.Active, Name: et.Name}
 }
 
@@ -50,7 +50,7 @@ func (s *server) createEventType(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	active := in.Active == nil || *in.Active
-	et, err := s.store.CreateEventType(r.Context(), accountID(r), in.Name, active)
+	et, err := s.accounts.CreateEventType(r.Context(), accountID(r), in.Name, active)
 	if err != nil {
 		s.fail(w, r, about("event type", in.Name, err))
 		return
@@ -61,7 +61,7 @@ func (s *server) createEventType(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "name", "active")
-	f := store.EventTypeFilter{Active: q.boolean("active")}
+	f := accountdb.EventTypeFilter{Active: q.boolean("active")}
 	if name := q.get("name"); name != "" {
 		f.Name = &name
 	}
@@ -70,7 +70,7 @@ func (s *server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ets, next, err := s.store.ListEventTypes(r.Context(), accountID(r), f, p)
+	ets, next, err := s.accounts.ListEventTypes(r.Context(), accountID(r), f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -84,7 +84,7 @@ func (s *server) getEventType(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	et, err := s.store.EventType(r.Context(), accountID(r), id)
+	et, err := s.accounts.EventType(r.Context(), accountID(r), id)
 	if err != nil {
 		s.fail(w, r, about("event type", "", err))
 		return
@@ -103,7 +103,7 @@ func (s *server) updateEventType(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var u store.EventTypeUpdate
+	var u accountdb.EventTypeUpdate
 	var errs fieldErrors
 	if in.Name.Set {
 		errs.check("name", checkName(in.Name.Value))
@@ -116,7 +116,7 @@ func (s *server) updateEventType(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	et, err := s.store.UpdateEventType(r.Context(), accountID(r), id, u)
+	et, err := s.accounts.UpdateEventType(r.Context(), accountID(r), id, u)
 	if err != nil {
 		name := ""
 		if u.Name != nil {

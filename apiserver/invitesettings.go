@@ -9,7 +9,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 type inviteSettingJSON struct {
@@ -27,7 +27,7 @@ type inviteSettingJSON struct {
 	UpdatedAt             timestamp            `json:"updatedAt"`
 }
 
-func inviteSettingOut(is store.InviteSetting) inviteSettingJSON {
+func inviteSettingOut(is accountdb.InviteSetting) inviteSettingJSON {
 	return inviteSettingJSON{ID: is.ID, ChannelID: is.ChannelID, EventTypeID: is.EventTypeID, Active: is.Active,
 		Medium: is.Medium, Delay: is.Delay, DelayFrom: is.DelayFrom, SendWindow: is.SendWindow,
 		MinDaysBetweenInvites: is.MinDaysBetweenInvites, Reminder: reminderSettingOf(is.ReminderDelay),
@@ -96,7 +96,7 @@ const maxMinDaysBetweenInvites = 365
 
 // apply merges the patch into is and validates the result; every invalid
 // field is reported with its path.
-func (p inviteSettingPatch) apply(is *store.InviteSetting) error {
+func (p inviteSettingPatch) apply(is *accountdb.InviteSetting) error {
 	var errs fieldErrors
 	if p.Active.Set {
 		is.Active = p.Active.Value
@@ -113,7 +113,7 @@ func (p inviteSettingPatch) apply(is *store.InviteSetting) error {
 	}
 	if p.DelayFrom.Set {
 		is.DelayFrom = p.DelayFrom.Value
-		errs.check("delayFrom", oneOf(is.DelayFrom, store.DelayFromEvent, store.DelayFromTransaction, store.DelayFromDelivery))
+		errs.check("delayFrom", oneOf(is.DelayFrom, accountdb.DelayFromEvent, accountdb.DelayFromTransaction, accountdb.DelayFromDelivery))
 	}
 	if p.MinDaysBetweenInvites.Set {
 		is.MinDaysBetweenInvites = p.MinDaysBetweenInvites.Value
@@ -185,13 +185,13 @@ func unwrapAll(err error) []error {
 
 func (s *server) listInviteSettings(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "channelId", "eventTypeId")
-	f := store.InviteSettingFilter{ChannelID: q.id("channelId", "chl"), EventTypeID: q.id("eventTypeId", "ety")}
+	f := accountdb.InviteSettingFilter{ChannelID: q.id("channelId", "chl"), EventTypeID: q.id("eventTypeId", "ety")}
 	p := q.page("ist")
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	settings, next, err := s.store.ListInviteSettings(r.Context(), accountID(r), f, p)
+	settings, next, err := s.accounts.ListInviteSettings(r.Context(), accountID(r), f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -205,7 +205,7 @@ func (s *server) getInviteSetting(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	is, err := s.store.InviteSetting(r.Context(), accountID(r), id)
+	is, err := s.accounts.InviteSetting(r.Context(), accountID(r), id)
 	if err != nil {
 		s.fail(w, r, about("invite setting", "", err))
 		return
@@ -226,11 +226,11 @@ func (s *server) updateInviteSetting(w http.ResponseWriter, r *http.Request) {
 	}
 	apply := in.apply
 	if in.Medium.Set && in.Medium.Value == invite.SMS && s.sms == nil {
-		apply = func(is *store.InviteSetting) error { return refuseSMS(in.apply(is)) }
+		apply = func(is *accountdb.InviteSetting) error { return refuseSMS(in.apply(is)) }
 	}
 	// The merge runs under the row lock, so concurrent patches of
 	// different fields both survive.
-	is, err := s.store.UpdateInviteSetting(r.Context(), accountID(r), id, apply)
+	is, err := s.accounts.UpdateInviteSetting(r.Context(), accountID(r), id, apply)
 	if err != nil {
 		s.fail(w, r, about("invite setting", "", err))
 		return

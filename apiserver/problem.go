@@ -12,6 +12,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // retryAfter is the Retry-After of a 503, in seconds.
@@ -106,7 +107,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	info := infoFrom(r.Context())
 	var ae *apiError
 	var subj *subject
-	var quota *store.QuotaError
+	var quota *accountdb.QuotaError
 	var refused statusError
 	errors.As(err, &subj)
 	switch {
@@ -121,20 +122,20 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &quota) && quota.Kind == store.QuotaTestSends:
 		ae = newError(http.StatusTooManyRequests, "this account may send at most %d tests of its templates a day (UTC)", quota.Limit)
 		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
-	case errors.As(err, &quota) && quota.Kind == store.QuotaDailySends:
+	case errors.As(err, &quota) && quota.Kind == accountdb.QuotaDailySends:
 		ae = newError(http.StatusTooManyRequests, "the account's daily send quota of %d is used up; "+
 			"the operator can raise it (touchpoint accounts set-quota)", quota.Limit)
 		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
-	case errors.As(err, &quota) && quota.Kind == store.QuotaRecipient:
+	case errors.As(err, &quota) && quota.Kind == accountdb.QuotaRecipient:
 		ae = newError(http.StatusTooManyRequests, "the account may send at most %d messages a day (UTC) to one address, "+
 			"invites and tests alike; the operator can raise it (touchpoint accounts set-quota --recipient-daily-cap)", quota.Limit)
 		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
-	case errors.As(err, &quota) && quota.Kind == store.QuotaEvents:
+	case errors.As(err, &quota) && quota.Kind == accountdb.QuotaEvents:
 		ae = eventQuotaError(quota.Limit, s.now())
 	case errors.As(err, &quota):
 		// 429, though waiting will not help: the quota is of the account.
-		what := map[string]string{store.QuotaChannels: "channels", store.QuotaEventTypes: "event types",
-			store.QuotaWebhooks: "webhook endpoints"}[quota.Kind]
+		what := map[string]string{accountdb.QuotaChannels: "channels", accountdb.QuotaEventTypes: "event types",
+			accountdb.QuotaWebhooks: "webhook endpoints"}[quota.Kind]
 		ae = newError(http.StatusTooManyRequests, "this account may have at most %d %s; "+
 			"the operator can raise its quota (touchpoint accounts set-quota)", quota.Limit, what)
 	case errors.Is(err, store.ErrConflict):

@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // The public endpoints of an account's reviews: no token, readable from
@@ -115,17 +116,17 @@ func (s *server) writePublicJSON(w http.ResponseWriter, r *http.Request, content
 
 // publicAccount reads the account of the path's {acc} (404 when it is
 // none).
-func (s *server) publicAccount(r *http.Request) (store.Account, error) {
+func (s *server) publicAccount(r *http.Request) (accountdb.Account, error) {
 	return s.accountByID(r, mux.Vars(r)["acc"])
 }
 
-func (s *server) accountByID(r *http.Request, id string) (store.Account, error) {
+func (s *server) accountByID(r *http.Request, id string) (accountdb.Account, error) {
 	if !store.ValidID("acc", id) {
-		return store.Account{}, newError(http.StatusNotFound, "account not found")
+		return accountdb.Account{}, newError(http.StatusNotFound, "account not found")
 	}
-	a, err := s.store.Account(r.Context(), id)
+	a, err := s.accounts.Account(r.Context(), id)
 	if err != nil {
-		return store.Account{}, about("account", "", err)
+		return accountdb.Account{}, about("account", "", err)
 	}
 	return a, nil
 }
@@ -198,7 +199,7 @@ func (s *server) getAccountJSONLD(w http.ResponseWriter, r *http.Request) {
 }
 
 // publicProductQuery reads ?account=&sku=|gtin=|mpn= (and the page).
-func (s *server) publicProductQuery(r *http.Request, list bool) (store.Account, review.ProductKey, store.Page, error) {
+func (s *server) publicProductQuery(r *http.Request, list bool) (accountdb.Account, review.ProductKey, store.Page, error) {
 	q := parseQuery(r, "account", "sku", "gtin", "mpn")
 	if !list {
 		q.noPage()
@@ -210,7 +211,7 @@ func (s *server) publicProductQuery(r *http.Request, list bool) (store.Account, 
 	}
 	p := q.page("prv")
 	if err := q.err(); err != nil {
-		return store.Account{}, review.ProductKey{}, p, err
+		return accountdb.Account{}, review.ProductKey{}, p, err
 	}
 	a, err := s.accountByID(r, acc)
 	return a, key, p, err
@@ -472,7 +473,7 @@ func (s *server) getVerifyPage(w http.ResponseWriter, r *http.Request) {
 		s.publicPageError(w, r, lang, err)
 		return
 	}
-	a, err := s.store.Account(r.Context(), rev.AccountID)
+	a, err := s.accounts.Account(r.Context(), rev.AccountID)
 	if err != nil {
 		s.publicPageError(w, r, lang, err)
 		return

@@ -248,7 +248,7 @@ func BenchmarkGoogleFeedAtScale(b *testing.B) {
 	db := testdb.New(b)
 	st := store.New(db, "P7D")
 	ctx := context.Background()
-	acc, ch, err := st.CreateAccount(ctx, "Big shop")
+	acc, ch, err := st.Accounts.CreateAccount(ctx, "Big shop")
 	require.NoError(b, err)
 	start := time.Now()
 	seedPublicReviews(b, db, acc.ID, ch.ID, n, 0)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // BenchmarkListEventsAtScale loads one account with a million events
@@ -30,9 +31,9 @@ func BenchmarkListEventsAtScale(b *testing.B) {
 	}
 	e := newEnv(b, func(o *apiserver.Options) { o.RatePerSecond, o.RateBurst = 1e6, 1e6 }) // measure, not throttle
 	ctx := context.Background()
-	et, err := e.store.CreateEventType(ctx, e.account, "checkout", true)
+	et, err := e.store.Accounts.CreateEventType(ctx, e.account, "checkout", true)
 	require.NoError(b, err)
-	settings, _, err := e.store.ListInviteSettings(ctx, e.account, store.InviteSettingFilter{EventTypeID: et.ID}, store.Page{Limit: 1})
+	settings, _, err := e.store.Accounts.ListInviteSettings(ctx, e.account, accountdb.InviteSettingFilter{EventTypeID: et.ID}, store.Page{Limit: 1})
 	require.NoError(b, err)
 	start := time.Now()
 	loadEvents(b, e, et.ID, settings[0].ID, n)

@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 func TestNosniffOnEveryAnswer(t *testing.T) {
@@ -188,7 +189,7 @@ func TestReadinessIsCachedForASecond(t *testing.T) {
 func TestResourceQuotasAnswer429(t *testing.T) {
 	t.Parallel()
 	st := store.New(testdb.New(t), "P7D")
-	st.Quotas = store.Quotas{Channels: 2, EventTypes: 1}
+	st.Accounts.Quotas = accountdb.Quotas{Channels: 2, EventTypes: 1}
 	e := newEnvWith(t, st)
 	e.create(t, "/channels", map[string]any{"name": "shop"}) // with Default: two
 	r := e.do(t, http.MethodPost, "/channels", e.token, map[string]any{"name": "one too many"})
@@ -211,7 +212,7 @@ func TestResourceQuotasAnswer429(t *testing.T) {
 func TestWebhookEndpointQuotaAnswers429(t *testing.T) {
 	t.Parallel()
 	st := store.New(testdb.New(t), "P7D")
-	st.Quotas = store.Quotas{WebhookEndpoints: 2}
+	st.Accounts.Quotas = accountdb.Quotas{WebhookEndpoints: 2}
 	e := newEnvWith(t, st)
 	hook := map[string]any{"url": "https://hooks.example.com/tp", "events": []string{"invite.sent"}}
 	e.create(t, "/webhooks", hook)
@@ -245,7 +246,7 @@ func requireRetryAtMidnight(t *testing.T, value string, before, after time.Time)
 func TestDailyEventQuota(t *testing.T) {
 	t.Parallel()
 	st := store.New(testdb.New(t), "P7D")
-	st.Quotas = store.Quotas{DailyEvents: 3}
+	st.Accounts.Quotas = accountdb.Quotas{DailyEvents: 3}
 	e := newEnvWith(t, st)
 	e.create(t, "/event-types", map[string]any{"name": "checkout"})
 	dailyEvents := func() any {
@@ -274,7 +275,7 @@ func TestDailyEventQuota(t *testing.T) {
 	// The account's own quota: two more fit; a batch of four valid events
 	// and an invalid one gets two accepted, two 429s and one 400.
 	five := 5
-	_, err := e.store.SetAccountQuotas(context.Background(), e.account, store.QuotaUpdate{DailyEvents: &five})
+	_, err := e.store.Accounts.SetAccountQuotas(context.Background(), e.account, accountdb.QuotaUpdate{DailyEvents: &five})
 	require.NoError(t, err)
 	batch := []any{e.minimalEvent("checkout"), map[string]any{"type": "checkout"}, e.minimalEvent("checkout"),
 		e.minimalEvent("checkout"), e.minimalEvent("checkout")}

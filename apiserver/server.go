@@ -43,8 +43,9 @@ const DefaultMaxBodyBytes = 64 << 10
 
 // Options are the API's dependencies.
 type Options struct {
-	Store *store.Store       // required
-	Auth  auth.Authenticator // required
+	Store    *store.Store       // required
+	Accounts AccountStore       // required
+	Auth     auth.Authenticator // required
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
 	// MaxBodyBytes limits request bodies (413 above); 0 means 64 KiB.
@@ -158,6 +159,7 @@ type Signaler interface {
 
 type server struct {
 	store     *store.Store
+	accounts  AccountStore
 	auth      auth.Authenticator
 	log       *slog.Logger
 	maxBody   int64
@@ -220,9 +222,9 @@ func (a *Server) Drain() { a.s.draining.Store(true) }
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
+	if opts.Store == nil || opts.Accounts == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
 		opts.PublicationKeys == nil {
-		panic("apiserver.New: Store, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
+		panic("apiserver.New: Store, Accounts, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
 	}
 	if opts.Templates == nil {
 		var err error
@@ -230,7 +232,7 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{store: opts.Store, accounts: opts.Accounts, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
@@ -257,7 +259,7 @@ func New(opts Options) *Server {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	var err error
-	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: opts.Store,
+	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: pageStore{opts.Accounts, opts.Store},
 		FeedbackLinks: opts.FeedbackLinks, UnsubscribeLinks: opts.UnsubscribeLinks, FeedbackLinkTTL: opts.FeedbackLinkTTL,
 		Now: s.now, Metrics: s.metrics, Reviewed: s.signalReview, HSTS: opts.HSTS,
 		Report: func(r *http.Request, err error) { infoFrom(r.Context()).err = err }})

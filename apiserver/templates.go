@@ -218,13 +218,13 @@ func (s *server) checkTemplate(r *http.Request, kind templates.Kind, lang, event
 // sample is the sample data of a preview, a test send or an SMS length
 // check: the account's branding, the event type's name, sample links.
 func (s *server) sample(r *http.Request, lang, eventTypeID string) (templates.Input, error) {
-	acc, err := s.store.Account(r.Context(), accountID(r))
+	acc, err := s.accounts.Account(r.Context(), accountID(r))
 	if err != nil {
 		return templates.Input{}, err
 	}
 	name := ""
 	if eventTypeID != "" {
-		et, err := s.store.EventType(r.Context(), accountID(r), eventTypeID)
+		et, err := s.accounts.EventType(r.Context(), accountID(r), eventTypeID)
 		if err != nil {
 			return templates.Input{}, about("event type", "", err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 var shopInvite = map[string]any{
@@ -237,7 +238,7 @@ func TestTemplateHostileInput(t *testing.T) {
 func TestTemplatePreview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	_, err := e.store.UpdateBranding(t.Context(), e.account, store.BrandingUpdate{DisplayName: new("Nordlicht Outdoor")})
+	_, err := e.store.Accounts.UpdateBranding(t.Context(), e.account, accountdb.BrandingUpdate{DisplayName: new("Nordlicht Outdoor")})
 	require.NoError(t, err)
 	et := e.create(t, "/event-types", map[string]any{"name": "checkout"})["id"].(string)
 	preview := func(body map[string]any) map[string]any {
@@ -378,7 +379,7 @@ func TestTemplateTestSendReachesOnlyWhomAnInviteMay(t *testing.T) {
 	assert.True(t, strings.HasPrefix(fieldMessage(t, r, "to"), "suppressed"), fieldMessage(t, r, "to"))
 	assert.Contains(t, fieldMessage(t, r, "to"), "bounced")
 
-	_, err := e.store.SetAccountQuotas(t.Context(), e.account, store.QuotaUpdate{RecipientDailyCap: new(2)})
+	_, err := e.store.Accounts.SetAccountQuotas(t.Context(), e.account, accountdb.QuotaUpdate{RecipientDailyCap: new(2)})
 	require.NoError(t, err)
 	first := send("owner@shop.example")
 	require.Equal(t, http.StatusAccepted, first.status, "%s", first.body)

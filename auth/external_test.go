@@ -95,7 +95,7 @@ func TestExternalIssuersAlongsideBuiltIn(t *testing.T) {
 
 	// "erp" is linked under both providers, to different accounts;
 	// "billing" only under the Auth0-like one.
-	shopB, _, err := e.st.CreateAccount(ctx, "Shop B")
+	shopB, _, err := e.st.Accounts.CreateAccount(ctx, "Shop B")
 	require.NoError(t, err)
 	kcERP, err := e.st.Auth.LinkClient(ctx, shopB.ID, kc.url, "erp", "erp (Keycloak)", auth.GroupReadonly)
 	require.NoError(t, err)

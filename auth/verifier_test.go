@@ -59,7 +59,7 @@ func newEnv(t testing.TB) *env {
 	e := &env{st: store.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)),
 		log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	e.st.SetClock(e.clock.Now)
-	acc, _, err := e.st.CreateAccount(ctx, "Acme")
+	acc, _, err := e.st.Accounts.CreateAccount(ctx, "Acme")
 	require.NoError(t, err)
 	var hash []byte
 	e.secret, hash = authserver.NewClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret))

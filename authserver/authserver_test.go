@@ -54,7 +54,7 @@ func newFixture(t *testing.T, configure ...func(*authserver.Options)) *fixture {
 	ctx := context.Background()
 	f := &fixture{st: store.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC))}
 	f.st.SetClock(f.clock.Now)
-	acc, _, err := f.st.CreateAccount(ctx, "Acme")
+	acc, _, err := f.st.Accounts.CreateAccount(ctx, "Acme")
 	require.NoError(t, err)
 	var hash []byte
 	f.secret, hash = authserver.NewClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret))

@@ -34,7 +34,7 @@ func TestBenchKeepsItsTokenFresh(t *testing.T) {
 	ctx := t.Context()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	st := store.New(testdb.New(t), "P7D")
-	acc, ch, err := st.CreateAccount(ctx, "Bench")
+	acc, ch, err := st.Accounts.CreateAccount(ctx, "Bench")
 	require.NoError(t, err)
 	const key = "bench-token-test-secret-key-0123456789abcdef"
 	secret, hash := authserver.NewClientSecret(secretkey.Derive(key, secretkey.ClientSecret))
@@ -67,7 +67,7 @@ func TestBenchKeepsItsTokenFresh(t *testing.T) {
 	require.NoError(t, err)
 	pubKeys, err := publication.NewKeys(st, secretkey.Derive(key, secretkey.PublicationKey), nil)
 	require.NoError(t, err)
-	apiSrv.Config.Handler = apiserver.New(apiserver.Options{Store: st, Auth: verifier, Logger: quiet,
+	apiSrv.Config.Handler = apiserver.New(apiserver.Options{Store: st, Accounts: st.Accounts, Auth: verifier, Logger: quiet,
 		FeedbackLinks: fb, UnsubscribeLinks: unsub, WebhookSecrets: secrets, PublicationKeys: pubKeys})
 	apiSrv.Start()
 	t.Cleanup(apiSrv.Close)

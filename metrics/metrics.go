@@ -138,7 +138,7 @@ func (s *Set) TokenVerification(result string) {
 	}
 }
 
-// QuotaExceeded counts one refusal by an account quota (store.Quota…).
+// QuotaExceeded counts one refusal by an account quota (accountdb.Quota…).
 func (s *Set) QuotaExceeded(kind string) {
 	if s != nil {
 		s.quotaExceeded.WithLabelValues(kind).Inc()

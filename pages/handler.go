@@ -19,6 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // The handlers of the pages a customer reaches from an invite: no token,
@@ -45,7 +46,7 @@ type Store interface {
 		reason invite.SuppressionReason, eventID string) (store.Suppression, bool, error)
 	MarkOpened(ctx context.Context, eventID string) (bool, error)
 	LoadTestSend(ctx context.Context, id string) (store.TestSend, error)
-	Account(ctx context.Context, id string) (store.Account, error)
+	Account(ctx context.Context, id string) (accountdb.Account, error)
 }
 
 // HandlerOptions are the handlers' dependencies.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // Caches (browsers, CDNs, feed readers) keep a public answer by its
@@ -51,7 +52,7 @@ func FeedETag(base, accountID string, v int64) string {
 var FeedRenderer = sync.OnceValue(func() string {
 	h := sha256.New()
 	items := feedSample()
-	for _, acc := range []store.Account{
+	for _, acc := range []accountdb.Account{
 		{ID: "acc-sample", Name: "Sample shop", DisplayName: "Shop <&> \"Ltd\"", LogoURL: "https://shop.example/logo.png?a=1&b=<2>"},
 		{ID: "acc-sample", Name: "Sample shop", LogoURL: "https://localhost/logo.png"},
 	} {

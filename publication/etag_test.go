@@ -14,6 +14,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 var update = flag.Bool("update", false, "record the golden feed's hash and its ETag anew")
@@ -53,7 +54,7 @@ func TestFeedETagFollowsItsBytes(t *testing.T) {
 		items = append(items, it)
 	}
 	var raw []byte
-	for _, acc := range []store.Account{
+	for _, acc := range []accountdb.Account{
 		{ID: "acc-golden", Name: "Golden shop", LogoURL: "https://shop.example/logo.png"},
 		{ID: "acc-golden", Name: "Golden shop", DisplayName: "Gold & Co"},
 	} {

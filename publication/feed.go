@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // Google's Product Reviews Feed, version 2.3, written with encoding/xml's
@@ -44,7 +45,7 @@ const feedFlushEvery = 256
 
 // Feed describes an account's feed.
 type Feed struct {
-	Account store.Account
+	Account accountdb.Account
 	// ReviewURL is the address of the page that shows one review alone
 	// (review_url type="singleton").
 	ReviewURL func(reviewID string) string

@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // feedItem is a public product review with a comment, of product p.
@@ -24,7 +25,7 @@ func feedItem(i int, p store.Product) store.FeedItem {
 
 // writeFeed writes the feed of items for acc, each review's address on
 // api.example.
-func writeFeed(t *testing.T, acc store.Account, items []store.FeedItem) []byte {
+func writeFeed(t *testing.T, acc accountdb.Account, items []store.FeedItem) []byte {
 	t.Helper()
 	return write(t, publication.Feed{Account: acc, ReviewURL: func(id string) string { return "https://api.example/public/reviews/" + id + "/verify" }}, items)
 }
@@ -69,7 +70,7 @@ func TestFeedFollowsGoogleSchema(t *testing.T) {
 		"an address without dot": {Name: "Local", SKU: "L-1", URL: "https://localhost/p"},
 		"hostile text":           {Name: hostile, SKU: "S<1>", MPN: "M&1", Brand: "Acme ]]>", URL: "https://shop.example/p?a=1&b=2"},
 	}
-	accounts := map[string]store.Account{
+	accounts := map[string]accountdb.Account{
 		"with a logo":            hostileAccount(),
 		"without a logo":         {ID: store.NewID("acc"), Name: "Shop"},
 		"a logo the schema bars": {ID: store.NewID("acc"), Name: "Shop", LogoURL: "https://localhost/logo.png"},

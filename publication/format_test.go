@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -43,11 +44,11 @@ var (
 	shopName = "Shop <&> \"Ltd\""
 )
 
-func hostileAccount() store.Account {
-	return store.Account{ID: store.NewID("acc"), Name: "ignored", DisplayName: shopName, LogoURL: "https://shop.example/logo.png?a=1&b=<2>"}
+func hostileAccount() accountdb.Account {
+	return accountdb.Account{ID: store.NewID("acc"), Name: "ignored", DisplayName: shopName, LogoURL: "https://shop.example/logo.png?a=1&b=<2>"}
 }
 
-func hostileReview(acc store.Account, showName bool) store.PublicReview {
+func hostileReview(acc accountdb.Account, showName bool) store.PublicReview {
 	r := store.PublicReview{Review: store.Review{ID: store.NewID("rev"), AccountID: acc.ID, EventID: store.NewID("evt"), Rating: 4,
 		Comment: hostile, Locale: "de", Status: review.Published, Public: true, ShowName: showName,
 		AuthorFirstName: "Greta", AuthorLastName: "Zimmermann", ReplyText: hostile, ReplyCreatedAt: &replied,

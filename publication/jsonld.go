@@ -7,6 +7,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // JSON-LD is written with encoding/json and its HTML escaping left on:
@@ -101,7 +102,7 @@ func reviewLD(rating int, author, body string, at time.Time) ldReview {
 // OrganizationOf is the account's JSON-LD: an Organization with the
 // aggregate of its public shop ratings and the latest of them (rs, newest
 // first; those without a shop rating are left out).
-func OrganizationOf(a store.Account, agg review.Aggregate, rs []store.PublicReview) Organization {
+func OrganizationOf(a accountdb.Account, agg review.Aggregate, rs []store.PublicReview) Organization {
 	pub := AccountOf(a)
 	o := Organization{Context: schemaOrg, Type: "Organization", Name: pub.DisplayName, AggregateRating: aggregateLD(agg),
 		Review: []ldReview{}}

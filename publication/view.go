@@ -6,6 +6,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // What is public of a review is decided here and only here: the store
@@ -23,7 +24,7 @@ type Account struct {
 
 // AccountOf is the public face of an account: its display name (its name
 // when unset) and logo.
-func AccountOf(a store.Account) Account {
+func AccountOf(a accountdb.Account) Account {
 	b := a.Brand()
 	out := Account{ID: a.ID, DisplayName: b.DisplayName}
 	if b.LogoURL != "" {
@@ -158,7 +159,7 @@ func (k *Keys) ReviewOf(ctx context.Context, r store.PublicReview) (Review, erro
 }
 
 // ListOf is the public list of an account's reviews.
-func (k *Keys) ListOf(ctx context.Context, a store.Account, agg review.Aggregate, rs []store.PublicReview, next *store.Cursor) (List, error) {
+func (k *Keys) ListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, rs []store.PublicReview, next *store.Cursor) (List, error) {
 	out := List{Account: AccountOf(a), Aggregate: AggregateOf(agg), Items: make([]Review, 0, len(rs))}
 	for _, r := range rs {
 		v, err := k.ReviewOf(ctx, r)
@@ -175,7 +176,7 @@ func (k *Keys) ListOf(ctx context.Context, a store.Account, agg review.Aggregate
 }
 
 // ProductListOf is the public list of one product's reviews.
-func (k *Keys) ProductListOf(ctx context.Context, a store.Account, agg review.Aggregate, ps []store.PublicProductReview, next *store.Cursor) (ProductList, error) {
+func (k *Keys) ProductListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, ps []store.PublicProductReview, next *store.Cursor) (ProductList, error) {
 	out := ProductList{Account: AccountOf(a), Aggregate: AggregateOf(agg), Items: make([]ProductReview, 0, len(ps))}
 	for _, p := range ps {
 		proof, err := k.Sign(ctx, p.Review)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 //go:embed html/widget.html
@@ -119,7 +120,7 @@ type Widget struct {
 	// Locale is the reader's language (Pick); Theme ThemeLight or
 	// ThemeDark.
 	Locale, Theme string
-	Account       store.Account
+	Account       accountdb.Account
 	// Aggregate is the account's (or, with a product, the product's).
 	Aggregate review.Aggregate
 	// Reviews are the latest (newest first).
@@ -182,7 +183,7 @@ const (
 // VerifyPage is what the verify page of a review shows.
 type VerifyPage struct {
 	Locale  string
-	Account store.Account
+	Account accountdb.Account
 	Review  store.PublicReview
 	// Proof is the review's proof as it is now, signed by KID.
 	Proof, KID string

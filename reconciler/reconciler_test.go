@@ -63,7 +63,7 @@ func newRig(t *testing.T) *rig {
 	require.NoError(t, err)
 	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tpl, Feedback: links, Logger: quiet}
+	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tpl, Feedback: links, Logger: quiet}
 	w := worker.New(c, acts, worker.Options{ReconcileGrace: time.Hour}) // runs below pass their own grace
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)

@@ -408,9 +408,9 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, err)
 	st := store.New(db, "PT10S")
 
-	acc, ch, err := st.CreateAccount(ctx, t.Name())
+	acc, ch, err := st.Accounts.CreateAccount(ctx, t.Name())
 	require.NoError(t, err)
-	et, err := st.CreateEventType(ctx, acc.ID, "checkout", true)
+	et, err := st.Accounts.CreateEventType(ctx, acc.ID, "checkout", true)
 	require.NoError(t, err)
 
 	logs := &logBuffer{}

@@ -35,11 +35,11 @@ func newBatchFixtureOn(t *testing.T, db *sqlx.DB) batchFixture {
 	t.Helper()
 	ctx := context.Background()
 	st := New(db, "PT10S")
-	acc, ch, err := st.CreateAccount(ctx, "batch")
+	acc, ch, err := st.Accounts.CreateAccount(ctx, "batch")
 	require.NoError(t, err)
-	_, err = st.CreateEventType(ctx, acc.ID, "checkout", true)
+	_, err = st.Accounts.CreateEventType(ctx, acc.ID, "checkout", true)
 	require.NoError(t, err)
-	_, other, err := st.CreateAccount(ctx, "other")
+	_, other, err := st.Accounts.CreateAccount(ctx, "other")
 	require.NoError(t, err)
 	return batchFixture{st: st, account: acc.ID, channel: ch.ID, foreignChannel: other.ID,
 		transactionDate: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}

@@ -21,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // Erasure honours a customer's request to have their data erased in one
@@ -221,7 +222,7 @@ func customerOfEvents(accountID string, events []erasedEvent) *erasedCustomer {
 		if d := digitsOf(customerOf(e.Payload).Mobile); d != "" {
 			c.addresses = append(c.addresses, "+"+d)
 		}
-		for _, a := range []string{sendAddress(invite.Email, e.Email, ""), sendAddress(invite.SMS, "", e.Mobile)} {
+		for _, a := range []string{accountdb.SendAddress(invite.Email, e.Email, ""), accountdb.SendAddress(invite.SMS, "", e.Mobile)} {
 			h := sha256.Sum256([]byte(a))
 			c.hashes = append(c.hashes, h[:])
 		}

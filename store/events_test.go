@@ -27,9 +27,9 @@ type tenant struct {
 func newTenant(t *testing.T, st *store.Store) tenant {
 	t.Helper()
 	ctx := context.Background()
-	acc, ch, err := st.CreateAccount(ctx, t.Name())
+	acc, ch, err := st.Accounts.CreateAccount(ctx, t.Name())
 	require.NoError(t, err)
-	_, err = st.CreateEventType(ctx, acc.ID, "checkout", true)
+	_, err = st.Accounts.CreateEventType(ctx, acc.ID, "checkout", true)
 	require.NoError(t, err)
 	return tenant{st: st, accountID: acc.ID, channelID: ch.ID, typeName: "checkout"}
 }

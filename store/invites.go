@@ -11,6 +11,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // inviteStatements are the statements every send runs: its plan, the
@@ -81,7 +82,7 @@ const reminderPlanSQL = `
 	       COALESCE(e.sent_at, e.received_at) AS received_at, COALESCE(e.sent_at, e.received_at) AS transaction_date,
 	       '' AS delivery_date,
 	       CASE WHEN e.invite_status = 'sent' AND e.sent_at IS NOT NULL THEN COALESCE(s.reminder_delay, '') ELSE '' END AS delay,
-	       '` + DelayFromEvent + `' AS delay_from, e.send_window
+	       '` + accountdb.DelayFromEvent + `' AS delay_from, e.send_window
 	FROM events e
 	JOIN event_types et ON et.id = e.event_type_id
 	JOIN invite_settings s ON s.id = e.invite_setting_id
@@ -141,7 +142,7 @@ type InviteContent struct {
 	Mobile    string
 	Locale    string // defaultLocale as sent, e.g. "de_AT"; may be ""
 	Products  []InviteProduct
-	Account   Account // the shop: its name and branding
+	Account   accountdb.Account // the shop: its name and branding
 	// SentAt is when the invite was last sent; nil while it never was.
 	SentAt *time.Time
 }
@@ -167,7 +168,7 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 		Email     string     `db:"customer_email"`
 		Payload   []byte     `db:"payload"`
 		SentAt    *time.Time `db:"sent_at"`
-		Account
+		accountdb.Account
 	}
 	if err := s.getPrepared(ctx, nil, &s.invite.content, &r, eventID); err != nil {
 		return InviteContent{}, fmt.Errorf("load invite content: %w", translate(err))

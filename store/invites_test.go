@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // inviteStore returns a store on a fresh database and a maker of fixture
@@ -356,7 +357,7 @@ func TestLoadInviteContent(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Email: "Jane@Example.com", FirstName: "Jane", LastName: "Doe", Mobile: "+43 660 1234567",
 		Locale: "de_AT", Products: []eventfixture.Product{{Name: "Shoe", SKU: "S-1", URL: "https://shop.example/s", ImageURL: "https://cdn.example/s.png"}}})
-	acc, err := st.UpdateBranding(context.Background(), a.AccountID, store.BrandingUpdate{DisplayName: new("Nordlicht Outdoor"),
+	acc, err := st.Accounts.UpdateBranding(context.Background(), a.AccountID, accountdb.BrandingUpdate{DisplayName: new("Nordlicht Outdoor"),
 		ReplyTo: new("care@nordlicht.example")})
 	require.NoError(t, err)
 	c, err := st.LoadInviteContent(context.Background(), id)

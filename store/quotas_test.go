@@ -11,21 +11,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
-	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // quotaStore is inviteStore with default quotas, a fixed clock and a
 // record of the refusals reported to OnQuotaExceeded.
-func quotaStore(t *testing.T, q store.Quotas) (*store.Store, func(eventfixture.Setting) *eventfixture.Account, *clockAt, *kinds) {
+func quotaStore(t *testing.T, q accountdb.Quotas) (*store.Store, func(eventfixture.Setting) *eventfixture.Account, *clockAt, *kinds) {
 	t.Helper()
 	st, account := inviteStore(t)
-	st.Quotas = q
+	st.Accounts.Quotas = q
 	clock := &clockAt{t: time.Date(2026, 6, 1, 23, 0, 0, 0, time.UTC)}
 	st.SetClock(clock.now)
 	refused := &kinds{}
-	st.OnQuotaExceeded = refused.add
+	st.Accounts.OnQuotaExceeded = refused.add
 	return st, account, clock, refused
 }
 
@@ -80,13 +80,13 @@ func claimOne(t *testing.T, st *store.Store, id string, sms bool) store.Claim {
 
 func TestDailySendQuota(t *testing.T) {
 	t.Parallel()
-	st, account, clock, refused := quotaStore(t, store.Quotas{DailySends: 100})
+	st, account, clock, refused := quotaStore(t, accountdb.Quotas{DailySends: 100})
 	ctx := context.Background()
 	a, other := account(eventfixture.Setting{}), account(eventfixture.Setting{})
 	two := 2
-	q, err := st.SetAccountQuotas(ctx, a.AccountID, store.QuotaUpdate{DailySends: &two})
+	q, err := st.Accounts.SetAccountQuotas(ctx, a.AccountID, accountdb.QuotaUpdate{DailySends: &two})
 	require.NoError(t, err)
-	assert.Equal(t, store.Quotas{DailySends: 2}, q)
+	assert.Equal(t, accountdb.Quotas{DailySends: 2}, q)
 
 	send := func(acc *eventfixture.Account, email string) store.Claim {
 		return claimOne(t, st, acc.Event(t, eventfixture.Event{Email: email, Status: invite.Scheduled}), false)
@@ -107,7 +107,7 @@ func TestDailySendQuota(t *testing.T) {
 	assert.Equal(t, "the account's daily send quota of 2 is used up", c.State.LastError)
 	assert.Equal(t, 0, c.State.Attempts)
 	assert.True(t, send(other, "c@example.com").Send, "another account has its own quota")
-	assert.Equal(t, map[string]int{store.QuotaDailySends: 1}, refused.get())
+	assert.Equal(t, map[string]int{accountdb.QuotaDailySends: 1}, refused.get())
 
 	// A new UTC day (an hour later) starts a new count.
 	clock.advance(time.Hour)
@@ -121,21 +121,21 @@ func TestDailySendQuota(t *testing.T) {
 
 	// 0 lifts the limit; a negative update returns to the default.
 	zero, back := 0, -1
-	q, err = st.SetAccountQuotas(ctx, a.AccountID, store.QuotaUpdate{DailySends: &zero})
+	q, err = st.Accounts.SetAccountQuotas(ctx, a.AccountID, accountdb.QuotaUpdate{DailySends: &zero})
 	require.NoError(t, err)
 	assert.Zero(t, q.DailySends)
-	q, err = st.SetAccountQuotas(ctx, a.AccountID, store.QuotaUpdate{DailySends: &back})
+	q, err = st.Accounts.SetAccountQuotas(ctx, a.AccountID, accountdb.QuotaUpdate{DailySends: &back})
 	require.NoError(t, err)
 	assert.Equal(t, 100, q.DailySends)
-	_, err = st.SetAccountQuotas(ctx, store.NewID("acc"), store.QuotaUpdate{DailySends: &two})
+	_, err = st.Accounts.SetAccountQuotas(ctx, store.NewID("acc"), accountdb.QuotaUpdate{DailySends: &two})
 	assert.ErrorIs(t, err, store.ErrNotFound)
-	_, err = st.AccountQuotas(ctx, store.NewID("acc"))
+	_, err = st.Accounts.AccountQuotas(ctx, store.NewID("acc"))
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
 func TestRecipientDailyCap(t *testing.T) {
 	t.Parallel()
-	st, account, clock, refused := quotaStore(t, store.Quotas{RecipientDailyCap: 3, DailySends: 5})
+	st, account, clock, refused := quotaStore(t, accountdb.Quotas{RecipientDailyCap: 3, DailySends: 5})
 	// Without minDaysBetweenInvites only the cap stops a list-bomb of one
 	// address.
 	a := account(eventfixture.Setting{})
@@ -159,7 +159,7 @@ func TestRecipientDailyCap(t *testing.T) {
 	c = sendTo("mary@example.com")
 	assert.Equal(t, invite.QuotaExceeded, c.State.Reason)
 	assert.Equal(t, "the account's daily send quota of 5 is used up", c.State.LastError)
-	assert.Equal(t, map[string]int{store.QuotaRecipient: 1, store.QuotaDailySends: 1}, refused.get())
+	assert.Equal(t, map[string]int{accountdb.QuotaRecipient: 1, accountdb.QuotaDailySends: 1}, refused.get())
 
 	// Refused by the daily quota, mary's invite was not counted against
 	// her address either: on a new day she gets all three.
@@ -173,12 +173,12 @@ func TestRecipientDailyCap(t *testing.T) {
 func TestSendQuotasHoldUnderConcurrentClaims(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
-		quotas store.Quotas
+		quotas accountdb.Quotas
 		email  func(i int) string
 		want   int
 	}{
-		"daily quota, many addresses": {store.Quotas{DailySends: 4}, func(i int) string { return fmt.Sprintf("u%d@example.com", i) }, 4},
-		"cap of one address":          {store.Quotas{RecipientDailyCap: 3}, func(int) string { return "jane@example.com" }, 3},
+		"daily quota, many addresses": {accountdb.Quotas{DailySends: 4}, func(i int) string { return fmt.Sprintf("u%d@example.com", i) }, 4},
+		"cap of one address":          {accountdb.Quotas{RecipientDailyCap: 3}, func(int) string { return "jane@example.com" }, 3},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -211,60 +211,4 @@ func TestSendQuotasHoldUnderConcurrentClaims(t *testing.T) {
 			assert.Equal(t, len(ids)-tc.want, capped)
 		})
 	}
-}
-
-func TestResourceQuotas(t *testing.T) {
-	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
-	st.Quotas = store.Quotas{Channels: 3, EventTypes: 2}
-	refused := &kinds{}
-	st.OnQuotaExceeded = refused.add
-	ctx := context.Background()
-	acc, _, err := st.CreateAccount(ctx, "Acme") // with its Default channel
-	require.NoError(t, err)
-
-	// Concurrent creations cannot overshoot: the account lock orders them.
-	var wg sync.WaitGroup
-	errs := make([]error, 6)
-	for i := range errs {
-		wg.Go(func() {
-			_, errs[i] = st.CreateChannel(ctx, acc.ID, fmt.Sprintf("ch-%d", i), "")
-		})
-	}
-	wg.Wait()
-	created := 0
-	for _, err := range errs {
-		if err == nil {
-			created++
-			continue
-		}
-		assert.ErrorIs(t, err, store.ErrQuotaExceeded)
-		var qe *store.QuotaError
-		require.ErrorAs(t, err, &qe)
-		assert.Equal(t, store.QuotaError{Kind: store.QuotaChannels, Limit: 3}, *qe)
-	}
-	assert.Equal(t, 2, created, "the Default channel and two more")
-
-	for i := range 2 {
-		_, err := st.CreateEventType(ctx, acc.ID, fmt.Sprintf("type-%d", i), true)
-		require.NoError(t, err)
-	}
-	_, err = st.CreateEventType(ctx, acc.ID, "one-too-many", true)
-	assert.ErrorIs(t, err, store.ErrQuotaExceeded)
-	assert.Equal(t, map[string]int{store.QuotaChannels: 4, store.QuotaEventTypes: 1}, refused.get())
-
-	// Raised for this account only.
-	ten := 10
-	_, err = st.SetAccountQuotas(ctx, acc.ID, store.QuotaUpdate{EventTypes: &ten})
-	require.NoError(t, err)
-	_, err = st.CreateEventType(ctx, acc.ID, "one-too-many", true)
-	assert.NoError(t, err)
-	other, _, err := st.CreateAccount(ctx, "Other")
-	require.NoError(t, err)
-	for i := range 2 {
-		_, err := st.CreateEventType(ctx, other.ID, fmt.Sprintf("type-%d", i), true)
-		require.NoError(t, err)
-	}
-	_, err = st.CreateEventType(ctx, other.ID, "one-too-many", true)
-	assert.ErrorIs(t, err, store.ErrQuotaExceeded)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // The send pipeline's side of the database. An event's invite and its
@@ -277,14 +278,12 @@ func (s *Store) ClaimSend(ctx context.Context, k invite.Kind, eventID string, op
 		if c, err = invite.Claim(k, cur.State, f); err != nil || !c.Sends() {
 			return c, err
 		}
-		quota := quotaInvite
-		if k == invite.KindReminder {
-			quota = quotaReminder
-		}
 		// A send tried again after a transient failure was counted when it
 		// was first claimed.
-		if _, f.OverQuota, err = s.quotaReason(ctx, tx, r.AccountID, sendAddress(r.Medium, f.Address, f.Address), quota, cur.Attempts); err != nil {
-			return invite.Change{}, err
+		if cur.Attempts == 0 {
+			if f.OverQuota, err = s.countSend(ctx, tx, k, r.AccountID, accountdb.SendAddress(r.Medium, f.Address, f.Address)); err != nil {
+				return invite.Change{}, err
+			}
 		}
 		return invite.Claim(k, cur.State, f)
 	})
@@ -296,6 +295,25 @@ func (s *Store) ClaimSend(ctx context.Context, k invite.Kind, eventID string, op
 		claim.Address = address
 	}
 	return claim, nil
+}
+
+// countSend counts the send of kind k to address against the account's
+// send quotas (an invite against the cap of sends to its address too,
+// a reminder only against the daily quota) and returns "" or, when a
+// quota is used up, the detail its skip (invite.QuotaExceeded) records.
+func (s *Store) countSend(ctx context.Context, tx *sqlx.Tx, k invite.Kind, accountID, address string) (string, error) {
+	kind := accountdb.SendInvite
+	if k == invite.KindReminder {
+		kind = accountdb.SendReminder
+	}
+	refused, err := s.Accounts.CountSendTx(ctx, tx, accountID, address, kind)
+	switch {
+	case err != nil || refused == nil:
+		return "", err
+	case refused.Kind == accountdb.QuotaRecipient:
+		return fmt.Sprintf("the account may send at most %d invites a day to one address", refused.Limit), nil
+	}
+	return fmt.Sprintf("the account's daily send quota of %d is used up", refused.Limit), nil
 }
 
 // claimRow is what a claim reads of the event and its setting.

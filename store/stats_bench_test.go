@@ -60,7 +60,7 @@ func BenchmarkFunnel(b *testing.B) {
 	db := testdb.New(b)
 	st := store.New(db, "P7D")
 	ctx := context.Background()
-	acc, _, err := st.CreateAccount(ctx, "Big shop")
+	acc, _, err := st.Accounts.CreateAccount(ctx, "Big shop")
 	require.NoError(b, err)
 	start := time.Now()
 	_, err = db.ExecContext(ctx, seedFunnelSQL, acc.ID)

@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // funnelTenant is an account whose events are accepted through the
@@ -28,7 +29,7 @@ type funnelTenant struct {
 func newFunnelTenant(t *testing.T, st *store.Store) funnelTenant {
 	t.Helper()
 	tn := newTenant(t, st)
-	types, _, err := st.ListEventTypes(context.Background(), tn.accountID, store.EventTypeFilter{}, store.Page{Limit: 10})
+	types, _, err := st.Accounts.ListEventTypes(context.Background(), tn.accountID, accountdb.EventTypeFilter{}, store.Page{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, types, 1)
 	return funnelTenant{tenant: tn, typeID: types[0].ID}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
@@ -81,18 +82,8 @@ type Store struct {
 	db   *sqlx.DB
 	// The repositories of the aggregates that have packages of their own,
 	// on the same pool and clock.
-	Auth *authdb.Store
-	// DefaultInviteDelay is the delay of automatically created invite
-	// settings (P7D; PT10S in `touchpoint dev`).
-	DefaultInviteDelay string
-	// Quotas are the limits of an account without its own (set with
-	// SetAccountQuotas). The zero value limits nothing: `touchpoint`
-	// sets the configured defaults (TOUCHPOINT_DAILY_SEND_QUOTA, …).
-	Quotas Quotas
-	// OnQuotaExceeded, when set, is told of every refusal by a quota, by
-	// kind (QuotaDailySends, QuotaRecipient, QuotaChannels,
-	// QuotaEventTypes): the process's metrics count them.
-	OnQuotaExceeded func(kind string)
+	Auth     *authdb.Store
+	Accounts *accountdb.Store
 	// accepts groups concurrent AcceptEvent calls into one commit.
 	accepts acceptQueue
 	// The statements every event or invite runs are prepared once (see
@@ -106,7 +97,7 @@ type Store struct {
 // New wraps an open pool.
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	base := pg.NewDB(db)
-	return &Store{base: base, db: db, DefaultInviteDelay: defaultInviteDelay, Auth: authdb.New(base),
+	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accountdb.New(base, defaultInviteDelay),
 		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
 		acceptManyStmt: preparedStmt{query: acceptManySQL}, fold: preparedStmt{query: foldSQL()},
 		invite: newInviteStatements(), webhooks: newWebhookStatements()}

@@ -12,6 +12,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -196,7 +197,7 @@ func TestTestSendLimits(t *testing.T) {
 	ctx := context.Background()
 	clock := time.Date(2026, 5, 4, 23, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return clock })
-	st.Quotas.DailySends = 1000
+	st.Accounts.Quotas.DailySends = 1000
 	a := account(eventfixture.Setting{})
 	send := func() (store.TestSend, error) {
 		return st.CreateTestSend(ctx, store.TestSend{AccountID: a.AccountID, Kind: templates.KindInvite, Locale: "en",
@@ -211,7 +212,7 @@ func TestTestSendLimits(t *testing.T) {
 	wg.Wait()
 	var ok, refused int
 	for _, err := range errs {
-		var q *store.QuotaError
+		var q *accountdb.QuotaError
 		switch {
 		case err == nil:
 			ok++
@@ -229,7 +230,7 @@ func TestTestSendLimits(t *testing.T) {
 
 	// A new UTC day, a new allowance; the daily send quota applies too.
 	clock = clock.Add(2 * time.Hour)
-	_, err := st.SetAccountQuotas(ctx, a.AccountID, store.QuotaUpdate{DailySends: new(2)})
+	_, err := st.Accounts.SetAccountQuotas(ctx, a.AccountID, accountdb.QuotaUpdate{DailySends: new(2)})
 	require.NoError(t, err)
 	first, err := send()
 	require.NoError(t, err)
@@ -249,9 +250,9 @@ func TestTestSendLimits(t *testing.T) {
 	_, err = send()
 	require.NoError(t, err)
 	_, err = send()
-	var q *store.QuotaError
+	var q *accountdb.QuotaError
 	require.ErrorAs(t, err, &q)
-	assert.Equal(t, store.QuotaDailySends, q.Kind)
+	assert.Equal(t, accountdb.QuotaDailySends, q.Kind)
 	assert.Equal(t, 2, q.Limit)
 
 }
@@ -291,7 +292,7 @@ func TestFinishTestSendForgetsTheAddress(t *testing.T) {
 // account's invites count too — each takes from the other's allowance.
 func TestTestSendReachesOnlyWhomAnInviteMay(t *testing.T) {
 	t.Parallel()
-	st, account, _, refused := quotaStore(t, store.Quotas{RecipientDailyCap: 2, DailySends: 100})
+	st, account, _, refused := quotaStore(t, accountdb.Quotas{RecipientDailyCap: 2, DailySends: 100})
 	ctx := context.Background()
 	a := account(eventfixture.Setting{})
 	test := func(kind templates.Kind, to string) (store.TestSend, error) {
@@ -318,14 +319,14 @@ func TestTestSendReachesOnlyWhomAnInviteMay(t *testing.T) {
 	_, err := test(templates.KindReminder, "Jane@Shop.example")
 	require.NoError(t, err)
 	_, err = test(templates.KindInvite, "jane@shop.example")
-	var q *store.QuotaError
+	var q *accountdb.QuotaError
 	require.ErrorAs(t, err, &q)
-	assert.Equal(t, store.QuotaRecipient, q.Kind)
+	assert.Equal(t, accountdb.QuotaRecipient, q.Kind)
 	assert.Equal(t, 2, q.Limit)
 	c := claimOne(t, st, a.Event(t, eventfixture.Event{Email: "jane@shop.example", Status: invite.Scheduled}), false)
 	assert.False(t, c.Send, "the test took the invite's last send to the address")
 	assert.Equal(t, invite.QuotaExceeded, c.State.Reason)
-	assert.Equal(t, map[string]int{store.QuotaRecipient: 2}, refused.get())
+	assert.Equal(t, map[string]int{accountdb.QuotaRecipient: 2}, refused.get())
 
 	// The cap is per address: another address, or her number, still gets a test.
 	_, err = test(templates.KindInvite, "john@shop.example")

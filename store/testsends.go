@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
 )
@@ -85,12 +86,12 @@ const testSendColumns = `id, account_id, COALESCE(event_type_id, '') AS event_ty
 // to the address (which the account's invites count too), and against
 // its daily send quota, in one transaction with the account locked, so
 // concurrent requests cannot both take the last one. A used-up limit is a
-// *QuotaError (QuotaTestSends, QuotaRecipient or QuotaDailySends). An
+// *accountdb.QuotaError (QuotaTestSends, QuotaRecipient or QuotaDailySends). An
 // event type of another account is ErrNotFound.
 func (s *Store) CreateTestSend(ctx context.Context, t TestSend) (TestSend, error) {
 	t.ID, t.Status, t.CreatedAt = NewID("tts"), TestSendPending, s.Now()
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := lockAccount(ctx, tx, t.AccountID); err != nil {
+		if err := accountdb.LockTx(ctx, tx, t.AccountID); err != nil {
 			return err
 		}
 		if err := checkEventType(ctx, tx, t.AccountID, t.EventTypeID); err != nil {
@@ -100,40 +101,21 @@ func (s *Store) CreateTestSend(ctx context.Context, t TestSend) (TestSend, error
 			return err
 		}
 		day := t.CreatedAt.Truncate(24 * time.Hour)
-		dayText := day.UTC().Format(time.DateOnly)
 		var today int
 		if err := tx.GetContext(ctx, &today, `SELECT count(*) FROM template_test_sends WHERE account_id = $1 AND created_at >= $2`,
 			t.AccountID, day); err != nil {
 			return fmt.Errorf("count test sends: %w", err)
 		}
 		if today >= TestSendsPerDay {
-			s.quotaExceeded(QuotaTestSends)
-			return &QuotaError{Kind: QuotaTestSends, Limit: TestSendsPerDay}
+			return s.Accounts.Refuse(QuotaTestSends, TestSendsPerDay)
 		}
-		q, err := s.accountQuotas(ctx, tx, t.AccountID)
+		address := accountdb.SendAddress(t.Medium(), t.ListedAddress(), t.ListedAddress())
+		refused, err := s.Accounts.CountSendTx(ctx, tx, t.AccountID, address, accountdb.SendInvite)
 		if err != nil {
 			return err
 		}
-		if q.RecipientDailyCap > 0 {
-			address := sendAddress(t.Medium(), t.ListedAddress(), t.ListedAddress())
-			counted, err := countRecipientSend(ctx, tx, t.AccountID, address, dayText, q.RecipientDailyCap)
-			if err != nil {
-				return err
-			}
-			if !counted {
-				s.quotaExceeded(QuotaRecipient)
-				return &QuotaError{Kind: QuotaRecipient, Limit: q.RecipientDailyCap}
-			}
-		}
-		if q.DailySends > 0 {
-			counted, err := countDailySend(ctx, tx, t.AccountID, dayText, q.DailySends)
-			if err != nil {
-				return err
-			}
-			if !counted {
-				s.quotaExceeded(QuotaDailySends)
-				return &QuotaError{Kind: QuotaDailySends, Limit: q.DailySends}
-			}
+		if refused != nil {
+			return refused
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO template_test_sends
 			(id, account_id, event_type_id, kind, locale, address, masked_address, status, created_by, created_at, next_start_at)

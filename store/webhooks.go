@@ -9,6 +9,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // Webhook endpoints and their deliveries. The endpoints are
@@ -75,10 +77,10 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ep WebhookEndpoint) (
 		ep.Events = pq.StringArray{}
 	}
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := lockAccount(ctx, tx, ep.AccountID); err != nil {
+		if err := accountdb.LockTx(ctx, tx, ep.AccountID); err != nil {
 			return err
 		}
-		if err := s.checkResourceQuota(ctx, tx, ep.AccountID, QuotaWebhooks); err != nil {
+		if err := s.Accounts.CheckResourceQuotaTx(ctx, tx, ep.AccountID, accountdb.QuotaWebhooks); err != nil {
 			return err
 		}
 		_, err := tx.NamedExecContext(ctx, `INSERT INTO webhook_endpoints (`+webhookEndpointColumns+`)

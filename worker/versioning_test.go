@@ -120,7 +120,7 @@ func TestTwoBuildsSideBySide(t *testing.T) {
 	require.NoError(t, err)
 	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tpl, Feedback: links}
+	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 	box, err := webhook.NewSecretBox(bytes.Repeat([]byte{1}, 32))
 	require.NoError(t, err)
 	hooks := &activities.Webhooks{Store: st, Secrets: box, Metrics: metrics.New(),

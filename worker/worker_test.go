@@ -85,7 +85,8 @@ func TestInviteEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	acts := &activities.Activities{Store: store.New(db, "P7D"), Mailer: mailer, Templates: tpl, Feedback: links}
+	repos := store.New(db, "P7D")
+	acts := &activities.Activities{Store: repos, Accounts: repos.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 
 	run := func(in workflows.InviteInput) (*testsuite.TestWorkflowEnvironment, workflows.InviteResult, error) {
 		var s testsuite.WorkflowTestSuite
@@ -174,7 +175,8 @@ func TestLegacyStepsAnswerAsTheyDid(t *testing.T) {
 	require.NoError(t, err)
 	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	acts := &activities.Activities{Store: store.New(db, "P7D"), Mailer: mailer, Templates: tpl, Feedback: links}
+	repos := store.New(db, "P7D")
+	acts := &activities.Activities{Store: repos, Accounts: repos.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 	s := steps{}
 	worker.Register(s, acts, workflows.Options{})
 	ctx := t.Context()

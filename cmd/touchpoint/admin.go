@@ -26,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/text"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -79,7 +80,7 @@ func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 		return nil, err
 	}
 	st := store.New(db, cfg.DefaultInviteDelay)
-	st.Quotas = store.Quotas{DailySends: cfg.DailySendQuota, RecipientDailyCap: cfg.RecipientDailyCap,
+	st.Accounts.Quotas = accountdb.Quotas{DailySends: cfg.DailySendQuota, RecipientDailyCap: cfg.RecipientDailyCap,
 		Channels: cfg.ChannelQuota, EventTypes: cfg.EventTypeQuota, WebhookEndpoints: cfg.WebhookQuota, DailyEvents: cfg.DailyEventQuota}
 	return st, nil
 }
@@ -303,7 +304,7 @@ func (env *environment) createAccount(ctx context.Context, args []string) error 
 		return err
 	}
 	defer st.DB().Close()
-	acc, ch, err := st.CreateAccount(ctx, strings.TrimSpace(*name))
+	acc, ch, err := st.Accounts.CreateAccount(ctx, strings.TrimSpace(*name))
 	if err != nil {
 		return fmt.Errorf("create account: %w", err)
 	}
@@ -349,7 +350,7 @@ func (q *quotaFlag) Set(s string) error {
 
 // quotaFlags adds a flag per quota to fs; the update they make has the
 // flags given.
-func quotaFlags(fs *flag.FlagSet) func() store.QuotaUpdate {
+func quotaFlags(fs *flag.FlagSet) func() accountdb.QuotaUpdate {
 	var daily, recipient, channels, eventTypes, webhooks, events quotaFlag
 	fs.Var(&daily, "daily-sends", "invites and reminders per UTC day (0: no limit; default: TOUCHPOINT_DAILY_SEND_QUOTA)")
 	fs.Var(&recipient, "recipient-daily-cap", "invites and template tests to one address per UTC day (0: no limit; default: TOUCHPOINT_RECIPIENT_DAILY_CAP)")
@@ -357,14 +358,14 @@ func quotaFlags(fs *flag.FlagSet) func() store.QuotaUpdate {
 	fs.Var(&eventTypes, "event-types", "event types (0: no limit; default: TOUCHPOINT_EVENT_TYPE_QUOTA)")
 	fs.Var(&webhooks, "webhook-endpoints", "webhook endpoints (0: no limit; default: TOUCHPOINT_WEBHOOK_QUOTA)")
 	fs.Var(&events, "daily-events", "events accepted per UTC day (0: no limit; default: TOUCHPOINT_DAILY_EVENT_QUOTA)")
-	return func() store.QuotaUpdate {
-		return store.QuotaUpdate{DailySends: daily.v, RecipientDailyCap: recipient.v, Channels: channels.v, EventTypes: eventTypes.v,
+	return func() accountdb.QuotaUpdate {
+		return accountdb.QuotaUpdate{DailySends: daily.v, RecipientDailyCap: recipient.v, Channels: channels.v, EventTypes: eventTypes.v,
 			WebhookEndpoints: webhooks.v, DailyEvents: events.v}
 	}
 }
 
 // printQuotas prints the quotas in force of an account.
-func printQuotas(w io.Writer, account string, q store.Quotas) {
+func printQuotas(w io.Writer, account string, q accountdb.Quotas) {
 	limit := func(n int) string {
 		if n == 0 {
 			return "no limit"
@@ -395,7 +396,7 @@ func (env *environment) setQuota(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	q, err := st.SetAccountQuotas(ctx, *account, quotas())
+	q, err := st.Accounts.SetAccountQuotas(ctx, *account, quotas())
 	if err != nil {
 		return fmt.Errorf("accounts set-quota: account %s: %w", *account, err)
 	}
@@ -439,11 +440,11 @@ func (env *environment) updateAccount(ctx context.Context, args []string) error 
 		return err
 	}
 	defer st.DB().Close()
-	acc, err := st.UpdateBranding(ctx, *account, u)
+	acc, err := st.Accounts.UpdateBranding(ctx, *account, u)
 	if err != nil {
 		return fmt.Errorf("accounts update: account %s: %w", *account, err)
 	}
-	q, err := st.SetAccountQuotas(ctx, *account, quotas())
+	q, err := st.Accounts.SetAccountQuotas(ctx, *account, quotas())
 	if err != nil {
 		return fmt.Errorf("accounts update: account %s: %w", *account, err)
 	}
@@ -541,7 +542,7 @@ func (env *environment) createClient(ctx context.Context, cfg config.Config, st 
 	if err := checkName(f.name, false); err != nil {
 		return fmt.Errorf("clients create: --name %w", err)
 	}
-	if _, err := st.Account(ctx, f.account); err != nil {
+	if _, err := st.Accounts.Account(ctx, f.account); err != nil {
 		return fmt.Errorf("clients create: account %s: %w", f.account, err)
 	}
 	secret, hash := authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
@@ -620,7 +621,7 @@ func linkClient(ctx context.Context, env *environment, cfg config.Config, st *st
 	if len(extID) > 255 {
 		return errors.New("clients link: --client-id must be at most 255 bytes")
 	}
-	if _, err := st.Account(ctx, account); err != nil {
+	if _, err := st.Accounts.Account(ctx, account); err != nil {
 		return fmt.Errorf("clients link: account %s: %w", account, err)
 	}
 	// The API's configuration may differ from this shell's: warn only.

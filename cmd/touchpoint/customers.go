@@ -45,7 +45,7 @@ func (env *environment) runCustomers(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	if _, err := st.Account(ctx, *account); err != nil {
+	if _, err := st.Accounts.Account(ctx, *account); err != nil {
 		return fmt.Errorf("customers erase: account %s: %w", *account, err)
 	}
 	e, err := st.EraseCustomer(ctx, *account, store.CustomerKey{Email: *email, Reference: *reference})

@@ -155,7 +155,7 @@ func devStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 // it invites the reader to call the API at once.
 func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *store.Store, m *metrics.Set, apiLn, authLn net.Listener, banner func(mailbox string)) error {
 	log := env.logger
-	st.OnQuotaExceeded = m.QuotaExceeded
+	st.Accounts.OnQuotaExceeded = m.QuotaExceeded
 	tc, err := dialTemporal(cfg, log, m)
 	if err != nil {
 		return err

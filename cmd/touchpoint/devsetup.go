@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // devSecretKey returns the key `touchpoint dev` keeps in its data dir,
@@ -62,19 +63,19 @@ type devCredentials struct {
 // gives the client a new secret (only its hash is stored, so the secret
 // can be printed only when it is made).
 func seedDev(ctx context.Context, st *store.Store, newSecret func() (string, []byte)) (devCredentials, error) {
-	acc, err := st.AccountByName(ctx, devAccountName)
+	acc, err := st.Accounts.AccountByName(ctx, devAccountName)
 	var channelID string
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		var ch store.Channel
-		if acc, ch, err = st.CreateAccount(ctx, devAccountName); err != nil {
+		var ch accountdb.Channel
+		if acc, ch, err = st.Accounts.CreateAccount(ctx, devAccountName); err != nil {
 			return devCredentials{}, fmt.Errorf("seed dev account: %w", err)
 		}
 		channelID = ch.ID
 	case err != nil:
 		return devCredentials{}, fmt.Errorf("find dev account: %w", err)
 	default:
-		ch, err := st.DefaultChannel(ctx, acc.ID)
+		ch, err := st.Accounts.DefaultChannel(ctx, acc.ID)
 		if err != nil {
 			return devCredentials{}, fmt.Errorf("find dev channel: %w", err)
 		}

@@ -181,6 +181,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	}
 	handler := apiserver.New(apiserver.Options{
 		Store:            st,
+		Accounts:         st.Accounts,
 		Auth:             verifier,
 		Logger:           logger,
 		MaxBodyBytes:     cfg.MaxBodyBytes,
@@ -292,7 +293,7 @@ func (env *environment) runAPICommand(ctx context.Context, args []string) error 
 	}
 	defer st.DB().Close()
 	m := metrics.New()
-	st.OnQuotaExceeded = m.QuotaExceeded
+	st.Accounts.OnQuotaExceeded = m.QuotaExceeded
 	tc, err := dialTemporal(cfg, env.logger, m)
 	if err != nil {
 		return err
@@ -380,7 +381,7 @@ func pollingWorkerPart(cfg config.Config, st *store.Store, tc client.Client, log
 	if err != nil {
 		return nil, "", err
 	}
-	acts := &activities.Activities{Store: st, Mailer: mailer, Templates: tmpl, Feedback: fb, Unsubscribe: unsub, Logger: logger}
+	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tmpl, Feedback: fb, Unsubscribe: unsub, Logger: logger}
 	if acts.SMS, acts.SMSTemplates, err = smsSender(cfg); err != nil {
 		return nil, "", err
 	}
@@ -505,7 +506,7 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 		return errors.New("TOUCHPOINT_SMTP_URL is required for `touchpoint worker` (only `touchpoint dev` writes .eml files)")
 	}
 	m := metrics.New()
-	st.OnQuotaExceeded = m.QuotaExceeded
+	st.Accounts.OnQuotaExceeded = m.QuotaExceeded
 	tc, err := dialTemporal(cfg, env.logger, m)
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/testdb"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 func TestServersNeedTheSecretKeyFromTheEnvironment(t *testing.T) {
@@ -99,20 +99,20 @@ func TestAccountsSetQuotaCLI(t *testing.T) {
 	var acc struct{ AccountID string }
 	require.NoError(t, json.Unmarshal([]byte(out), &acc))
 
-	quotas := func(args ...string) store.Quotas {
+	quotas := func(args ...string) accountdb.Quotas {
 		t.Helper()
 		out, err := runCLI(t, vars, append([]string{"accounts", "set-quota", "--account", acc.AccountID, "--json"}, args...)...)
 		require.NoError(t, err)
-		var q store.Quotas
+		var q accountdb.Quotas
 		require.NoError(t, json.Unmarshal([]byte(out), &q))
 		return q
 	}
-	assert.Equal(t, store.Quotas{DailySends: 10_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 500,
+	assert.Equal(t, accountdb.Quotas{DailySends: 10_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 500,
 		WebhookEndpoints: 20, DailyEvents: 200_000}, quotas(), "the defaults")
-	assert.Equal(t, store.Quotas{DailySends: 50_000, RecipientDailyCap: 0, Channels: 100, EventTypes: 20,
+	assert.Equal(t, accountdb.Quotas{DailySends: 50_000, RecipientDailyCap: 0, Channels: 100, EventTypes: 20,
 		WebhookEndpoints: 20, DailyEvents: 200_000},
 		quotas("--daily-sends", "50000", "--recipient-daily-cap", "0", "--event-types", "20"))
-	assert.Equal(t, store.Quotas{DailySends: 50_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 20,
+	assert.Equal(t, accountdb.Quotas{DailySends: 50_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 20,
 		WebhookEndpoints: 20, DailyEvents: 200_000},
 		quotas("--recipient-daily-cap", "default"))
 	out, err = runCLI(t, vars, "accounts", "set-quota", "--account", acc.AccountID)
@@ -123,9 +123,9 @@ func TestAccountsSetQuotaCLI(t *testing.T) {
 	out, err = runCLI(t, vars, "accounts", "update", "--account", acc.AccountID, "--daily-events", "1000",
 		"--webhook-endpoints", "3", "--json")
 	require.NoError(t, err)
-	var updated struct{ Quotas store.Quotas }
+	var updated struct{ Quotas accountdb.Quotas }
 	require.NoError(t, json.Unmarshal([]byte(out), &updated), out)
-	assert.Equal(t, store.Quotas{DailySends: 50_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 20,
+	assert.Equal(t, accountdb.Quotas{DailySends: 50_000, RecipientDailyCap: 4, Channels: 100, EventTypes: 20,
 		WebhookEndpoints: 3, DailyEvents: 1000}, updated.Quotas)
 	out, err = runCLI(t, vars, "accounts", "update", "--account", acc.AccountID, "--display-name", "Acme Shop", "--daily-events", "default")
 	require.NoError(t, err)

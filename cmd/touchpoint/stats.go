@@ -59,7 +59,7 @@ func (env *environment) runStats(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	if _, err := st.Account(ctx, *account); err != nil {
+	if _, err := st.Accounts.Account(ctx, *account); err != nil {
 		return fmt.Errorf("stats: account %s: %w", *account, err)
 	}
 	groups, err := st.InviteStats(ctx, store.StatsQuery{AccountID: *account, From: p.Start(), To: p.End(),

@@ -24,9 +24,9 @@ func TestStatsCLI(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return at })
-	acc, ch, err := st.CreateAccount(ctx, "Shop")
+	acc, ch, err := st.Accounts.CreateAccount(ctx, "Shop")
 	require.NoError(t, err)
-	_, err = st.CreateEventType(ctx, acc.ID, "checkout", true)
+	_, err = st.Accounts.CreateEventType(ctx, acc.ID, "checkout", true)
 	require.NoError(t, err)
 	var ids []string
 	for i := range 4 {

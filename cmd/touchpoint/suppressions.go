@@ -50,7 +50,7 @@ func (env *environment) runSuppressions(ctx context.Context, args []string) erro
 		return err
 	}
 	defer st.DB().Close()
-	if _, err := st.Account(ctx, *account); err != nil {
+	if _, err := st.Accounts.Account(ctx, *account); err != nil {
 		return fmt.Errorf("suppressions import: account %s: %w", *account, err)
 	}
 	n, err := importSuppressions(ctx, st, *account, invite.SuppressionReason(*reason), in, env.stderr)

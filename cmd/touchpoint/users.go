@@ -91,7 +91,7 @@ func (env *environment) createUser(ctx context.Context, st *store.Store, ps *per
 	if !ok {
 		return fmt.Errorf("users create: --role must be owner, editor or viewer")
 	}
-	if _, err := st.Account(ctx, f.account); err != nil {
+	if _, err := st.Accounts.Account(ctx, f.account); err != nil {
 		return fmt.Errorf("users create: account %s: %w", f.account, err)
 	}
 	p, err := ps.CreatePerson(ctx, people.Operator, f.account, email, role)

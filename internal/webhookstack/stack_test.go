@@ -114,7 +114,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	s.api = httptest.NewUnstartedServer(nil)
 	apiURL := "http://" + s.api.Listener.Addr().String()
 	s.texts = newSMSProvider(t, apiURL+sms.StatusPath)
-	api := apiserver.New(apiserver.Options{Store: s.st, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
+	api := apiserver.New(apiserver.Options{Store: s.st, Accounts: s.st.Accounts, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
 		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true,
 		PublicationKeys: pubKeys,
 		SMS:             &sms.CallbackKeys{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + sms.InboundPath}})
@@ -130,7 +130,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	require.NoError(t, err)
 	smsTpl, err := templates.NewSMS()
 	require.NoError(t, err)
-	invites := worker.New(s.temporal, &activities.Activities{Store: s.st, Mailer: mailer, Templates: tpl, Feedback: s.feedback,
+	invites := worker.New(s.temporal, &activities.Activities{Store: s.st, Accounts: s.st.Accounts, Mailer: mailer, Templates: tpl, Feedback: s.feedback,
 		Unsubscribe: unsub, SMS: s.texts.sender(t), SMSTemplates: smsTpl, Logger: quiet},
 		worker.Options{Workflow: workflows.Options{SendInitialInterval: 100 * time.Millisecond}})
 	hooks := worker.NewWebhooks(s.temporal, &activities.Webhooks{Store: s.st, Secrets: secrets, Metrics: s.metrics, Logger: logger,
@@ -159,7 +159,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	})
 	require.Eventually(t, func() bool { return verifier.Ready() == nil }, 10*time.Second, 10*time.Millisecond)
 
-	acc, ch, err := s.st.CreateAccount(ctx, "Acme")
+	acc, ch, err := s.st.Accounts.CreateAccount(ctx, "Acme")
 	require.NoError(t, err)
 	s.account, s.channel = acc.ID, ch.ID
 	secret, hash := authserver.NewClientSecret(secretkey.Derive(secretKey, secretkey.ClientSecret))

@@ -1,4 +1,4 @@
-package store
+package accountdb
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // EventType is a touchpoint: its Name is the `type` events name it by
@@ -35,34 +37,15 @@ type EventTypeUpdate struct {
 
 // CreateEventType creates an event type and one invite setting for each
 // of the account's channels, in one transaction. A duplicate name is
-// ErrConflict; an unknown account ErrNotFound; one event type more than
+// ErrConflict; an unknown account pg.ErrNotFound; one event type more than
 // the account's quota a *QuotaError (ErrQuotaExceeded).
 func (s *Store) CreateEventType(ctx context.Context, accountID, name string, active bool) (EventType, error) {
 	now := s.Now()
-	et := EventType{ID: NewID("ety"), AccountID: accountID, Name: name, Active: active, CreatedAt: now, UpdatedAt: now}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		// Serialises with CreateChannel so no (channel, event type) pair is
-		// missed by two transactions that cannot see each other.
-		if err := lockAccount(ctx, tx, accountID); err != nil {
-			return err
-		}
-		if err := s.checkResourceQuota(ctx, tx, accountID, QuotaEventTypes); err != nil {
-			return err
-		}
-		if _, err := tx.NamedExecContext(ctx, `INSERT INTO event_types (`+eventTypeColumns+`)
-			VALUES (:id, :account_id, :name, :active, :created_at, :updated_at)`, et); err != nil {
-			return fmt.Errorf("insert event type: %w", err)
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO invite_settings
-			(id, account_id, channel_id, event_type_id, delay, created_at, updated_at)
-			SELECT 'ist-' || gen_random_uuid(), $1, c.id, $2, $3, $4, $4
-			FROM channels c WHERE c.account_id = $1
-			ON CONFLICT (channel_id, event_type_id) DO NOTHING`,
-			accountID, et.ID, s.defaultDelay(), now)
-		if err != nil {
-			return fmt.Errorf("insert invite settings of event type: %w", err)
-		}
-		return nil
+	et := EventType{ID: pg.NewID("ety"), AccountID: accountID, Name: name, Active: active, CreatedAt: now, UpdatedAt: now}
+	err := s.addResource(ctx, accountID, QuotaEventTypes, et.ID, now, func(tx *sqlx.Tx) error {
+		_, err := tx.NamedExecContext(ctx, `INSERT INTO event_types (`+eventTypeColumns+`)
+			VALUES (:id, :account_id, :name, :active, :created_at, :updated_at)`, et)
+		return err
 	})
 	if err != nil {
 		return EventType{}, err
@@ -74,32 +57,32 @@ func (s *Store) CreateEventType(ctx context.Context, accountID, name string, act
 func (s *Store) EventType(ctx context.Context, accountID, id string) (EventType, error) {
 	var et EventType
 	err := s.db.GetContext(ctx, &et, `SELECT `+eventTypeColumns+` FROM event_types WHERE account_id = $1 AND id = $2`, accountID, id)
-	return et, translate(err)
+	return et, pg.Translate(err)
 }
 
 // EventTypeByName returns the account's event type with exactly this name.
 func (s *Store) EventTypeByName(ctx context.Context, accountID, name string) (EventType, error) {
 	var et EventType
 	err := s.db.GetContext(ctx, &et, `SELECT `+eventTypeColumns+` FROM event_types WHERE account_id = $1 AND name = $2`, accountID, name)
-	return et, translate(err)
+	return et, pg.Translate(err)
 }
 
 // ListEventTypes returns a page of the account's event types, newest
 // first, and the cursor of the next page (nil on the last).
-func (s *Store) ListEventTypes(ctx context.Context, accountID string, f EventTypeFilter, p Page) ([]EventType, *Cursor, error) {
-	w := newWhere(accountID)
+func (s *Store) ListEventTypes(ctx context.Context, accountID string, f EventTypeFilter, p pg.Page) ([]EventType, *pg.Cursor, error) {
+	w := pg.NewWhere(accountID)
 	if f.Name != nil {
-		w.add("name = ", *f.Name)
+		w.Add("name = ", *f.Name)
 	}
 	if f.Active != nil {
-		w.add("active = ", *f.Active)
+		w.Add("active = ", *f.Active)
 	}
 	var ets []EventType
-	query, args := w.page(`SELECT `+eventTypeColumns+` FROM event_types`, p)
-	if err := s.read(ctx).SelectContext(ctx, &ets, query, args...); err != nil {
-		return nil, nil, translate(err)
+	query, args := w.Page(`SELECT `+eventTypeColumns+` FROM event_types`, p)
+	if err := s.Read(ctx).SelectContext(ctx, &ets, query, args...); err != nil {
+		return nil, nil, pg.Translate(err)
 	}
-	ets, next := trim(ets, pageLimit(p), func(e EventType) Cursor { return Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
+	ets, next := pg.Trim(ets, pg.PageLimit(p), func(e EventType) pg.Cursor { return pg.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
 	return ets, next, nil
 }
 
@@ -115,7 +98,40 @@ func (s *Store) UpdateEventType(ctx context.Context, accountID, id string, u Eve
 		SET name = COALESCE($3, name), active = COALESCE($4, active), updated_at = $5
 		WHERE account_id = $1 AND id = $2
 		RETURNING `+eventTypeColumns, accountID, id, u.Name, u.Active, s.Now())
-	return et, translate(err)
+	return et, pg.Translate(err)
+}
+
+// addResource creates a channel or an event type (kind QuotaChannels or
+// QuotaEventTypes, with the id id, created at now) by insert, and the
+// invite setting of every (channel, event type) pair it makes, with the
+// default delay and the same creation time, in one transaction. The account lock serialises the creations of an
+// account, so that no pair is missed by two transactions that cannot see
+// each other, and none overshoots the quota.
+func (s *Store) addResource(ctx context.Context, accountID, kind, id string, now time.Time, insert func(tx *sqlx.Tx) error) error {
+	what := resourceTables[kind]
+	newSide := map[string]string{QuotaChannels: "c.id", QuotaEventTypes: "et.id"}[kind]
+	return pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if err := LockTx(ctx, tx, accountID); err != nil {
+			return err
+		}
+		if err := s.CheckResourceQuotaTx(ctx, tx, accountID, kind); err != nil {
+			return err
+		}
+		if err := insert(tx); err != nil {
+			return fmt.Errorf("insert into %s: %w", what, err)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO invite_settings
+			(id, account_id, channel_id, event_type_id, delay, created_at, updated_at)
+			SELECT 'ist-' || gen_random_uuid(), $1, c.id, et.id, $3, $4, $4
+			FROM channels c JOIN event_types et ON et.account_id = c.account_id
+			WHERE c.account_id = $1 AND `+newSide+` = $2
+			ON CONFLICT (channel_id, event_type_id) DO NOTHING`,
+			accountID, id, s.defaultDelay(), now)
+		if err != nil {
+			return fmt.Errorf("insert invite settings of the new row of %s: %w", what, err)
+		}
+		return nil
+	})
 }
 
 // defaultDelay is the delay of automatically created invite settings.

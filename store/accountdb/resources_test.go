@@ -1,4 +1,4 @@
-package store_test
+package accountdb_test
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
-func newStore(t *testing.T) (*store.Store, store.Account, store.Channel) {
+func newStore(t *testing.T) (*accountdb.Store, accountdb.Account, accountdb.Channel) {
 	t.Helper()
-	s := store.New(testdb.New(t), "P7D")
+	s := accountdb.New(pg.NewDB(testdb.New(t)), "P7D")
 	acc, ch, err := s.CreateAccount(context.Background(), t.Name())
 	require.NoError(t, err)
 	return s, acc, ch
@@ -35,15 +36,15 @@ func TestInviteSettingsForEveryPair(t *testing.T) {
 	assert.Equal(t, et.CreatedAt, et.UpdatedAt)
 	assert.Equal(t, et.CreatedAt.Truncate(time.Millisecond), et.CreatedAt)
 
-	settings, next, err := s.ListInviteSettings(ctx, acc.ID, store.InviteSettingFilter{}, store.Page{Limit: 10})
+	settings, next, err := s.ListInviteSettings(ctx, acc.ID, accountdb.InviteSettingFilter{}, pg.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Nil(t, next)
 	require.Len(t, settings, 1)
 	is := settings[0]
 	assert.Equal(t, def.ID, is.ChannelID)
 	assert.Equal(t, et.ID, is.EventTypeID)
-	assert.True(t, store.ValidID("ist", is.ID), is.ID)
-	assert.Equal(t, store.InviteSetting{ID: is.ID, AccountID: acc.ID, ChannelID: def.ID, EventTypeID: et.ID,
+	assert.True(t, pg.ValidID("ist", is.ID), is.ID)
+	assert.Equal(t, accountdb.InviteSetting{ID: is.ID, AccountID: acc.ID, ChannelID: def.ID, EventTypeID: et.ID,
 		Active: true, Medium: "email", Delay: "PT10S", DelayFrom: "event", MinDaysBetweenInvites: 30,
 		CreatedAt: et.CreatedAt, UpdatedAt: et.CreatedAt}, is)
 
@@ -55,13 +56,13 @@ func TestInviteSettingsForEveryPair(t *testing.T) {
 	assert.Equal(t, ch.CreatedAt, got.CreatedAt)
 
 	_, err = s.CreateChannel(ctx, acc.ID, "Shop", "shopify")
-	assert.ErrorIs(t, err, store.ErrConflict)
+	assert.ErrorIs(t, err, pg.ErrConflict)
 	_, err = s.CreateEventType(ctx, acc.ID, "checkout", false)
-	assert.ErrorIs(t, err, store.ErrConflict)
+	assert.ErrorIs(t, err, pg.ErrConflict)
 	_, err = s.CreateEventType(ctx, "acc-00000000-0000-4000-8000-000000000000", "x", true)
-	assert.ErrorIs(t, err, store.ErrNotFound)
+	assert.ErrorIs(t, err, pg.ErrNotFound)
 
-	all, _, err := s.ListInviteSettings(ctx, acc.ID, store.InviteSettingFilter{}, store.Page{})
+	all, _, err := s.ListInviteSettings(ctx, acc.ID, accountdb.InviteSettingFilter{}, pg.Page{})
 	require.NoError(t, err)
 	assert.Len(t, all, 2)
 }
@@ -94,7 +95,7 @@ func TestConcurrentCreationCoversEveryPair(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var count int
-	require.NoError(t, s.DB().GetContext(ctx, &count, `SELECT count(*) FROM invite_settings WHERE account_id = $1`, acc.ID))
+	require.NoError(t, s.Pool().GetContext(ctx, &count, `SELECT count(*) FROM invite_settings WHERE account_id = $1`, acc.ID))
 	assert.Equal(t, n*(n+1), count) // n event types × (n channels + Default)
 }
 
@@ -117,9 +118,9 @@ func TestEventTypeListUpdateAndTenancy(t *testing.T) {
 	require.NoError(t, err)
 
 	var seen []string
-	p := store.Page{Limit: 2}
+	p := pg.Page{Limit: 2}
 	for {
-		page, next, err := s.ListEventTypes(ctx, acc.ID, store.EventTypeFilter{}, p)
+		page, next, err := s.ListEventTypes(ctx, acc.ID, accountdb.EventTypeFilter{}, p)
 		require.NoError(t, err)
 		for _, et := range page {
 			seen = append(seen, et.ID)
@@ -127,35 +128,35 @@ func TestEventTypeListUpdateAndTenancy(t *testing.T) {
 		if next == nil {
 			break
 		}
-		c, err := store.DecodeCursor(next.Encode())
+		c, err := pg.DecodeCursor(next.Encode())
 		require.NoError(t, err)
 		p.After = &c
 	}
 	assert.Equal(t, ids, seen)
 
 	active := true
-	list, _, err := s.ListEventTypes(ctx, acc.ID, store.EventTypeFilter{Active: &active}, store.Page{Limit: 10})
+	list, _, err := s.ListEventTypes(ctx, acc.ID, accountdb.EventTypeFilter{Active: &active}, pg.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, list, 3)
 	name := "t3"
-	list, _, err = s.ListEventTypes(ctx, acc.ID, store.EventTypeFilter{Name: &name, Active: &active}, store.Page{Limit: 10})
+	list, _, err = s.ListEventTypes(ctx, acc.ID, accountdb.EventTypeFilter{Name: &name, Active: &active}, pg.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Empty(t, list)
 
 	_, err = s.EventType(ctx, acc.ID, theirs.ID)
-	assert.ErrorIs(t, err, store.ErrNotFound)
-	_, err = s.UpdateEventType(ctx, acc.ID, theirs.ID, store.EventTypeUpdate{Active: &active})
-	assert.ErrorIs(t, err, store.ErrNotFound)
+	assert.ErrorIs(t, err, pg.ErrNotFound)
+	_, err = s.UpdateEventType(ctx, acc.ID, theirs.ID, accountdb.EventTypeUpdate{Active: &active})
+	assert.ErrorIs(t, err, pg.ErrNotFound)
 
 	renamed, inactive := "renamed", false
-	et, err := s.UpdateEventType(ctx, acc.ID, ids[0], store.EventTypeUpdate{Name: &renamed, Active: &inactive})
+	et, err := s.UpdateEventType(ctx, acc.ID, ids[0], accountdb.EventTypeUpdate{Name: &renamed, Active: &inactive})
 	require.NoError(t, err)
 	assert.Equal(t, "renamed", et.Name)
 	assert.False(t, et.Active)
 	assert.True(t, et.UpdatedAt.After(et.CreatedAt))
 	taken := "t0"
-	_, err = s.UpdateEventType(ctx, acc.ID, ids[0], store.EventTypeUpdate{Name: &taken})
-	assert.ErrorIs(t, err, store.ErrConflict)
+	_, err = s.UpdateEventType(ctx, acc.ID, ids[0], accountdb.EventTypeUpdate{Name: &taken})
+	assert.ErrorIs(t, err, pg.ErrConflict)
 	byName, err := s.EventTypeByName(ctx, acc.ID, "renamed")
 	require.NoError(t, err)
 	assert.Equal(t, et, byName)
@@ -169,12 +170,12 @@ func TestUpdateInviteSetting(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.CreateEventType(ctx, acc.ID, "checkout", true)
 	require.NoError(t, err)
-	list, _, err := s.ListInviteSettings(ctx, acc.ID, store.InviteSettingFilter{}, store.Page{Limit: 1})
+	list, _, err := s.ListInviteSettings(ctx, acc.ID, accountdb.InviteSettingFilter{}, pg.Page{Limit: 1})
 	require.NoError(t, err)
 	is := list[0]
 
 	window := &sendtime.SendWindow{Start: "09:00", End: "20:00", TimeZone: "Europe/Berlin"}
-	got, err := s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(is *store.InviteSetting) error {
+	got, err := s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(is *accountdb.InviteSetting) error {
 		is.Medium, is.Delay, is.DelayFrom, is.SendWindow, is.MinDaysBetweenInvites, is.Active = "sms", "PT1H", "delivery", window, 0, false
 		is.ID = "ist-hijack" // ignored
 		return nil
@@ -189,22 +190,22 @@ func TestUpdateInviteSetting(t *testing.T) {
 	assert.True(t, reread.UpdatedAt.After(is.UpdatedAt) || reread.UpdatedAt.Equal(is.UpdatedAt))
 
 	// Clearing the window writes NULL; an unchanged row is not written.
-	got, err = s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(is *store.InviteSetting) error { is.SendWindow = nil; return nil })
+	got, err = s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(is *accountdb.InviteSetting) error { is.SendWindow = nil; return nil })
 	require.NoError(t, err)
 	assert.Nil(t, got.SendWindow)
-	again, err := s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(*store.InviteSetting) error { return nil })
+	again, err := s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(*accountdb.InviteSetting) error { return nil })
 	require.NoError(t, err)
 	assert.Equal(t, got, again)
 
 	boom := fmt.Errorf("invalid")
-	_, err = s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(*store.InviteSetting) error { return boom })
+	_, err = s.UpdateInviteSetting(ctx, acc.ID, is.ID, func(*accountdb.InviteSetting) error { return boom })
 	assert.ErrorIs(t, err, boom)
 
 	_, err = s.InviteSetting(ctx, other.ID, is.ID)
-	assert.ErrorIs(t, err, store.ErrNotFound)
-	_, err = s.UpdateInviteSetting(ctx, other.ID, is.ID, func(*store.InviteSetting) error { return nil })
-	assert.ErrorIs(t, err, store.ErrNotFound)
-	theirs, _, err := s.ListInviteSettings(ctx, other.ID, store.InviteSettingFilter{}, store.Page{})
+	assert.ErrorIs(t, err, pg.ErrNotFound)
+	_, err = s.UpdateInviteSetting(ctx, other.ID, is.ID, func(*accountdb.InviteSetting) error { return nil })
+	assert.ErrorIs(t, err, pg.ErrNotFound)
+	theirs, _, err := s.ListInviteSettings(ctx, other.ID, accountdb.InviteSettingFilter{}, pg.Page{})
 	require.NoError(t, err)
 	assert.Empty(t, theirs)
 }

@@ -1,4 +1,4 @@
-package store
+package accountdb
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // The daily quota of accepted events is counted apart from the accept
@@ -45,7 +47,7 @@ func (s *Store) TakeEventQuota(ctx context.Context, accountID string, n int) (gr
 	if n <= 0 {
 		return 0, 0, nil
 	}
-	q, err := s.accountQuotas(ctx, s.db, accountID)
+	q, err := s.QuotasTx(ctx, s.db, accountID)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -60,10 +62,10 @@ func (s *Store) TakeEventQuota(ctx context.Context, accountID string, n int) (gr
 		}
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("count accepted events: %w", translate(err))
+		return 0, 0, fmt.Errorf("count accepted events: %w", pg.Translate(err))
 	}
 	if granted < n {
-		s.quotaExceeded(QuotaEvents)
+		s.Refuse(QuotaEvents, q.DailyEvents)
 	}
 	return granted, q.DailyEvents, nil
 }
@@ -78,7 +80,7 @@ func (s *Store) ReturnEventQuota(ctx context.Context, accountID string, n int) e
 		FROM (SELECT set_config('synchronous_commit', 'off', true)) c
 		WHERE d.account_id = $1 AND d.day = $2::date`, accountID, s.Now().UTC().Format(time.DateOnly), n)
 	if err != nil {
-		return fmt.Errorf("give back counted events: %w", translate(err))
+		return fmt.Errorf("give back counted events: %w", pg.Translate(err))
 	}
 	return nil
 }
@@ -104,7 +106,7 @@ type Limits struct {
 // AccountLimits returns the account's quotas in force and their use today
 // (UTC).
 func (s *Store) AccountLimits(ctx context.Context, accountID string) (Limits, error) {
-	q, err := s.accountQuotas(ctx, s.db, accountID)
+	q, err := s.QuotasTx(ctx, s.db, accountID)
 	if err != nil {
 		return Limits{}, err
 	}
@@ -123,7 +125,7 @@ func (s *Store) AccountLimits(ctx context.Context, accountID string) (Limits, er
 		(SELECT count(*) FROM webhook_endpoints WHERE account_id = $1) AS webhooks`,
 		accountID, s.Now().UTC().Format(time.DateOnly))
 	if err != nil {
-		return Limits{}, fmt.Errorf("read quota use: %w", translate(err))
+		return Limits{}, fmt.Errorf("read quota use: %w", pg.Translate(err))
 	}
 	return Limits{
 		DailySends:        Limit{q.DailySends, used.Sends},

@@ -1,4 +1,4 @@
-package store
+package accountdb
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // Quotas bound what one account may do with the shared service, so that
@@ -75,9 +76,9 @@ func (u QuotaUpdate) Any() bool {
 }
 
 // AccountQuotas returns the quotas in force for an account: its own where
-// set, the store's defaults elsewhere. An unknown account is ErrNotFound.
+// set, the store's defaults elsewhere. An unknown account is pg.ErrNotFound.
 func (s *Store) AccountQuotas(ctx context.Context, accountID string) (Quotas, error) {
-	return s.accountQuotas(ctx, s.db, accountID)
+	return s.QuotasTx(ctx, s.db, accountID)
 }
 
 // SetAccountQuotas changes the account's own quotas and returns those in
@@ -90,8 +91,8 @@ func (s *Store) SetAccountQuotas(ctx context.Context, accountID string, u QuotaU
 		}
 		return max(*p, -1)
 	}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := lockAccount(ctx, tx, accountID); err != nil {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if err := LockTx(ctx, tx, accountID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `
@@ -120,8 +121,8 @@ func (s *Store) SetAccountQuotas(ctx context.Context, accountID string, u QuotaU
 	return s.AccountQuotas(ctx, accountID)
 }
 
-// accountQuotas reads the quotas in force with q (the pool or a tx).
-func (s *Store) accountQuotas(ctx context.Context, q sqlx.QueryerContext, accountID string) (Quotas, error) {
+// QuotasTx reads the quotas in force with q (the pool or a tx).
+func (s *Store) QuotasTx(ctx context.Context, q sqlx.QueryerContext, accountID string) (Quotas, error) {
 	d := s.Quotas
 	var out Quotas
 	err := sqlx.GetContext(ctx, q, &out, `
@@ -131,7 +132,7 @@ func (s *Store) accountQuotas(ctx context.Context, q sqlx.QueryerContext, accoun
 		FROM accounts a LEFT JOIN account_quotas q ON q.account_id = a.id
 		WHERE a.id = $1`, accountID, d.DailySends, d.RecipientDailyCap, d.Channels, d.EventTypes, d.WebhookEndpoints, d.DailyEvents)
 	if err != nil {
-		return Quotas{}, fmt.Errorf("read quotas: %w", translate(err))
+		return Quotas{}, fmt.Errorf("read quotas: %w", pg.Translate(err))
 	}
 	return out, nil
 }
@@ -140,12 +141,12 @@ func (s *Store) accountQuotas(ctx context.Context, q sqlx.QueryerContext, accoun
 // kind.
 var resourceTables = map[string]string{QuotaChannels: "channels", QuotaEventTypes: "event_types", QuotaWebhooks: "webhook_endpoints"}
 
-// checkResourceQuota refuses one more channel, event type or webhook
+// CheckResourceQuotaTx refuses one more channel, event type or webhook
 // endpoint (kind) when the account has as many as its quota allows. The
-// caller holds the account lock (lockAccount), so concurrent creations
-// cannot both pass.
-func (s *Store) checkResourceQuota(ctx context.Context, tx *sqlx.Tx, accountID, kind string) error {
-	q, err := s.accountQuotas(ctx, tx, accountID)
+// caller holds the account lock (LockTx), so concurrent creations cannot
+// both pass.
+func (s *Store) CheckResourceQuotaTx(ctx context.Context, tx *sqlx.Tx, accountID, kind string) error {
+	q, err := s.QuotasTx(ctx, tx, accountID)
 	if err != nil {
 		return err
 	}
@@ -159,77 +160,69 @@ func (s *Store) checkResourceQuota(ctx context.Context, tx *sqlx.Tx, accountID, 
 		return fmt.Errorf("count %s: %w", table, err)
 	}
 	if n >= limit {
-		s.quotaExceeded(kind)
-		return &QuotaError{Kind: kind, Limit: limit}
+		return s.Refuse(kind, limit)
 	}
 	return nil
 }
 
-// sendKind is what a send quota counts.
-type sendKind int
+// SendKind is what a send quota counts.
+type SendKind int
 
 const (
-	// quotaInvite: an invite counts against the daily send quota and the
-	// daily cap of invites to its address.
-	quotaInvite sendKind = iota
-	// quotaReminder: a reminder counts against the daily send quota only
-	// (sender quotas count it; it belongs to its invite,
-	// which the cap already counted).
-	quotaReminder
+	// SendInvite: an invite (or a test send of a template) counts against
+	// the daily send quota and the daily cap of sends to its address.
+	SendInvite SendKind = iota
+	// SendReminder: a reminder counts against the daily send quota only
+	// (sender quotas count it; it belongs to its invite, which the cap
+	// already counted).
+	SendReminder
 )
 
-// quotaReason counts a send that is about to begin against the account's
-// daily send quota and, for an invite, against the daily cap of invites
-// to its address (sendAddress). When one
-// is used up it counts nothing and returns invite.QuotaExceeded with a
-// detail for last_error; the caller then skips the send.
+// CountSendTx counts a send that is about to begin against the account's
+// daily send quota and, for SendInvite, against the daily cap of sends
+// to its address (SendAddress). When one is used up it counts nothing
+// and returns the *QuotaError (QuotaRecipient or QuotaDailySends) that
+// refuses the send, told to OnQuotaExceeded.
 //
-// It runs inside the claim's transaction: each count is a conditional
+// It runs inside the caller's transaction: each count is a conditional
 // upsert of a per-day counter row, whose row lock serialises concurrent
-// claims of the same account (and address) until they commit, so two of
+// sends of the same account (and address) until they commit, so two of
 // them can never both take the last unit — whether or not the caller
-// also holds the (account, address) advisory lock. A claim that rolls
-// back takes its counts with it. attempts is the invite's attempts so
-// far: a send tried again after a transient failure was counted when it
-// was first claimed and is not counted twice.
-func (s *Store) quotaReason(ctx context.Context, tx *sqlx.Tx, accountID, address string, kind sendKind, attempts int) (invite.Reason, string, error) {
-	if attempts > 0 {
-		return "", "", nil
-	}
-	q, err := s.accountQuotas(ctx, tx, accountID)
+// also holds the (account, address) advisory lock. A transaction that
+// rolls back takes its counts with it.
+func (s *Store) CountSendTx(ctx context.Context, tx *sqlx.Tx, accountID, address string, kind SendKind) (*QuotaError, error) {
+	q, err := s.QuotasTx(ctx, tx, accountID)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
 	day := s.Now().UTC().Format(time.DateOnly)
-	capped := kind == quotaInvite && q.RecipientDailyCap > 0
+	capped := kind == SendInvite && q.RecipientDailyCap > 0
 	if capped {
 		counted, err := countRecipientSend(ctx, tx, accountID, address, day, q.RecipientDailyCap)
 		switch {
 		case err != nil:
-			return "", "", err
+			return nil, err
 		case !counted:
-			s.quotaExceeded(QuotaRecipient)
-			return invite.QuotaExceeded, fmt.Sprintf("the account may send at most %d invites a day to one address", q.RecipientDailyCap), nil
+			return s.Refuse(QuotaRecipient, q.RecipientDailyCap), nil
 		}
 	}
 	if q.DailySends > 0 {
 		counted, err := countDailySend(ctx, tx, accountID, day, q.DailySends)
 		switch {
 		case err != nil:
-			return "", "", err
+			return nil, err
 		case !counted:
 			if capped { // give back the address's count: nothing is sent
 				hash := sha256.Sum256([]byte(address))
 				if _, err := tx.ExecContext(ctx, `UPDATE recipient_daily_sends SET sends = sends - 1
 					WHERE account_id = $1 AND address_hash = $2 AND day = $3::date`, accountID, hash[:], day); err != nil {
-					return "", "", fmt.Errorf("uncount invite to the address: %w", err)
+					return nil, fmt.Errorf("uncount the send to the address: %w", err)
 				}
 			}
-			s.quotaExceeded(QuotaDailySends)
-			return invite.QuotaExceeded, fmt.Sprintf("the account's daily send quota of %d is used up", q.DailySends), nil
+			return s.Refuse(QuotaDailySends, q.DailySends), nil
 		}
 	}
-	return "", "", nil
+	return nil, nil
 }
 
 // countRecipientSend counts one send of the account to address (as
@@ -268,17 +261,20 @@ func countUnderLimit(ctx context.Context, tx *sqlx.Tx, what, query string, args 
 	return true, nil
 }
 
-// sendAddress is the address a send quota counts, by medium: the
+// SendAddress is the address a send quota counts, by medium: the
 // lower-cased email, or the mobile number as stored (E.164).
-func sendAddress(m invite.Medium, email, mobile string) string {
+func SendAddress(m invite.Medium, email, mobile string) string {
 	if m == invite.SMS {
 		return "sms:" + mobile
 	}
 	return "email:" + strings.ToLower(email)
 }
 
-func (s *Store) quotaExceeded(kind string) {
+// Refuse is the refusal by the quota kind of limit, told to
+// OnQuotaExceeded: every refusal by a quota is counted once, here.
+func (s *Store) Refuse(kind string, limit int) *QuotaError {
 	if s.OnQuotaExceeded != nil {
 		s.OnQuotaExceeded(kind)
 	}
+	return &QuotaError{Kind: kind, Limit: limit}
 }

@@ -1,4 +1,4 @@
-package store
+package accountdb
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // Invite setting values.
@@ -82,27 +83,27 @@ func (s *Store) InviteSetting(ctx context.Context, accountID, id string) (Invite
 	var r inviteSettingRow
 	err := s.db.GetContext(ctx, &r, `SELECT `+inviteSettingColumns+` FROM invite_settings WHERE account_id = $1 AND id = $2`, accountID, id)
 	if err != nil {
-		return InviteSetting{}, translate(err)
+		return InviteSetting{}, pg.Translate(err)
 	}
 	return r.setting()
 }
 
 // ListInviteSettings returns a page of the account's invite settings,
 // newest first, and the cursor of the next page (nil on the last).
-func (s *Store) ListInviteSettings(ctx context.Context, accountID string, f InviteSettingFilter, p Page) ([]InviteSetting, *Cursor, error) {
-	w := newWhere(accountID)
+func (s *Store) ListInviteSettings(ctx context.Context, accountID string, f InviteSettingFilter, p pg.Page) ([]InviteSetting, *pg.Cursor, error) {
+	w := pg.NewWhere(accountID)
 	if f.ChannelID != "" {
-		w.add("channel_id = ", f.ChannelID)
+		w.Add("channel_id = ", f.ChannelID)
 	}
 	if f.EventTypeID != "" {
-		w.add("event_type_id = ", f.EventTypeID)
+		w.Add("event_type_id = ", f.EventTypeID)
 	}
 	var rows []inviteSettingRow
-	query, args := w.page(`SELECT `+inviteSettingColumns+` FROM invite_settings`, p)
-	if err := s.read(ctx).SelectContext(ctx, &rows, query, args...); err != nil {
-		return nil, nil, translate(err)
+	query, args := w.Page(`SELECT `+inviteSettingColumns+` FROM invite_settings`, p)
+	if err := s.Read(ctx).SelectContext(ctx, &rows, query, args...); err != nil {
+		return nil, nil, pg.Translate(err)
 	}
-	rows, next := trim(rows, pageLimit(p), func(r inviteSettingRow) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
+	rows, next := pg.Trim(rows, pg.PageLimit(p), func(r inviteSettingRow) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	out := make([]InviteSetting, len(rows))
 	for i, r := range rows {
 		var err error
@@ -120,7 +121,7 @@ func (s *Store) ListInviteSettings(ctx context.Context, accountID string, f Invi
 // apply changes nothing, nothing is written either.
 func (s *Store) UpdateInviteSetting(ctx context.Context, accountID, id string, apply func(*InviteSetting) error) (InviteSetting, error) {
 	var out InviteSetting
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var r inviteSettingRow
 		if err := tx.GetContext(ctx, &r, `SELECT `+inviteSettingColumns+` FROM invite_settings
 			WHERE account_id = $1 AND id = $2 FOR NO KEY UPDATE`, accountID, id); err != nil {
@@ -174,7 +175,7 @@ func (s *Store) InviteSettingFor(ctx context.Context, accountID, channelID, even
 	err := s.db.GetContext(ctx, &r, `SELECT `+inviteSettingColumns+` FROM invite_settings
 		WHERE account_id = $1 AND channel_id = $2 AND event_type_id = $3`, accountID, channelID, eventTypeID)
 	if err != nil {
-		return InviteSetting{}, translate(err)
+		return InviteSetting{}, pg.Translate(err)
 	}
 	return r.setting()
 }

@@ -1,4 +1,4 @@
-package store
+package accountdb
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/brand"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // Account is a tenant: every resource belongs to exactly one. Its
@@ -51,16 +52,16 @@ func (s *Store) UpdateBranding(ctx context.Context, id string, u BrandingUpdate)
 		brand_color  = CASE WHEN $4::text IS NULL THEN brand_color ELSE NULLIF($4, '') END,
 		reply_to     = CASE WHEN $5::text IS NULL THEN reply_to ELSE NULLIF($5, '') END
 		WHERE id = $1 RETURNING `+accountColumns, id, u.DisplayName, u.LogoURL, u.BrandColor, u.ReplyTo)
-	return a, translate(err)
+	return a, pg.Translate(err)
 }
 
 // CreateAccount creates an account with its default native channel
 // "Default" in one transaction.
 func (s *Store) CreateAccount(ctx context.Context, name string) (Account, Channel, error) {
 	now := s.Now()
-	a := Account{ID: NewID("acc"), Name: name, CreatedAt: now}
-	ch := Channel{ID: NewID("chl"), AccountID: a.ID, Name: "Default", Type: "native", CreatedAt: now, UpdatedAt: now}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	a := Account{ID: pg.NewID("acc"), Name: name, CreatedAt: now}
+	ch := Channel{ID: pg.NewID("chl"), AccountID: a.ID, Name: "Default", Type: "native", CreatedAt: now, UpdatedAt: now}
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`, a.ID, a.Name, a.CreatedAt); err != nil {
 			return fmt.Errorf("insert account: %w", err)
 		}
@@ -77,8 +78,8 @@ func (s *Store) CreateAccount(ctx context.Context, name string) (Account, Channe
 // Account returns one account.
 func (s *Store) Account(ctx context.Context, id string) (Account, error) {
 	var a Account
-	err := s.read(ctx).GetContext(ctx, &a, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
-	return a, translate(err)
+	err := s.Read(ctx).GetContext(ctx, &a, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
+	return a, pg.Translate(err)
 }
 
 // AccountByName returns the oldest account with this name (names are not
@@ -86,15 +87,18 @@ func (s *Store) Account(ctx context.Context, id string) (Account, error) {
 func (s *Store) AccountByName(ctx context.Context, name string) (Account, error) {
 	var a Account
 	err := s.db.GetContext(ctx, &a, `SELECT `+accountColumns+` FROM accounts WHERE name = $1 ORDER BY created_at, id LIMIT 1`, name)
-	return a, translate(err)
+	return a, pg.Translate(err)
 }
 
-// lockAccount takes a row lock on the account that serialises the
+// LockTx takes a row lock on the account that serialises the
 // creation of event types and channels, so that every (channel, event
 // type) pair gets its invite setting even when both are created at once.
 // FOR NO KEY UPDATE does not block inserts that merely reference the
 // account.
-func lockAccount(ctx context.Context, tx *sqlx.Tx, accountID string) error {
+//
+// Whatever counts an account's resources or sends under a limit takes it
+// first (creating a webhook endpoint, a test send).
+func LockTx(ctx context.Context, tx *sqlx.Tx, accountID string) error {
 	var id string
 	if err := tx.GetContext(ctx, &id, `SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, accountID); err != nil {
 		return fmt.Errorf("lock account: %w", err)
@@ -108,5 +112,5 @@ func (s *Store) DefaultChannel(ctx context.Context, accountID string) (Channel, 
 	var ch Channel
 	err := s.db.GetContext(ctx, &ch, `SELECT id, account_id, name, type, created_at, updated_at FROM channels
 		WHERE account_id = $1 AND type = 'native' ORDER BY created_at, id LIMIT 1`, accountID)
-	return ch, translate(err)
+	return ch, pg.Translate(err)
 }

@@ -7,14 +7,14 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/authdb"
 )
 
 // verifierOptions are the API's token verifier's options from the
 // process configuration: one Issuer per TOUCHPOINT_OIDC_ISSUER entry, with
 // the audience and discovery URL given after it (config.OIDCIssuerOptions).
-func verifierOptions(cfg config.Config, st *store.Store, logger *slog.Logger) auth.Options {
-	o := auth.Options{Store: st.Auth, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
+func verifierOptions(cfg config.Config, repo *authdb.Store, logger *slog.Logger) auth.Options {
+	o := auth.Options{Store: repo, BuiltInIssuer: cfg.AuthURL, Audience: cfg.BaseURL,
 		IdleTimeout: cfg.TokenIdleTimeout, FlushInterval: cfg.TokenUseFlushInterval,
 		KeyRefresh: cfg.JWKSRefresh, MaxTokenLifetime: cfg.TokenMaxLifetime, Logger: logger}
 	for _, u := range cfg.OIDCIssuers {
@@ -35,8 +35,8 @@ func verifierOptions(cfg config.Config, st *store.Store, logger *slog.Logger) au
 
 // issuerOptions are the built-in issuer's options from the process
 // configuration.
-func issuerOptions(cfg config.Config, st *store.Store, logger *slog.Logger) authserver.Options {
-	return authserver.Options{Store: st.Auth, Issuer: cfg.AuthURL, Audience: cfg.BaseURL, SecretKey: cfg.SecretKey,
+func issuerOptions(cfg config.Config, repo *authdb.Store, logger *slog.Logger) authserver.Options {
+	return authserver.Options{Store: repo, Issuer: cfg.AuthURL, Audience: cfg.BaseURL, SecretKey: cfg.SecretKey,
 		TokenLifetime: cfg.TokenMaxLifetime, IdleTimeout: cfg.TokenIdleTimeout,
 		KeyRotation: cfg.SigningKeyRotation, JWKSRefresh: cfg.JWKSRefresh, TrustedProxies: cfg.TrustedProxies, Logger: logger}
 }

@@ -39,7 +39,7 @@ func (env *environment) runKeys(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	issuer, err := authserver.New(ctx, issuerOptions(cfg, st, env.logger))
+	issuer, err := authserver.New(ctx, issuerOptions(cfg, st.Auth, env.logger))
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}

@@ -78,7 +78,7 @@ func dialTemporal(cfg config.Config, logger *slog.Logger, m *metrics.Set) (clien
 func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger, ln net.Listener, m *metrics.Set,
 	mailDir string) (part, error) {
 	logger = logger.With("component", "auth")
-	opts := issuerOptions(cfg, st, logger)
+	opts := issuerOptions(cfg, st.Auth, logger)
 	if cfg.SMTPURL != "" || mailDir != "" {
 		mailer, err := mail.New(cfg.SMTPURL, cfg.MailFrom, mailDir, logger)
 		if err != nil {
@@ -133,7 +133,7 @@ func metricsPart(cfg config.Config, logger *slog.Logger, m *metrics.Set) (part, 
 // can verify tokens (every issuer discovered; until then it answers 503).
 func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, ln net.Listener, m *metrics.Set) (run part, tokensReady func() error, err error) {
 	logger = logger.With("component", "api")
-	verifier, err := auth.New(verifierOptions(cfg, st, logger))
+	verifier, err := auth.New(verifierOptions(cfg, st.Auth, logger))
 	if err != nil {
 		return nil, nil, err
 	}

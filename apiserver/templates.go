@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
@@ -183,36 +184,31 @@ func (s *server) putTemplate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, storedTemplateOut(t))
 }
 
-// checkTemplate validates a template of the kind (fields named with
-// prefix in errors), and for an SMS checks that it fits two segments with
-// the account's name, a sample customer and a full-length link.
+// checkTemplate checks a template of the kind as the templates' rules
+// demand (templates.Library.Check, with the account's sample data),
+// naming its fields with prefix in errors.
 func (s *server) checkTemplate(r *http.Request, kind templates.Kind, lang, eventTypeID string, in templates.Content, prefix string) (templates.Content, error) {
-	c, err := templates.Validate(kind, in)
+	var sample templates.Input
+	if kind.SMS() {
+		var err error
+		if sample, err = s.sample(r, lang, eventTypeID); err != nil {
+			return in, err
+		}
+	}
+	c, err := s.templates.Check(kind, lang, in, sample)
 	var errs templates.Errors
-	if errors.As(err, &errs) {
+	var tooLong *templates.TooLongError
+	switch {
+	case errors.As(err, &errs):
 		fields := make([]fieldError, len(errs))
 		for i, e := range errs {
 			fields[i] = fieldError{Field: prefix + e.Field, Message: e.Message}
 		}
 		return c, invalid(fields...)
+	case errors.As(err, &tooLong):
+		return c, invalid(fieldError{Field: prefix + "text", Message: tooLong.Error()})
 	}
-	if err != nil || !kind.SMS() {
-		return c, err
-	}
-	sample, err := s.sample(r, lang, eventTypeID)
-	if err != nil {
-		return c, err
-	}
-	d := templates.SMSData{ShopName: sample.Brand.DisplayName, FirstName: sample.FirstName, FeedbackURL: sample.FeedbackURL,
-		Reminder: kind.Reminder(), ProductName: sample.Products[0].Name, OrderReference: sample.OrderReference, EventType: sample.EventType}
-	if _, err := s.templates.SMS.Fit(lang, c.Text, d); err != nil {
-		var tooLong *templates.TooLongError
-		if errors.As(err, &tooLong) {
-			return c, invalid(fieldError{Field: prefix + "text", Message: tooLong.Error()})
-		}
-		return c, err
-	}
-	return c, nil
+	return c, err
 }
 
 // sample is the sample data of a preview, a test send or an SMS length
@@ -513,14 +509,13 @@ func testAddress(kind templates.Kind, raw string) (to, masked, problem string) {
 		if err != nil || !strings.HasPrefix(a, "+") {
 			return "", "", "must be a mobile number in E.164, such as +4915112345678"
 		}
-		return n, "***" + n[max(len(n)-4, 0):], ""
+		return n, contact.Mask(n), ""
 	}
 	p, err := mail.ParseAddress(a)
 	if err != nil || p.Name != "" || p.Address != a || len(a) > maxAddress {
 		return "", "", "must be an email address, such as shop@example.com"
 	}
-	local, domain, _ := strings.Cut(a, "@")
-	return a, local[:1] + "***@" + domain, ""
+	return a, contact.Mask(a), ""
 }
 
 func (s *server) getTestSend(w http.ResponseWriter, r *http.Request) {

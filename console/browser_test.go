@@ -51,18 +51,24 @@ func seeded(t *testing.T) (*site, map[string]string) {
 	s := newSite(t, func(o *console.Options) {
 		o.TemporalUIURL, o.Namespace = "http://localhost:8233", "default"
 	})
+	name, colour := "Nordlicht Outdoor", "#14532D"
+	_, err := s.st.UpdateBranding(context.Background(), s.a.AccountID, store.BrandingUpdate{DisplayName: &name, BrandColor: &colour})
+	require.NoError(t, err)
 	low := s.reviewed(t, s.a, 2, "The sole came off after two weeks of hiking in the Alps. Not what I expect of a trail shoe at this price.",
 		storeRating(0, 2, "Sole came off"))
 	s.reviewed(t, s.a, 5, "Fast delivery, great fit.")
 	s.reviewed(t, s.a, 4, "")
 	answered := s.reviewed(t, s.a, 5, "Wonderful service, thank you!")
-	_, _, err := s.st.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thank you, Greta! Enjoy your hikes.", editorA)
+	_, _, err = s.st.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thank you, Greta! Enjoy your hikes.", editorA)
 	require.NoError(t, err)
 	inv := s.sentInvite(t, s.a, "greta.zimmermann@example.com")
 	return s, map[string]string{
 		"invites":      "/console/invites?q=greta.zimmermann%40example.com",
 		"invite":       "/console/invites/" + inv,
 		"suppressions": "/console/suppressions",
+		"templates":    "/console/templates",
+		"template":     "/console/templates/invite/en",
+		"sms-template": "/console/templates/sms_reminder/en",
 		"suppression":  "/console/suppressions?address=greta.zimmermann%40example.com",
 		"overview":     "/console/",
 		"reviews":      "/console/reviews",
@@ -112,7 +118,7 @@ func TestScreenshots(t *testing.T) {
 	// Cookies are the browser's: once set in one tab, the screenshots'
 	// tabs are signed in too.
 	require.NoError(t, chromedp.Do(b.Tab(t), s.signIn(editorA), chromedp.Navigate(s.URL+"/console/")))
-	for _, name := range []string{"overview", "answered", "invite"} {
+	for _, name := range []string{"overview", "answered", "invite", "template"} {
 		for _, w := range []int{1280, 360} {
 			b.ScreenshotTo(t, s.URL+pages[name], w, 1, filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, w)))
 		}

@@ -19,6 +19,13 @@ func (h *Handler) routes() []route {
 		{http.MethodPost, "/invites/{id}/cancel", CancelInvite, h.cancelInvite},
 		{http.MethodPost, "/invites/{id}/retry", RetryInvite, h.retryInvite},
 
+		{http.MethodGet, "/templates", Read, h.templatesIndex},
+		{http.MethodGet, "/templates/{kind}/{locale}", Read, h.templateEditor},
+		{http.MethodPost, "/templates/{kind}/{locale}", EditTemplates, h.saveTemplate},
+		{http.MethodPost, "/templates/{kind}/{locale}/delete", EditTemplates, h.deleteTemplate},
+		{http.MethodGet, "/templates/{kind}/{locale}/preview", Read, h.previewTemplate},
+		{http.MethodPost, "/templates/{kind}/{locale}/test", SendTest, h.testSend},
+
 		{http.MethodGet, "/suppressions", Read, h.suppressions},
 		{http.MethodPost, "/suppressions", Suppress, h.addSuppression},
 		{http.MethodPost, "/suppressions/lift", Unsuppress, h.liftSuppression},

@@ -30,6 +30,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/touchpoint/touchpoint/templates"
 )
 
 // Prefix is where the console is served, below the base URL.
@@ -71,6 +73,14 @@ type Options struct {
 	// People names the people in the histories. Optional.
 	People Directory
 
+	// Templates renders the template previews and test sends and checks
+	// a shop's templates. Required.
+	Templates *templates.Library
+	// SampleFeedbackURL and SampleUnsubscribeURL are the signed links of
+	// templates.SampleEventID, for previews: they look real and lead to
+	// the page of a link whose event is gone.
+	SampleFeedbackURL, SampleUnsubscribeURL string
+
 	// TemporalUIURL is the Temporal Web UI (TOUCHPOINT_TEMPORAL_UI_URL)
 	// and Namespace the namespace of the invite workflows: an invite's
 	// page links to its workflow there. "" leaves the link out.
@@ -110,8 +120,8 @@ type Handler struct {
 // does not parse, and panics without its required options (a wiring
 // mistake).
 func New(opts Options) (*Handler, error) {
-	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.BaseURL == "" {
-		panic("console.New: BaseURL, SignedIn, Allows and Store are required")
+	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.BaseURL == "" || opts.Templates == nil {
+		panic("console.New: BaseURL, SignedIn, Allows, Store and Templates are required")
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {

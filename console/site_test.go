@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
 )
 
 // site is the console served as the API serves it, over a real store,
@@ -75,7 +76,11 @@ func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.h.ServeHTTP(w, r) }))
 	t.Cleanup(s.Close)
-	opts := console.Options{BaseURL: s.URL, Store: s.st, SignOutPath: "/console/sign-out",
+	lib, err := templates.Load()
+	require.NoError(t, err)
+	opts := console.Options{BaseURL: s.URL, Store: s.st, SignOutPath: "/console/sign-out", Templates: lib,
+		SampleFeedbackURL:    "https://touchpoint.example/feedback?event=evt-00000000-0000-4000-8000-000000000000&sig=sample",
+		SampleUnsubscribeURL: "https://touchpoint.example/unsubscribe?event=evt-00000000-0000-4000-8000-000000000000&sig=sample",
 		SignedIn: func(w http.ResponseWriter, r *http.Request) (console.Person, bool) {
 			c, err := r.Cookie(testCookie)
 			if err != nil {
@@ -98,7 +103,6 @@ func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 	for _, c := range configure {
 		c(&opts)
 	}
-	var err error
 	s.h, err = console.New(opts)
 	require.NoError(t, err)
 	return s

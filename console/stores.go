@@ -8,6 +8,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
 )
 
 // Store is every store call the console makes, one small interface per
@@ -17,6 +18,7 @@ type Store interface {
 	ReviewStore
 	InviteStore
 	SuppressionStore
+	TemplateStore
 }
 
 // OverviewStore is what the overview reads.
@@ -56,4 +58,17 @@ type SuppressionStore interface {
 	AddSuppressionBy(ctx context.Context, accountID, address string, medium invite.Medium, reason invite.SuppressionReason,
 		by string) (store.Suppression, bool, error)
 	LiftSuppression(ctx context.Context, accountID, address, by string, customerConsent bool) error
+}
+
+// TemplateStore is what the templates' pages read and change.
+type TemplateStore interface {
+	Account(ctx context.Context, id string) (store.Account, error)
+	ListEventTypes(ctx context.Context, accountID string, f store.EventTypeFilter, p store.Page) ([]store.EventType, *store.Cursor, error)
+	EventType(ctx context.Context, accountID, id string) (store.EventType, error)
+	ListTemplates(ctx context.Context, accountID string, f store.TemplateFilter, p store.Page) ([]store.Template, *store.Cursor, error)
+	TemplateLevels(ctx context.Context, accountID, eventTypeID string, kind templates.Kind, lang string) (eventType, account *templates.Stored, err error)
+	TemplateVersions(ctx context.Context, key store.TemplateKey, limit int) ([]store.TemplateVersion, error)
+	PutTemplate(ctx context.Context, key store.TemplateKey, c templates.Content, by string) (store.Template, bool, error)
+	DeleteTemplate(ctx context.Context, key store.TemplateKey) error
+	CreateTestSend(ctx context.Context, t store.TestSend) (store.TestSend, error)
 }

@@ -83,7 +83,7 @@ type views struct {
 
 // pageNames are the templates/<name>.html that define "main" for the
 // layout.
-var pageNames = []string{"error", "overview", "reviews", "review", "invites", "invite", "suppressions"}
+var pageNames = []string{"error", "overview", "reviews", "review", "invites", "invite", "suppressions", "templates", "template"}
 
 func loadViews() (*views, error) {
 	texts, err := loadTexts()

@@ -57,3 +57,13 @@ func Normalize(raw string) (address string, medium invite.Medium, err error) {
 	}
 	return "", "", ErrAddress
 }
+
+// Mask shows an address as a test send's record keeps it: an email's
+// first character and its domain ("s***@example.com"), a number's last
+// four digits ("***5678").
+func Mask(address string) string {
+	if local, domain, ok := strings.Cut(address, "@"); ok && local != "" {
+		return local[:1] + "***@" + domain
+	}
+	return "***" + address[max(len(address)-4, 0):]
+}

@@ -51,3 +51,10 @@ func longLocal() string {
 	}
 	return string(b)
 }
+
+func TestMask(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "s***@example.com", contact.Mask("shop@example.com"))
+	assert.Equal(t, "***5678", contact.Mask("+4915112345678"))
+	assert.Equal(t, "***12", contact.Mask("12"))
+}

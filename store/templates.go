@@ -317,3 +317,33 @@ type AttemptTemplate struct {
 	Source  templates.Source `json:"source"`
 	Version *int             `json:"version"`
 }
+
+// TemplateVersion is one version of a template as the shop stored it.
+type TemplateVersion struct {
+	Version    int               `db:"version"`
+	Content    templates.Content `db:"-"`
+	RawContent []byte            `db:"content"`
+	CreatedAt  time.Time         `db:"created_at"`
+	CreatedBy  string            `db:"created_by"` // a person's or an API client's id
+	// DeletedAt is when a DELETE retired this version; nil for the
+	// others.
+	DeletedAt *time.Time `db:"deleted_at"`
+}
+
+// TemplateVersions lists the versions of the key's template, newest
+// first, at most limit (1–100): who stored what, and when.
+func (s *Store) TemplateVersions(ctx context.Context, key TemplateKey, limit int) ([]TemplateVersion, error) {
+	var vs []TemplateVersion
+	err := s.db.SelectContext(ctx, &vs, `SELECT version, content, created_at, created_by, deleted_at FROM message_template_versions
+		WHERE account_id = $1 AND scope = $2 AND kind = $3 AND locale = $4 ORDER BY version DESC LIMIT $5`,
+		key.AccountID, key.scope(), key.Kind, key.Locale, min(max(limit, 1), 100))
+	if err != nil {
+		return nil, fmt.Errorf("template versions: %w", translate(err))
+	}
+	for i := range vs {
+		if err := json.Unmarshal(vs[i].RawContent, &vs[i].Content); err != nil {
+			return nil, fmt.Errorf("template version %d: %w", vs[i].Version, err)
+		}
+	}
+	return vs, nil
+}

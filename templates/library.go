@@ -50,11 +50,7 @@ type Rendered struct {
 // the built-in template).
 func (l *Library) Render(kind Kind, locale string, content *Content, in Input) (Rendered, error) {
 	if kind.SMS() {
-		d := SMSData{ShopName: in.Brand.DisplayName, FirstName: in.FirstName, FeedbackURL: in.FeedbackURL,
-			Reminder: kind.Reminder(), OrderReference: in.OrderReference, EventType: in.EventType}
-		if len(in.Products) > 0 {
-			d.ProductName = in.Products[0].Name
-		}
+		d := smsData(kind, in)
 		if content != nil {
 			d.Template = content.Text
 		}
@@ -66,6 +62,30 @@ func (l *Library) Render(kind Kind, locale string, content *Content, in Input) (
 		Brand: in.Brand, UnsubscribeURL: in.UnsubscribeURL, Reminder: kind.Reminder(), OrderReference: in.OrderReference,
 		EventType: in.EventType, Template: content})
 	return Rendered{Locale: m.Locale, Subject: m.Subject, Text: m.Text, HTML: m.HTML, Builtin: m.Builtin, Fallback: m.Fallback}, err
+}
+
+// smsData is what an SMS of the kind is rendered from.
+func smsData(kind Kind, in Input) SMSData {
+	d := SMSData{ShopName: in.Brand.DisplayName, FirstName: in.FirstName, FeedbackURL: in.FeedbackURL,
+		Reminder: kind.Reminder(), OrderReference: in.OrderReference, EventType: in.EventType}
+	if len(in.Products) > 0 {
+		d.ProductName = in.Products[0].Name
+	}
+	return d
+}
+
+// Check is what a shop's template of the kind must pass to be stored:
+// Validate (its Errors name the fields), and for an SMS Fit with the
+// sample input (a full-length link; a *TooLongError when the message
+// would cost more than MaxSMSSegments). It returns the content as it is
+// stored.
+func (l *Library) Check(kind Kind, lang string, c Content, sample Input) (Content, error) {
+	c, err := Validate(kind, c)
+	if err != nil || !kind.SMS() {
+		return c, err
+	}
+	_, err = l.SMS.Fit(lang, c.Text, smsData(kind, sample))
+	return c, err
 }
 
 // Builtin is the built-in template of the kind in the language, written

@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/internal/browsertest"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 // signIn makes the tab's requests to the site the person's.
@@ -52,7 +53,7 @@ func seeded(t *testing.T) (*site, map[string]string) {
 		o.TemporalUIURL, o.Namespace = "http://localhost:8233", "default"
 	})
 	name, colour := "Nordlicht Outdoor", "#14532D"
-	_, err := s.st.UpdateBranding(context.Background(), s.a.AccountID, store.BrandingUpdate{DisplayName: &name, BrandColor: &colour})
+	_, err := s.st.Accounts.UpdateBranding(context.Background(), s.a.AccountID, accountdb.BrandingUpdate{DisplayName: &name, BrandColor: &colour})
 	require.NoError(t, err)
 	low := s.reviewed(t, s.a, 2, "The sole came off after two weeks of hiking in the Alps. Not what I expect of a trail shoe at this price.",
 		storeRating(0, 2, "Sole came off"))

@@ -68,7 +68,8 @@ type Options struct {
 
 	// The store, through one small interface per area (stores.go).
 	// Required.
-	Store Store
+	Store    Store
+	Accounts AccountStore
 
 	// People names the people in the histories. Optional.
 	People Directory
@@ -120,8 +121,9 @@ type Handler struct {
 // does not parse, and panics without its required options (a wiring
 // mistake).
 func New(opts Options) (*Handler, error) {
-	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.BaseURL == "" || opts.Templates == nil {
-		panic("console.New: BaseURL, SignedIn, Allows, Store and Templates are required")
+	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.Accounts == nil || opts.BaseURL == "" ||
+		opts.Templates == nil {
+		panic("console.New: BaseURL, SignedIn, Allows, Store, Accounts and Templates are required")
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {

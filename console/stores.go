@@ -8,6 +8,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -62,13 +63,18 @@ type SuppressionStore interface {
 
 // TemplateStore is what the templates' pages read and change.
 type TemplateStore interface {
-	Account(ctx context.Context, id string) (store.Account, error)
-	ListEventTypes(ctx context.Context, accountID string, f store.EventTypeFilter, p store.Page) ([]store.EventType, *store.Cursor, error)
-	EventType(ctx context.Context, accountID, id string) (store.EventType, error)
 	ListTemplates(ctx context.Context, accountID string, f store.TemplateFilter, p store.Page) ([]store.Template, *store.Cursor, error)
 	TemplateLevels(ctx context.Context, accountID, eventTypeID string, kind templates.Kind, lang string) (eventType, account *templates.Stored, err error)
 	TemplateVersions(ctx context.Context, key store.TemplateKey, limit int) ([]store.TemplateVersion, error)
 	PutTemplate(ctx context.Context, key store.TemplateKey, c templates.Content, by string) (store.Template, bool, error)
 	DeleteTemplate(ctx context.Context, key store.TemplateKey) error
 	CreateTestSend(ctx context.Context, t store.TestSend) (store.TestSend, error)
+}
+
+// AccountStore is what the console reads of the account and what it has
+// set up.
+type AccountStore interface {
+	Account(ctx context.Context, id string) (accountdb.Account, error)
+	ListEventTypes(ctx context.Context, accountID string, f accountdb.EventTypeFilter, p store.Page) ([]accountdb.EventType, *store.Cursor, error)
+	EventType(ctx context.Context, accountID, id string) (accountdb.EventType, error)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -40,7 +41,7 @@ func templateLevel(r *http.Request, p Person) (store.TemplateKey, bool) {
 }
 
 type templatesView struct {
-	EventTypes  []store.EventType
+	EventTypes  []accountdb.EventType
 	EventTypeID string
 	Kinds       []templates.Kind
 	Languages   []string
@@ -50,7 +51,7 @@ type templatesView struct {
 }
 
 func (h *Handler) templatesIndex(w http.ResponseWriter, r *http.Request, p Person) {
-	ets, _, err := h.opts.Store.ListEventTypes(r.Context(), p.AccountID, store.EventTypeFilter{}, store.Page{Limit: 100})
+	ets, _, err := h.opts.Accounts.ListEventTypes(r.Context(), p.AccountID, accountdb.EventTypeFilter{}, store.Page{Limit: 100})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -110,7 +111,7 @@ func (h *Handler) loadTemplate(w http.ResponseWriter, r *http.Request, p Person,
 		CanEdit: h.opts.Allows(p.Role, EditTemplates), CanTest: h.opts.Allows(p.Role, SendTest) && !key.Kind.SMS(),
 		TestTo: contact.Mask(p.Email)}
 	if key.EventTypeID != "" {
-		et, err := h.opts.Store.EventType(ctx, p.AccountID, key.EventTypeID)
+		et, err := h.opts.Accounts.EventType(ctx, p.AccountID, key.EventTypeID)
 		if err != nil {
 			h.fail(w, r, notFound(err))
 			return v, false
@@ -197,7 +198,7 @@ func (h *Handler) templateEditor(w http.ResponseWriter, r *http.Request, p Perso
 // render with: the account's branding, the event type's name, sample
 // links that look real and lead nowhere.
 func (h *Handler) sample(ctx context.Context, p Person, lang, eventTypeName string) (templates.Input, error) {
-	acc, err := h.opts.Store.Account(ctx, p.AccountID)
+	acc, err := h.opts.Accounts.Account(ctx, p.AccountID)
 	if err != nil {
 		return templates.Input{}, err
 	}
@@ -300,7 +301,7 @@ func (h *Handler) previewTemplate(w http.ResponseWriter, r *http.Request, p Pers
 	q := r.URL.Query()
 	name := ""
 	if key.EventTypeID != "" {
-		et, err := h.opts.Store.EventType(r.Context(), p.AccountID, key.EventTypeID)
+		et, err := h.opts.Accounts.EventType(r.Context(), p.AccountID, key.EventTypeID)
 		if err != nil {
 			h.fail(w, r, notFound(err))
 			return
@@ -369,7 +370,7 @@ func (h *Handler) testSend(w http.ResponseWriter, r *http.Request, p Person) {
 	_, err := h.opts.Store.CreateTestSend(r.Context(), store.TestSend{AccountID: p.AccountID, EventTypeID: key.EventTypeID,
 		Kind: key.Kind, Locale: key.Locale, Address: p.Email, MaskedAddress: contact.Mask(p.Email), CreatedBy: p.ID})
 	var sup *store.SuppressedError
-	var quota *store.QuotaError
+	var quota *accountdb.QuotaError
 	t := h.translator(r)
 	var refused string
 	switch {

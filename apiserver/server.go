@@ -136,6 +136,9 @@ type Options struct {
 	// Audit is the trail of who did what (GET /audit); nil: the trail
 	// kept in Store's database.
 	Audit AuditTrail
+	// Console serves the console's pages below ConsolePrefix, each with
+	// its own sign-in check; nil: no console.
+	Console http.Handler
 	// ReportRatePerSecond and ReportRateBurst shape the token bucket of
 	// each client address on the mail providers' routes; 0 means the
 	// defaults (DefaultReportRatePerSecond, DefaultReportRateBurst).
@@ -151,6 +154,11 @@ type ReadRouter interface {
 	Reads(ctx context.Context, client string) context.Context
 	Wrote(client string)
 }
+
+// ConsolePrefix is where the console is served: its pages are HTML for
+// the shop's people, signed in with a session rather than a token, and
+// are listed in the console's own route table.
+const ConsolePrefix = "/console/"
 
 // Signaler is the part of the Temporal client the API uses.
 type Signaler interface {
@@ -310,6 +318,14 @@ func New(opts Options) *Server {
 		if last[rt.path] == i {
 			r.Handle(rt.path, s.methodNotAllowed(rt.path, rt.access, methods[rt.path]))
 		}
+	}
+	if opts.Console != nil {
+		console := opts.Console
+		r.PathPrefix(ConsolePrefix).Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			infoFrom(r.Context()).route = ConsolePrefix
+			console.ServeHTTP(w, r)
+		}))
+		r.Handle(strings.TrimSuffix(ConsolePrefix, "/"), http.RedirectHandler(ConsolePrefix, http.StatusMovedPermanently))
 	}
 	return &Server{Handler: requestID(s.logRequests(s.recoverPanics(r))), s: s}
 }

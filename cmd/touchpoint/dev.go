@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/devtemporal"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
@@ -213,6 +214,7 @@ func printDevBanner(env *environment, cfg config.Config, uiURL, mailbox string, 
 Touchpoint dev is running. Ctrl-C stops it; a restart keeps the data.
 
   API          %s
+  Console      %s%s (sign in as %s: the link lands in the Mail outbox below)
   Issuer       %s
   Temporal UI  %s
   Temporal     %s (namespace %s)
@@ -227,7 +229,7 @@ Get a token:
 
   curl -s %s/oauth/token -d client_id=$CLIENT_ID -d client_secret=$CLIENT_SECRET -d grant_type=client_credentials -d audience=%s
 
-`, cfg.BaseURL, cfg.AuthURL, uiURL, cfg.TemporalAddress, cfg.TemporalNamespace, mailbox, cfg.MetricsAddr,
+`, cfg.BaseURL, cfg.BaseURL, console.HomePath, devOwner, cfg.AuthURL, uiURL, cfg.TemporalAddress, cfg.TemporalNamespace, mailbox, cfg.MetricsAddr,
 		c.AccountID, c.ChannelID, c.ClientID, c.ClientSecret, c.ChannelID, cfg.AuthURL, cfg.BaseURL)
 }
 

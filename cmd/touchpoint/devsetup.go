@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 )
@@ -52,6 +53,9 @@ func newSecretFunc(cfg config.Config) func() (string, []byte) {
 const (
 	devAccountName = "Dev"
 	devClientName  = "dev"
+	// devOwner is the dev account's owner, who signs in to the console
+	// with a link that lands in the dev outbox like every mail.
+	devOwner = "dev@touchpoint.localhost"
 )
 
 // devCredentials are the seeded account's ids and its client's fresh secret.
@@ -59,10 +63,27 @@ type devCredentials struct {
 	AccountID, ChannelID, ClientID, ClientSecret string
 }
 
-// seedDev finds or creates the dev account with a full-access client and
-// gives the client a new secret (only its hash is stored, so the secret
-// can be printed only when it is made).
+// seedDev finds or creates the dev account with its owner and a
+// full-access client, and gives the client a new secret (only its hash is
+// stored, so the secret can be printed only when it is made).
 func seedDev(ctx context.Context, st *store.Store, newSecret func() (string, []byte)) (devCredentials, error) {
+	creds, err := seedDevAccount(ctx, st, newSecret)
+	if err != nil {
+		return creds, err
+	}
+	ps := peopleOf(st)
+	if _, err := ps.PersonByEmail(ctx, devOwner); errors.Is(err, store.ErrNotFound) {
+		if _, err := ps.CreatePerson(ctx, people.Operator, creds.AccountID, devOwner, people.Owner); err != nil {
+			return creds, fmt.Errorf("seed the dev owner: %w", err)
+		}
+	} else if err != nil {
+		return creds, fmt.Errorf("find the dev owner: %w", err)
+	}
+	return creds, nil
+}
+
+// seedDevAccount finds or creates the dev account and its client.
+func seedDevAccount(ctx context.Context, st *store.Store, newSecret func() (string, []byte)) (devCredentials, error) {
 	acc, err := st.Accounts.AccountByName(ctx, devAccountName)
 	var channelID string
 	switch {

@@ -179,9 +179,14 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if replica != nil {
 		reads = replica
 	}
+	consoleUI, err := consoleHandler(cfg, st, logger)
+	if err != nil {
+		return nil, nil, err
+	}
 	handler := apiserver.New(apiserver.Options{
 		Store:            st,
 		Accounts:         st.Accounts,
+		Console:          consoleUI,
 		Auth:             verifier,
 		Logger:           logger,
 		MaxBodyBytes:     cfg.MaxBodyBytes,

@@ -17,6 +17,7 @@ const (
 	Unsubscribe    = "unsubscribe-link"     // signature of unsubscribe links (RFC 8058)
 	WebhookSecret  = "webhook-secret"       // AES-GCM sealing of webhook endpoint secrets
 	PublicationKey = "publication-key-seal" // AES-GCM sealing of the accounts' publication keys
+	ConsoleSignIn  = "console-sign-in"      // AES-GCM sealing of the console's sign-in state cookie
 )
 
 // Derive returns the 32-byte key for purpose: HMAC-SHA256 keyed with the

@@ -5,9 +5,13 @@
 package webform
 
 import (
+	"bytes"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
+	"net/mail"
 	"net/url"
 	"strings"
 	"testing"
@@ -220,4 +224,29 @@ func (p *Page) Title() string {
 		return Text(h)
 	}
 	return ""
+}
+
+// MailText is the decoded text/plain part of a raw mail (an .eml file,
+// a message an SMTP listener took): where a sign-in link is read.
+func MailText(t testing.TB, raw []byte) string {
+	t.Helper()
+	m, err := mail.ReadMessage(bytes.NewReader(raw))
+	require.NoError(t, err)
+	mt, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
+	require.NoError(t, err)
+	if !strings.HasPrefix(mt, "multipart/") {
+		b, err := io.ReadAll(m.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	r := multipart.NewReader(m.Body, params["boundary"])
+	for {
+		p, err := r.NextPart() // decodes quoted-printable
+		require.NoError(t, err, "no text/plain part")
+		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
+			b, err := io.ReadAll(p)
+			require.NoError(t, err)
+			return string(b)
+		}
+	}
 }

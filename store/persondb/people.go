@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store/pg"
@@ -222,4 +223,24 @@ func (s *Store) Erase(ctx context.Context, by people.Actor, accountID, id string
 		return p, fmt.Errorf("erase %s: %w", id, err)
 	}
 	return p, nil
+}
+
+// Emails maps the ids of people of the account to their addresses, for
+// naming who did what; an erased person, or one of another account, is
+// left out.
+func (s *Store) Emails(ctx context.Context, accountID string, ids []string) (map[string]string, error) {
+	var rows []struct {
+		ID    string `db:"id"`
+		Email string `db:"email"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT id, email FROM people WHERE account_id = $1 AND id = ANY($2) AND email <> ''`,
+		accountID, pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("people's addresses: %w", pg.Translate(err))
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.Email
+	}
+	return out, nil
 }

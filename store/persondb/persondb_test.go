@@ -356,3 +356,18 @@ func TestErasingAPersonLeavesNoCopyOfTheirAddress(t *testing.T) {
 	_, err = e.st.PersonByEmail(ctx, addr)
 	assert.ErrorIs(t, err, pg.ErrNotFound)
 }
+
+func TestEmailsNamePeopleOfTheAccountOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	a, b := e.account(t), e.account(t)
+	anna := e.person(t, a, "anna@shop.example", people.Owner)
+	gone := e.person(t, a, "gone@shop.example", people.Viewer)
+	cora := e.person(t, b, "cora@other.example", people.Owner)
+	_, err := e.st.Erase(ctx, people.Operator, a, gone.ID)
+	require.NoError(t, err)
+	got, err := e.st.Emails(ctx, a, []string{anna.ID, gone.ID, cora.ID, "usr-00000000-0000-4000-8000-000000000000"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{anna.ID: "anna@shop.example"}, got)
+}

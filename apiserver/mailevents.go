@@ -3,7 +3,6 @@ package apiserver
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/gorilla/mux"
@@ -40,9 +39,10 @@ type mailEventsOut struct {
 func (s *server) mailEvents(w http.ResponseWriter, r *http.Request) {
 	provider := mux.Vars(r)["provider"]
 	v := s.mailEventVerifiers[provider]
+	known, ok := mailevents.Lookup(provider)
 	if v == nil {
-		if !slices.Contains(mailevents.Providers(), provider) {
-			s.fail(w, r, newError(http.StatusNotFound, "no mail provider %s; the providers are %v", strconv.Quote(provider), mailevents.Providers()))
+		if !ok {
+			s.fail(w, r, newError(http.StatusNotFound, "no mail provider %s; the providers are %v", strconv.Quote(provider), mailevents.Names()))
 			return
 		}
 		s.refuseMailEvents(w, r, provider, metrics.MailRefusedUnconfigured,
@@ -64,8 +64,8 @@ func (s *server) mailEvents(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, mailevents.ErrSignature):
 			e := newError(http.StatusUnauthorized, "the request does not verify as %s's: %v", provider, err)
-			if provider == mailevents.Postmark { // credentials in the webhook's URL
-				e.header = map[string]string{"WWW-Authenticate": `Basic realm="mail-events", charset="UTF-8"`}
+			if known.Challenge != "" {
+				e.header = map[string]string{"WWW-Authenticate": known.Challenge}
 			}
 			s.refuseMailEvents(w, r, provider, metrics.MailRefusedSignature, e)
 		case errors.Is(err, mailevents.ErrTopic):

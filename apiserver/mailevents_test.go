@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -426,7 +427,7 @@ func TestMailEventsRefused(t *testing.T) {
 	t.Parallel()
 	p, m := newMailProviders(t), metrics.New()
 	e := newEnv(t, withMailEvents(t, p, m))
-	for _, provider := range mailevents.Providers() {
+	for _, provider := range mailevents.Names() {
 		t.Run(provider, func(t *testing.T) {
 			_, id, token := emailed(t, e, "forged."+provider+"@example.com")
 			r := e.post(t, p.forged(t, p.report(t, provider, id, invite.MailDelivered)))
@@ -534,7 +535,7 @@ func TestMailEventsUnknownMessage(t *testing.T) {
 	t.Parallel()
 	p, m := newMailProviders(t), metrics.New()
 	e := newEnv(t, withMailEvents(t, p, m))
-	for _, provider := range mailevents.Providers() {
+	for _, provider := range mailevents.Names() {
 		for _, id := range []string{store.NewID("evt"), "not-one-of-ours"} {
 			r := e.post(t, p.report(t, provider, id, invite.MailBounced))
 			require.Equal(t, http.StatusOK, r.status, "%s: %s", provider, r.body)
@@ -617,5 +618,39 @@ func TestMailEventsSNS(t *testing.T) {
 		`touchpoint_mail_event_refusals_total{provider="ses",reason="unavailable"} 1`,
 	} {
 		assert.Contains(t, body, line+"\n")
+	}
+}
+
+// TestOpenAPIProviderEnums: every enum of mail providers in the API's
+// document (the route's path parameter, the delivery and report schemas,
+// the webhook's data) is the registry's list, in its order.
+func TestOpenAPIProviderEnums(t *testing.T) {
+	t.Parallel()
+	d := loadOpenAPI(t)
+	var enums [][]any
+	var walk func(v any)
+	walk = func(v any) {
+		switch n := v.(type) {
+		case map[string]any:
+			if e, ok := n["enum"].([]any); ok && slices.ContainsFunc(e, func(x any) bool { _, ok := mailevents.Lookup(fmt.Sprint(x)); return ok }) {
+				enums = append(enums, e)
+			}
+			for _, c := range n {
+				walk(c)
+			}
+		case []any:
+			for _, c := range n {
+				walk(c)
+			}
+		}
+	}
+	walk(d.root)
+	require.GreaterOrEqual(t, len(enums), 4, "the route, the delivery, the report and the webhook's data")
+	var want []any
+	for _, name := range mailevents.Names() {
+		want = append(want, name)
+	}
+	for _, e := range enums {
+		assert.Equal(t, want, e)
 	}
 }

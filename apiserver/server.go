@@ -290,7 +290,7 @@ func New(opts Options) *Server {
 	for _, v := range opts.MailEvents {
 		s.mailEventVerifiers[v.Provider()] = v
 	}
-	for _, p := range mailevents.Providers() {
+	for _, p := range mailevents.Names() {
 		if s.mailEventVerifiers[p] == nil {
 			s.log.Info("mail provider reports off: "+p+" is not configured", "route", "POST /mail-events/"+p)
 		} else {

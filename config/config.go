@@ -1,6 +1,11 @@
 // Package config loads Touchpoint's settings from the environment into one
 // typed struct and validates them, so a bad value stops a process at start
-// with a message that names the variable.
+// with a message that names the variable. The settings of the Temporal
+// client, the SMS provider and the mail providers are their packages':
+// config reads their values in the generic form those packages hand it
+// (internal/settings; its copy of them is generated from
+// internal/sections), and the packages read their typed settings from
+// those values.
 package config
 
 import (
@@ -12,14 +17,13 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/touchpoint/touchpoint/mailevents"
+	"github.com/touchpoint/touchpoint/internal/settings"
 	"github.com/touchpoint/touchpoint/sendtime"
-	"github.com/touchpoint/touchpoint/sms"
-	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
 // Config is every setting of every touchpoint process. Each subcommand reads
@@ -31,18 +35,24 @@ type Config struct {
 	// empty: every read goes to DatabaseURL.
 	DatabaseReadURL string
 
-	// Temporal is the Temporal client's configuration: Temporal's own
-	// environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-	// TEMPORAL_API_KEY, TEMPORAL_TLS_*, a temporal.toml profile), read by
-	// package temporalclient, so mTLS clusters and Temporal Cloud need no
-	// Touchpoint-only settings.
-	Temporal temporalclient.Config
 	// TemporalAddress and TemporalNamespace are TEMPORAL_ADDRESS and
 	// TEMPORAL_NAMESPACE as set (or their defaults): where the embedded
 	// server of `touchpoint dev` listens and the namespace it registers.
-	// Other processes dial Temporal as Temporal says.
+	// Other processes dial Temporal as Temporal's own configuration says
+	// (package temporalclient, from Settings), so mTLS clusters and
+	// Temporal Cloud need no Touchpoint-only settings.
 	TemporalAddress   string
 	TemporalNamespace string
+	// TemporalEmbedded: the Temporal server is the process's own
+	// (`touchpoint dev` sets it once its server runs), and its client
+	// dials TemporalAddress in plain text, whatever TEMPORAL_* or a
+	// temporal.toml profile say of another cluster.
+	TemporalEmbedded bool
+	// Settings are the values of the variables of the sections that
+	// packages hand the configuration: the Temporal client's, the SMS
+	// provider's, the mail providers'. Each package reads its own from
+	// them; internal/sections checks them.
+	Settings settings.Values
 
 	BaseURL string // the API's public address and the token audience
 	AuthURL string // the built-in issuer's public address
@@ -161,9 +171,6 @@ type Config struct {
 	// DBMaxConns is the most PostgreSQL connections the process keeps.
 	DBMaxConns int
 
-	// SMS is the text-message provider: Twilio, or another that speaks
-	// its Messages API. See SMSConfigured.
-	SMS SMS
 	// WorkerVersioning makes `touchpoint worker` a versioned worker of
 	// Temporal's Worker Deployment "touchpoint", its Build ID the binary's
 	// version. Off (the default), workers are unversioned and workflow
@@ -176,10 +183,6 @@ type Config struct {
 	// tests only (`touchpoint dev` sets it): in production it would let a
 	// shop point an endpoint at internal services.
 	WebhookAllowPrivate bool
-	// MailEvents verifies the mail providers' reports of what became of
-	// a message (POST /mail-events/{provider}); a provider left unset is
-	// not taken (404).
-	MailEvents MailEvents
 	// Console is how people sign in to the console.
 	Console Console
 }
@@ -199,99 +202,9 @@ type Console struct {
 	MatchEmail bool
 }
 
-// MailEvents holds what verifies each mail provider's event webhook.
-type MailEvents struct {
-	// SESTopicARNs are the SNS topics whose SES notifications are taken
-	// (TOUCHPOINT_SES_TOPIC_ARNS, comma-separated).
-	SESTopicARNs []string
-	// SendGridPublicKey is the verification key of SendGrid's signed
-	// Event Webhook, base64 of its DER form as SendGrid shows it.
-	SendGridPublicKey string
-	// PostmarkUser and PostmarkPassword are the HTTP Basic credentials
-	// written into Postmark's webhook URL (a secret).
-	PostmarkUser, PostmarkPassword string
-	// MailgunSigningKey is Mailgun's HTTP webhook signing key (a secret).
-	MailgunSigningKey string
-}
-
-// Providers lists the mail providers whose reports are taken, in the
-// order of mailevents.Providers.
-func (m MailEvents) Providers() []string {
-	var out []string
-	if len(m.SESTopicARNs) > 0 {
-		out = append(out, mailevents.SES)
-	}
-	if m.SendGridPublicKey != "" {
-		out = append(out, mailevents.SendGrid)
-	}
-	if m.PostmarkUser != "" && m.PostmarkPassword != "" {
-		out = append(out, mailevents.Postmark)
-	}
-	if m.MailgunSigningKey != "" {
-		out = append(out, mailevents.Mailgun)
-	}
-	return out
-}
-
-// validate checks the mail providers' settings: Postmark's credentials
-// both or neither, SendGrid's key readable, topic ARNs of SNS.
-func (m MailEvents) validate() []error {
-	var errs []error
-	for _, arn := range m.SESTopicARNs {
-		if !strings.HasPrefix(arn, "arn:aws:sns:") && !strings.HasPrefix(arn, "arn:aws-cn:sns:") &&
-			!strings.HasPrefix(arn, "arn:aws-us-gov:sns:") {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_SES_TOPIC_ARNS: %q is not an SNS topic ARN (arn:aws:sns:region:account:topic)", arn))
-		}
-	}
-	if m.SendGridPublicKey != "" {
-		if _, err := mailevents.NewSendGridVerifier(m.SendGridPublicKey); err != nil {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY: %w", err))
-		}
-	}
-	if (m.PostmarkUser == "") != (m.PostmarkPassword == "") {
-		errs = append(errs, errors.New("TOUCHPOINT_POSTMARK_WEBHOOK_USER and TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD: set both or neither"))
-	}
-	return errs
-}
-
-// SMS configures the text-message provider (TOUCHPOINT_SMS_*).
-type SMS struct {
-	URL        string // the API's root (default https://api.twilio.com)
-	AccountSID string
-	AuthToken  string // a secret: it also signs the provider's callbacks
-	// From is the sender: an E.164 number or an alphanumeric sender ID;
-	// MessagingServiceSID sends through a messaging service instead (or
-	// as well).
-	From                string
-	MessagingServiceSID string
-	// StatusCallbackURL is where the provider posts delivery updates, as
-	// the provider reaches it (default {base_url}/sms/status): callbacks
-	// are signed over this exact URL.
-	StatusCallbackURL string
-}
-
 // FeedbackPath is where the feedback page is served when
 // TOUCHPOINT_FEEDBACK_URL is unset: {base_url}/feedback.
 const FeedbackPath = "/feedback"
-
-// SMSStatusPath and SMSInboundPath are where the API takes the provider's
-// callbacks: delivery updates and messages from customers (STOP).
-const (
-	SMSStatusPath  = sms.StatusPath
-	SMSInboundPath = sms.InboundPath
-)
-
-// SMSConfigured reports whether an SMS provider is configured: an account
-// SID, an auth token and a sender (From or a messaging service). Validate
-// refuses a configuration that sets some of these but not all.
-func (c Config) SMSConfigured() bool {
-	return c.SMS.AccountSID != "" && c.SMS.AuthToken != "" && (c.SMS.From != "" || c.SMS.MessagingServiceSID != "")
-}
-
-// SMSInboundURL is the public URL of the API's inbound-message callback,
-// which the provider's number (or messaging service) must be pointed at;
-// its signature is checked over this URL.
-func (c Config) SMSInboundURL() string { return c.BaseURL + SMSInboundPath }
 
 // OIDCIssuerOptions are the settings an entry of TOUCHPOINT_OIDC_ISSUER
 // may carry after its URL, each as |key=value:
@@ -360,13 +273,13 @@ func Defaults() Config {
 		MaxBodyBytes:          64 << 10,
 		BatchInflightBytes:    64 << 20,
 		DBMaxConns:            32,
-		SMS:                   SMS{URL: "https://api.twilio.com"},
 	}
 }
 
 // Variables names every environment variable Load reads, for documentation
-// and for checking deployment files against it.
-var Variables = append([]string{
+// and for checking deployment files against it: config's own and every
+// section's.
+var Variables = withSections(func(settings.Var) bool { return true }, []string{
 	"DATABASE_URL", "DATABASE_READ_URL",
 	"TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL", "TOUCHPOINT_OIDC_ISSUER", "TOUCHPOINT_OIDC_DISCOVERY_URL",
 	"TOUCHPOINT_API_ADDR", "TOUCHPOINT_AUTH_ADDR", "TOUCHPOINT_METRICS_ADDR", "TOUCHPOINT_WORKER_ADDR",
@@ -380,23 +293,49 @@ var Variables = append([]string{
 	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
 	"TOUCHPOINT_WEBHOOK_QUOTA", "TOUCHPOINT_DAILY_EVENT_QUOTA",
-	"TOUCHPOINT_SMS_URL", "TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_FROM",
-	"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL",
 	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", "TOUCHPOINT_WORKER_VERSIONING",
-	"TOUCHPOINT_SES_TOPIC_ARNS", "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY",
-	"TOUCHPOINT_POSTMARK_WEBHOOK_USER", "TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY",
 	"TOUCHPOINT_CONSOLE_OIDC_ISSUER", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET",
-	"TOUCHPOINT_CONSOLE_MATCH_EMAIL",
-}, temporalclient.Variables...)
+	"TOUCHPOINT_CONSOLE_MATCH_EMAIL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE",
+})
 
 // SecretVariables are the variables of Variables that hold a credential:
 // the logged configuration never shows them (a URL's password is masked),
 // and deployment files take them from a secret store, never from the file
 // itself (go test ./deploy checks the Kubernetes manifests against it).
-var SecretVariables = []string{
-	"DATABASE_URL", "DATABASE_READ_URL", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_SMTP_URL", "TOUCHPOINT_SMS_AUTH_TOKEN",
-	"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", "TOUCHPOINT_MAILGUN_SIGNING_KEY", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET",
-	"TEMPORAL_API_KEY", "TEMPORAL_TLS_CLIENT_KEY_DATA",
+var SecretVariables = withSections(func(v settings.Var) bool { return v.Secret }, []string{
+	"DATABASE_URL", "DATABASE_READ_URL", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_SMTP_URL", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET",
+})
+
+// withSections is own followed by the names of the sections' variables
+// that keep holds, each once.
+func withSections(keep func(settings.Var) bool, own []string) []string {
+	out := slices.Clone(own)
+	for _, v := range sectionVars() {
+		if keep(v) && !slices.Contains(out, v.Name) {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// sectionVars are the variables of every section, in order.
+func sectionVars() []settings.Var {
+	var out []settings.Var
+	for _, s := range sections {
+		out = append(out, s.Vars...)
+	}
+	return out
+}
+
+// Sections are the sections config reads the values of: their names,
+// variables and whether config logs them (their checks are their
+// packages', run by internal/sections).
+func Sections() []settings.Section {
+	out := slices.Clone(sections)
+	for i := range out {
+		out[i].Vars = slices.Clone(out[i].Vars)
+	}
+	return out
 }
 
 // Load reads the environment through getenv (os.Getenv in production) on
@@ -437,24 +376,10 @@ func Load(getenv func(string) string) (Config, error) {
 	str("TOUCHPOINT_SECRET_KEY", &c.SecretKey)
 	str("TOUCHPOINT_TEMPORAL_UI_ADDR", &c.TemporalUIAddr)
 	str("TOUCHPOINT_DEFAULT_INVITE_DELAY", &c.DefaultInviteDelay)
-	str("TOUCHPOINT_SMS_URL", &c.SMS.URL)
-	str("TOUCHPOINT_SMS_ACCOUNT_SID", &c.SMS.AccountSID)
-	str("TOUCHPOINT_SMS_AUTH_TOKEN", &c.SMS.AuthToken)
-	str("TOUCHPOINT_SMS_FROM", &c.SMS.From)
-	str("TOUCHPOINT_SMS_MESSAGING_SERVICE_SID", &c.SMS.MessagingServiceSID)
-	str("TOUCHPOINT_SMS_STATUS_CALLBACK_URL", &c.SMS.StatusCallbackURL)
-	str("TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY", &c.MailEvents.SendGridPublicKey)
-	str("TOUCHPOINT_POSTMARK_WEBHOOK_USER", &c.MailEvents.PostmarkUser)
-	str("TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", &c.MailEvents.PostmarkPassword)
-	str("TOUCHPOINT_MAILGUN_SIGNING_KEY", &c.MailEvents.MailgunSigningKey)
 	str("TOUCHPOINT_CONSOLE_OIDC_ISSUER", &c.Console.Issuer)
 	str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", &c.Console.ClientID)
 	str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET", &c.Console.ClientSecret)
-	for _, arn := range strings.Split(getenv("TOUCHPOINT_SES_TOPIC_ARNS"), ",") {
-		if arn = strings.TrimSpace(arn); arn != "" {
-			c.MailEvents.SESTopicARNs = append(c.MailEvents.SESTopicARNs, arn)
-		}
-	}
+	c.Settings = settings.Read(getenv, sectionVars())
 	dur("TOUCHPOINT_TOKEN_MAX_LIFETIME", &c.TokenMaxLifetime)
 	dur("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", &c.TokenUseFlushInterval)
 	dur("TOUCHPOINT_SIGNING_KEY_ROTATION", &c.SigningKeyRotation)
@@ -552,22 +477,14 @@ func Load(getenv func(string) string) (Config, error) {
 	boolean("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate)
 	boolean("TOUCHPOINT_WORKER_VERSIONING", &c.WorkerVersioning)
 	boolean("TOUCHPOINT_CONSOLE_MATCH_EMAIL", &c.Console.MatchEmail)
-	if tc, err := temporalclient.Load(getenv); err != nil {
-		errs = append(errs, err)
-	} else {
-		c.Temporal = tc
-	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
 	c.OIDCDiscoveryURL = strings.TrimRight(c.OIDCDiscoveryURL, "/")
 	// Every URL that reaches a customer or a provider is on the base URL
 	// unless its own variable says otherwise (the unsubscribe link always
-	// is: {base_url}/unsubscribe).
+	// is: {base_url}/unsubscribe; the SMS provider's callbacks are sms's).
 	if c.FeedbackURL == "" {
 		c.FeedbackURL = c.BaseURL + FeedbackPath
-	}
-	if c.SMS.StatusCallbackURL == "" {
-		c.SMS.StatusCallbackURL = c.BaseURL + SMSStatusPath
 	}
 	if v := getenv("TOUCHPOINT_OIDC_ISSUER"); strings.TrimSpace(v) != "" {
 		for _, entry := range strings.Split(v, ",") {
@@ -755,8 +672,6 @@ func (c Config) Validate(requireSecret bool) error {
 	if c.TokenMaxLifetime < c.TokenIdleTimeout {
 		bad("TOUCHPOINT_TOKEN_MAX_LIFETIME", "must be at least the 300s idle lifetime")
 	}
-	errs = append(errs, c.SMS.validate()...)
-	errs = append(errs, c.MailEvents.validate()...)
 	errs = append(errs, c.Console.validate(c.AuthURL)...)
 	return errors.Join(errs...)
 }
@@ -810,41 +725,12 @@ func checkSMTPQuery(u *url.URL) error {
 	return nil
 }
 
-// validate checks the SMS settings: all of them or none (a half-made
-// configuration is a mistake better told at start than found when the
-// first SMS invite fails), and absolute URLs.
-func (s SMS) validate() []error {
-	var errs []error
-	bad := func(name, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
-	}
-	if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		u.User != nil || u.RawQuery != "" {
-		bad("TOUCHPOINT_SMS_URL", "must be an absolute http(s) URL without credentials or query")
-	}
-	if !isHTTPURL(s.StatusCallbackURL) {
-		bad("TOUCHPOINT_SMS_STATUS_CALLBACK_URL", "%q must be an absolute http(s) URL", s.StatusCallbackURL)
-	}
-	if s.AccountSID == "" && s.AuthToken == "" && s.From == "" && s.MessagingServiceSID == "" {
-		return errs // no provider
-	}
-	if s.AccountSID == "" {
-		bad("TOUCHPOINT_SMS_ACCOUNT_SID", "is required when any TOUCHPOINT_SMS_* sender setting is set")
-	}
-	if s.AuthToken == "" {
-		bad("TOUCHPOINT_SMS_AUTH_TOKEN", "is required when any TOUCHPOINT_SMS_* sender setting is set")
-	}
-	if s.From == "" && s.MessagingServiceSID == "" {
-		bad("TOUCHPOINT_SMS_FROM", "or TOUCHPOINT_SMS_MESSAGING_SERVICE_SID is required to send SMS")
-	}
-	return errs
-}
-
-// LogValue lets the config be logged at start with its secrets masked.
-// The Temporal client's settings are logged where the client is made,
-// which may dial another server (`touchpoint dev`'s own).
+// LogValue lets the config be logged at start with its secrets masked,
+// each section's values in a group of its own. The Temporal client's
+// settings are logged where the client is made, which may dial another
+// server (`touchpoint dev`'s own).
 func (c Config) LogValue() slog.Value {
-	return slog.GroupValue(
+	attrs := []slog.Attr{
 		slog.String("database_url", redactURL(c.DatabaseURL)),
 		slog.String("database_read_url", redactURL(c.DatabaseReadURL)),
 		slog.String("base_url", c.BaseURL),
@@ -888,24 +774,24 @@ func (c Config) LogValue() slog.Value {
 			slog.Bool("oidc_client_secret_set", c.Console.ClientSecret != ""), slog.Bool("match_email", c.Console.MatchEmail)),
 		slog.Bool("worker_versioning", c.WorkerVersioning),
 		slog.Bool("secret_key_set", c.SecretKey != ""),
-		slog.Group("sms",
-			slog.Bool("configured", c.SMSConfigured()),
-			slog.String("url", c.SMS.URL),
-			slog.String("account_sid", c.SMS.AccountSID),
-			slog.Bool("auth_token_set", c.SMS.AuthToken != ""),
-			slog.String("from", c.SMS.From),
-			slog.String("messaging_service_sid", c.SMS.MessagingServiceSID),
-			slog.String("status_callback_url", redactURL(c.SMS.StatusCallbackURL)),
-		),
-		slog.Group("mail_events",
-			slog.Any("providers", c.MailEvents.Providers()),
-			slog.Any("ses_topic_arns", c.MailEvents.SESTopicARNs),
-			slog.Bool("sendgrid_public_key_set", c.MailEvents.SendGridPublicKey != ""),
-			slog.String("postmark_user", c.MailEvents.PostmarkUser),
-			slog.Bool("postmark_password_set", c.MailEvents.PostmarkPassword != ""),
-			slog.Bool("mailgun_signing_key_set", c.MailEvents.MailgunSigningKey != ""),
-		),
-	)
+	}
+	for _, sec := range sections {
+		if sec.Unlogged {
+			continue
+		}
+		var group []any
+		for _, v := range sec.Vars {
+			value, set := c.Settings[v.Name]
+			switch {
+			case v.Secret:
+				group = append(group, slog.Bool(strings.ToLower(v.Name)+"_set", set))
+			case set:
+				group = append(group, slog.String(strings.ToLower(v.Name), maskCredentials(value)))
+			}
+		}
+		attrs = append(attrs, slog.Group(sec.Name, group...))
+	}
+	return slog.GroupValue(attrs...)
 }
 
 func isHTTPURL(v string) bool {
@@ -927,6 +813,14 @@ func hostPort(raw, defaultPort string) string {
 		}
 	}
 	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// maskCredentials hides the password of a value that is a URL with one.
+func maskCredentials(v string) string {
+	if u, err := url.Parse(v); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return v
 }
 
 // redactURL hides a password in a URL.

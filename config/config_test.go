@@ -1,16 +1,6 @@
 package config_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
-	"encoding/pem"
-	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/config"
-	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
 func env(kv map[string]string) func(string) string {
@@ -81,18 +70,15 @@ func TestURLsDeriveFromTheBaseURL(t *testing.T) {
 	c, err := config.Load(env(map[string]string{"TOUCHPOINT_BASE_URL": "https://reviews.shop.example/"}))
 	require.NoError(t, err)
 	assert.Equal(t, "https://reviews.shop.example/feedback", c.FeedbackURL)
-	assert.Equal(t, "https://reviews.shop.example/sms/status", c.SMS.StatusCallbackURL)
-	assert.Equal(t, "https://reviews.shop.example/sms/inbound", c.SMSInboundURL())
 
 	c, err = config.Load(env(nil))
 	require.NoError(t, err)
 	assert.Equal(t, "http://127.0.0.1:8080/feedback", c.FeedbackURL, "the default base URL's")
 
 	c, err = config.Load(env(map[string]string{"TOUCHPOINT_BASE_URL": "https://reviews.shop.example",
-		"TOUCHPOINT_FEEDBACK_URL": "https://shop.example/reviews/give", "TOUCHPOINT_SMS_STATUS_CALLBACK_URL": "https://hooks.shop.example/sms"}))
+		"TOUCHPOINT_FEEDBACK_URL": "https://shop.example/reviews/give"}))
 	require.NoError(t, err)
 	assert.Equal(t, "https://shop.example/reviews/give", c.FeedbackURL, "its own variable wins")
-	assert.Equal(t, "https://hooks.shop.example/sms", c.SMS.StatusCallbackURL)
 }
 
 func TestFeedbackLinkTTL(t *testing.T) {
@@ -144,9 +130,7 @@ func TestBadValuesAreNamed(t *testing.T) {
 		"short secret":  {map[string]string{"TOUCHPOINT_SECRET_KEY": "short"}, "TOUCHPOINT_SECRET_KEY"},
 		"listen":        {map[string]string{"TOUCHPOINT_API_ADDR": "8080"}, "TOUCHPOINT_API_ADDR"},
 		"worker listen": {map[string]string{"TOUCHPOINT_WORKER_ADDR": "localhost"}, "TOUCHPOINT_WORKER_ADDR"},
-		"temporal certificate": {map[string]string{"TEMPORAL_TLS_CLIENT_CERT_PATH": "/nonexistent/client.pem",
-			"TEMPORAL_TLS_CLIENT_KEY_PATH": "/nonexistent/client.key"}, "/nonexistent/client.pem"},
-		"webhooks": {map[string]string{"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE": "yes"}, "TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE"},
+		"webhooks":      {map[string]string{"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE": "yes"}, "TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -158,61 +142,6 @@ func TestBadValuesAreNamed(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-}
-
-// TestLogValueMasksSecrets: no variable of SecretVariables shows in the
-// logged configuration (the process's and its Temporal client's).
-func TestLogValueMasksSecrets(t *testing.T) {
-	t.Parallel()
-	keyPEM, certPEM := clientCertificate(t)
-	// Each value with the part that must not be logged.
-	samples := map[string]struct{ value, secret string }{
-		"DATABASE_URL":                          {"postgres://u:hunter2@db/x", "hunter2"},
-		"DATABASE_READ_URL":                     {"postgres://u:replica-pass@replica/x", "replica-pass"},
-		"TOUCHPOINT_SECRET_KEY":                 {"super-secret-key-super-secret-key", "super-secret-key"},
-		"TOUCHPOINT_SMTP_URL":                   {"smtp://mailer:smtp-pass@mail:587", "smtp-pass"},
-		"TOUCHPOINT_SMS_AUTH_TOKEN":             {"sms-auth-token-value", "sms-auth-token-value"},
-		"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD":  {"postmark-password-value", "postmark-password-value"},
-		"TOUCHPOINT_MAILGUN_SIGNING_KEY":        {"mailgun-signing-key-value", "mailgun-signing-key-value"},
-		"TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET": {"console-client-secret-value", "console-client-secret-value"},
-		"TEMPORAL_API_KEY":                      {"temporal-api-key-value", "temporal-api-key-value"},
-		"TEMPORAL_TLS_CLIENT_KEY_DATA":          {keyPEM, strings.Split(keyPEM, "\n")[1]},
-	}
-	vars := map[string]string{
-		"TEMPORAL_CONFIG_FILE":             filepath.Join(t.TempDir(), "absent.toml"),
-		"TEMPORAL_ADDRESS":                 "ns.acct.tmprl.cloud:7233",
-		"TEMPORAL_TLS_CLIENT_CERT_DATA":    certPEM,
-		"TOUCHPOINT_POSTMARK_WEBHOOK_USER": "postmark",
-	}
-	for _, name := range config.SecretVariables {
-		assert.Contains(t, config.Variables, name)
-		sample, ok := samples[name]
-		require.True(t, ok, "add a sample value of %s to this test", name)
-		vars[name] = sample.value
-	}
-	c, err := config.Load(env(vars))
-	require.NoError(t, err)
-	logged := c.LogValue().String() + c.Temporal.LogValue().String()
-	for name, sample := range samples {
-		assert.NotContains(t, logged, sample.secret, name)
-	}
-	assert.Contains(t, logged, "mail:587")
-}
-
-// clientCertificate makes a self-signed client certificate and its key, PEM.
-func clientCertificate(t *testing.T) (keyPEM, certPEM string) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "touchpoint"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(k)
-	require.NoError(t, err)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
 func TestSecurityValues(t *testing.T) {
@@ -290,175 +219,6 @@ func TestMissingSecretKeySaysWhy(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TOUCHPOINT_SECRET_KEY: is not set")
 	assert.Contains(t, err.Error(), "openssl rand -hex 32")
-}
-
-func TestSMS(t *testing.T) {
-	t.Parallel()
-	c, err := config.Load(env(map[string]string{"TOUCHPOINT_BASE_URL": "https://api.example.com/"}))
-	require.NoError(t, err)
-	assert.False(t, c.SMSConfigured(), "no provider by default")
-	assert.Equal(t, "https://api.twilio.com", c.SMS.URL)
-	assert.Equal(t, "https://api.example.com/sms/status", c.SMS.StatusCallbackURL, "the callback defaults to the base URL's")
-	assert.Equal(t, "https://api.example.com/sms/inbound", c.SMSInboundURL())
-	require.NoError(t, c.Validate(false))
-
-	full := map[string]string{
-		"TOUCHPOINT_SMS_URL":                   "http://127.0.0.1:4010",
-		"TOUCHPOINT_SMS_ACCOUNT_SID":           "AC0123",
-		"TOUCHPOINT_SMS_AUTH_TOKEN":            "sms-auth-token-value",
-		"TOUCHPOINT_SMS_FROM":                  "+15005550006",
-		"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID": "MG0123",
-		"TOUCHPOINT_SMS_STATUS_CALLBACK_URL":   "https://hooks.example.com/touchpoint/sms/status",
-	}
-	c, err = config.Load(env(full))
-	require.NoError(t, err)
-	require.NoError(t, c.Validate(false))
-	assert.True(t, c.SMSConfigured())
-	assert.Equal(t, config.SMS{URL: "http://127.0.0.1:4010", AccountSID: "AC0123", AuthToken: "sms-auth-token-value",
-		From: "+15005550006", MessagingServiceSID: "MG0123", StatusCallbackURL: "https://hooks.example.com/touchpoint/sms/status"}, c.SMS)
-	logged := c.LogValue().String()
-	assert.NotContains(t, logged, "sms-auth-token-value", "the auth token is masked")
-	assert.Contains(t, logged, "AC0123")
-
-	for name, tc := range map[string]struct {
-		drop       []string
-		set        map[string]string
-		configured bool
-		want       string // in the error; "" for none
-	}{
-		"a number only":             {drop: []string{"TOUCHPOINT_SMS_MESSAGING_SERVICE_SID"}, configured: true},
-		"a messaging service only":  {drop: []string{"TOUCHPOINT_SMS_FROM"}, configured: true},
-		"no sender":                 {drop: []string{"TOUCHPOINT_SMS_FROM", "TOUCHPOINT_SMS_MESSAGING_SERVICE_SID"}, want: "TOUCHPOINT_SMS_FROM"},
-		"no token":                  {drop: []string{"TOUCHPOINT_SMS_AUTH_TOKEN"}, want: "TOUCHPOINT_SMS_AUTH_TOKEN"},
-		"no account":                {drop: []string{"TOUCHPOINT_SMS_ACCOUNT_SID"}, want: "TOUCHPOINT_SMS_ACCOUNT_SID"},
-		"a relative URL":            {set: map[string]string{"TOUCHPOINT_SMS_URL": "api.twilio.com"}, configured: true, want: "TOUCHPOINT_SMS_URL"},
-		"credentials in the URL":    {set: map[string]string{"TOUCHPOINT_SMS_URL": "https://u:p@api.twilio.com"}, configured: true, want: "TOUCHPOINT_SMS_URL"},
-		"a relative callback":       {set: map[string]string{"TOUCHPOINT_SMS_STATUS_CALLBACK_URL": "/sms/status"}, configured: true, want: "TOUCHPOINT_SMS_STATUS_CALLBACK_URL"},
-		"an unused sender is wrong": {drop: []string{"TOUCHPOINT_SMS_ACCOUNT_SID", "TOUCHPOINT_SMS_AUTH_TOKEN", "TOUCHPOINT_SMS_MESSAGING_SERVICE_SID"}, want: "TOUCHPOINT_SMS_AUTH_TOKEN"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			kv := map[string]string{}
-			for k, v := range full {
-				kv[k] = v
-			}
-			for _, k := range tc.drop {
-				delete(kv, k)
-			}
-			for k, v := range tc.set {
-				kv[k] = v
-			}
-			c, err := config.Load(env(kv))
-			require.NoError(t, err)
-			assert.Equal(t, tc.configured, c.SMSConfigured())
-			err = c.Validate(false)
-			if tc.want == "" {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-			assert.NotContains(t, err.Error(), "sms-auth-token-value")
-		})
-	}
-}
-
-// TestTemporalClientFromTemporalsConfiguration: the client settings come
-// from Temporal's own variables and profile file, not from Touchpoint's.
-func TestTemporalClientFromTemporalsConfiguration(t *testing.T) {
-	t.Parallel()
-	file := filepath.Join(t.TempDir(), "temporal.toml")
-	require.NoError(t, os.WriteFile(file, []byte(`
-[profile.prod]
-address = "temporal.internal:7233"
-namespace = "touchpoint"
-`), 0o600))
-	for _, tc := range []struct {
-		name               string
-		env                map[string]string
-		address, namespace string
-		tls                bool
-	}{
-		{"defaults", map[string]string{"TEMPORAL_CONFIG_FILE": filepath.Join(t.TempDir(), "absent.toml")}, "127.0.0.1:7233", "default", false},
-		{"a profile", map[string]string{"TEMPORAL_CONFIG_FILE": file, "TEMPORAL_PROFILE": "prod"}, "temporal.internal:7233", "touchpoint", false},
-		{"variables over the profile", map[string]string{"TEMPORAL_CONFIG_FILE": file, "TEMPORAL_PROFILE": "prod",
-			"TEMPORAL_NAMESPACE": "other", "TEMPORAL_API_KEY": "k"}, "temporal.internal:7233", "other", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			c, err := config.Load(env(tc.env))
-			require.NoError(t, err)
-			require.NoError(t, c.Validate(false))
-			assert.Equal(t, tc.address, c.Temporal.Address())
-			assert.Equal(t, tc.namespace, c.Temporal.Namespace())
-			assert.Equal(t, tc.tls, c.Temporal.TLS())
-		})
-	}
-}
-
-// TestVariablesIncludeTemporals: deployment files are checked against
-// Variables, so Temporal's own variables must be in it.
-func TestVariablesIncludeTemporals(t *testing.T) {
-	t.Parallel()
-	for _, v := range append([]string{"TOUCHPOINT_WORKER_ADDR"}, temporalclient.Variables...) {
-		assert.Contains(t, config.Variables, v)
-	}
-}
-
-// TestMailEvents: each mail provider's event webhook is on once its
-// verification settings are set, and off otherwise; its secrets are
-// masked in the logged configuration and a bad value is named.
-func TestMailEvents(t *testing.T) {
-	t.Parallel()
-	c, err := config.Load(env(nil))
-	require.NoError(t, err)
-	assert.Empty(t, c.MailEvents.Providers(), "no provider by default")
-	require.NoError(t, c.Validate(false))
-
-	key := sendGridKey(t)
-	c, err = config.Load(env(map[string]string{
-		"TOUCHPOINT_SES_TOPIC_ARNS":              " arn:aws:sns:eu-west-1:123456789012:ses-a , ,arn:aws:sns:us-east-1:123456789012:ses-b",
-		"TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY": key,
-		"TOUCHPOINT_POSTMARK_WEBHOOK_USER":       "postmark",
-		"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD":   "postmark-password-value",
-		"TOUCHPOINT_MAILGUN_SIGNING_KEY":         "mailgun-signing-key-value",
-	}))
-	require.NoError(t, err)
-	require.NoError(t, c.Validate(false))
-	assert.Equal(t, []string{"arn:aws:sns:eu-west-1:123456789012:ses-a", "arn:aws:sns:us-east-1:123456789012:ses-b"}, c.MailEvents.SESTopicARNs)
-	assert.Equal(t, []string{"ses", "sendgrid", "postmark", "mailgun"}, c.MailEvents.Providers())
-	logged := c.LogValue().String()
-	assert.NotContains(t, logged, "postmark-password-value")
-	assert.NotContains(t, logged, "mailgun-signing-key-value")
-	assert.Contains(t, logged, "ses-a")
-
-	for name, tc := range map[string]struct {
-		set  map[string]string
-		want string
-	}{
-		"not a topic ARN":           {map[string]string{"TOUCHPOINT_SES_TOPIC_ARNS": "ses-notifications"}, "TOUCHPOINT_SES_TOPIC_ARNS"},
-		"a key that is not base64":  {map[string]string{"TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY": "not base64!"}, "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY"},
-		"a key that is not a key":   {map[string]string{"TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY": "bm90IGEga2V5"}, "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY"},
-		"a Postmark user alone":     {map[string]string{"TOUCHPOINT_POSTMARK_WEBHOOK_USER": "postmark"}, "TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD"},
-		"a Postmark password alone": {map[string]string{"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD": "secret"}, "TOUCHPOINT_POSTMARK_WEBHOOK_USER"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			c, err := config.Load(env(tc.set))
-			require.NoError(t, err)
-			assert.ErrorContains(t, c.Validate(false), tc.want)
-		})
-	}
-}
-
-// sendGridKey is a verification key as SendGrid shows it: base64 of the
-// DER form of an ECDSA P-256 public key.
-func sendGridKey(t *testing.T) string {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
-	require.NoError(t, err)
-	return base64.StdEncoding.EncodeToString(der)
 }
 
 func TestConsoleProvider(t *testing.T) {

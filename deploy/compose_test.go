@@ -22,6 +22,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/sections"
+	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
 // repoRoot is where the deployment files are, seen from this package.
@@ -283,7 +285,17 @@ func loadConfig(t *testing.T, s service) config.Config {
 	cfg, err := config.Load(s.Environment.getenv)
 	require.NoError(t, err)
 	require.NoError(t, cfg.Validate(true), "the environment of the service does not validate")
+	require.NoError(t, sections.Check(cfg.Settings), "the environment of the service does not validate")
 	return cfg
+}
+
+// temporalOf is the Temporal client's configuration as a process reads
+// it from the values cfg read.
+func temporalOf(t *testing.T, cfg config.Config) temporalclient.Config {
+	t.Helper()
+	temporal, err := temporalclient.Load(cfg.Settings.Get)
+	require.NoError(t, err)
+	return temporal
 }
 
 func TestComposeTouchpointServices(t *testing.T) {
@@ -326,10 +338,11 @@ func TestComposeTouchpointServices(t *testing.T) {
 
 			// Temporal, through Temporal's own client settings: the temporal
 			// service and the namespace the temporal-namespace job creates.
-			assert.Equal(t, "temporal:7233", cfg.Temporal.Address())
-			assert.Equal(t, namespaceJob["TEMPORAL_NAMESPACE"], cfg.Temporal.Namespace())
-			assert.Equal(t, namespaceJob["TEMPORAL_ADDRESS"], cfg.Temporal.Address())
-			assert.False(t, cfg.Temporal.TLS(), "plain text inside the compose network")
+			temporal := temporalOf(t, cfg)
+			assert.Equal(t, "temporal:7233", temporal.Address())
+			assert.Equal(t, namespaceJob["TEMPORAL_NAMESPACE"], temporal.Namespace())
+			assert.Equal(t, namespaceJob["TEMPORAL_ADDRESS"], temporal.Address())
+			assert.False(t, temporal.TLS(), "plain text inside the compose network")
 
 			// The public addresses a user's curl (and the token's iss and aud) use.
 			assert.Equal(t, "http://localhost:8080", cfg.BaseURL)

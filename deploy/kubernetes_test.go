@@ -42,7 +42,9 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/health"
+	"github.com/touchpoint/touchpoint/internal/sections"
 	"github.com/touchpoint/touchpoint/metrics"
+	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -388,6 +390,7 @@ type process struct {
 	workload  workload
 	container corev1.Container
 	cfg       config.Config
+	temporal  temporalclient.Config
 }
 
 // checkTouchpointPods: each Touchpoint container's environment names only
@@ -413,13 +416,16 @@ func checkTouchpointPods(t *testing.T, b built) map[string]process {
 		cfg, err := config.Load(func(k string) string { return env[k] })
 		require.NoError(t, err, "%s: the configuration does not load", where)
 		require.NoError(t, cfg.Validate(subcommand != "migrate"), "%s: the configuration does not validate", where)
+		require.NoError(t, sections.Check(cfg.Settings), "%s: the configuration does not validate", where)
+		temporal, err := temporalclient.Load(cfg.Settings.Get)
+		require.NoError(t, err, where)
 		if subcommand == "worker" {
 			assert.NotEmpty(t, cfg.SMTPURL, "%s: `touchpoint worker` refuses to start without TOUCHPOINT_SMTP_URL", where)
 		}
 		if subcommand != "auth" && strings.HasPrefix(b.name, "production") {
-			assert.True(t, cfg.Temporal.TLS(), "%s: Temporal outside the cluster is reached over TLS", where)
+			assert.True(t, temporal.TLS(), "%s: Temporal outside the cluster is reached over TLS", where)
 		}
-		p := process{workload: w, container: c, cfg: cfg}
+		p := process{workload: w, container: c, cfg: cfg, temporal: temporal}
 		checkProbes(t, p)
 		checkStop(t, p)
 		out[subcommand] = p
@@ -881,7 +887,7 @@ func checkWorkerBuilds(t *testing.T, b built, w process) {
 // replicas.
 func checkDevConnections(t *testing.T, b built, procs map[string]process) {
 	for sub, p := range procs {
-		addrs := map[string]string{"TEMPORAL_ADDRESS": p.cfg.Temporal.Address()}
+		addrs := map[string]string{"TEMPORAL_ADDRESS": p.temporal.Address()}
 		for name, raw := range map[string]string{"DATABASE_URL": p.cfg.DatabaseURL, "TOUCHPOINT_SMTP_URL": p.cfg.SMTPURL} {
 			if raw != "" {
 				u, err := url.Parse(raw)

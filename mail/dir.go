@@ -21,9 +21,9 @@ type Dir struct {
 	logger *slog.Logger
 }
 
-// NewDir creates dir if needed.
-func NewDir(dir, from string, logger *slog.Logger) (*Dir, error) {
-	snd, err := newSender(from)
+// NewDir creates dir if needed. Each message carries tags.
+func NewDir(dir, from string, logger *slog.Logger, tags ...Tag) (*Dir, error) {
+	snd, err := newSender(from, tags)
 	if err != nil {
 		return nil, err
 	}

@@ -85,19 +85,16 @@ func ParseID(s string) (eventID string, reminder bool, ok bool) {
 	return s, reminder, true
 }
 
-// The headers that carry a message's ID to the mail providers whose
+// Tag is a header that carries a message's ID to a mail provider whose
 // reports do not name the Message-ID Touchpoint set (Postmark gives every
-// message its own), each in the form the provider hands back in its
-// reports: Postmark's metadata, Mailgun's variables, SendGrid's unique
-// arguments and SES's message tags. MetadataKey is the name under which
-// each carries it.
-const (
-	MetadataKey         = "touchpoint-message"
-	PostmarkMetadataHdr = "X-PM-Metadata-" + MetadataKey
-	MailgunVariablesHdr = "X-Mailgun-Variables"
-	SendGridSMTPAPIHdr  = "X-SMTPAPI"
-	SESMessageTagsHdr   = "X-SES-MESSAGE-TAGS"
-)
+// message its own), in the form the provider hands back: each provider of
+// package mailevents names its own. Value gets the message's ID (ID),
+// which holds letters, digits, '-', '_' and '.' only, so it needs no
+// quoting in JSON nor in a tag.
+type Tag struct {
+	Header string
+	Value  func(messageID string) string
+}
 
 // Sender delivers messages.
 type Sender interface {
@@ -105,12 +102,12 @@ type Sender interface {
 }
 
 // New returns the SMTP sender for smtpURL, or, when it is "", the
-// directory sender writing into dir.
-func New(smtpURL, from, dir string, logger *slog.Logger) (Sender, error) {
+// directory sender writing into dir. Each message carries tags.
+func New(smtpURL, from, dir string, logger *slog.Logger, tags []Tag) (Sender, error) {
 	if smtpURL != "" {
-		return NewSMTP(smtpURL, from, SMTPOptions{})
+		return NewSMTP(smtpURL, from, SMTPOptions{Tags: tags})
 	}
-	return NewDir(dir, from, logger)
+	return NewDir(dir, from, logger, tags...)
 }
 
 // MaskEmail hides most of an address for logs: "jane@example.com" →
@@ -136,19 +133,20 @@ func redact(text, addr string) string {
 	return regexp.MustCompile(`(?i)`+regexp.QuoteMeta(addr)).ReplaceAllLiteralString(text, MaskEmail(addr))
 }
 
-// sender is the From address shared by both senders.
+// sender is what both senders share: the From address and the tags.
 type sender struct {
 	from   *netmail.Address
 	domain string // for Message-IDs
+	tags   []Tag
 }
 
-func newSender(from string) (sender, error) {
+func newSender(from string, tags []Tag) (sender, error) {
 	a, err := netmail.ParseAddress(from)
 	if err != nil {
 		return sender{}, fmt.Errorf("mail from address %q: %w", from, err)
 	}
 	_, domain, _ := strings.Cut(a.Address, "@")
-	return sender{from: a, domain: domain}, nil
+	return sender{from: a, domain: domain, tags: tags}, nil
 }
 
 // build makes the MIME message: text and HTML alternatives, a Message-ID
@@ -186,12 +184,9 @@ func (s sender) build(m Message) (*gomail.Msg, error) {
 	msg.SetDate()
 	msg.SetGenHeader("Auto-Submitted", "auto-generated") // RFC 3834: no auto-replies
 	if _, _, ok := ParseID(m.ID()); ok {
-		// Letters, digits, '-', '_' and '.' only: no quoting needed in JSON
-		// nor in a tag.
-		msg.SetGenHeader(PostmarkMetadataHdr, m.ID())
-		msg.SetGenHeader(MailgunVariablesHdr, `{"`+MetadataKey+`":"`+m.ID()+`"}`)
-		msg.SetGenHeader(SendGridSMTPAPIHdr, `{"unique_args":{"`+MetadataKey+`":"`+m.ID()+`"}}`)
-		msg.SetGenHeader(SESMessageTagsHdr, MetadataKey+"="+m.ID())
+		for _, t := range s.tags {
+			msg.SetGenHeader(gomail.Header(t.Header), t.Value(m.ID()))
+		}
 	}
 	if m.UnsubscribeURL != "" {
 		// RFC 8058: mailbox providers POST "List-Unsubscribe=One-Click" to

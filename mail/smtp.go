@@ -25,6 +25,9 @@ type SMTPOptions struct {
 	TLSConfig *tls.Config
 	// HELO is the name to greet with (default: the machine's host name).
 	HELO string
+	// Tags are the headers each message carries for the mail providers'
+	// reports.
+	Tags []Tag
 }
 
 // SMTP sends over SMTP, one connection per message.
@@ -52,7 +55,7 @@ func NewSMTP(rawURL, from string, o SMTPOptions) (*SMTP, error) {
 	if err != nil {
 		return nil, err
 	}
-	snd, err := newSender(from)
+	snd, err := newSender(from, o.Tags)
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,9 @@ const (
 	Mailgun  = "mailgun"
 )
 
-// Providers lists every provider in a stable order.
-func Providers() []string { return []string{SES, SendGrid, Postmark, Mailgun} }
+// MetadataKey is the name under which each provider's Tag carries a
+// message's ID, and its reports hand it back.
+const MetadataKey = "touchpoint-message"
 
 // MaxBody bounds what is read of a request before its signature is
 // checked: SendGrid posts its events in batches of up to 768 KB, the

@@ -11,9 +11,24 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/settings"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 )
+
+// mailgunProvider is Mailgun's webhooks as the registry knows them.
+var mailgunProvider = Provider{
+	Name:     Mailgun,
+	Settings: []settings.Var{{Name: "TOUCHPOINT_MAILGUN_SIGNING_KEY", Secret: true}},
+	Verifier: func(get func(string) string) (Verifier, error) {
+		if key := get("TOUCHPOINT_MAILGUN_SIGNING_KEY"); key != "" {
+			return MailgunVerifier{SigningKey: key}, nil
+		}
+		return nil, nil
+	},
+	// Mailgun's variables, which its events carry as user-variables.
+	Tag: mail.Tag{Header: "X-Mailgun-Variables", Value: func(id string) string { return `{"` + MetadataKey + `":"` + id + `"}` }},
+}
 
 // MailgunVerifier reads Mailgun's webhooks: a JSON body whose signature
 // object holds a timestamp, a random token and the HMAC-SHA256, keyed
@@ -127,7 +142,7 @@ func (v MailgunVerifier) Read(_ context.Context, _ http.Header, body []byte) (Ba
 			return Batch{}, fmt.Errorf("%w: event-data.message", ErrMalformed)
 		}
 	}
-	ref, _ := ev.UserVariables[mail.MetadataKey].(string)
+	ref, _ := ev.UserVariables[MetadataKey].(string)
 	target(&r, ref, msg.Headers.MessageID)
 	code := ev.DeliveryStatus.Code.String()
 	if code == "0" {

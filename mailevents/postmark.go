@@ -3,19 +3,42 @@ package mailevents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/settings"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 )
 
+// postmarkProvider is Postmark's webhooks as the registry knows them.
+var postmarkProvider = Provider{
+	Name: Postmark,
+	Settings: []settings.Var{{Name: "TOUCHPOINT_POSTMARK_WEBHOOK_USER"},
+		{Name: "TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD", Secret: true}},
+	Verifier: func(get func(string) string) (Verifier, error) {
+		user, password := get("TOUCHPOINT_POSTMARK_WEBHOOK_USER"), get("TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD")
+		switch {
+		case user == "" && password == "":
+			return nil, nil
+		case user == "" || password == "":
+			return nil, errors.New("TOUCHPOINT_POSTMARK_WEBHOOK_USER and TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD: set both or neither")
+		}
+		return PostmarkVerifier{User: user, Password: password}, nil
+	},
+	// Postmark's metadata: it gives every message an ID of its own.
+	Tag: mail.Tag{Header: "X-PM-Metadata-" + MetadataKey, Value: func(id string) string { return id }},
+	// The credentials ride in the webhook's URL.
+	Challenge: `Basic realm="mail-events", charset="UTF-8"`,
+}
+
 // PostmarkVerifier reads Postmark's webhooks, which Postmark authenticates
 // with the HTTP Basic credentials written into the webhook's URL. Postmark
 // gives every message an ID of its own, so the message is named by the
-// metadata Touchpoint set on it (mail.PostmarkMetadataHdr).
+// metadata Touchpoint set on it (its Tag).
 type PostmarkVerifier struct {
 	User, Password string
 }
@@ -86,7 +109,7 @@ func (v PostmarkVerifier) Read(_ context.Context, h http.Header, body []byte) (B
 		return Batch{}, fmt.Errorf("%w: the time %s", ErrMalformed, strconv.Quote(at))
 	}
 	rep.At = t.UTC()
-	ref, _ := b.Metadata[mail.MetadataKey].(string)
+	ref, _ := b.Metadata[MetadataKey].(string)
 	target(&rep, ref)
 	return Batch{Reports: []Report{rep}}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/settings"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 )
@@ -25,11 +26,31 @@ const (
 	SendGridTimestampHeader = "X-Twilio-Email-Event-Webhook-Timestamp"
 )
 
+// sendGridProvider is SendGrid's signed Event Webhook as the registry
+// knows it.
+var sendGridProvider = Provider{
+	Name:     SendGrid,
+	Settings: []settings.Var{{Name: "TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY"}},
+	Verifier: func(get func(string) string) (Verifier, error) {
+		key := get("TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY")
+		if key == "" {
+			return nil, nil
+		}
+		v, err := NewSendGridVerifier(key)
+		if err != nil {
+			return nil, fmt.Errorf("TOUCHPOINT_SENDGRID_WEBHOOK_PUBLIC_KEY: %w", err)
+		}
+		return v, nil
+	},
+	// SendGrid's unique arguments, which each of its events repeats.
+	Tag: mail.Tag{Header: "X-SMTPAPI", Value: func(id string) string { return `{"unique_args":{"` + MetadataKey + `":"` + id + `"}}` }},
+}
+
 // SendGridWindow is how old a signed timestamp may be.
 const SendGridWindow = 10 * time.Minute
 
 // SendGridVerifier reads SendGrid's Event Webhook. The message is named
-// by the unique argument Touchpoint set (mail.SendGridSMTPAPIHdr), else by
+// by the unique argument Touchpoint set (its Tag), else by
 // the Message-ID SendGrid reports as smtp-id.
 type SendGridVerifier struct {
 	key *ecdsa.PublicKey
@@ -121,7 +142,7 @@ func (v *SendGridVerifier) Read(_ context.Context, h http.Header, body []byte) (
 		if r.At.IsZero() {
 			r.At = ts
 		}
-		target(&r, str(mail.MetadataKey), str("smtp-id"))
+		target(&r, str(MetadataKey), str("smtp-id"))
 		batch.Reports = append(batch.Reports, r)
 	}
 	return batch, nil

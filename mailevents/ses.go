@@ -21,9 +21,36 @@ import (
 	"sync"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/settings"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 )
+
+// sesProvider is Amazon SES, whose notifications SNS delivers, as the
+// registry knows it.
+var sesProvider = Provider{
+	Name:     SES,
+	Settings: []settings.Var{{Name: "TOUCHPOINT_SES_TOPIC_ARNS"}},
+	Verifier: func(get func(string) string) (Verifier, error) {
+		var topics []string
+		for _, arn := range strings.Split(get("TOUCHPOINT_SES_TOPIC_ARNS"), ",") {
+			if arn = strings.TrimSpace(arn); arn == "" {
+				continue
+			}
+			if !strings.HasPrefix(arn, "arn:aws:sns:") && !strings.HasPrefix(arn, "arn:aws-cn:sns:") &&
+				!strings.HasPrefix(arn, "arn:aws-us-gov:sns:") {
+				return nil, fmt.Errorf("TOUCHPOINT_SES_TOPIC_ARNS: %q is not an SNS topic ARN (arn:aws:sns:region:account:topic)", arn)
+			}
+			topics = append(topics, arn)
+		}
+		if len(topics) == 0 {
+			return nil, nil
+		}
+		return &SESVerifier{Topics: topics}, nil
+	},
+	// SES's message tags, which its notifications carry under mail.tags.
+	Tag: mail.Tag{Header: "X-SES-MESSAGE-TAGS", Value: func(id string) string { return MetadataKey + "=" + id }},
+}
 
 // ErrUnavailable: a verified SNS message needed a call to SNS (its
 // certificate, the confirmation of a subscription) that failed; SNS
@@ -355,7 +382,7 @@ func sesReport(m snsMessage) (Report, error) {
 	}
 	r.At = t.UTC()
 	refs := []string{}
-	if tags := n.Mail.Tags[mail.MetadataKey]; len(tags) > 0 {
+	if tags := n.Mail.Tags[MetadataKey]; len(tags) > 0 {
 		refs = append(refs, tags[0])
 	}
 	for _, h := range n.Mail.Headers {

@@ -31,6 +31,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+
+	"github.com/touchpoint/touchpoint/internal/settings"
 )
 
 // Defaults where neither a profile nor the environment names them.
@@ -48,6 +50,21 @@ var Variables = []string{
 	"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_CA_CERT_DATA",
 	"TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION",
 	"TEMPORAL_CLIENT_AUTHORITY", "TEMPORAL_PROFILE", "TEMPORAL_CONFIG_FILE",
+}
+
+// Settings is what the Temporal client hands the configuration: its
+// variables, checked as Load reads them (a temporal.toml profile too).
+// The client logs its values itself, where it is made, with its secrets
+// masked.
+func Settings() settings.Section {
+	vars := make([]settings.Var, len(Variables))
+	for i, name := range Variables {
+		vars[i] = settings.Var{Name: name, Secret: name == "TEMPORAL_API_KEY" || name == "TEMPORAL_TLS_CLIENT_KEY_DATA"}
+	}
+	return settings.Section{Name: "temporal", Vars: vars, Unlogged: true, Check: func(get func(string) string) error {
+		_, err := Load(get)
+		return err
+	}}
 }
 
 // Config is a loaded client profile. Its zero value is not usable: use

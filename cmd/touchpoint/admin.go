@@ -23,11 +23,13 @@ import (
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/searchattr"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
+	"github.com/touchpoint/touchpoint/internal/sections"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
+	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/text"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -39,7 +41,7 @@ import (
 func serverConfig(env *environment) (config.Config, error) {
 	cfg, err := config.Load(env.getenv)
 	if err == nil {
-		err = cfg.Validate(true)
+		err = validate(cfg, true)
 	}
 	if err != nil {
 		return cfg, fmt.Errorf("configuration: %w", err)
@@ -61,10 +63,17 @@ func loadConfig(env *environment) (config.Config, error) {
 			cfg.SecretKey = strings.TrimSpace(string(key))
 		}
 	}
-	if err := cfg.Validate(true); err != nil {
+	if err := validate(cfg, true); err != nil {
 		return cfg, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// validate checks every value of cfg: config's own, and each section's
+// as the package that owns it reads it (the Temporal client's, the SMS
+// provider's, the mail providers'). requireSecret is false only for `dev`.
+func validate(cfg config.Config, requireSecret bool) error {
+	return errors.Join(cfg.Validate(requireSecret), sections.Check(cfg.Settings))
 }
 
 func devSecretKeyPath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "secret.key") }
@@ -163,6 +172,10 @@ func (env *environment) runMigrate(ctx context.Context, args []string) error {
 // registerSearchAttributes adds the invite workflow's search attributes
 // to the namespace, retrying while Temporal is still starting.
 func registerSearchAttributes(ctx context.Context, env *environment, cfg config.Config, wait time.Duration) error {
+	temporal, err := temporalConfig(cfg)
+	if err != nil {
+		return err
+	}
 	tc, err := dialTemporal(cfg, env.logger, nil)
 	if err != nil {
 		return err
@@ -172,7 +185,7 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 	defer cancel()
 	var missingSince time.Time // when Temporal first said the namespace does not exist
 	for {
-		added, err := searchattr.Register(ctx, tc, cfg.Temporal.Namespace(), workflows.SearchAttributes())
+		added, err := searchattr.Register(ctx, tc, temporal.Namespace(), workflows.SearchAttributes())
 		if err == nil {
 			if len(added) == 0 {
 				fmt.Fprintln(env.stdout, "temporal search attributes are up to date")
@@ -190,14 +203,14 @@ func registerSearchAttributes(ctx context.Context, env *environment, cfg config.
 		// A namespace just created reaches every frontend within seconds;
 		// one missing for longer is missing.
 		if !missingSince.IsZero() && time.Since(missingSince) >= namespaceGrace {
-			return createNamespaceError(cfg, err)
+			return createNamespaceError(temporal, err)
 		}
 		select {
 		case <-ctx.Done():
 			if namespaceMissing(err) {
-				return createNamespaceError(cfg, err)
+				return createNamespaceError(temporal, err)
 			}
-			return fmt.Errorf("temporal at %s: %w", cfg.Temporal.Address(), err)
+			return fmt.Errorf("temporal at %s: %w", temporal.Address(), err)
 		case <-time.After(2 * time.Second):
 		}
 	}
@@ -216,13 +229,13 @@ func namespaceMissing(err error) bool {
 }
 
 // createNamespaceError says how to create the namespace migrate needs.
-func createNamespaceError(cfg config.Config, err error) error {
-	ns := cfg.Temporal.Namespace()
+func createNamespaceError(temporal temporalclient.Config, err error) error {
+	ns := temporal.Namespace()
 	return fmt.Errorf("temporal at %s: namespace %q does not exist (%w); create it, then run touchpoint migrate again:\n"+
 		"  temporal operator namespace create --namespace %s --retention 30d --address %s\n"+
 		"(with the TLS or API key settings you give touchpoint; on Temporal Cloud, create it in the Cloud UI). "+
 		"docs/operations.md, \"Running Temporal yourself\", has every step",
-		cfg.Temporal.Address(), ns, err, ns, cfg.Temporal.Address())
+		temporal.Address(), ns, err, ns, temporal.Address())
 }
 
 const accountsUsage = `usage:

@@ -22,7 +22,6 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -85,8 +84,7 @@ func (env *environment) runDev(ctx context.Context, args []string) error {
 	}()
 	// The client dials the server just started, in plain text, whatever
 	// TEMPORAL_* or a temporal.toml profile say of another cluster.
-	cfg.TemporalAddress = temporal.FrontendAddress()
-	cfg.Temporal = temporalclient.Plain(cfg.TemporalAddress, cfg.TemporalNamespace)
+	cfg.TemporalAddress, cfg.TemporalEmbedded = temporal.FrontendAddress(), true
 	if err := devReconciler(ctx, env, cfg); err != nil {
 		return err
 	}
@@ -127,7 +125,7 @@ func devConfig(getenv func(string) string) (config.Config, error) {
 			return cfg, fmt.Errorf("dev secret key: %w", err)
 		}
 	}
-	if err := cfg.Validate(true); err != nil {
+	if err := validate(cfg, true); err != nil {
 		return cfg, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil

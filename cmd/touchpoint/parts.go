@@ -26,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/mail"
+	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/publication"
@@ -53,18 +54,31 @@ func runParts(ctx context.Context, parts ...part) error {
 	return g.Wait()
 }
 
-// dialTemporal returns a client of cfg.Temporal (Temporal's own
-// environment configuration, logged here with its secrets masked) that
-// connects on first use, so a process starts (and the API accepts
-// events) while Temporal is still down; a TLS mistake is explained in the
-// terms of the TEMPORAL_* variables when a call fails. The SDK's metrics
-// go to m.
+// temporalConfig is the Temporal client's configuration: Temporal's own
+// (TEMPORAL_*, a temporal.toml profile) from the values cfg read, or the
+// plain-text client of the embedded server of `touchpoint dev`.
+func temporalConfig(cfg config.Config) (temporalclient.Config, error) {
+	if cfg.TemporalEmbedded {
+		return temporalclient.Plain(cfg.TemporalAddress, cfg.TemporalNamespace), nil
+	}
+	return temporalclient.Load(cfg.Settings.Get)
+}
+
+// dialTemporal returns a client of temporalConfig (logged here with its
+// secrets masked) that connects on first use, so a process starts (and
+// the API accepts events) while Temporal is still down; a TLS mistake is
+// explained in the terms of the TEMPORAL_* variables when a call fails.
+// The SDK's metrics go to m.
 func dialTemporal(cfg config.Config, logger *slog.Logger, m *metrics.Set) (client.Client, error) {
-	opts, err := cfg.Temporal.ClientOptions()
+	temporal, err := temporalConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	logger.Info("temporal client", "temporal", cfg.Temporal)
+	opts, err := temporal.ClientOptions()
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("temporal client", "temporal", temporal)
 	handler, _ := m.TemporalHandler() // reports until the process ends
 	opts.Logger = sdklog.NewStructuredLogger(logger.With("component", "temporal-sdk"))
 	opts.MetricsHandler = handler
@@ -80,7 +94,7 @@ func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *s
 	logger = logger.With("component", "auth")
 	opts := issuerOptions(cfg, st.Auth, logger)
 	if cfg.SMTPURL != "" || mailDir != "" {
-		mailer, err := mail.New(cfg.SMTPURL, cfg.MailFrom, mailDir, logger)
+		mailer, err := mail.New(cfg.SMTPURL, cfg.MailFrom, mailDir, logger, nil) // sign-in links: no provider reports them
 		if err != nil {
 			return nil, fmt.Errorf("mail: %w", err)
 		}
@@ -149,7 +163,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
-	mailEvents, err := mailEventVerifiers(cfg.MailEvents)
+	mailEvents, err := mailevents.Verifiers(cfg.Settings.Get)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -370,7 +384,9 @@ func workerPart(cfg config.Config, st *store.Store, tc client.Client, logger *sl
 func pollingWorkerPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.Logger, mailDir string,
 	polling *worker.Polling) (part, string, error) {
 	logger = logger.With("component", "worker")
-	mailer, err := mail.New(cfg.SMTPURL, cfg.MailFrom, mailDir, logger)
+	// Every message names itself to each mail provider as its reports
+	// read it back.
+	mailer, err := mail.New(cfg.SMTPURL, cfg.MailFrom, mailDir, logger, mailevents.Tags())
 	if err != nil {
 		return nil, "", fmt.Errorf("mail: %w", err)
 	}

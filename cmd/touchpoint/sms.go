@@ -13,15 +13,15 @@ import (
 // TOUCHPOINT_SMS_*; both are nil without a provider (SMS invites then fail
 // as no_provider, and the API refuses medium sms).
 func smsSender(cfg config.Config) (activities.SMSSender, *templates.SMSSet, error) {
-	if !cfg.SMSConfigured() {
-		return nil, nil, nil
+	setup, ok, err := sms.LoadSetup(cfg.Settings.Get, cfg.BaseURL)
+	if err != nil || !ok {
+		return nil, nil, err
 	}
-	tw, err := sms.NewTwilio(sms.Config{BaseURL: cfg.SMS.URL, AccountSID: cfg.SMS.AccountSID, AuthToken: cfg.SMS.AuthToken,
-		From: cfg.SMS.From, MessagingServiceSID: cfg.SMS.MessagingServiceSID, StatusCallbackURL: cfg.SMS.StatusCallbackURL})
+	tw, err := sms.NewTwilio(setup.Config)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sms: %w", err)
 	}
-	sender, err := activities.NewTwilioSMS(tw, cfg.SMS.StatusCallbackURL)
+	sender, err := activities.NewTwilioSMS(tw, setup.Config.StatusCallbackURL)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -32,10 +32,12 @@ func smsSender(cfg config.Config) (activities.SMSSender, *templates.SMSSet, erro
 	return sender, tmpl, nil
 }
 
-// smsCallbacks is what the API needs of the SMS provider, nil without one.
+// smsCallbacks is what the API needs of the SMS provider, nil without one
+// (the settings were checked at start).
 func smsCallbacks(cfg config.Config) *sms.CallbackKeys {
-	if !cfg.SMSConfigured() {
+	setup, ok, err := sms.LoadSetup(cfg.Settings.Get, cfg.BaseURL)
+	if err != nil || !ok {
 		return nil
 	}
-	return &sms.CallbackKeys{AuthToken: cfg.SMS.AuthToken, StatusURL: cfg.SMS.StatusCallbackURL, InboundURL: cfg.SMSInboundURL()}
+	return &setup.Callbacks
 }

@@ -95,7 +95,7 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 	}
 	s.cfg, err = config.Load(func(k string) string { return env[k] })
 	require.NoError(t, err)
-	require.NoError(t, s.cfg.Validate(true))
+	require.NoError(t, validate(s.cfg, true))
 
 	logger := slog.New(slog.NewJSONHandler(s.logs, nil))
 	t.Cleanup(func() {

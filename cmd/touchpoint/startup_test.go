@@ -85,3 +85,29 @@ func TestWorkerWarnsWithoutMailFrom(t *testing.T) {
 		}
 	}
 }
+
+// Every process checks the settings packages hand the configuration (the
+// mail providers', the SMS provider's, the Temporal client's) at start,
+// whether or not it uses them, and stops naming the variable.
+func TestProcessesCheckEverySectionAtStart(t *testing.T) {
+	t.Parallel()
+	for name, bad := range map[string]map[string]string{
+		"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD": {"TOUCHPOINT_POSTMARK_WEBHOOK_USER": "postmark"},
+		"TOUCHPOINT_SMS_AUTH_TOKEN":            {"TOUCHPOINT_SMS_ACCOUNT_SID": "AC0123"},
+		"/nonexistent/client.pem": {"TEMPORAL_TLS_CLIENT_CERT_PATH": "/nonexistent/client.pem",
+			"TEMPORAL_TLS_CLIENT_KEY_PATH": "/nonexistent/client.key"},
+	} {
+		for _, process := range []string{"auth", "api", "worker"} {
+			vars := map[string]string{"TOUCHPOINT_SECRET_KEY": adminSecretKey, "TOUCHPOINT_SMTP_URL": "smtp://127.0.0.1:1"}
+			for k, v := range bad {
+				vars[k] = v
+			}
+			env := &environment{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
+				logger: slog.New(slog.DiscardHandler)}
+			err := run(context.Background(), env, []string{process})
+			require.Error(t, err, "%s with %v", process, bad)
+			assert.Contains(t, err.Error(), "configuration", process)
+			assert.Contains(t, err.Error(), name, process)
+		}
+	}
+}

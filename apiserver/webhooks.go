@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
@@ -19,9 +18,9 @@ import (
 // to the store sealed; the deliveries themselves are written by the store
 // with the state changes they report.
 
-// SecretOverlap is how long the previous secret of an endpoint goes on
-// signing after a rotation.
-const SecretOverlap = 24 * time.Hour
+// SecretOverlap is how long the previous secret still signs after a
+// rotation (webhook.SecretOverlap).
+const SecretOverlap = webhook.SecretOverlap
 
 // maxWebhookDescription bounds an endpoint's description, in characters.
 const maxWebhookDescription = 500
@@ -275,16 +274,9 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 
 // newWebhookSecret makes a secret for endpoint id and seals it.
 func (s *server) newWebhookSecret(id string) (secret string, sealed []byte, err error) {
-	if secret, err = webhook.NewSecret(); err != nil {
-		return "", nil, err
-	}
-	if sealed, err = s.webhookSecrets.Seal(id, secret); err != nil {
-		return "", nil, err
-	}
-	return secret, sealed, nil
+	return s.webhookSecrets.New(id)
 }
 
-// checkWebhookURL is webhook.ValidateURL's verdict as a field message.
 func (s *server) checkWebhookURL(u string) string {
 	if err := webhook.ValidateURL(u, s.webhookAllowPrivate); err != nil {
 		return err.Error()

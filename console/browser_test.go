@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
@@ -63,11 +64,18 @@ func seeded(t *testing.T) (*site, map[string]string) {
 	_, _, err = s.st.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thank you, Greta! Enjoy your hikes.", editorA)
 	require.NoError(t, err)
 	inv := s.sentInvite(t, s.a, "greta.zimmermann@example.com")
+	ep, err := s.st.CreateWebhookEndpoint(context.Background(), store.WebhookEndpoint{ID: store.NewID("whk"), AccountID: s.a.AccountID,
+		URL: "https://hooks.nordlicht.example/touchpoint", Events: []string{"review.created", "invite.sent"}, Secret: []byte("sealed")})
+	require.NoError(t, err)
+	s.delivery(t, s.a.AccountID, ep.ID, "failed", time.Now().Add(-time.Hour))
+	s.delivery(t, s.a.AccountID, ep.ID, "succeeded", time.Now().Add(-2*time.Hour))
 	return s, map[string]string{
 		"invites":      "/console/invites?q=greta.zimmermann%40example.com",
 		"invite":       "/console/invites/" + inv,
 		"suppressions": "/console/suppressions",
 		"templates":    "/console/templates",
+		"webhooks":     "/console/webhooks",
+		"webhook":      "/console/webhooks/" + ep.ID,
 		"template":     "/console/templates/invite/en",
 		"sms-template": "/console/templates/sms_reminder/en",
 		"suppression":  "/console/suppressions?address=greta.zimmermann%40example.com",

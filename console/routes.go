@@ -26,6 +26,15 @@ func (h *Handler) routes() []route {
 		{http.MethodGet, "/templates/{kind}/{locale}/preview", Read, h.previewTemplate},
 		{http.MethodPost, "/templates/{kind}/{locale}/test", SendTest, h.testSend},
 
+		{http.MethodGet, "/webhooks", Read, h.webhooks},
+		{http.MethodPost, "/webhooks", ManageWebhooks, h.createWebhook},
+		{http.MethodGet, "/webhooks/{id}", Read, h.webhookPage},
+		{http.MethodPost, "/webhooks/{id}/enable", ManageWebhooks, h.setWebhookEnabled(true)},
+		{http.MethodPost, "/webhooks/{id}/disable", ManageWebhooks, h.setWebhookEnabled(false)},
+		{http.MethodPost, "/webhooks/{id}/rotate", ManageWebhooks, h.rotateWebhook},
+		{http.MethodPost, "/webhooks/{id}/deliveries/{msg}/retry", RetryWebhook, h.retryDelivery},
+		{http.MethodPost, "/webhooks/{id}/replay", ReplayWebhook, h.replayWebhook},
+
 		{http.MethodGet, "/suppressions", Read, h.suppressions},
 		{http.MethodPost, "/suppressions", Suppress, h.addSuppression},
 		{http.MethodPost, "/suppressions/lift", Unsuppress, h.liftSuppression},

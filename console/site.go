@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 // Prefix is where the console is served, below the base URL.
@@ -82,6 +83,13 @@ type Options struct {
 	// the page of a link whose event is gone.
 	SampleFeedbackURL, SampleUnsubscribeURL string
 
+	// WebhookSecrets seals the signing secrets of the endpoints owners
+	// make. Required.
+	WebhookSecrets *webhook.SecretBox
+	// WebhookAllowPrivate admits endpoint URLs on http and on private
+	// addresses (TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE: development and tests).
+	WebhookAllowPrivate bool
+
 	// TemporalUIURL is the Temporal Web UI (TOUCHPOINT_TEMPORAL_UI_URL)
 	// and Namespace the namespace of the invite workflows: an invite's
 	// page links to its workflow there. "" leaves the link out.
@@ -122,8 +130,8 @@ type Handler struct {
 // mistake).
 func New(opts Options) (*Handler, error) {
 	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.Accounts == nil || opts.BaseURL == "" ||
-		opts.Templates == nil {
-		panic("console.New: BaseURL, SignedIn, Allows, Store, Accounts and Templates are required")
+		opts.Templates == nil || opts.WebhookSecrets == nil {
+		panic("console.New: BaseURL, SignedIn, Allows, Store, Accounts, Templates and WebhookSecrets are required")
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {

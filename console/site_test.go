@@ -19,6 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 // site is the console served as the API serves it, over a real store,
@@ -32,6 +33,7 @@ type site struct {
 	a, b    *eventfixture.Account // two accounts
 	people  map[string]console.Person
 	actions []console.Action // every action a guard was asked about
+	secrets *webhook.SecretBox
 }
 
 const testCookie = "test_person"
@@ -78,7 +80,9 @@ func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 	t.Cleanup(s.Close)
 	lib, err := templates.Load()
 	require.NoError(t, err)
-	opts := console.Options{BaseURL: s.URL, Store: s.st, Accounts: s.st.Accounts, SignOutPath: "/console/sign-out", Templates: lib,
+	s.secrets, err = webhook.NewSecretBox(make([]byte, 32))
+	require.NoError(t, err)
+	opts := console.Options{BaseURL: s.URL, Store: s.st, Accounts: s.st.Accounts, WebhookSecrets: s.secrets, SignOutPath: "/console/sign-out", Templates: lib,
 		SampleFeedbackURL:    "https://touchpoint.example/feedback?event=evt-00000000-0000-4000-8000-000000000000&sig=sample",
 		SampleUnsubscribeURL: "https://touchpoint.example/unsubscribe?event=evt-00000000-0000-4000-8000-000000000000&sig=sample",
 		SignedIn: func(w http.ResponseWriter, r *http.Request) (console.Person, bool) {

@@ -20,6 +20,7 @@ type Store interface {
 	InviteStore
 	SuppressionStore
 	TemplateStore
+	WebhookStore
 }
 
 // OverviewStore is what the overview reads.
@@ -77,4 +78,16 @@ type AccountStore interface {
 	Account(ctx context.Context, id string) (accountdb.Account, error)
 	ListEventTypes(ctx context.Context, accountID string, f accountdb.EventTypeFilter, p store.Page) ([]accountdb.EventType, *store.Cursor, error)
 	EventType(ctx context.Context, accountID, id string) (accountdb.EventType, error)
+}
+
+// WebhookStore is what the webhooks' pages read and change.
+type WebhookStore interface {
+	ListWebhookEndpoints(ctx context.Context, accountID string, p store.Page) ([]store.WebhookEndpoint, *store.Cursor, error)
+	WebhookEndpoint(ctx context.Context, accountID, id string) (store.WebhookEndpoint, error)
+	CreateWebhookEndpoint(ctx context.Context, ep store.WebhookEndpoint) (store.WebhookEndpoint, error)
+	UpdateWebhookEndpoint(ctx context.Context, accountID, id string, u store.WebhookEndpointUpdate) (store.WebhookEndpoint, error)
+	RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, overlap time.Duration) (store.WebhookEndpoint, error)
+	ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p store.Page) ([]store.WebhookDelivery, *store.Cursor, error)
+	RetryWebhookDelivery(ctx context.Context, accountID, endpointID, deliveryID string) (store.WebhookDelivery, error)
+	ReplayWebhookDeliveries(ctx context.Context, accountID, endpointID string, f store.ReplayFilter, dryRun bool) (int, error)
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ type views struct {
 
 // pageNames are the templates/<name>.html that define "main" for the
 // layout.
-var pageNames = []string{"error", "overview", "reviews", "review", "invites", "invite", "suppressions", "templates", "template"}
+var pageNames = []string{"error", "overview", "reviews", "review", "invites", "invite", "suppressions", "templates", "template", "webhooks", "webhook"}
 
 func loadViews() (*views, error) {
 	texts, err := loadTexts()
@@ -235,6 +236,7 @@ var funcs = template.FuncMap{
 	},
 	"barHeight": func() int { return barHeight },
 	"list":      func(v ...string) []string { return v },
+	"has":       func(vs []string, v string) bool { return slices.Contains(vs, v) },
 	"errs":      func(field, text string) fieldErrors { return fieldErrors{{Field: field, Text: text}} },
 }
 

@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 )
@@ -51,4 +52,21 @@ func (b *SecretBox) Open(endpointID string, sealed []byte) (string, error) {
 // sealLabel is the additional data a secret is sealed with.
 func sealLabel(endpointID string) []byte {
 	return []byte("touchpoint/webhook-secret/" + endpointID)
+}
+
+// SecretOverlap is how long the previous secret still signs beside a new
+// one after a rotation, so a receiver can switch without losing a
+// message.
+const SecretOverlap = 24 * time.Hour
+
+// New makes a new signing secret for the endpoint: the secret, shown once
+// to whoever made it, and its sealed form, for the store.
+func (b *SecretBox) New(endpointID string) (secret string, sealed []byte, err error) {
+	if secret, err = NewSecret(); err != nil {
+		return "", nil, err
+	}
+	if sealed, err = b.Seal(endpointID, secret); err != nil {
+		return "", nil, err
+	}
+	return secret, sealed, nil
 }

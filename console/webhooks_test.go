@@ -1,0 +1,119 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/store"
+)
+
+// delivery inserts a delivery of the endpoint with a status, as the
+// worker leaves it.
+func (s *site) delivery(t *testing.T, accountID, endpointID, status string, created time.Time) string {
+	t.Helper()
+	id := store.NewID("msg")
+	_, err := s.db.Exec(`INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, status, reason, attempts,
+		last_status_code, last_error, created_at, next_start_at, started_at)
+		VALUES ($1, $2, $3, 'review.created', '{}', $4, CASE WHEN $4 = 'failed' THEN 'retries_exhausted' END, 3, 500,
+		        'HTTP 500: upstream down', $5, $5, $5)`, id, endpointID, accountID, status, created)
+	require.NoError(t, err)
+	return id
+}
+
+// TestWebhooks: owners add an endpoint and see its secret once, disable,
+// enable and rotate it; its deliveries show their attempts and the last
+// answer; editors send one failed delivery again or replay a period;
+// another account's endpoint is 404.
+func TestWebhooks(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ctx := context.Background()
+
+	form := url.Values{"url": {"https://hooks.shop-a.example/touchpoint"}, "events": {"review.created", "invite.sent"}}
+	assert.Equal(t, http.StatusForbidden, s.post(t, editorA, "/console/webhooks", form).status)
+	bad := s.post(t, ownerA, "/console/webhooks", url.Values{"url": {"http://127.0.0.1/x"}})
+	assert.Equal(t, http.StatusBadRequest, bad.status)
+	assert.NotNil(t, bad.byID("url-error"))
+	assert.NotNil(t, bad.byID("events-error"))
+
+	res := s.post(t, ownerA, "/console/webhooks", form)
+	require.Equal(t, http.StatusCreated, res.status, res.body)
+	shown := text(res.byID("new-secret"))
+	require.True(t, strings.HasPrefix(shown, "whsec_"), shown)
+	eps, _, err := s.st.ListWebhookEndpoints(ctx, s.a.AccountID, store.Page{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, eps, 1)
+	ep := eps[0]
+	assert.Equal(t, []string{"invite.sent", "review.created"}, []string(ep.Events))
+	opened, err := s.secrets.Open(ep.ID, ep.Secret)
+	require.NoError(t, err)
+	assert.Equal(t, shown, opened, "the secret shown is the one that signs")
+	assert.NotContains(t, s.get(t, ownerA, "/console/webhooks").body, shown, "and it is shown once")
+	assert.NotContains(t, s.get(t, ownerA, "/console/webhooks/"+ep.ID).body, shown)
+
+	failed := s.delivery(t, s.a.AccountID, ep.ID, "failed", time.Now().Add(-48*time.Hour))
+	s.delivery(t, s.a.AccountID, ep.ID, "succeeded", time.Now().Add(-time.Hour))
+	p := s.get(t, viewerA, "/console/webhooks/"+ep.ID)
+	require.Equal(t, http.StatusOK, p.status)
+	list := text(p.byID("deliveries-h").Parent)
+	assert.Contains(t, list, "failed retries_exhausted")
+	assert.Contains(t, list, "3 attempts · last answer 500")
+	assert.Contains(t, list, "HTTP 500: upstream down")
+	onlyFailed := s.get(t, viewerA, "/console/webhooks/"+ep.ID+"?status=failed")
+	assert.NotContains(t, text(onlyFailed.byID("deliveries-h").Parent), "succeeded ·")
+
+	// Retry one, as an editor; a viewer may not.
+	retry := "/console/webhooks/" + ep.ID + "/deliveries/" + failed + "/retry"
+	assert.Equal(t, http.StatusForbidden, s.post(t, viewerA, retry, nil).status)
+	require.Equal(t, http.StatusSeeOther, s.post(t, editorA, retry, nil).status)
+	var status string
+	require.NoError(t, s.db.Get(&status, `SELECT status FROM webhook_deliveries WHERE id = $1`, failed))
+	assert.Equal(t, "pending", status)
+	again := s.post(t, editorA, retry, nil)
+	assert.Equal(t, http.StatusConflict, again.status, "only a failed delivery is sent again")
+
+	// Disabled, nothing is replayed; enabled, a period is.
+	assert.Equal(t, http.StatusForbidden, s.post(t, editorA, "/console/webhooks/"+ep.ID+"/disable", nil).status)
+	require.Equal(t, http.StatusSeeOther, s.post(t, ownerA, "/console/webhooks/"+ep.ID+"/disable", nil).status)
+	failed2 := s.delivery(t, s.a.AccountID, ep.ID, "failed", time.Now().Add(-2*time.Hour))
+	replay := url.Values{"since": {time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)}}
+	res = s.post(t, editorA, "/console/webhooks/"+ep.ID+"/replay", replay)
+	assert.Equal(t, http.StatusConflict, res.status)
+	assert.Contains(t, text(res.elements(func(n *htmlNode) bool { return attr(n, "role") == "alert" })[0]), "enable it")
+	require.Equal(t, http.StatusSeeOther, s.post(t, ownerA, "/console/webhooks/"+ep.ID+"/enable", nil).status)
+	require.Equal(t, http.StatusSeeOther, s.post(t, editorA, "/console/webhooks/"+ep.ID+"/replay", replay).status)
+	require.NoError(t, s.db.Get(&status, `SELECT status FROM webhook_deliveries WHERE id = $1`, failed2))
+	assert.Equal(t, "pending", status)
+	tooOld := s.post(t, editorA, "/console/webhooks/"+ep.ID+"/replay", url.Values{"since": {"2001-01-01"}})
+	assert.Equal(t, http.StatusBadRequest, tooOld.status)
+	assert.NotNil(t, tooOld.byID("since-error"))
+
+	// Rotate: a new secret, shown once; the old one signs beside it.
+	res = s.post(t, ownerA, "/console/webhooks/"+ep.ID+"/rotate", nil)
+	require.Equal(t, http.StatusOK, res.status)
+	rotated := text(res.byID("new-secret"))
+	assert.NotEqual(t, shown, rotated)
+	ep, err = s.st.WebhookEndpoint(ctx, s.a.AccountID, ep.ID)
+	require.NoError(t, err)
+	opened, err = s.secrets.Open(ep.ID, ep.Secret)
+	require.NoError(t, err)
+	assert.Equal(t, rotated, opened)
+	assert.NotNil(t, ep.PreviousExpiresAt)
+
+	// Another account's endpoint.
+	for _, path := range []string{"/console/webhooks/" + ep.ID + "/disable", "/console/webhooks/" + ep.ID + "/rotate", retry} {
+		assert.Equal(t, http.StatusNotFound, s.post(t, ownerB, path, nil).status, path)
+	}
+	assert.Equal(t, http.StatusNotFound, s.get(t, ownerB, "/console/webhooks/"+ep.ID).status)
+	ep2, err := s.st.WebhookEndpoint(ctx, s.a.AccountID, ep.ID)
+	require.NoError(t, err)
+	assert.True(t, ep2.Enabled)
+	assert.Equal(t, ep.Secret, ep2.Secret)
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/templates"
 )
 
 const rigSecretKey = "console-test-secret-key-0123456789abcdef"
@@ -81,8 +82,11 @@ func (g *rig) serve(prov console.Provider) {
 	auth, err := console.NewAuth(console.AuthOptions{BaseURL: g.url, Provider: prov, Store: g.ps, SecretKey: rigSecretKey,
 		HTTPClient: g.srv.Client(), Logger: logger, Now: g.clock.Now})
 	require.NoError(g.t, err)
+	lib, err := templates.Load()
+	require.NoError(g.t, err)
 	h, err := console.New(console.Options{BaseURL: g.url, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: g.st, People: g.ps, Logger: logger, Now: g.clock.Now})
+		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Templates: lib, People: g.ps, Logger: logger,
+		Now: g.clock.Now})
 	require.NoError(g.t, err)
 	require.NoError(g.t, auth.Mount(h))
 	g.srv.Config.Handler = h

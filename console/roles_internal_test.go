@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
 )
 
 var wildcard = regexp.MustCompile(`\{[a-zA-Z]+\}`)
@@ -32,8 +33,10 @@ func TestEveryRouteChecksItsRole(t *testing.T) {
 	srv := httptest.NewServer(nil)
 	t.Cleanup(srv.Close)
 	const csrf = "csrf-token-of-the-session"
+	lib, err := templates.Load()
+	require.NoError(t, err)
 	for _, role := range people.Roles() {
-		h, err := New(Options{BaseURL: srv.URL, Store: st, Allows: Allows,
+		h, err := New(Options{BaseURL: srv.URL, Store: st, Accounts: st.Accounts, Templates: lib, Allows: Allows,
 			SignedIn: func(http.ResponseWriter, *http.Request) (Person, bool) {
 				return Person{ID: "usr-00000000-0000-4000-8000-000000000001", AccountID: acc.AccountID, Email: "p@shop.example",
 					Role: string(role), CSRFToken: csrf}, true

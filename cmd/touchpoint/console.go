@@ -8,6 +8,7 @@ import (
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/templates"
 )
 
 // consoleProvider is the OpenID Connect provider people sign in to the
@@ -32,8 +33,13 @@ func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger) (ht
 	if err != nil {
 		return nil, err
 	}
+	lib, err := templates.Load()
+	if err != nil {
+		return nil, err
+	}
 	h, err := console.New(console.Options{BaseURL: cfg.BaseURL, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: st, People: ps, Logger: logger, HSTS: strings.HasPrefix(cfg.BaseURL, "https://")})
+		SignOutPath: console.SignOutPath, Store: st, Accounts: st.Accounts, Templates: lib, People: ps, Logger: logger,
+		HSTS: strings.HasPrefix(cfg.BaseURL, "https://")})
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,7 @@ func TestReadReplica(t *testing.T) {
 	caughtUp()
 	assert.Equal(t, 1, suppressions(reader), "caught up, the replica has it")
 	status, body = readiness()
+	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, map[string]any{"status": "ok", "dependencies": map[string]any{"postgresql": "ok", "replica": "ok"}}, body)
 
 	// Down: the reads it would serve go to the primary.

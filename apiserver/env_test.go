@@ -110,7 +110,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 		"the verifier did not discover the issuer")
 
 	e.feedbackLinks, e.unsubscribeLinks = testLinks(t)
-	opts := apiserver.Options{Store: st, Accounts: st.Accounts, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
+	opts := apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
 		SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t), PublicationKeys: testPublicationKeys(t, st)}
 	for _, c := range configure {
 		c(&opts)
@@ -169,7 +169,7 @@ func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	t.Helper()
 	c := *e
 	c.logs = &syncbuf.Buffer{}
-	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Auth: a, Logger: c.logger(),
+	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Auth: a, Logger: c.logger(),
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t),
 		PublicationKeys: testPublicationKeys(t, e.store)}), false))
 	t.Cleanup(c.srv.Close)

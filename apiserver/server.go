@@ -45,6 +45,7 @@ const DefaultMaxBodyBytes = 64 << 10
 type Options struct {
 	Store    *store.Store       // required
 	Accounts AccountStore       // required
+	Stats    StatsStore         // required
 	Auth     auth.Authenticator // required
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
@@ -168,6 +169,7 @@ type Signaler interface {
 type server struct {
 	store     *store.Store
 	accounts  AccountStore
+	stats     StatsStore
 	auth      auth.Authenticator
 	log       *slog.Logger
 	maxBody   int64
@@ -230,9 +232,9 @@ func (a *Server) Drain() { a.s.draining.Store(true) }
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Accounts == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
+	if opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
 		opts.PublicationKeys == nil {
-		panic("apiserver.New: Store, Accounts, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
+		panic("apiserver.New: Store, Accounts, Stats, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
 	}
 	if opts.Templates == nil {
 		var err error
@@ -240,7 +242,7 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, accounts: opts.Accounts, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,

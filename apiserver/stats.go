@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/touchpoint/touchpoint/stats"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // The funnel: GET /stats/invites and GET /stats/reviews read the counts
@@ -83,9 +83,9 @@ func (s *server) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeriod
 		s.fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
-	groups, err := s.store.InviteStats(r.Context(), store.StatsQuery{AccountID: accountID(r), From: p.Start(), To: p.End(),
+	groups, err := s.stats.InviteStats(r.Context(), statsdb.Query{AccountID: accountID(r), From: p.Start(), To: p.End(),
 		TimeZone: p.TimeZone(), GroupBy: by})
-	if errors.Is(err, store.ErrUnknownTimeZone) {
+	if errors.Is(err, statsdb.ErrUnknownTimeZone) {
 		err = invalid(fieldError{Field: "timeZone", Message: "is not a time zone the database knows"})
 	}
 	if err != nil {

@@ -3,8 +3,10 @@ package apiserver
 import (
 	"context"
 
+	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // AccountStore is what the API reads and writes of an account and what
@@ -28,6 +30,11 @@ type AccountStore interface {
 	InviteSetting(ctx context.Context, accountID, id string) (accountdb.InviteSetting, error)
 	ListInviteSettings(ctx context.Context, accountID string, f accountdb.InviteSettingFilter, p store.Page) ([]accountdb.InviteSetting, *store.Cursor, error)
 	UpdateInviteSetting(ctx context.Context, accountID, id string, apply func(*accountdb.InviteSetting) error) (accountdb.InviteSetting, error)
+}
+
+// StatsStore is what the API reads of the funnel's counts.
+type StatsStore interface {
+	InviteStats(ctx context.Context, q statsdb.Query) ([]stats.Group, error)
 }
 
 // pageStore is what the customer pages read and write (pages.Store),

@@ -9,6 +9,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // The overview: how the last 30 days went, and what waits on the shop.
@@ -101,7 +102,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, p Person) {
 		h.fail(w, r, fmt.Errorf("overview period: %v", errs))
 		return
 	}
-	groups, err := h.opts.Store.InviteStats(ctx, store.StatsQuery{AccountID: p.AccountID, From: period.Start(), To: period.End(),
+	groups, err := h.opts.Stats.InviteStats(ctx, statsdb.Query{AccountID: p.AccountID, From: period.Start(), To: period.End(),
 		GroupBy: stats.GroupDay})
 	if err != nil {
 		h.fail(w, r, err)

@@ -9,11 +9,12 @@ import (
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
 // Store is every store call the console makes, one small interface per
-// area; *store.Store has them all.
+// area; the wiring hands it the repositories that keep them.
 type Store interface {
 	OverviewStore
 	ReviewStore
@@ -25,7 +26,6 @@ type Store interface {
 
 // OverviewStore is what the overview reads.
 type OverviewStore interface {
-	InviteStats(ctx context.Context, q store.StatsQuery) ([]stats.Group, error)
 	ReviewAggregate(ctx context.Context, accountID string) (review.Aggregate, error)
 	ReviewAttention(ctx context.Context, accountID string, maxRating int) (store.ReviewAttention, error)
 	ComplaintsSince(ctx context.Context, accountID string, since time.Time) (int64, error)
@@ -70,6 +70,11 @@ type TemplateStore interface {
 	PutTemplate(ctx context.Context, key store.TemplateKey, c templates.Content, by string) (store.Template, bool, error)
 	DeleteTemplate(ctx context.Context, key store.TemplateKey) error
 	CreateTestSend(ctx context.Context, t store.TestSend) (store.TestSend, error)
+}
+
+// StatsStore is what the overview reads of the funnel's counts.
+type StatsStore interface {
+	InviteStats(ctx context.Context, q statsdb.Query) ([]stats.Group, error)
 }
 
 // AccountStore is what the console reads of the account and what it has

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // Group commit of accepts. A single accept is one statement and one
@@ -113,7 +115,7 @@ WITH input AS (
 ), ob AS (
     INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
     SELECT id, 'start', received_at, received_at - interval '` + singleHeadStart + `' FROM ev
-), ` + acceptedRollupCTE() + `
+), ` + statsdb.AcceptedCTE() + `
 SELECT n, event_type_id IS NOT NULL AS type_found, setting_id IS NOT NULL AS setting_found
 FROM resolved ORDER BY n`
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // ErrDuplicateIdempotencyKey: an earlier event of the same AcceptEvents
@@ -91,7 +93,7 @@ WITH input AS (
 ), ob AS (
     INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
     SELECT id, 'start', received_at, received_at FROM ev
-), ` + acceptedRollupCTE() + `
+), ` + statsdb.AcceptedCTE() + `
 SELECT n, event_type_id IS NOT NULL AS type_found, setting_id IS NOT NULL AS setting_found,
        setting_id IS NOT NULL AND (key = '' OR id IN (SELECT event_id FROM ik)) AS inserted
 FROM resolved ORDER BY n`

@@ -185,7 +185,7 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 		return out, fmt.Errorf("count suppressions: %w", err)
 	}
 	for _, e := range cancelled {
-		if err := s.countChange(ctx, tx, e.ID, func(before, _ *stats.Facts) {
+		if err := s.Stats.CountChangeTx(ctx, tx, e.ID, func(before, _ *stats.Facts) {
 			before.Invite.Status, before.Invite.Reason = e.Status, e.Reason
 		}); err != nil {
 			return out, err

@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 var (
@@ -89,7 +90,7 @@ WITH et AS (
 ), ob AS (
     INSERT INTO outbox (event_id, kind, created_at, next_attempt_at)
     SELECT id, 'start', $6, $6 - interval '` + singleHeadStart + `' FROM ev
-), ` + acceptedRollupCTE() + `
+), ` + statsdb.AcceptedCTE() + `
 SELECT EXISTS (SELECT 1 FROM et) AS type_found,
        EXISTS (SELECT 1 FROM ist) AS setting_found,
        EXISTS (SELECT 1 FROM ev) AS inserted`

@@ -11,7 +11,9 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
+	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // inviteStatements are the statements every send runs: its plan, the
@@ -22,12 +24,14 @@ import (
 type inviteStatements struct {
 	plan, reminderPlan, lockInvite, lockReminder, writeInvite, writeReminder,
 	claimRead, addressLock, suppressed, recentlyInvited, content preparedStmt
-	// The funnel's counts (stats.go), changed with every change of an event.
-	rollupFacts, addRollup, lockEvent preparedStmt
+	// Locks an event for a change that is counted (statsdb).
+	lockEvent preparedStmt
+	// The statements of the funnel's counts, prepared with these.
+	stats *statsdb.Store
 }
 
-func newInviteStatements() *inviteStatements {
-	return &inviteStatements{
+func newInviteStatements(stats *statsdb.Store) *inviteStatements {
+	return &inviteStatements{stats: stats,
 		plan:            preparedStmt{query: planSQL},
 		reminderPlan:    preparedStmt{query: reminderPlanSQL},
 		lockInvite:      preparedStmt{query: lockInviteSQL},
@@ -39,8 +43,6 @@ func newInviteStatements() *inviteStatements {
 		suppressed:      preparedStmt{query: `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND address = $2)`},
 		recentlyInvited: preparedStmt{query: recentlyInvitedSQL},
 		content:         preparedStmt{query: contentSQL},
-		rollupFacts:     preparedStmt{query: rollupFactsSQL},
-		addRollup:       preparedStmt{query: addRollupSQL()},
 		lockEvent:       preparedStmt{query: lockEventSQL},
 	}
 }
@@ -49,12 +51,12 @@ func newInviteStatements() *inviteStatements {
 // before one begins (see preparedStmt.on).
 func (st *inviteStatements) prepareForTx(ctx context.Context, db *sqlx.DB) error {
 	for _, p := range []*preparedStmt{&st.lockInvite, &st.lockReminder, &st.writeInvite, &st.writeReminder,
-		&st.claimRead, &st.addressLock, &st.suppressed, &st.recentlyInvited, &st.rollupFacts, &st.addRollup, &st.lockEvent} {
+		&st.claimRead, &st.addressLock, &st.suppressed, &st.recentlyInvited, &st.lockEvent} {
 		if _, err := p.get(ctx, db); err != nil {
 			return err
 		}
 	}
-	return nil
+	return st.stats.Prepare(ctx)
 }
 
 // LoadInviteState returns an event's invite state.
@@ -189,4 +191,51 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 	return InviteContent{EventID: eventID, AccountID: r.AccountID, Email: r.Email,
 		FirstName: p.Customer.FirstName, LastName: p.Customer.LastName, Mobile: p.Customer.Mobile,
 		Locale: p.DefaultLocale, Products: p.Products, Account: r.Account, SentAt: r.SentAt}, nil
+}
+
+// lockEventSQL locks an event's row for a change that is counted, so the
+// facts read after it are the ones the change starts from.
+const lockEventSQL = `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`
+
+// MarkOpened records that the event's feedback page was opened: the
+// first time only (opened reports whether this was it). A review counts
+// as an opening too (SaveReview). Nothing but the time is kept.
+func (s *Store) MarkOpened(ctx context.Context, eventID string) (opened bool, err error) {
+	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
+		return false, fmt.Errorf("mark opened: %w", translate(err))
+	}
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		opened, err = s.markOpened(ctx, tx, eventID)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("mark opened: %w", err)
+	}
+	return opened, nil
+}
+
+// markOpened is MarkOpened in tx, which must write no counts after it.
+func (s *Store) markOpened(ctx context.Context, tx *sqlx.Tx, eventID string) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE events SET opened_at = $2 WHERE id = $1 AND opened_at IS NULL`, eventID, s.Now())
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	return true, s.Stats.CountChangeTx(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Opened = false })
+}
+
+// markUnsubscribed records that the customer opted out through the
+// event's invite (the first time only) and counts it.
+func (s *Store) markUnsubscribed(ctx context.Context, tx *sqlx.Tx, eventID string) error {
+	res, err := tx.ExecContext(ctx, `UPDATE events SET unsubscribed_at = $2 WHERE id = $1 AND unsubscribed_at IS NULL`,
+		eventID, s.Now())
+	if err != nil {
+		return fmt.Errorf("mark unsubscribed: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	return s.Stats.CountChangeTx(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Unsubscribed = false })
 }

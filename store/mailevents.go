@@ -101,7 +101,7 @@ func (s *Store) ApplyMailReports(ctx context.Context, nonce *MailNonce, reports 
 			}
 			out = append(out, res)
 		}
-		return s.addRollup(ctx, tx, stats.Merge(counts))
+		return s.Stats.AddTx(ctx, tx, stats.Merge(counts))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mail reports: %w", err)
@@ -155,7 +155,7 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 			if err := s.execPrepared(ctx, tx, &s.invite.lockEvent, r.EventID); err != nil {
 				return "", err
 			}
-			f, err := s.rollupFacts(ctx, tx, r.EventID)
+			f, err := s.Stats.FactsTx(ctx, tx, r.EventID)
 			if err != nil {
 				return "", err
 			}

@@ -170,7 +170,7 @@ func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Re
 	if err := s.execPrepared(ctx, tx, &s.invite.lockEvent, in.EventID); err != nil {
 		return Review{}, 0, err
 	}
-	counted, err := s.rollupFacts(ctx, tx, in.EventID)
+	counted, err := s.Stats.FactsTx(ctx, tx, in.EventID)
 	if err != nil {
 		return Review{}, 0, err
 	}
@@ -278,7 +278,7 @@ func (s *Store) countReview(ctx context.Context, tx *sqlx.Tx, before stats.Facts
 			return fmt.Errorf("mark opened: %w", err)
 		}
 	}
-	return s.addRollup(ctx, tx, stats.Delta(&before, after))
+	return s.Stats.AddTx(ctx, tx, stats.Delta(&before, after))
 }
 
 // replaceProductReviews makes the review's product reviews those of want

@@ -125,7 +125,7 @@ func (s *Store) apply(ctx context.Context, tx *sqlx.Tx, eventID string, c invite
 	var counted stats.Facts
 	if c.Kind == invite.KindInvite {
 		var err error
-		if counted, err = s.rollupFacts(ctx, tx, eventID); err != nil {
+		if counted, err = s.Stats.FactsTx(ctx, tx, eventID); err != nil {
 			return err
 		}
 	}
@@ -137,7 +137,7 @@ func (s *Store) apply(ctx context.Context, tx *sqlx.Tx, eventID string, c invite
 	}
 	before, after := counted, counted
 	before.Invite, after.Invite = c.From, c.To
-	return s.addRollup(ctx, tx, stats.Delta(&before, after))
+	return s.Stats.AddTx(ctx, tx, stats.Delta(&before, after))
 }
 
 // applyEffects is apply but for the counts.

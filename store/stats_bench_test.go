@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // seedFunnelSQL fills the counts of a year of one account at the scale
@@ -85,11 +86,11 @@ func BenchmarkFunnel(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			p, errs := stats.ParsePeriod(c.from, c.to, c.tz)
 			require.Empty(b, errs)
-			q := store.StatsQuery{AccountID: acc.ID, From: p.Start(), To: p.End(), TimeZone: p.TimeZone(), GroupBy: c.by}
+			q := statsdb.Query{AccountID: acc.ID, From: p.Start(), To: p.End(), TimeZone: p.TimeZone(), GroupBy: c.by}
 			var took []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				groups, err := st.InviteStats(ctx, q)
+				groups, err := st.Stats.InviteStats(ctx, q)
 				took = append(took, time.Since(t0))
 				if err != nil || len(groups) == 0 {
 					b.Fatalf("%v, %d groups", err, len(groups))

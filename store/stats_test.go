@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // funnelTenant is an account whose events are accepted through the
@@ -45,14 +46,14 @@ func (f funnelTenant) accept(t *testing.T, email, locale string) string {
 }
 
 // wholeDay asks for the counts of the UTC day of at.
-func wholeDay(accountID string, at time.Time, by stats.GroupBy) store.StatsQuery {
+func wholeDay(accountID string, at time.Time, by stats.GroupBy) statsdb.Query {
 	day := at.UTC().Truncate(24 * time.Hour)
-	return store.StatsQuery{AccountID: accountID, From: day, To: day.Add(24 * time.Hour), GroupBy: by}
+	return statsdb.Query{AccountID: accountID, From: day, To: day.Add(24 * time.Hour), GroupBy: by}
 }
 
-func total(t *testing.T, st *store.Store, q store.StatsQuery) stats.Counts {
+func total(t *testing.T, st *store.Store, q statsdb.Query) stats.Counts {
 	t.Helper()
-	groups, err := st.InviteStats(context.Background(), q)
+	groups, err := st.Stats.InviteStats(context.Background(), q)
 	require.NoError(t, err)
 	return stats.Total(groups)
 }
@@ -290,7 +291,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	want := rowCounts(t, st, f.accountID)
 	assert.Equal(t, want, got, "the counts kept change by change are the rows' counts")
 	assert.Positive(t, folds, "the changes were folded during the run")
-	_, err = st.FoldFunnel(ctx)
+	_, err = st.Stats.FoldFunnel(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, got, total(t, st, wholeDay(f.accountID, now, stats.GroupDay)), "folded, the counts stay")
 	var left int
@@ -325,7 +326,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	for _, by := range stats.Groupings() {
 		assert.Equal(t, got, total(t, st, wholeDay(f.accountID, now, by)), by)
 	}
-	groups, err := st.InviteStats(ctx, wholeDay(f.accountID, now, stats.GroupLocale))
+	groups, err := st.Stats.InviteStats(ctx, wholeDay(f.accountID, now, stats.GroupLocale))
 	require.NoError(t, err)
 	byLocale := map[string]int64{}
 	for _, g := range groups {
@@ -341,13 +342,13 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	// The migration's rebuild from the rows gives the same counts.
 	before := map[stats.GroupBy][]stats.Group{}
 	for _, by := range stats.Groupings() {
-		before[by], err = st.InviteStats(ctx, wholeDay(f.accountID, now, by))
+		before[by], err = st.Stats.InviteStats(ctx, wholeDay(f.accountID, now, by))
 		require.NoError(t, err)
 	}
 	_, err = st.DB().Exec(`SELECT touchpoint_rebuild_rollups()`)
 	require.NoError(t, err)
 	for _, by := range stats.Groupings() {
-		after, err := st.InviteStats(ctx, wholeDay(f.accountID, now, by))
+		after, err := st.Stats.InviteStats(ctx, wholeDay(f.accountID, now, by))
 		require.NoError(t, err)
 		assert.Equal(t, before[by], after, by)
 	}
@@ -366,7 +367,7 @@ func foldAllAlong(t *testing.T, st *store.Store) (stop func() int) {
 				return
 			case <-time.After(5 * time.Millisecond):
 			}
-			k, err := st.FoldFunnel(context.Background())
+			k, err := st.Stats.FoldFunnel(context.Background())
 			assert.NoError(t, err)
 			n += k
 		}
@@ -397,7 +398,7 @@ func TestStatsDaysOfATimeZone(t *testing.T) {
 	days := func(tz string, by stats.GroupBy) map[string]int64 {
 		p, errs := stats.ParsePeriod("2026-03-09", "2026-03-10", tz)
 		require.Empty(t, errs)
-		groups, err := st.InviteStats(ctx, store.StatsQuery{AccountID: f.accountID, From: p.Start(), To: p.End(),
+		groups, err := st.Stats.InviteStats(ctx, statsdb.Query{AccountID: f.accountID, From: p.Start(), To: p.End(),
 			TimeZone: p.TimeZone(), GroupBy: by})
 		require.NoError(t, err)
 		out := map[string]int64{}
@@ -416,9 +417,9 @@ func TestStatsDaysOfATimeZone(t *testing.T) {
 	assert.Equal(t, map[string]int64{"en": 3}, days("Asia/Kolkata", stats.GroupLocale))
 	assert.Equal(t, map[string]int64{"email": 4}, days("America/New_York", stats.GroupMedium))
 
-	_, err := st.InviteStats(ctx, store.StatsQuery{AccountID: f.accountID, From: time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC),
+	_, err := st.Stats.InviteStats(ctx, statsdb.Query{AccountID: f.accountID, From: time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC),
 		To: time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), TimeZone: "Mars/Olympus_Mons", GroupBy: stats.GroupDay})
-	assert.ErrorIs(t, err, store.ErrUnknownTimeZone)
+	assert.ErrorIs(t, err, statsdb.ErrUnknownTimeZone)
 }
 
 // TestLanguageIsOneRule holds the SQL function that counts an event's

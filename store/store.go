@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 // The sentinels callers branch on, and the base every repository shares,
@@ -84,12 +85,12 @@ type Store struct {
 	// on the same pool and clock.
 	Auth     *authdb.Store
 	Accounts *accountdb.Store
+	Stats    *statsdb.Store
 	// accepts groups concurrent AcceptEvent calls into one commit.
 	accepts acceptQueue
 	// The statements every event or invite runs are prepared once (see
 	// preparedStmt).
 	acceptStmt, acceptBatchStmt, acceptManyStmt preparedStmt
-	fold                                        preparedStmt
 	invite                                      *inviteStatements
 	webhooks                                    *webhookStatements
 }
@@ -97,10 +98,11 @@ type Store struct {
 // New wraps an open pool.
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	base := pg.NewDB(db)
-	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accountdb.New(base, defaultInviteDelay),
+	stats := statsdb.New(base)
+	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accountdb.New(base, defaultInviteDelay), Stats: stats,
 		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
-		acceptManyStmt: preparedStmt{query: acceptManySQL}, fold: preparedStmt{query: foldSQL()},
-		invite: newInviteStatements(), webhooks: newWebhookStatements()}
+		acceptManyStmt: preparedStmt{query: acceptManySQL},
+		invite:         newInviteStatements(stats), webhooks: newWebhookStatements()}
 }
 
 // preparedStmt is a statement prepared on first use and kept: running it

@@ -38,7 +38,7 @@ func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger) (ht
 		return nil, err
 	}
 	h, err := console.New(console.Options{BaseURL: cfg.BaseURL, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: st, Accounts: st.Accounts, Templates: lib, People: ps, Logger: logger,
+		SignOutPath: console.SignOutPath, Store: st, Accounts: st.Accounts, Stats: st.Stats, Templates: lib, People: ps, Logger: logger,
 		HSTS: strings.HasPrefix(cfg.BaseURL, "https://")})
 	if err != nil {
 		return nil, err

@@ -200,6 +200,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	handler := apiserver.New(apiserver.Options{
 		Store:            st,
 		Accounts:         st.Accounts,
+		Stats:            st.Stats,
 		Console:          consoleUI,
 		Auth:             verifier,
 		Logger:           logger,
@@ -244,7 +245,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	}
 	behind := []part{verifier.Run, notifier.Run, start.Run, handler.Run,
 		func(ctx context.Context) error { return st.RunHousekeeping(ctx, cfg.EventRetention, logger) },
-		func(ctx context.Context) error { return st.RunFunnelFolder(ctx, logger) }}
+		func(ctx context.Context) error { return st.Stats.RunFunnelFolder(ctx, logger) }}
 	if replica != nil {
 		behind = append(behind, func(ctx context.Context) error {
 			defer replica.Close()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
 const statsUsage = `usage:
@@ -62,7 +63,7 @@ func (env *environment) runStats(ctx context.Context, args []string) error {
 	if _, err := st.Accounts.Account(ctx, *account); err != nil {
 		return fmt.Errorf("stats: account %s: %w", *account, err)
 	}
-	groups, err := st.InviteStats(ctx, store.StatsQuery{AccountID: *account, From: p.Start(), To: p.End(),
+	groups, err := st.Stats.InviteStats(ctx, statsdb.Query{AccountID: *account, From: p.Start(), To: p.End(),
 		TimeZone: p.TimeZone(), GroupBy: stats.GroupDay})
 	if err != nil {
 		return fmt.Errorf("stats: %w", err)

@@ -1,4 +1,10 @@
-package store
+// Package statsdb keeps the funnel's counts: each change of an event
+// appends the difference it makes (invite_rollup_changes) inside the
+// writer's transaction, a compactor folds them into the daily and
+// quarter-hour counts (invite_rollups, invite_rollup_slots), and every
+// reader adds what is not folded yet. Package stats says what is counted
+// where; this package only reads the facts, appends and sums.
+package statsdb
 
 import (
 	"context"
@@ -13,6 +19,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // The funnel's counts (package stats says what is counted where). Every
@@ -74,10 +81,10 @@ func changeColumns() string {
 	return "account_id, slot, event_type_id, channel_id, locale, medium, " + strings.Join(stats.Columns(), ", ")
 }
 
-// acceptedRollupCTE counts the events of the CTE ev (RETURNING
+// AcceptedCTE counts the events of the CTE ev (RETURNING
 // received_at, account_id, event_type_id, channel_id, locale,
 // invite_medium) as accepted and pending: one change row per key.
-func acceptedRollupCTE() string {
+func AcceptedCTE() string {
 	c := stats.Facts{Invite: invite.State{Status: invite.Pending}}.Counts()
 	vals := make([]string, len(c))
 	for i, n := range c {
@@ -127,12 +134,12 @@ func (s *Store) FoldFunnel(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		var n int
-		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 			var mine bool
 			if err := tx.GetContext(ctx, &mine, `SELECT pg_try_advisory_xact_lock($1)`, foldLock); err != nil || !mine {
 				return err
 			}
-			return s.getPrepared(ctx, tx, &s.fold, &n, FoldBatch)
+			return s.fold.Get(ctx, tx, &n, FoldBatch)
 		})
 		if err != nil {
 			return total, fmt.Errorf("fold the funnel: %w", err)
@@ -164,8 +171,8 @@ func (s *Store) RunFunnelFolder(ctx context.Context, logger *slog.Logger) error 
 	}
 }
 
-// rollupFactsSQL reads what an event counts for.
-const rollupFactsSQL = `
+// factsSQL reads what an event counts for.
+const factsSQL = `
 	SELECT e.account_id, e.received_at, e.event_type_id, e.channel_id,
 	       COALESCE(e.locale, touchpoint_language(e.payload ->> 'defaultLocale')) AS locale,
 	       e.invite_status, COALESCE(e.invite_reason, '') AS invite_reason, COALESCE(e.invite_medium, '') AS invite_medium,
@@ -175,12 +182,8 @@ const rollupFactsSQL = `
 	FROM events e LEFT JOIN reviews r ON r.event_id = e.id
 	WHERE e.id = $1`
 
-// lockEventSQL locks an event's row for a change that is counted, so the
-// facts read after it are the ones the change starts from.
-const lockEventSQL = `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`
-
-// rollupFacts reads what the event counts for, in tx.
-func (s *Store) rollupFacts(ctx context.Context, tx *sqlx.Tx, eventID string) (stats.Facts, error) {
+// FactsTx reads what the event counts for, in tx.
+func (s *Store) FactsTx(ctx context.Context, tx *sqlx.Tx, eventID string) (stats.Facts, error) {
 	var r struct {
 		AccountID    string        `db:"account_id"`
 		ReceivedAt   time.Time     `db:"received_at"`
@@ -196,7 +199,7 @@ func (s *Store) rollupFacts(ctx context.Context, tx *sqlx.Tx, eventID string) (s
 		Rating       int           `db:"rating"`
 		Delivery     string        `db:"delivery"`
 	}
-	if err := s.getPrepared(ctx, tx, &s.invite.rollupFacts, &r, eventID); err != nil {
+	if err := s.facts.Get(ctx, tx, &r, eventID); err != nil {
 		return stats.Facts{}, fmt.Errorf("read counted facts: %w", err)
 	}
 	return stats.Facts{EventID: eventID, AccountID: r.AccountID, ReceivedAt: r.ReceivedAt, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID,
@@ -204,8 +207,8 @@ func (s *Store) rollupFacts(ctx context.Context, tx *sqlx.Tx, eventID string) (s
 		Opened: r.Opened, Unsubscribed: r.Unsubscribed, Reviewed: r.Reviewed, Rating: r.Rating, Delivery: r.Delivery}, nil
 }
 
-// addRollup appends the keyed counts in tx.
-func (s *Store) addRollup(ctx context.Context, tx *sqlx.Tx, delta []stats.KeyedCounts) error {
+// AddTx appends the keyed counts in tx, last in it (see above).
+func (s *Store) AddTx(ctx context.Context, tx *sqlx.Tx, delta []stats.KeyedCounts) error {
 	if len(delta) == 0 {
 		return nil
 	}
@@ -227,74 +230,31 @@ func (s *Store) addRollup(ctx context.Context, tx *sqlx.Tx, delta []stats.KeyedC
 	for _, c := range counts {
 		args = append(args, pq.Array(c))
 	}
-	if err := s.execPrepared(ctx, tx, &s.invite.addRollup, args...); err != nil {
+	if err := s.add.Exec(ctx, tx, args...); err != nil {
 		return fmt.Errorf("count the change: %w", err)
 	}
 	return nil
 }
 
-// countChange counts a change of the event in tx: what it counted for
+// CountChangeTx counts a change of the event in tx: what it counted for
 // as its row reads now (before) and what it counts for after change
 // edits the facts.
-func (s *Store) countChange(ctx context.Context, tx *sqlx.Tx, eventID string, change func(before, after *stats.Facts)) error {
-	before, err := s.rollupFacts(ctx, tx, eventID)
+func (s *Store) CountChangeTx(ctx context.Context, tx *sqlx.Tx, eventID string, change func(before, after *stats.Facts)) error {
+	before, err := s.FactsTx(ctx, tx, eventID)
 	if err != nil {
 		return err
 	}
 	after := before
 	change(&before, &after)
-	return s.addRollup(ctx, tx, stats.Delta(&before, after))
-}
-
-// MarkOpened records that the event's feedback page was opened: the
-// first time only (opened reports whether this was it). A review counts
-// as an opening too (SaveReview). Nothing but the time is kept.
-func (s *Store) MarkOpened(ctx context.Context, eventID string) (opened bool, err error) {
-	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
-		return false, fmt.Errorf("mark opened: %w", translate(err))
-	}
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		opened, err = s.markOpened(ctx, tx, eventID)
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("mark opened: %w", err)
-	}
-	return opened, nil
-}
-
-// markOpened is MarkOpened in tx, which must write no counts after it.
-func (s *Store) markOpened(ctx context.Context, tx *sqlx.Tx, eventID string) (bool, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE events SET opened_at = $2 WHERE id = $1 AND opened_at IS NULL`, eventID, s.Now())
-	if err != nil {
-		return false, err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return false, err
-	}
-	return true, s.countChange(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Opened = false })
-}
-
-// markUnsubscribed records that the customer opted out through the
-// event's invite (the first time only) and counts it.
-func (s *Store) markUnsubscribed(ctx context.Context, tx *sqlx.Tx, eventID string) error {
-	res, err := tx.ExecContext(ctx, `UPDATE events SET unsubscribed_at = $2 WHERE id = $1 AND unsubscribed_at IS NULL`,
-		eventID, s.Now())
-	if err != nil {
-		return fmt.Errorf("mark unsubscribed: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err
-	}
-	return s.countChange(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Unsubscribed = false })
+	return s.AddTx(ctx, tx, stats.Delta(&before, after))
 }
 
 // ErrUnknownTimeZone: PostgreSQL does not know the time zone of a query.
 var ErrUnknownTimeZone = errors.New("unknown time zone")
 
-// StatsQuery asks for the counts of an account's events accepted in
+// Query asks for the counts of an account's events accepted in
 // [From, To), grouped.
-type StatsQuery struct {
+type Query struct {
 	AccountID string
 	From, To  time.Time // on quarter-hour edges
 	// TimeZone is the IANA name the days of GroupDay are cut in; "" or
@@ -309,7 +269,7 @@ type StatsQuery struct {
 // period and the quarter-hour rows of its ends when they do not fall on
 // UTC midnight. Either way it adds the changes of the period not folded
 // yet, in the same statement. Keys without counts are left out.
-func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, error) {
+func (s *Store) InviteStats(ctx context.Context, q Query) ([]stats.Group, error) {
 	cols := stats.Columns()
 	sums := make([]string, len(cols))
 	for i, c := range cols {
@@ -371,13 +331,13 @@ func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, e
 		parts = append(parts, changes(key))
 	}
 	query := `SELECT key, ` + sum + ` FROM (` + strings.Join(parts, " UNION ALL ") + `) x GROUP BY key ORDER BY key`
-	rows, err := s.read(ctx).QueryxContext(ctx, query, args...)
+	rows, err := s.Read(ctx).QueryxContext(ctx, query, args...)
 	if err != nil {
 		var pqErr *pq.Error
 		if errors.As(err, &pqErr) && pqErr.Code == "22023" { // invalid_parameter_value: time zone not recognized
 			return nil, ErrUnknownTimeZone
 		}
-		return nil, fmt.Errorf("invite stats: %w", translate(err))
+		return nil, fmt.Errorf("invite stats: %w", pg.Translate(err))
 	}
 	defer rows.Close()
 	var out []stats.Group
@@ -388,12 +348,31 @@ func (s *Store) InviteStats(ctx context.Context, q StatsQuery) ([]stats.Group, e
 			dest = append(dest, &g.Counts[i])
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("invite stats: %w", translate(err))
+			return nil, fmt.Errorf("invite stats: %w", pg.Translate(err))
 		}
 		out = append(out, g)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("invite stats: %w", translate(err))
+		return nil, fmt.Errorf("invite stats: %w", pg.Translate(err))
 	}
 	return out, nil
 }
+
+// Store is the repository of the funnel's counts.
+type Store struct {
+	*pg.DB
+	db *sqlx.DB
+	// Run inside the transaction of every counted change, prepared once.
+	facts, add *pg.Stmt
+	fold       *pg.Stmt
+}
+
+// New is the repository on db.
+func New(db *pg.DB) *Store {
+	return &Store{DB: db, db: db.Pool(), facts: pg.NewStmt(db.Pool(), factsSQL), add: pg.NewStmt(db.Pool(), addRollupSQL()),
+		fold: pg.NewStmt(db.Pool(), foldSQL())}
+}
+
+// Prepare makes the statements a counted change runs ready before its
+// transaction begins (see pg.Stmt.On).
+func (s *Store) Prepare(ctx context.Context) error { return pg.PrepareAll(ctx, s.facts, s.add) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/schema"
@@ -76,11 +76,9 @@ func TestAuthentication(t *testing.T) {
 // closedURL returns an http URL at which nothing listens.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := freeport.Addrs(1) // nobody listens there
 	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return "http://" + addr
+	return "http://" + addrs[0]
 }
 
 // authFunc adapts a function to auth.Authenticator, for the tests of an
@@ -241,10 +239,9 @@ func TestMalformedIDsAnsweredWithoutQuery(t *testing.T) {
 // unreachableStore is a store whose PostgreSQL does not answer.
 func unreachableStore(t *testing.T) *store.Store {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := freeport.Addrs(1) // nobody listens there
 	require.NoError(t, err)
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens here any more
+	addr := addrs[0]
 	db, err := sqlx.Open("postgres", "postgres://postgres@"+addr+"/touchpoint?sslmode=disable&connect_timeout=2")
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })

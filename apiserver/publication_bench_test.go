@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testbin"
 	"github.com/touchpoint/touchpoint/internal/testdb"
@@ -439,18 +439,10 @@ type apiProcess struct {
 // never reached: the public endpoints need neither, and the process dials
 // both lazily.
 func startAPIProcess(b *testing.B, bin, dbURL string) *apiProcess {
-	// Three loopback addresses free a moment ago: the API's, and two
-	// where nobody listens (Temporal's, the issuer's).
-	addrs := make([]string, 3)
-	lns := make([]net.Listener, 3)
-	for i := range addrs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(b, err)
-		addrs[i], lns[i] = ln.Addr().String(), ln
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
+	// Three free loopback addresses (freeport): the API's, and two where
+	// nobody listens (Temporal's, the issuer's).
+	addrs, err := freeport.Addrs(3)
+	require.NoError(b, err)
 	base := "http://" + addrs[0]
 	p := &apiProcess{base: base, out: &syncbuf.Buffer{Max: 64 << 10}}
 	p.cmd = exec.Command(bin, "api")

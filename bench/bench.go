@@ -39,6 +39,9 @@ type Options struct {
 	APIExecutable string
 	// LogLevel is the child's TOUCHPOINT_LOG_LEVEL; empty keeps its default.
 	LogLevel string
+	// DBMaxConns is the children's TOUCHPOINT_DB_MAX_CONNS, bench's own
+	// (tests keep it small); 0 keeps their default.
+	DBMaxConns int
 	// Stderr gets the progress bar (when it is a terminal) and the
 	// Temporal SDK's warnings; nil discards them.
 	Stderr io.Writer
@@ -131,6 +134,13 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	fs.StringVar(&o.Reminder, "reminder", "", "send each invite's reminder after this delay (ISO 8601, e.g. PT1S; default: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if v := getenv("TOUCHPOINT_DB_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			return o, fmt.Errorf("bench: TOUCHPOINT_DB_MAX_CONNS: %q is not a connection count of 2 or more", v)
+		}
+		o.DBMaxConns = n
 	}
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -237,7 +247,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Executable == "" {
 		return nil, errors.New("bench: no touchpoint executable to start dev with")
 	}
-	dev, err := startDevChild(ctx, o.Executable, o.Target.DatabaseURL, o.LogLevel)
+	dev, err := startDevChild(ctx, o.Executable, o.Target.DatabaseURL, o.LogLevel, o.DBMaxConns)
 	if err != nil {
 		return nil, err
 	}

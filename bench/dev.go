@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/temporalclient"
 )
@@ -31,13 +32,17 @@ var devBanner = regexp.MustCompile(`export CLIENT_ID=(\S+) CLIENT_SECRET=(\S+) C
 
 // startDevChild starts `exe dev` with a fresh database on the server of
 // serverURL (default: the configuration's default) and waits for its
-// banner. logLevel is the child's TOUCHPOINT_LOG_LEVEL.
-func startDevChild(ctx context.Context, exe, serverURL, logLevel string) (*devChild, error) {
+// banner. logLevel is the child's TOUCHPOINT_LOG_LEVEL, dbMaxConns its
+// TOUCHPOINT_DB_MAX_CONNS (0: its default).
+func startDevChild(ctx context.Context, exe, serverURL, logLevel string, dbMaxConns int) (*devChild, error) {
 	if serverURL == "" {
 		serverURL = config.Defaults().DatabaseURL
 	}
 	d := &devChild{server: serverURL, dbName: "touchpoint_bench_" + benchRunID()}
 	err := d.prepare(ctx, logLevel)
+	if err == nil && dbMaxConns > 0 {
+		d.vars["TOUCHPOINT_DB_MAX_CONNS"] = strconv.Itoa(dbMaxConns) // the API beside dev too
+	}
 	if err == nil {
 		d.child, err = startChild(exe, "dev", d.vars)
 	}
@@ -190,16 +195,7 @@ func (d *devChild) stop() error {
 	return errors.Join(errs...)
 }
 
-// benchFreeAddrs returns n 127.0.0.1 addresses whose ports are free now.
-func benchFreeAddrs(n int) ([]string, error) {
-	addrs := make([]string, n)
-	for i := range addrs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer ln.Close() // held until all are chosen, so none repeats
-		addrs[i] = ln.Addr().String()
-	}
-	return addrs, nil
-}
+// benchFreeAddrs returns n 127.0.0.1 addresses with free ports, kept from
+// other picks (the embedded Temporal server's among them) until the
+// children bind them (freeport).
+func benchFreeAddrs(n int) ([]string, error) { return freeport.Addrs(n) }

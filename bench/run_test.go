@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -104,7 +105,9 @@ func TestRunWithAReminder(t *testing.T) {
 // the binary of this checkout.
 func runOnDev(t *testing.T, args ...string) *Result {
 	t.Helper()
-	o, err := ParseFlags(args, func(k string) string { return map[string]string{"DATABASE_URL": testdb.ServerURL()}[k] }, &bytes.Buffer{})
+	o, err := ParseFlags(args, func(k string) string {
+		return map[string]string{"DATABASE_URL": testdb.ServerURL(), "TOUCHPOINT_DB_MAX_CONNS": strconv.Itoa(testdb.ProcessMaxConns)}[k]
+	}, &bytes.Buffer{})
 	require.NoError(t, err)
 	o.Executable = testbin.Touchpoint(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -164,6 +167,10 @@ func TestParseFlags(t *testing.T) {
 		{name: "a reminder", args: []string{"--reminder", "PT1S"}, check: func(t *testing.T, o Options) {
 			assert.Equal(t, "PT1S", o.Reminder)
 		}},
+		{name: "the children's pool", env: map[string]string{"TOUCHPOINT_DB_MAX_CONNS": "4"}, check: func(t *testing.T, o Options) {
+			assert.Equal(t, 4, o.DBMaxConns)
+		}},
+		{name: "a pool too small", env: map[string]string{"TOUCHPOINT_DB_MAX_CONNS": "1"}, wantErr: "TOUCHPOINT_DB_MAX_CONNS"},
 		{name: "a reminder that is no delay", args: []string{"--reminder", "1s"}, wantErr: `--reminder: "1s" is not an ISO 8601 duration`},
 		{name: "no events", args: []string{"--events", "0"}, wantErr: "--events and --concurrency must be at least 1"},
 		{name: "a negative drain sample", args: []string{"--drain-sample", "-1"}, wantErr: "must not be negative"},

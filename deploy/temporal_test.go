@@ -164,6 +164,13 @@ func TestComposeTemporalBootsFromItsFiles(t *testing.T) {
 	for k, v := range names {
 		env[k] = v
 	}
+	// The pools compose sizes for a deployment (their sum is checked
+	// against postgres' max_connections elsewhere), kept small here: the
+	// test suite shares its PostgreSQL server (internal/testdb).
+	for _, k := range []string{"SQL_MAX_CONNS", "SQL_MAX_IDLE_CONNS", "SQL_VIS_MAX_CONNS", "SQL_VIS_MAX_IDLE_CONNS"} {
+		require.Contains(t, env, k)
+		env[k] = "2"
+	}
 	// The image's entrypoint: bound to every interface, the server
 	// announces the container's address to its peers.
 	if env["BIND_ON_IP"] == "0.0.0.0" && env["TEMPORAL_BROADCAST_ADDRESS"] == "" {

@@ -38,6 +38,7 @@ import (
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
 
+	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/internal/searchattr"
 )
 
@@ -287,7 +288,7 @@ func prepareDB(cfg Config, logger log.Logger) (*config.SQL, error) {
 
 func serverConfig(sqlCfg *config.SQL, feHost string, fePort int) (*config.Config, error) {
 	// Internal services only ever talk to each other, so they stay on loopback.
-	ports, err := freePorts(localIP, 4) // history, matching, worker, frontend HTTP
+	ports, err := freeport.Ports(localIP, 4) // history, matching, worker, frontend HTTP
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +453,8 @@ func poll(ctx context.Context, f func(context.Context) error) error {
 }
 
 // resolveAddr splits host:port, defaulting the host to 127.0.0.1, picking a
-// free port for port 0 and otherwise checking that the port can be bound.
+// free port for port 0 and otherwise checking that the port can be bound;
+// either way the port is reserved (freeport) until its service binds it.
 func resolveAddr(addr string) (string, int, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -466,17 +468,16 @@ func resolveAddr(addr string) (string, int, error) {
 		return "", 0, fmt.Errorf("invalid port in %q", addr)
 	}
 	if port == 0 {
-		ports, err := freePorts(host, 1)
+		ports, err := freeport.Ports(host, 1)
 		if err != nil {
 			return "", 0, err
 		}
 		return host, ports[0], nil
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(host, portStr))
-	if err != nil {
+	// Bindable, and kept from the ports picked for the other services.
+	if err := freeport.Reserve(net.JoinHostPort(host, portStr)); err != nil {
 		return "", 0, err // typically "address already in use"
 	}
-	_ = l.Close()
 	return host, port, nil
 }
 
@@ -486,31 +487,6 @@ func dialHost(host string) string {
 		return localIP
 	}
 	return host
-}
-
-// freePorts returns n distinct currently-free ports on host. Temporal binds
-// its own listeners, so we can only pick ports and hand them over. Each port
-// is left in TIME_WAIT by a server-side close: Linux then will not hand it
-// out for other ":0" binds for a while, but an explicit bind (SO_REUSEADDR,
-// which Go sets) still succeeds. This keeps parallel tests from colliding.
-func freePorts(host string, n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return nil, fmt.Errorf("pick free port on %s: %w", host, err)
-		}
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-		c, err := net.Dial("tcp", l.Addr().String())
-		if err == nil {
-			if sc, err := l.Accept(); err == nil {
-				_ = sc.Close() // server side closes first -> TIME_WAIT on this port
-			}
-			_ = c.Close()
-		}
-		_ = l.Close()
-	}
-	return ports, nil
 }
 
 func randomHex() string {

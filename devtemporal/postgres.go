@@ -30,9 +30,10 @@ type Postgres struct {
 }
 
 const (
-	// Persistence pools are per service and per store, and tests share one
-	// PostgreSQL server: keep each pool small.
-	pgMaxConns = 4
+	// Persistence pools are per service and per store (four services, two
+	// stores), and tests share one PostgreSQL server: keep each pool small
+	// (the suite's connection budget is in internal/testdb).
+	pgMaxConns = 2
 	// Schema directories inside go.temporal.io/server/schema's embedded files.
 	pgMainSchema       = "postgresql/v12/temporal"
 	pgVisibilitySchema = "postgresql/v12/visibility"

@@ -46,7 +46,8 @@ const (
 // Afterwards every event has exactly one mail, no invite failed, and no
 // start order is left behind.
 func TestGracefulStop(t *testing.T) {
-	t.Parallel()
+	// Not parallel: one whole topology at a time fits the suite's
+	// connection budget (internal/testdb).
 	const drain = 2 * time.Second
 	s := startStack(t, stackVars{"TOUCHPOINT_SHUTDOWN_DRAIN": drain.String()})
 	lb := startBalancer(t, s.apiURL(0), s.apiURL(1))

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +22,7 @@ import (
 	_ "github.com/lib/pq" // the driver
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testbin"
@@ -87,6 +88,7 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 	var err error
 	s.db, err = sqlx.Open("postgres", dbURL)
 	require.NoError(tb, err)
+	s.db.SetMaxOpenConns(2) // the test's own reads and fixtures
 	tb.Cleanup(func() { s.db.Close() })
 
 	addrs := freeAddrs(tb, 5)
@@ -122,8 +124,8 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 		"TOUCHPOINT_RATE_BURST": "1000000",
 		"TOUCHPOINT_LOG_LEVEL":  "warn",
 		// Five processes share one PostgreSQL server with the rest of
-		// the test suite (100 connections).
-		"TOUCHPOINT_DB_MAX_CONNS": "8",
+		// the test suite (its connection budget: internal/testdb).
+		"TOUCHPOINT_DB_MAX_CONNS": strconv.Itoa(testdb.ProcessMaxConns),
 	}
 	for k, v := range vars {
 		s.env[k] = v
@@ -164,20 +166,12 @@ func touchpointBinary(tb testing.TB) string {
 	return path
 }
 
-// freeAddrs returns n loopback addresses that were free a moment ago.
+// freeAddrs returns n loopback addresses with free ports, kept from other
+// picks until the processes of the test bind them (freeport).
 func freeAddrs(tb testing.TB, n int) []string {
 	tb.Helper()
-	var lns []net.Listener
-	var addrs []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(tb, err)
-		lns = append(lns, ln)
-		addrs = append(addrs, ln.Addr().String())
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
+	addrs, err := freeport.Addrs(n)
+	require.NoError(tb, err)
 	return addrs
 }
 

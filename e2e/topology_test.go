@@ -57,7 +57,8 @@ const (
 // ends failed/delivery_uncertain instead of risking a second mail — a case
 // of its own, tested in cmd/touchpoint (TestCrashBetweenSendAndRecord).
 func TestProductionTopology(t *testing.T) {
-	t.Parallel()
+	// Not parallel: one whole topology at a time fits the suite's
+	// connection budget (internal/testdb).
 	started := time.Now()
 	s := startStack(t, nil)
 	t.Logf("stack up in %v", time.Since(started).Round(time.Millisecond))

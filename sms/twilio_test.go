@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/senderr"
 	"github.com/touchpoint/touchpoint/sms"
 )
@@ -359,10 +360,9 @@ func TestSendConnectionDroppedAfterRequestIsUncertain(t *testing.T) {
 
 func TestSendNotListeningIsTransient(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := freeport.Addrs(1) // nobody listens there
 	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	addr := addrs[0]
 	tw := newTwilio(t, sms.Config{BaseURL: "http://" + addr})
 
 	_, err = tw.Send(t.Context(), sms.Message{To: recipient, Body: "hi"})

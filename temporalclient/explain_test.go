@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/touchpoint/touchpoint/internal/freeport"
 )
 
 func TestDiagnose(t *testing.T) {
@@ -78,10 +79,9 @@ func TestExplainKeepsTheCause(t *testing.T) {
 
 	// A dropped connection to a closed port: the probe cannot connect, so
 	// there is nothing to add.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := freeport.Addrs(1) // nobody listens there
 	require.NoError(t, err)
-	closed := l.Addr().String()
-	require.NoError(t, l.Close())
+	closed := addrs[0]
 	lost := status.Error(codes.Unavailable, "write tcp: write: broken pipe")
 	got := setup{address: closed, tls: &tls.Config{}}.explain(context.Background(), lost)
 	assert.True(t, errors.Is(got, lost) && got.Error() == lost.Error(), "unexplained: %v", got)

@@ -21,6 +21,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/freeport"
 )
 
 // The tests below talk only to servers on loopback. Every test client goes
@@ -572,10 +574,9 @@ func TestDeliverFailuresWithoutAnswer(t *testing.T) {
 	plainReceiver := newReceiver(t, false, secret, nil)
 
 	// A port nothing listens on: listen, note it, close.
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	ports, err := freeport.Ports("127.0.0.1", 1) // nobody listens there
 	require.NoError(t, err)
-	closedPort := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	require.NoError(t, ln.Close())
+	closedPort := strconv.Itoa(ports[0])
 
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()

@@ -2,8 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -11,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/signedlink"
@@ -89,9 +87,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	acts := &activities.Activities{Store: repos, Accounts: repos.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 
 	run := func(in workflows.InviteInput) (*testsuite.TestWorkflowEnvironment, workflows.InviteResult, error) {
-		var s testsuite.WorkflowTestSuite
-		s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-		env := s.NewTestWorkflowEnvironment()
+		env := testtemporal.WorkflowEnv()
 		worker.Register(env, acts, workflows.Options{})
 		env.ExecuteWorkflow(workflows.WorkflowType, in)
 		require.True(t, env.IsWorkflowCompleted())

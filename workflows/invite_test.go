@@ -3,8 +3,6 @@ package workflows_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -13,12 +11,12 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -43,9 +41,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 
 func newEnvWith(t *testing.T, opts workflows.Options) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
+	env := testtemporal.WorkflowEnv()
 	env.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
 	env.RegisterActivity(&activities.Activities{})
 	return env

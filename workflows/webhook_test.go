@@ -2,20 +2,18 @@ package workflows_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
+	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -29,9 +27,7 @@ func webhookInput() workflows.WebhookInput {
 
 func newWebhookEnv(t *testing.T, opts workflows.WebhookOptions) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
+	env := testtemporal.WorkflowEnv()
 	env.RegisterWorkflowWithOptions(workflows.DeliverWebhookWith(opts), workflow.RegisterOptions{Name: workflows.WebhookWorkflowType})
 	env.RegisterActivity(&activities.Webhooks{})
 	return env

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testbin"
+	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -210,6 +212,11 @@ func childEnv(vars map[string]string) []string {
 		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(config.Variables, k) {
 			env = append(env, kv)
 		}
+	}
+	// The suite's connection budget (internal/testdb), unless the test
+	// says otherwise.
+	if _, ok := vars["TOUCHPOINT_DB_MAX_CONNS"]; !ok {
+		env = append(env, "TOUCHPOINT_DB_MAX_CONNS="+strconv.Itoa(testdb.ProcessMaxConns))
 	}
 	for k, v := range vars {
 		env = append(env, k+"="+v)

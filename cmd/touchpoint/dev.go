@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -148,7 +149,9 @@ func devStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	return st, nil
 }
 
-// runDevParts runs the issuer, the API, the worker and the metrics server (of m)
+// runDevParts runs the issuer, the API, the worker with its health and
+// metrics server (at TOUCHPOINT_WORKER_ADDR, as `touchpoint worker`) and
+// the metrics server (of m)
 // against the embedded Temporal at cfg.TemporalAddress until ctx ends.
 // banner is called, with where mail goes, once the API accepts tokens:
 // it invites the reader to call the API at once.
@@ -168,7 +171,16 @@ func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *
 	if err != nil {
 		return err
 	}
-	workerRun, mailbox, err := workerPart(cfg, st, tc, log, filepath.Join(cfg.DataDir, "outbox"))
+	polling := new(worker.Polling)
+	workerRun, mailbox, err := pollingWorkerPart(cfg, st, tc, log, filepath.Join(cfg.DataDir, "outbox"), polling)
+	if err != nil {
+		return err
+	}
+	// What `touchpoint worker` serves at TOUCHPOINT_WORKER_ADDR, the worker
+	// of dev serves too: /healthz, /readyz, and /metrics with the gauge
+	// of overdue invites.
+	m.WatchOverdue(st.OverdueInvites)
+	workerHealthRun, err := workerHealthPart(cfg, st, tc, polling, log, m)
 	if err != nil {
 		return err
 	}
@@ -186,7 +198,7 @@ func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *
 		}
 		return nil
 	}
-	err = runParts(ctx, authRun, apiRun, workerRun, webhookRun, metricsRun, announce)
+	err = runParts(ctx, authRun, apiRun, workerRun, webhookRun, metricsRun, workerHealthRun, announce)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}

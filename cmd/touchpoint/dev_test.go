@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,18 +19,36 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/mail"
 )
 
-// freeAddr returns a 127.0.0.1 address with a port free right now.
+// freeAddr returns a 127.0.0.1 address with a free port, kept from other
+// picks until the process the test starts binds it (freeport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := freeport.Addrs(1)
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs[0]
+}
+
+// reserveAgain keeps the addresses a stopped or killed child listened on
+// (those of vars that it serves) from anyone's ":0" pick until its restart
+// binds them again (freeport).
+func reserveAgain(t *testing.T, vars map[string]string) {
+	t.Helper()
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TOUCHPOINT_TEMPORAL_UI_ADDR", "TOUCHPOINT_METRICS_ADDR",
+		"TOUCHPOINT_WORKER_ADDR", "TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL"} {
+		v := vars[k]
+		if u, err := url.Parse(v); err == nil && u.Host != "" {
+			v = u.Host
+		}
+		if v != "" {
+			require.NoError(t, freeport.Reserve(v), "%s: the port was taken while the child was down", k)
+		}
+	}
 }
 
 // devRun is one `touchpoint dev` process: the real binary, as a newcomer
@@ -154,11 +171,37 @@ func TestDevQuickStart(t *testing.T) {
 		"TOUCHPOINT_AUTH_URL":         "http://" + authAddr,
 		"TOUCHPOINT_DATA_DIR":         dataDir,
 		"TOUCHPOINT_METRICS_ADDR":     freeAddr(t),
+		"TOUCHPOINT_WORKER_ADDR":      freeAddr(t),
 	}
 	api, authURL := vars["TOUCHPOINT_BASE_URL"], vars["TOUCHPOINT_AUTH_URL"]
 
 	dev := startDev(t, vars)
 	clientID, secret, channelID := dev.credentials(t)
+
+	// dev's worker serves what TOUCHPOINT_WORKER_ADDR promises, as
+	// `touchpoint worker` does: its probes, and the metrics with the
+	// overdue invites (also on dev's metrics address).
+	get := func(url string) (int, string) {
+		res, err := http.Get(url)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	worker := "http://" + vars["TOUCHPOINT_WORKER_ADDR"]
+	require.EventuallyWithT(t, func(col *assert.CollectT) {
+		status, body := get(worker + "/readyz")
+		assert.Equal(col, http.StatusOK, status, "%s", body)
+	}, time.Minute, 100*time.Millisecond, "the worker polls: logs:\n%s", dev.logs)
+	status, _ := get(worker + "/healthz")
+	assert.Equal(t, http.StatusOK, status)
+	for _, metricsURL := range []string{worker + "/metrics", "http://" + vars["TOUCHPOINT_METRICS_ADDR"] + "/metrics"} {
+		status, body := get(metricsURL)
+		require.Equal(t, http.StatusOK, status, metricsURL)
+		assert.Regexp(t, `(?m)^touchpoint_invites_overdue 0$`, body, metricsURL)
+	}
 	tok, status := token(t, authURL, api, clientID, secret)
 	require.Equal(t, http.StatusOK, status)
 	c := &apiClient{t: t, api: api, token: tok}
@@ -217,6 +260,7 @@ func TestDevQuickStart(t *testing.T) {
 	}
 
 	dev.stop(t)
+	reserveAgain(t, vars)
 
 	// A restart keeps the data and prints a new secret; the old one is void.
 	dev = startDev(t, vars)

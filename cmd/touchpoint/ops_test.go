@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
@@ -36,10 +36,9 @@ func opsCLI(t *testing.T, vars map[string]string, args ...string) (string, error
 // pool on it for fixtures.
 func opsDatabase(t *testing.T) (map[string]string, *sqlx.DB) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := freeport.Addrs(1) // nobody listens there
 	require.NoError(t, err)
-	closed := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	closed := addrs[0]
 	vars := map[string]string{"DATABASE_URL": testdb.NewURL(t), "TEMPORAL_ADDRESS": closed}
 	_, err = opsCLI(t, vars, "migrate", "--schema-only")
 	require.NoError(t, err)

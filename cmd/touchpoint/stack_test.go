@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 	t.Helper()
 	ctx := context.Background()
 	dbURL := testdb.NewURL(t)
-	directDB, err := store.Open(ctx, dbURL)
+	directDB, err := store.OpenPool(ctx, dbURL, 2) // the test's own checks
 	require.NoError(t, err)
 	t.Cleanup(func() { directDB.Close() })
 	_, err = schema.Migrate(ctx, directDB)
@@ -89,6 +90,8 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 		// The tests poll the API hard; the limit itself is tested in apiserver.
 		"TOUCHPOINT_RATE_LIMIT": "100000",
 		"TOUCHPOINT_RATE_BURST": "100000",
+		// The suite's connection budget (internal/testdb).
+		"TOUCHPOINT_DB_MAX_CONNS": strconv.Itoa(testdb.ProcessMaxConns),
 	}
 	for k, v := range vars {
 		env[k] = v

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	_ "github.com/lib/pq" // the driver
+
+	"github.com/touchpoint/touchpoint/internal/freeport"
 )
 
 // BinEnv names the folder of the PostgreSQL binaries (initdb, postgres,
@@ -253,15 +255,15 @@ func (s *Server) logTail() string {
 	return string(b)
 }
 
-// freePort is a port on 127.0.0.1 that nothing listened on a moment ago.
+// freePort is a free port on 127.0.0.1, kept from other picks until the
+// server binds it (freeport; PostgreSQL sets SO_REUSEADDR too).
 func freePort(tb testing.TB) int {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Ports("127.0.0.1", 1)
 	if err != nil {
 		tb.Fatalf("pgcluster: free port: %v", err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // runAs is the user the servers run as: the postgres user when the test

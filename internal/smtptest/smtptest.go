@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/touchpoint/touchpoint/internal/freeport"
 )
 
 // Options configures a Server; the zero value is plain SMTP without auth.
@@ -138,10 +140,13 @@ func (s *Server) OnMessage(f func(Message)) {
 }
 
 // Stop closes the listener and every connection and waits for them: the
-// server is down (connections are refused) until Restart.
+// server is down (connections are refused) until Restart. Its port is
+// kept from anyone's ":0" bind meanwhile (freeport), so Restart can
+// listen there again.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	if s.ln != nil {
+	stopped := s.ln != nil
+	if stopped {
 		s.ln.Close()
 		s.ln = nil
 	}
@@ -150,6 +155,9 @@ func (s *Server) Stop() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	if stopped {
+		_ = freeport.Reserve(s.Addr()) // a failure shows at Restart
+	}
 }
 
 // Restart listens again on the same address after Stop.

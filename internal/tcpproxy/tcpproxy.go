@@ -1,7 +1,12 @@
 // Package tcpproxy is a TCP proxy for outage tests: it forwards a local
 // address to a real server (PostgreSQL, Temporal, SMTP) and can cut the
-// line — close every connection and refuse new ones — and restore it,
+// line — close every connection and turn new ones away — and restore it,
 // without touching the server behind it.
+//
+// The proxy keeps its listener while the line is cut, turning each new
+// connection away with a reset: were the port let go, anyone's ":0" bind
+// (another test's embedded Temporal server picking its ports) could take
+// it, and the proxy could not listen there again.
 package tcpproxy
 
 import (
@@ -14,66 +19,75 @@ import (
 // Proxy forwards connections on Addr to a target address.
 type Proxy struct {
 	target string
-	addr   string
+	ln     net.Listener
+	done   sync.WaitGroup // the accept loop
 
 	mu    sync.Mutex
-	ln    net.Listener // nil while cut
+	cut   bool
 	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
 }
 
 // Start listens on a free 127.0.0.1 port; the proxy is closed when the
 // test ends.
 func Start(tb testing.TB, target string) *Proxy {
 	tb.Helper()
-	p := &Proxy{target: target, conns: map[net.Conn]struct{}{}}
-	if err := p.listen("127.0.0.1:0"); err != nil {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		tb.Fatalf("tcpproxy: %v", err)
 	}
-	tb.Cleanup(p.Cut)
+	p := &Proxy{target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	p.done.Add(1)
+	go p.accept()
+	tb.Cleanup(p.close)
 	return p
 }
 
 // Addr is the proxy's host:port; it stays the same across Cut and Restore.
-func (p *Proxy) Addr() string { return p.addr }
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-func (p *Proxy) listen(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
-	p.wg.Add(1)
-	go p.accept(ln)
-	return nil
-}
-
-func (p *Proxy) accept(ln net.Listener) {
-	defer p.wg.Done()
+func (p *Proxy) accept() {
+	defer p.done.Done()
 	for {
-		c, err := ln.Accept()
+		c, err := p.ln.Accept()
 		if err != nil {
-			return
+			return // closed
+		}
+		if p.isCut() {
+			reset(c)
+			continue
 		}
 		u, err := net.Dial("tcp", p.target)
 		if err != nil {
-			c.Close()
+			reset(c)
 			continue
 		}
 		p.mu.Lock()
-		if p.ln != ln { // cut meanwhile
+		if p.cut { // cut meanwhile
 			p.mu.Unlock()
-			c.Close()
+			reset(c)
 			u.Close()
-			return
+			continue
 		}
 		p.conns[c], p.conns[u] = struct{}{}, struct{}{}
 		p.mu.Unlock()
 		go p.pipe(c, u)
 		go p.pipe(u, c)
 	}
+}
+
+func (p *Proxy) isCut() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cut
+}
+
+// reset closes c with a TCP reset: its client sees the connection fail at
+// once, as close to a refused one as a listener can give.
+func reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	c.Close()
 }
 
 func (p *Proxy) pipe(dst, src net.Conn) {
@@ -86,30 +100,29 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	p.mu.Unlock()
 }
 
-// Cut closes the listener and every open connection: clients see broken
-// connections and refused new ones until Restore.
+// Cut closes every open connection and turns new ones away until Restore.
 func (p *Proxy) Cut() {
 	p.mu.Lock()
-	ln := p.ln
-	p.ln = nil
+	defer p.mu.Unlock()
+	p.cut = true
 	for c := range p.conns {
 		c.Close()
 	}
 	clear(p.conns)
-	p.mu.Unlock()
-	if ln != nil {
-		ln.Close()
-	}
-	p.wg.Wait()
 }
 
-// Restore listens again on the same address.
+// Restore forwards new connections again, on the same address. It never
+// fails: the address was kept while the line was cut.
 func (p *Proxy) Restore() error {
 	p.mu.Lock()
-	up := p.ln != nil
-	p.mu.Unlock()
-	if up {
-		return nil
-	}
-	return p.listen(p.addr)
+	defer p.mu.Unlock()
+	p.cut = false
+	return nil
+}
+
+// close cuts the line for good and stops listening.
+func (p *Proxy) close() {
+	p.Cut()
+	p.ln.Close()
+	p.done.Wait()
 }

@@ -1,0 +1,28 @@
+package testtemporal
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+)
+
+// EnvIdleTimeout is how long a test workflow environment (WorkflowEnv)
+// waits for its next event — an activity's result, a timer — before it
+// calls the workflow stuck and panics. The SDK's default, 3 s, is a stall
+// a loaded machine reaches: an activity's goroutine can wait that long for
+// a core when two cores run a suite under -race beside other builds. A
+// workflow that is really stuck still fails, a minute later.
+const EnvIdleTimeout = time.Minute
+
+// WorkflowEnv is Temporal's test workflow environment, quiet, with
+// EnvIdleTimeout: the one every workflow test runs in.
+func WorkflowEnv() *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(EnvIdleTimeout)
+	return env
+}

@@ -85,7 +85,7 @@ func (g *rig) serve(prov console.Provider) {
 	lib, err := templates.Load()
 	require.NoError(g.t, err)
 	h, err := console.New(console.Options{BaseURL: g.url, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Templates: lib, People: g.ps, Logger: logger,
+		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Templates: lib, People: g.ps, Logger: logger,
 		Now: g.clock.Now})
 	require.NoError(g.t, err)
 	require.NoError(g.t, auth.Mount(h))

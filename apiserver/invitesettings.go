@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
@@ -47,8 +46,6 @@ func reminderSettingOf(delay string) *reminderSetting {
 	return &reminderSetting{Delay: delay}
 }
 
-// maxReminderDelay is the longest reminder delay (P30D).
-const maxReminderDelay = 30 * 24 * time.Hour
 
 // inviteSettingPatch is PATCH /invite-settings/{id}, a JSON merge patch
 // (RFC 7396) of the mutable fields: a missing field is kept, null removes
@@ -126,10 +123,8 @@ func (p inviteSettingPatch) apply(is *accountdb.InviteSetting) error {
 		is.ReminderDelay = ""
 	case p.Reminder.Set:
 		is.ReminderDelay = p.Reminder.Value.Delay
-		if d, err := sendtime.ParseDuration(is.ReminderDelay); err != nil {
+		if _, err := sendtime.ParseReminderDelay(is.ReminderDelay); err != nil {
 			errs.check("reminder.delay", err.Error())
-		} else if d > maxReminderDelay {
-			errs.check("reminder.delay", fmt.Sprintf("%q is longer than the maximum of 30 days (P30D)", is.ReminderDelay))
 		}
 	}
 	switch {

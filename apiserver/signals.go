@@ -24,6 +24,10 @@ func (s *server) signalCancel(eventID string) {
 	s.queueSignal(signal{eventID, workflows.CancelSignal, workflows.CancelRequest{Source: "api"}})
 }
 
+// SignalCancel tells the event's workflow, in the background, of a
+// cancel already decided in PostgreSQL (by the console).
+func (a *Server) SignalCancel(eventID string) { a.s.signalCancel(eventID) }
+
 // signalReview queues the review signal, which ends a waiting reminder.
 // The reminder's send step checks PostgreSQL too, so a lost signal never
 // causes a reminder after a review.

@@ -94,6 +94,10 @@ type Config struct {
 
 	// TemporalUIAddr is where `touchpoint dev` serves the Temporal Web UI.
 	TemporalUIAddr string
+	// TemporalUIURL is the Temporal Web UI's address, to which the
+	// console links an invite's workflow ("": no link; `dev` sets its
+	// embedded UI's).
+	TemporalUIURL string
 
 	// DefaultInviteDelay is the delay of newly created invite settings.
 	DefaultInviteDelay string
@@ -284,7 +288,7 @@ var Variables = withSections(func(settings.Var) bool { return true }, []string{
 	"TOUCHPOINT_BASE_URL", "TOUCHPOINT_AUTH_URL", "TOUCHPOINT_OIDC_ISSUER", "TOUCHPOINT_OIDC_DISCOVERY_URL",
 	"TOUCHPOINT_API_ADDR", "TOUCHPOINT_AUTH_ADDR", "TOUCHPOINT_METRICS_ADDR", "TOUCHPOINT_WORKER_ADDR",
 	"TOUCHPOINT_SMTP_URL", "TOUCHPOINT_MAIL_FROM", "TOUCHPOINT_FEEDBACK_URL", "TOUCHPOINT_FEEDBACK_LINK_TTL",
-	"TOUCHPOINT_DATA_DIR", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_TEMPORAL_UI_ADDR",
+	"TOUCHPOINT_DATA_DIR", "TOUCHPOINT_SECRET_KEY", "TOUCHPOINT_TEMPORAL_UI_ADDR", "TOUCHPOINT_TEMPORAL_UI_URL",
 	"TOUCHPOINT_DEFAULT_INVITE_DELAY", "TOUCHPOINT_TOKEN_MAX_LIFETIME",
 	"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", "TOUCHPOINT_SIGNING_KEY_ROTATION",
 	"TOUCHPOINT_SEND_TIMEOUT", "TOUCHPOINT_SEND_RETRY_INITIAL", "TOUCHPOINT_SEND_RETRY_MAX",
@@ -375,6 +379,7 @@ func Load(getenv func(string) string) (Config, error) {
 	str("TOUCHPOINT_DATA_DIR", &c.DataDir)
 	str("TOUCHPOINT_SECRET_KEY", &c.SecretKey)
 	str("TOUCHPOINT_TEMPORAL_UI_ADDR", &c.TemporalUIAddr)
+	str("TOUCHPOINT_TEMPORAL_UI_URL", &c.TemporalUIURL)
 	str("TOUCHPOINT_DEFAULT_INVITE_DELAY", &c.DefaultInviteDelay)
 	str("TOUCHPOINT_CONSOLE_OIDC_ISSUER", &c.Console.Issuer)
 	str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", &c.Console.ClientID)
@@ -671,6 +676,9 @@ func (c Config) Validate(requireSecret bool) error {
 	}
 	if c.TokenMaxLifetime < c.TokenIdleTimeout {
 		bad("TOUCHPOINT_TOKEN_MAX_LIFETIME", "must be at least the 300s idle lifetime")
+	}
+	if c.TemporalUIURL != "" && !isHTTPURL(c.TemporalUIURL) {
+		bad("TOUCHPOINT_TEMPORAL_UI_URL", "%q must be an absolute http(s) URL", c.TemporalUIURL)
 	}
 	errs = append(errs, c.Console.validate(c.AuthURL)...)
 	return errors.Join(errs...)

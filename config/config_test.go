@@ -226,6 +226,11 @@ func TestConsoleProvider(t *testing.T) {
 	c, err := config.Load(env(nil))
 	require.NoError(t, err)
 	assert.Equal(t, config.Console{}, c.Console, "the built-in issuer by default")
+	assert.Empty(t, c.TemporalUIURL, "no link to a Temporal UI by default")
+	c, err = config.Load(env(map[string]string{"TOUCHPOINT_TEMPORAL_UI_URL": "https://temporal.shop.example"}))
+	require.NoError(t, err)
+	require.NoError(t, c.Validate(false))
+	assert.Equal(t, "https://temporal.shop.example", c.TemporalUIURL)
 
 	c, err = config.Load(env(map[string]string{
 		"TOUCHPOINT_CONSOLE_OIDC_ISSUER":        "https://keycloak.example/realms/shop",
@@ -247,11 +252,12 @@ func TestConsoleProvider(t *testing.T) {
 		set  map[string]string
 		want string
 	}{
-		"a client without a provider": {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
-		"a provider without a client": {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "https://idp.example"}, "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID"},
-		"not a URL":                   {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "idp.example", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
-		"the built-in issuer":         {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "http://127.0.0.1:8081/", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
-		"matching without a provider": {map[string]string{"TOUCHPOINT_CONSOLE_MATCH_EMAIL": "true"}, "TOUCHPOINT_CONSOLE_MATCH_EMAIL"},
+		"a client without a provider":  {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
+		"a provider without a client":  {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "https://idp.example"}, "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID"},
+		"not a URL":                    {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "idp.example", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
+		"the built-in issuer":          {map[string]string{"TOUCHPOINT_CONSOLE_OIDC_ISSUER": "http://127.0.0.1:8081/", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID": "c"}, "TOUCHPOINT_CONSOLE_OIDC_ISSUER"},
+		"matching without a provider":  {map[string]string{"TOUCHPOINT_CONSOLE_MATCH_EMAIL": "true"}, "TOUCHPOINT_CONSOLE_MATCH_EMAIL"},
+		"a Temporal UI that is no URL": {map[string]string{"TOUCHPOINT_TEMPORAL_UI_URL": "temporal:8080"}, "TOUCHPOINT_TEMPORAL_UI_URL"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, err := config.Load(env(tc.set))

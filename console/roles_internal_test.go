@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 var wildcard = regexp.MustCompile(`\{[a-zA-Z]+\}`)
@@ -35,8 +36,10 @@ func TestEveryRouteChecksItsRole(t *testing.T) {
 	const csrf = "csrf-token-of-the-session"
 	lib, err := templates.Load()
 	require.NoError(t, err)
+	secrets, err := webhook.NewSecretBox(make([]byte, 32))
+	require.NoError(t, err)
 	for _, role := range people.Roles() {
-		h, err := New(Options{BaseURL: srv.URL, Store: st, Accounts: st.Accounts, Templates: lib, Allows: Allows,
+		h, err := New(Options{BaseURL: srv.URL, Store: st, Accounts: st.Accounts, Stats: st.Stats, Templates: lib, WebhookSecrets: secrets, Allows: Allows,
 			SignedIn: func(http.ResponseWriter, *http.Request) (Person, bool) {
 				return Person{ID: "usr-00000000-0000-4000-8000-000000000001", AccountID: acc.AccountID, Email: "p@shop.example",
 					Role: string(role), CSRFToken: csrf}, true

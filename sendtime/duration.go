@@ -160,3 +160,16 @@ func component(s string, allowFrac bool) (n, fracNanos int64, designator byte, t
 	}
 	return n, fracNanos, s[i], s[i+1:], nil
 }
+
+// MaxReminderDelay is the longest wait from an invite to its reminder.
+const MaxReminderDelay = 30 * 24 * time.Hour
+
+// ParseReminderDelay parses a reminder's delay: a duration ParseDuration
+// accepts of at most MaxReminderDelay.
+func ParseReminderDelay(s string) (time.Duration, error) {
+	d, err := ParseDuration(s)
+	if err == nil && d > MaxReminderDelay {
+		err = fmt.Errorf("%q is longer than the maximum of 30 days (P30D)", s)
+	}
+	return d, err
+}

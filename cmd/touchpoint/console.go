@@ -7,8 +7,10 @@ import (
 
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 // consoleProvider is the OpenID Connect provider people sign in to the
@@ -23,9 +25,20 @@ func consoleProvider(cfg config.Config) console.Provider {
 	return console.Provider{Issuer: cfg.AuthURL, DiscoveryURL: cfg.OIDCDiscoveryURL, ClientID: console.ClientID, BuiltIn: true}
 }
 
+// consoleParts are what the console shares with the API of its process:
+// the sample links of template previews, the webhook secrets' seal, and
+// the hooks that tell a workflow of a cancel and wake the starter after a
+// retry (the API's own, set once it is built).
+type consoleParts struct {
+	fb, unsub *signedlink.Links
+	secrets   *webhook.SecretBox
+	cancelled func(eventID string)
+	retried   func()
+}
+
 // consoleHandler builds the console at {base_url}/console/ with its
 // sign-in.
-func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger) (http.Handler, error) {
+func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger, parts consoleParts) (http.Handler, error) {
 	logger = logger.With("component", "console")
 	ps := peopleOf(st)
 	auth, err := console.NewAuth(console.AuthOptions{BaseURL: cfg.BaseURL, Provider: consoleProvider(cfg), Store: ps,
@@ -38,8 +51,12 @@ func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger) (ht
 		return nil, err
 	}
 	h, err := console.New(console.Options{BaseURL: cfg.BaseURL, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: st, Accounts: st.Accounts, Stats: st.Stats, Templates: lib, People: ps, Logger: logger,
-		HSTS: strings.HasPrefix(cfg.BaseURL, "https://")})
+		SignOutPath: console.SignOutPath, Store: st, Accounts: st.Accounts, Stats: st.Stats, People: ps, Logger: logger,
+		HSTS: strings.HasPrefix(cfg.BaseURL, "https://"), Templates: lib,
+		SampleFeedbackURL: parts.fb.URL(templates.SampleEventID), SampleUnsubscribeURL: parts.unsub.URL(templates.SampleEventID),
+		WebhookSecrets: parts.secrets, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		TemporalUIURL: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace,
+		Cancelled: parts.cancelled, Retried: parts.retried})
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,9 @@ func (env *environment) runDev(ctx context.Context, args []string) error {
 	// The client dials the server just started, in plain text, whatever
 	// TEMPORAL_* or a temporal.toml profile say of another cluster.
 	cfg.TemporalAddress, cfg.TemporalEmbedded = temporal.FrontendAddress(), true
+	if cfg.TemporalUIURL == "" { // the console links workflows to the embedded UI
+		cfg.TemporalUIURL = temporal.UIURL()
+	}
 	if err := devReconciler(ctx, env, cfg); err != nil {
 		return err
 	}

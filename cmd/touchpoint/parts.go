@@ -193,7 +193,11 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if replica != nil {
 		reads = replica
 	}
-	consoleUI, err := consoleHandler(cfg, st, logger)
+	// The console tells workflows of its cancels through the API's
+	// signal delivery, which exists once the API is built.
+	var api *apiserver.Server
+	consoleUI, err := consoleHandler(cfg, st, logger, consoleParts{fb: fb, unsub: unsub, secrets: secrets,
+		cancelled: func(id string) { api.SignalCancel(id) }, retried: notifier.Poke})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -235,6 +239,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		// is configured.
 		Reads: reads,
 	})
+	api = handler
 	// On SIGTERM the API drains (readiness fails, requests are still
 	// served), then finishes the requests in flight; only then do the
 	// parts that carry on what requests began stop: the starter (which

@@ -395,8 +395,11 @@ type benchEvent struct {
 	ID         string    `json:"id"`
 	ReceivedAt time.Time `json:"receivedAt"`
 	Invite     struct {
-		Status string     `json:"status"`
-		SentAt *time.Time `json:"sentAt"`
+		Status   string     `json:"status"`
+		SentAt   *time.Time `json:"sentAt"`
+		Reminder *struct {
+			Status string `json:"status"`
+		} `json:"reminder"`
 	} `json:"invite"`
 }
 

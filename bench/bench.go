@@ -56,8 +56,11 @@ type Options struct {
 	Backfill, DrainSample int
 	// Reminder is the delay (ISO 8601) of a reminder after each invite of
 	// the run ("": none): temporal_actions then counts what an invite with
-	// its reminder costs, as bench waits until every run has ended.
+	// its reminder costs, as bench waits until every run has ended. With
+	// Capacity, the delay of the reminders of its share (default PT20S).
 	Reminder string
+	// Capacity runs the capacity mix instead (Capacity, capacity.go).
+	Capacity CapacityOptions
 }
 
 // Target is the stack under measurement. DatabaseURL is optional against
@@ -81,6 +84,10 @@ const Usage = `usage: touchpoint bench [--events N] [--concurrency C] [--baselin
        [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8]
        [--backfill N [--drain-sample 20000] [--api-executable bin/touchpoint-prod]]
        [--reminder PT1S]
+       touchpoint bench --capacity [--events N] [--reminder-share 0.3] [--review-share 0.15]
+       [--capacity-doc docs/capacity.md] [--load-note …]
+       [--base-url … --database-url … --api-metrics U,… --worker-metrics U,…
+        --temporal-metrics U --postgres-pid N --secret-key … --postmark-user … --postmark-password …]
 
 Without --base-url, bench starts "touchpoint dev" itself (temporary data dir,
 fresh PostgreSQL database on the server of --database-url, free ports, rate
@@ -102,7 +109,19 @@ These events are of an event type whose settings are inactive: their
 workflows record "skipped" and send nothing.
 
 With --reminder, each invite of the run is followed by a reminder after that
-delay; the Temporal Actions are counted once every reminder is sent.`
+delay; the Temporal Actions are counted once every reminder is sent.
+
+With --capacity, bench runs a realistic mix instead — N invites, a reminder
+for a share of them, reviews through the feedback form for a share, a delivery
+report of the mail provider (Postmark's) for every mail, a webhook endpoint
+subscribed to every event type — and measures what an invite costs: PostgreSQL
+rows, table, index and WAL bytes, Temporal Actions and history, CPU seconds of
+the processes. It prints them as JSON and writes the capacity model that
+follows from them to --capacity-doc. Against --base-url the stack must trust
+bench's address as a proxy (TOUCHPOINT_TRUSTED_PROXIES: bench spreads the
+customers and reports over addresses of their own), allow webhooks to
+127.0.0.1 (TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE) and take Postmark's reports; the
+WAL measured is the PostgreSQL server's, so nothing else may write to it.`
 
 // ParseFlags reads the flags of `touchpoint bench`; getenv supplies the
 // defaults named in their help, stderr gets the usage and flag errors.
@@ -131,7 +150,22 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	fs.IntVar(&o.Backfill, "backfill", 0, "events of a backfill whose drain and peak memory are measured (0: none)")
 	fs.IntVar(&o.DrainSample, "drain-sample", 20000, "time the backfill's drain over its first N start orders and discard the rest (0: the whole backlog)")
 	fs.StringVar(&o.APIExecutable, "api-executable", "", "touchpoint binary run as the API process beside dev for --backfill, e.g. bin/touchpoint-prod (default: this one)")
-	fs.StringVar(&o.Reminder, "reminder", "", "send each invite's reminder after this delay (ISO 8601, e.g. PT1S; default: none)")
+	fs.StringVar(&o.Reminder, "reminder", "", "send each invite's reminder after this delay (ISO 8601, e.g. PT1S; default: none; with --capacity PT20S)")
+	c := &o.Capacity
+	fs.BoolVar(&c.On, "capacity", false, "run the capacity mix and write the capacity model")
+	fs.Float64Var(&c.ReminderShare, "reminder-share", 0.3, "--capacity: share of the invites whose setting has a reminder")
+	fs.Float64Var(&c.ReviewShare, "review-share", 0.15, "--capacity: share of the invites reviewed")
+	fs.StringVar(&c.Doc, "capacity-doc", "docs/capacity.md", "--capacity: where to write the capacity model (empty: nowhere)")
+	fs.StringVar(&c.LoadNote, "load-note", "", "--capacity: the document's word on the machine's load (default: the load average read during the run)")
+	fs.StringVar(&c.Topology, "topology", "", "--capacity: what ran, for the document's header")
+	apiMetrics := fs.String("api-metrics", "", "--capacity against --base-url: the API processes' /metrics URLs, comma-separated (their CPU)")
+	workerMetrics := fs.String("worker-metrics", "", "--capacity against --base-url: the worker processes' /metrics URLs, comma-separated")
+	fs.StringVar(&c.TemporalMetrics, "temporal-metrics", "", "--capacity against --base-url: the Temporal server's /metrics URL (its action metric)")
+	fs.IntVar(&c.PostgresPID, "postgres-pid", 0, "--capacity: process ID of the PostgreSQL server when it runs on this machine (its CPU; 0: not measured)")
+	fs.StringVar(&c.SecretKey, "secret-key", getenv("TOUCHPOINT_SECRET_KEY"), "--capacity against --base-url: the stack's secret key, to follow feedback links (default $TOUCHPOINT_SECRET_KEY)")
+	fs.StringVar(&c.FeedbackURL, "feedback-url", "", "--capacity: the stack's feedback page (default {base URL}/feedback)")
+	fs.StringVar(&c.PostmarkUser, "postmark-user", getenv("TOUCHPOINT_POSTMARK_WEBHOOK_USER"), "--capacity against --base-url: the stack's Postmark webhook user")
+	fs.StringVar(&c.PostmarkPassword, "postmark-password", getenv("TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD"), "--capacity against --base-url: its password")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -142,6 +176,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 		}
 		o.DBMaxConns = n
 	}
+	c.APIMetrics, c.WorkerMetrics = splitList(*apiMetrics), splitList(*workerMetrics)
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 500 {
@@ -165,6 +200,17 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	return o, o.validate()
 }
 
+// splitList reads a comma-separated list, leaving out empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // validDelay reports whether d is a delay the API takes.
 func validDelay(d string) bool {
 	_, err := sendtime.ParseDuration(d)
@@ -180,6 +226,11 @@ func (o Options) validate() error {
 		return errors.New("bench: --batch-events, --backfill and --drain-sample must not be negative, --batch-concurrency at least 1")
 	case o.Reminder != "" && !validDelay(o.Reminder):
 		return fmt.Errorf("bench: --reminder: %q is not an ISO 8601 duration (PT1S)", o.Reminder)
+	}
+	if err := o.Capacity.validate(t, t.BaseURL == ""); err != nil {
+		return err
+	}
+	switch {
 	case t.BaseURL == "":
 		return nil
 	case t.AuthURL == "" || t.ClientID == "" || t.ClientSecret == "" || t.ChannelID == "":

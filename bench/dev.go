@@ -95,6 +95,11 @@ func (d *devChild) prepare(ctx context.Context, logLevel string) error {
 		"TOUCHPOINT_DAILY_EVENT_QUOTA":    "0", // a backfill accepts more than a tenant's daily quota
 		"TOUCHPOINT_LOG_LEVEL":            logLevel,
 		"TOUCHPOINT_SECRET_KEY":           rand.Text() + rand.Text(), // 256 random bits; the key must have at least 32 characters
+		// The capacity mix posts the mail provider's reports, and spreads
+		// them and the customers over addresses of their own.
+		"TOUCHPOINT_POSTMARK_WEBHOOK_USER":     "bench",
+		"TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD": rand.Text(),
+		"TOUCHPOINT_TRUSTED_PROXIES":           "127.0.0.1/32",
 	}
 	return nil
 }

@@ -178,6 +178,31 @@ func TestParseFlags(t *testing.T) {
 		{name: "baseline without a database", args: []string{"--base-url", "http://api", "--auth-url", "http://auth", "--baseline"},
 			env: map[string]string{"DATABASE_URL": ""}, wantErr: "--baseline against --base-url needs --database-url"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined"},
+		{name: "capacity on dev", args: []string{"--capacity"}, check: func(t *testing.T, o Options) {
+			assert.True(t, o.Capacity.On)
+			assert.Equal(t, 0.3, o.Capacity.ReminderShare)
+			assert.Equal(t, 0.15, o.Capacity.ReviewShare)
+			assert.Equal(t, "docs/capacity.md", o.Capacity.Doc)
+		}},
+		{name: "capacity against a running stack", args: []string{"--capacity", "--base-url", "http://api", "--auth-url", "http://auth",
+			"--api-metrics", "http://a1/metrics, http://a2/metrics", "--worker-metrics", "http://w1/metrics",
+			"--temporal-metrics", "http://t/metrics", "--postgres-pid", "42", "--secret-key", "k", "--postmark-user", "u",
+			"--postmark-password", "p", "--load-note", "Quiet.", "--reminder-share", "0.5"},
+			check: func(t *testing.T, o Options) {
+				c := o.Capacity
+				assert.Equal(t, []string{"http://a1/metrics", "http://a2/metrics"}, c.APIMetrics)
+				assert.Equal(t, []string{"http://w1/metrics"}, c.WorkerMetrics)
+				assert.Equal(t, "http://t/metrics", c.TemporalMetrics)
+				assert.Equal(t, 42, c.PostgresPID)
+				assert.Equal(t, "Quiet.", c.LoadNote)
+				assert.Equal(t, 0.5, c.ReminderShare)
+				assert.Equal(t, [2]string{"u", "p"}, [2]string{c.PostmarkUser, c.PostmarkPassword})
+			}},
+		{name: "capacity against a stack without Temporal's metrics", args: []string{"--capacity", "--base-url", "http://api",
+			"--auth-url", "http://auth", "--secret-key", "k"}, wantErr: "needs --temporal-metrics"},
+		{name: "capacity against a stack without its secret key", args: []string{"--capacity", "--base-url", "http://api",
+			"--auth-url", "http://auth", "--temporal-metrics", "http://t/metrics"}, wantErr: "needs the stack's secret key"},
+		{name: "a share above one", args: []string{"--capacity", "--review-share", "1.5"}, wantErr: "shares from 0 to 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -11,8 +11,9 @@ import (
 )
 
 // runBench is `touchpoint bench`: the load generator of package
-// bench, printing its result as one JSON line. Without --base-url it
-// starts this very executable as `touchpoint dev`.
+// bench, printing its result (or with --capacity its measurements) as one
+// JSON line. Without --base-url it starts this very executable as
+// `touchpoint dev`.
 func (env *environment) runBench(ctx context.Context, args []string) error {
 	o, err := bench.ParseFlags(args, env.getenv, env.stderr)
 	if err != nil {
@@ -22,7 +23,18 @@ func (env *environment) runBench(ctx context.Context, args []string) error {
 		return fmt.Errorf("bench: %w", err)
 	}
 	o.LogLevel, o.Stderr = env.getenv("TOUCHPOINT_LOG_LEVEL"), env.stderr
-	res, err := bench.Run(ctx, o)
+	var res any // a typed nil would print "null"
+	if o.Capacity.On {
+		var m *bench.Measurements
+		if m, err = bench.Capacity(ctx, o); m != nil {
+			res = m
+		}
+	} else {
+		var r *bench.Result
+		if r, err = bench.Run(ctx, o); r != nil {
+			res = r
+		}
+	}
 	if res != nil {
 		line, jerr := json.Marshal(res)
 		if jerr != nil {

@@ -57,7 +57,7 @@ type Options struct {
 	// Reminder is the delay (ISO 8601) of a reminder after each invite of
 	// the run ("": none): temporal_actions then counts what an invite with
 	// its reminder costs, as bench waits until every run has ended. With
-	// Capacity, the delay of the reminders of its share (default PT20S).
+	// Capacity, the delay of the reminders of its share (default PT2M).
 	Reminder string
 	// Capacity runs the capacity mix instead (Capacity, capacity.go).
 	Capacity CapacityOptions
@@ -150,7 +150,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	fs.IntVar(&o.Backfill, "backfill", 0, "events of a backfill whose drain and peak memory are measured (0: none)")
 	fs.IntVar(&o.DrainSample, "drain-sample", 20000, "time the backfill's drain over its first N start orders and discard the rest (0: the whole backlog)")
 	fs.StringVar(&o.APIExecutable, "api-executable", "", "touchpoint binary run as the API process beside dev for --backfill, e.g. bin/touchpoint-prod (default: this one)")
-	fs.StringVar(&o.Reminder, "reminder", "", "send each invite's reminder after this delay (ISO 8601, e.g. PT1S; default: none; with --capacity PT20S)")
+	fs.StringVar(&o.Reminder, "reminder", "", "send each invite's reminder after this delay (ISO 8601, e.g. PT1S; default: none; with --capacity PT2M)")
 	c := &o.Capacity
 	fs.BoolVar(&c.On, "capacity", false, "run the capacity mix and write the capacity model")
 	fs.Float64Var(&c.ReminderShare, "reminder-share", 0.3, "--capacity: share of the invites whose setting has a reminder")
@@ -281,30 +281,45 @@ type Ratios struct {
 // the run ended early (not every invite sent); it still describes what
 // was measured.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	if err := o.validate(); err != nil {
+	ctx, cancel, dev, err := begin(ctx, &o)
+	if err != nil {
 		return nil, err
+	}
+	defer cancel()
+	if dev == nil {
+		return measure(ctx, o, nil)
+	}
+	res, err := measure(ctx, o, dev)
+	return res, errors.Join(err, dev.stop())
+}
+
+// begin checks o, bounds ctx by its timeout and, without a base URL,
+// starts `touchpoint dev` and points o at it; the caller stops dev.
+func begin(ctx context.Context, o *Options) (context.Context, context.CancelFunc, *devChild, error) {
+	if err := o.validate(); err != nil {
+		return ctx, nil, nil, err
 	}
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+	cancel := context.CancelFunc(func() {})
 	if o.Timeout > 0 {
-		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
 	}
 	if o.Target.BaseURL != "" {
-		return measure(ctx, o, nil)
+		return ctx, cancel, nil, nil
 	}
 	if o.Executable == "" {
-		return nil, errors.New("bench: no touchpoint executable to start dev with")
+		cancel()
+		return ctx, nil, nil, errors.New("bench: no touchpoint executable to start dev with")
 	}
 	dev, err := startDevChild(ctx, o.Executable, o.Target.DatabaseURL, o.LogLevel, o.DBMaxConns)
 	if err != nil {
-		return nil, err
+		cancel()
+		return ctx, nil, nil, err
 	}
 	o.Target = dev.target
-	res, err := measure(ctx, o, dev)
-	return res, errors.Join(err, dev.stop())
+	return ctx, cancel, dev, nil
 }
 
 // measure runs the measurement against o.Target, which is dev when bench

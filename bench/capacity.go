@@ -72,9 +72,9 @@ type CapacityOptions struct {
 }
 
 // capacityReminder is the reminders' delay when --reminder leaves it
-// open: long enough that reviews come before a reminder, as they mostly
-// do, short enough for a run.
-const capacityReminder = "PT20S"
+// open: long enough that the reviews come before the reminders of their
+// invites, as most do, short enough for a run.
+const capacityReminder = "PT2M"
 
 // statsSettle is how long bench waits for PostgreSQL's statistics to
 // take in the last work: an idle server process reports its counts
@@ -120,30 +120,15 @@ type capacityRun struct {
 // it starts and stops when o.Target.BaseURL is empty, and returns what it
 // measured; with o.Capacity.Doc set it writes the document there.
 func Capacity(ctx context.Context, o Options) (*Measurements, error) {
-	if err := o.validate(); err != nil {
-		return nil, err
-	}
-	if o.Stderr == nil {
-		o.Stderr = io.Discard
-	}
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-	}
 	if o.Reminder == "" {
 		o.Reminder = capacityReminder
 	}
-	var dev *devChild
-	if o.Target.BaseURL == "" {
-		if o.Executable == "" {
-			return nil, errors.New("bench: no touchpoint executable to start dev with")
-		}
-		var err error
-		if dev, err = startDevChild(ctx, o.Executable, o.Target.DatabaseURL, o.LogLevel, o.DBMaxConns); err != nil {
-			return nil, err
-		}
-		o.Target = dev.target
+	ctx, cancel, dev, err := begin(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	if dev != nil {
 		c := &o.Capacity
 		c.SecretKey, c.PostmarkUser, c.PostmarkPassword = dev.vars["TOUCHPOINT_SECRET_KEY"],
 			dev.vars["TOUCHPOINT_POSTMARK_WEBHOOK_USER"], dev.vars["TOUCHPOINT_POSTMARK_WEBHOOK_PASSWORD"]
@@ -290,7 +275,7 @@ func measureCapacity(ctx context.Context, o Options, dev *devChild) (*Measuremen
 	}
 	defer tc.Close()
 	for _, id := range ids {
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Minute) // a reminder's delay and then some
 		err := tc.GetWorkflow(wctx, workflows.WorkflowID(id), "").Get(wctx, nil)
 		cancel()
 		if err != nil && wctx.Err() != nil {

@@ -9,6 +9,8 @@ package bench
 import (
 	"cmp"
 	_ "embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -280,8 +282,41 @@ func reminderShare(m Mix) float64 {
 //go:embed capacity.md.tmpl
 var capacityTemplate string
 
-// WriteCapacityDoc renders r as docs/capacity.md.
+// measurementsMark opens the comment at the end of the document that
+// holds its measurements, the input it was rendered from: a test renders
+// the committed document again from them and compares.
+const measurementsMark = "<!-- measurements: "
+
+// WriteCapacityDoc renders r as docs/capacity.md, its measurements at the
+// end in a comment.
 func WriteCapacityDoc(w io.Writer, r Report) error {
+	var doc strings.Builder
+	if err := renderCapacity(&doc, r); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(r.M)
+	if err != nil {
+		return err
+	}
+	// "--" may not appear in a comment; it can only be inside a JSON string.
+	fmt.Fprintf(&doc, "\n%s%s -->\n", measurementsMark, strings.ReplaceAll(string(raw), "--", `-\u002d`))
+	_, err = io.WriteString(w, doc.String())
+	return err
+}
+
+// ReadCapacityMeasurements reads back the measurements a document of
+// WriteCapacityDoc was rendered from.
+func ReadCapacityMeasurements(doc string) (Measurements, error) {
+	var m Measurements
+	_, rest, ok := strings.Cut(doc, measurementsMark)
+	raw, _, closed := strings.Cut(rest, " -->")
+	if !ok || !closed {
+		return m, errors.New("the document holds no measurements")
+	}
+	return m, json.Unmarshal([]byte(raw), &m)
+}
+
+func renderCapacity(w io.Writer, r Report) error {
 	t, err := template.New("capacity").Funcs(template.FuncMap{
 		"int":    func(v float64) string { return thousands(int64(math.Round(v))) },
 		"num":    fixed,

@@ -2,6 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -166,4 +169,45 @@ func requireWellFormedTables(t *testing.T, doc string) {
 		}
 		require.Equal(t, cells, n, "a row of another width: %q", line)
 	}
+}
+
+var updateCapacityDoc = flag.Bool("update-capacity-doc", false,
+	"TestCommittedCapacityDoc: render docs/capacity.md again from the measurements it holds (after a change of the model or its template)")
+
+// TestCommittedCapacityDoc: docs/capacity.md is exactly what the model
+// and its template make of the measurements it holds — nothing in it is
+// typed by hand, and a change of the model is a change of the document.
+// A new run writes a new one (touchpoint bench --capacity); a change of
+// the model renders it again: go test ./bench -run TestCommittedCapacityDoc -update-capacity-doc.
+func TestCommittedCapacityDoc(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("..", "docs", "capacity.md")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	m, err := ReadCapacityMeasurements(string(raw))
+	require.NoError(t, err)
+	assert.Positive(t, m.Mix.Invites, "a run's measurements")
+	var b bytes.Buffer
+	require.NoError(t, WriteCapacityDoc(&b, Model(m, DefaultAssumptions, DailyVolumes)))
+	if *updateCapacityDoc {
+		require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+		return
+	}
+	assert.True(t, bytes.Equal(raw, b.Bytes()),
+		"docs/capacity.md is not what the model makes of its measurements: run go test ./bench -run TestCommittedCapacityDoc -update-capacity-doc")
+}
+
+// TestCapacityDocRoundTrip: the measurements written into a document are
+// read back whole, even with text that a comment may not hold.
+func TestCapacityDocRoundTrip(t *testing.T) {
+	t.Parallel()
+	m := fixedMeasurements()
+	m.Topology = "a stack run with --base-url --> here"
+	var b bytes.Buffer
+	require.NoError(t, WriteCapacityDoc(&b, Model(m, DefaultAssumptions, DailyVolumes)))
+	got, err := ReadCapacityMeasurements(b.String())
+	require.NoError(t, err)
+	assert.Equal(t, m, got)
+	_, err = ReadCapacityMeasurements("# Capacity\n")
+	assert.ErrorContains(t, err, "no measurements")
 }

@@ -47,6 +47,7 @@ type stack struct {
 
 	authURL    string
 	apiAddrs   [2]string // listen addresses of the two APIs
+	apiMetrics [2]string // their metrics listeners
 	workerAddr [2]string // health listeners of the two workers
 
 	mu    sync.Mutex
@@ -78,23 +79,28 @@ func startStack(tb testing.TB, vars stackVars) *stack {
 		SearchAttributes: workflows.SearchAttributes(),
 		PostgresURL:      testdb.ServerURL(),
 		Stderr:           temporalLog,
+		Metrics:          true, // the Actions it counts
 	})
 	tb.Cleanup(func() {
 		if tb.Failed() {
 			tb.Logf("temporal server output, last 6 KiB:\n%s", temporalLog.Tail(6<<10))
 		}
 	})
-	dbURL := testdb.NewURL(tb)
+	dbURL := vars["DATABASE_URL"] // a database of the caller's
+	if dbURL == "" {
+		dbURL = testdb.NewURL(tb)
+	}
 	var err error
 	s.db, err = sqlx.Open("postgres", dbURL)
 	require.NoError(tb, err)
 	s.db.SetMaxOpenConns(2) // the test's own reads and fixtures
 	tb.Cleanup(func() { s.db.Close() })
 
-	addrs := freeAddrs(tb, 5)
+	addrs := freeAddrs(tb, 7)
 	s.authURL = "http://" + addrs[0]
 	s.apiAddrs = [2]string{addrs[1], addrs[2]}
 	s.workerAddr = [2]string{addrs[3], addrs[4]}
+	s.apiMetrics = [2]string{addrs[5], addrs[6]}
 	base := "http://" + s.apiAddrs[0]
 	s.env = map[string]string{
 		"DATABASE_URL":       dbURL,
@@ -215,7 +221,7 @@ func (s *stack) process(name string) (subcommand string, vars map[string]string)
 	case "auth":
 		return "auth", nil
 	case "api1", "api2":
-		return "api", map[string]string{"TOUCHPOINT_API_ADDR": s.apiAddrs[name[3]-'1']}
+		return "api", map[string]string{"TOUCHPOINT_API_ADDR": s.apiAddrs[name[3]-'1'], "TOUCHPOINT_METRICS_ADDR": s.apiMetrics[name[3]-'1']}
 	case "worker1", "worker2":
 		return "worker", map[string]string{"TOUCHPOINT_WORKER_ADDR": s.workerAddr[name[6]-'1']}
 	}

@@ -126,6 +126,17 @@ func (s *Server) URL(database string) string {
 	return u.String()
 }
 
+// PID is the process ID of the server's postmaster, 0 while it is
+// stopped: its backends are its children.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.Process.Pid
+}
+
 // Stop shuts s down (fast shutdown: sessions are ended) and waits for it.
 func (s *Server) Stop(tb testing.TB) {
 	tb.Helper()
@@ -180,11 +191,12 @@ func (s *Server) launch(tb testing.TB) error {
 		return err
 	}
 	defer logf.Close()
-	// Small and fast: a test's data needs no durability, and several
-	// clusters may run side by side.
+	// Small and fast: a test's data needs no durability (fsync off),
+	// and several clusters may run side by side. The WAL is written as
+	// in production (full-page writes on), for what is measured of it.
 	cmd := s.run.command(filepath.Join(s.bin, "postgres"), "-D", s.data, "-p", strconv.Itoa(s.Port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+s.root,
-		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "shared_buffers=16MB", "-c", "max_connections=60",
+		"-c", "fsync=off", "-c", "shared_buffers=16MB", "-c", "max_connections=100",
 		"-c", "wal_keep_size=64MB")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -62,6 +62,9 @@ type Options struct {
 	LogLevel string
 	// Stderr receives the server's logs; default os.Stderr.
 	Stderr io.Writer
+	// Metrics serves the server's `action` metric (the Actions Temporal
+	// Cloud bills) on a free port (see Server.MetricsURL).
+	Metrics bool
 }
 
 // TLS names the PEM files of a TLS frontend.
@@ -81,6 +84,7 @@ type Server struct {
 	waitErr  error
 	address  string
 	uiURL    string
+	metrics  string
 	pgURL    string
 	database string
 	dropDB   bool
@@ -149,7 +153,7 @@ func New(ctx context.Context, opts Options) (_ *Server, err error) {
 			<-s.exited
 			return nil, fmt.Errorf("testtemporal-server exited before it was ready (%v); its log is above", s.waitErr)
 		}
-		s.address, s.uiURL = r.Address, r.UIURL
+		s.address, s.uiURL, s.metrics = r.Address, r.UIURL, r.MetricsURL
 		return s, nil
 	case <-s.exited:
 		return nil, fmt.Errorf("testtemporal-server exited before it was ready (%v); its log is above", s.waitErr)
@@ -163,6 +167,10 @@ func (s *Server) Address() string { return s.address }
 
 // UIURL is the Web UI's base URL, or "" without Options.UI.
 func (s *Server) UIURL() string { return s.uiURL }
+
+// MetricsURL is where the server's `action` metric is served ("" without
+// Options.Metrics).
+func (s *Server) MetricsURL() string { return s.metrics }
 
 // Database is the PostgreSQL database holding the server's state, or ""
 // for an in-memory server.
@@ -231,6 +239,9 @@ func (o Options) args(database string) ([]string, error) {
 	if o.LogLevel != "" {
 		args = append(args, "-log-level", o.LogLevel)
 	}
+	if o.Metrics {
+		args = append(args, "-metrics-addr", "127.0.0.1:0")
+	}
 	return args, nil
 }
 
@@ -246,8 +257,9 @@ var shortTypeNames = map[enumspb.IndexedValueType]string{
 
 // ready is the helper's one line on standard output.
 type ready struct {
-	Address string `json:"address"`
-	UIURL   string `json:"uiURL"`
+	Address    string `json:"address"`
+	UIURL      string `json:"uiURL"`
+	MetricsURL string `json:"metricsURL"`
 }
 
 // start runs the helper. The returned channel yields its ready line, or is

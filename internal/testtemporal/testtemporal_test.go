@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -261,4 +263,25 @@ func TestNoServerDependency(t *testing.T) {
 			assert.False(t, strings.HasPrefix(dep, "go.temporal.io/server"), "%s depends on %s", pkg, dep)
 		}
 	}
+}
+
+// TestMetricsServeActions: with Metrics the server serves its `action`
+// metric, which counts a workflow start; without, there is no URL.
+func TestMetricsServeActions(t *testing.T) {
+	t.Parallel()
+	s := Start(t, Options{Metrics: true})
+	require.True(t, strings.HasPrefix(s.MetricsURL(), "http://127.0.0.1:"), s.MetricsURL())
+	c := dial(t, s, "default")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "metrics-test", TaskQueue: "nobody"}, "Nothing")
+	require.NoError(t, err)
+	res, err := http.Get(s.MetricsURL())
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(body), `action{action_type="grpc_StartWorkflowExecution",namespace="default"} 1`)
+
+	assert.Empty(t, Start(t, Options{}).MetricsURL())
 }

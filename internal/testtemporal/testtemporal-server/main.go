@@ -26,12 +26,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/touchpoint/touchpoint/devtemporal"
@@ -41,6 +45,8 @@ import (
 type Ready struct {
 	Address string `json:"address"`
 	UIURL   string `json:"uiURL"`
+	// MetricsURL serves the server's `action` metric (with -metrics-addr).
+	MetricsURL string `json:"metricsURL,omitempty"`
 }
 
 func main() {
@@ -87,6 +93,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		stopTimeout = fs.Duration("stop-timeout", 30*time.Second, "give up stopping Temporal after this long")
 		image       = fs.Bool("image", false, "run Temporal as the temporalio/server image does: the configuration template embedded in the server module, rendered from the environment (DB, POSTGRES_SEEDS, DYNAMIC_CONFIG_FILE_PATH, …); the other flags but -watch-stdin are ignored and no ready line is printed")
 		validateDC  = fs.String("validate-dynamic-config", "", "check a dynamic config file (unknown keys and invalid values fail) and exit")
+		metricsAddr = fs.String("metrics-addr", "", "serve the server's `action` metric (the Actions Temporal Cloud bills) at /metrics on this host:port (port 0: a free one); empty: none")
 	)
 	fs.Var(sas, "search-attribute", "custom search attribute Name=Type to register (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -141,7 +148,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	line, err := json.Marshal(Ready{Address: srv.FrontendAddress(), UIURL: srv.UIURL()})
+	r := Ready{Address: srv.FrontendAddress(), UIURL: srv.UIURL()}
+	if *metricsAddr != "" {
+		if r.MetricsURL, err = serveActions(ctx, *metricsAddr, srv); err != nil {
+			return errors.Join(err, srv.Stop())
+		}
+	}
+	line, err := json.Marshal(r)
 	if err != nil {
 		return errors.Join(err, srv.Stop())
 	}
@@ -157,6 +170,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	})
 	defer timer.Stop()
 	return srv.Stop()
+}
+
+// serveActions serves srv's `action` metric at /metrics on addr until ctx
+// ends, and returns its URL.
+func serveActions(ctx context.Context, addr string, srv *devtemporal.Server) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("-metrics-addr: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(srv.ActionsCollector())
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	context.AfterFunc(ctx, func() { hs.Close() })
+	return "http://" + ln.Addr().String() + "/metrics", nil
 }
 
 // loadTLS reads the frontend's TLS files; no certificate means plain text.

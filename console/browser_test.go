@@ -75,6 +75,7 @@ func seeded(t *testing.T) (*site, map[string]string) {
 		"suppressions": "/console/suppressions",
 		"templates":    "/console/templates",
 		"webhooks":     "/console/webhooks",
+		"settings":     "/console/settings",
 		"webhook":      "/console/webhooks/" + ep.ID,
 		"template":     "/console/templates/invite/en",
 		"sms-template": "/console/templates/sms_reminder/en",
@@ -101,7 +102,7 @@ func TestAccessibility(t *testing.T) {
 			for _, width := range []int{360, 1280} {
 				for _, scheme := range []string{"light", "dark"} {
 					t.Run(fmt.Sprintf("%s/%s/%d/%s", name, lang, width, scheme), func(t *testing.T) {
-						tab := s.open(t, b, editorA, path, width, scheme, lang)
+						tab := s.open(t, b, ownerA, path, width, scheme, lang)
 						assert.Equal(t, lang, browsertest.Eval[string](t, tab, `document.documentElement.lang`))
 						for _, v := range browsertest.Axe(t, tab) {
 							t.Errorf("axe: %s", v)

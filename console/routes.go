@@ -35,6 +35,15 @@ func (h *Handler) routes() []route {
 		{http.MethodPost, "/webhooks/{id}/deliveries/{msg}/retry", RetryWebhook, h.retryDelivery},
 		{http.MethodPost, "/webhooks/{id}/replay", ReplayWebhook, h.replayWebhook},
 
+		{http.MethodGet, "/settings", Read, h.settings},
+		{http.MethodGet, "/settings/branding/advice", Read, h.brandingAdvice},
+		{http.MethodPost, "/settings/branding", EditBranding, h.saveBranding},
+		{http.MethodPost, "/settings/invite-settings/{id}", EditSettings, h.saveInviteSetting},
+		{http.MethodPost, "/settings/clients", ManageClients, h.createClient},
+		{http.MethodPost, "/settings/clients/{id}/delete", ManageClients, h.deleteClient},
+		{http.MethodPost, "/settings/people", ManagePeople, h.addPerson},
+		{http.MethodPost, "/settings/people/{id}", ManagePeople, h.changePerson},
+
 		{http.MethodGet, "/suppressions", Read, h.suppressions},
 		{http.MethodPost, "/suppressions", Suppress, h.addSuppression},
 		{http.MethodPost, "/suppressions/lift", Unsuppress, h.liftSuppression},

@@ -75,6 +75,13 @@ type Options struct {
 
 	// People names the people in the histories. Optional.
 	People Directory
+	// Clients and PeopleStore are the API clients and the people owners
+	// manage in the settings; NewClientSecret makes a client's secret and
+	// the hash kept of it. Optional: without them the settings leave
+	// those parts out.
+	Clients         ClientStore
+	PeopleStore     PeopleStore
+	NewClientSecret func() (secret string, hash []byte)
 
 	// Templates renders the template previews and test sends and checks
 	// a shop's templates. Required.

@@ -18,6 +18,8 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -34,6 +36,7 @@ type site struct {
 	people  map[string]console.Person
 	actions []console.Action // every action a guard was asked about
 	secrets *webhook.SecretBox
+	ps      *persondb.Store
 }
 
 const testCookie = "test_person"
@@ -68,6 +71,7 @@ func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 	t.Helper()
 	db := testdb.New(t)
 	s := &site{db: db, st: store.New(db, "PT0S")}
+	s.ps = persondb.New(pg.NewDB(db))
 	s.a = eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	s.b = eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	s.people = map[string]console.Person{
@@ -101,8 +105,9 @@ func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 			s.actions = append(s.actions, a)
 			return allows(role, a)
 		},
-		People: directory(s.people),
-		Report: func(r *http.Request, err error) { t.Logf("console: %s %s: %v", r.Method, r.URL.Path, err) },
+		People: directory(s.people), Clients: s.st.Auth, PeopleStore: s.ps,
+		NewClientSecret: func() (string, []byte) { return "secret-" + store.NewID("x"), []byte("hash") },
+		Report:          func(r *http.Request, err error) { t.Logf("console: %s %s: %v", r.Method, r.URL.Path, err) },
 	}
 	for _, c := range configure {
 		c(&opts)

@@ -83,6 +83,10 @@ type AccountStore interface {
 	Account(ctx context.Context, id string) (accountdb.Account, error)
 	ListEventTypes(ctx context.Context, accountID string, f accountdb.EventTypeFilter, p store.Page) ([]accountdb.EventType, *store.Cursor, error)
 	EventType(ctx context.Context, accountID, id string) (accountdb.EventType, error)
+	ListChannels(ctx context.Context, accountID string, p store.Page) ([]accountdb.Channel, *store.Cursor, error)
+	ListInviteSettings(ctx context.Context, accountID string, f accountdb.InviteSettingFilter, p store.Page) ([]accountdb.InviteSetting, *store.Cursor, error)
+	UpdateInviteSetting(ctx context.Context, accountID, id string, apply func(*accountdb.InviteSetting) error) (accountdb.InviteSetting, error)
+	UpdateBranding(ctx context.Context, id string, u accountdb.BrandingUpdate) (accountdb.Account, error)
 }
 
 // WebhookStore is what the webhooks' pages read and change.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/locale"
+	"github.com/touchpoint/touchpoint/sendtime"
 )
 
 //go:embed templates/*.html
@@ -84,7 +85,7 @@ type views struct {
 
 // pageNames are the templates/<name>.html that define "main" for the
 // layout.
-var pageNames = []string{"error", "overview", "reviews", "review", "invites", "invite", "suppressions", "templates", "template", "webhooks", "webhook"}
+var pageNames = []string{"error", "overview", "reviews", "review", "invites", "invite", "suppressions", "templates", "template", "webhooks", "webhook", "settings"}
 
 func loadViews() (*views, error) {
 	texts, err := loadTexts()
@@ -237,7 +238,13 @@ var funcs = template.FuncMap{
 	"barHeight": func() int { return barHeight },
 	"list":      func(v ...string) []string { return v },
 	"has":       func(vs []string, v string) bool { return slices.Contains(vs, v) },
-	"errs":      func(field, text string) fieldErrors { return fieldErrors{{Field: field, Text: text}} },
+	"windowPart": func(w *sendtime.SendWindow, part string) string {
+		if w == nil {
+			return ""
+		}
+		return map[string]string{"start": w.Start, "end": w.End, "timeZone": w.TimeZone}[part]
+	},
+	"errs": func(field, text string) fieldErrors { return fieldErrors{{Field: field, Text: text}} },
 }
 
 // navItem is a section of the console in the bar at the top.
@@ -270,6 +277,22 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	h.setHeaders(w.Header())
 	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// renderPart writes one template of a page on its own (a piece a script
+// puts in place), with the page's texts.
+func (h *Handler) renderPart(w http.ResponseWriter, r *http.Request, name, part string, view any) {
+	p, signed := personFrom(r.Context())
+	lang := h.views.language(p, r)
+	d := page{Lang: strings.ReplaceAll(lang, "_", "-"), Person: p, Signed: signed, P: strings.TrimSuffix(Prefix, "/"),
+		View: view, texts: h.views.texts[lang]}
+	var buf bytes.Buffer
+	if err := h.views.tmpl[name].ExecuteTemplate(&buf, part, map[string]any{"View": view, "T": d}); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.setHeaders(w.Header())
 	_, _ = w.Write(buf.Bytes())
 }
 

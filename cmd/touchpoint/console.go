@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/templates"
@@ -56,7 +58,10 @@ func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger, par
 		SampleFeedbackURL: parts.fb.URL(templates.SampleEventID), SampleUnsubscribeURL: parts.unsub.URL(templates.SampleEventID),
 		WebhookSecrets: parts.secrets, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		TemporalUIURL: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace,
-		Cancelled: parts.cancelled, Retried: parts.retried})
+		Cancelled: parts.cancelled, Retried: parts.retried,
+		Clients: st.Auth, PeopleStore: ps, NewClientSecret: func() (string, []byte) {
+			return authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
+		}})
 	if err != nil {
 		return nil, err
 	}

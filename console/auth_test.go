@@ -20,6 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/internal/oidctest"
+	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/internal/webform"
@@ -29,6 +30,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 const rigSecretKey = "console-test-secret-key-0123456789abcdef"
@@ -84,7 +86,9 @@ func (g *rig) serve(prov console.Provider) {
 	require.NoError(g.t, err)
 	lib, err := templates.Load()
 	require.NoError(g.t, err)
-	h, err := console.New(console.Options{BaseURL: g.url, SignedIn: auth.SignedIn, Allows: console.Allows,
+	secrets, err := webhook.NewSecretBox(secretkey.Derive(rigSecretKey, secretkey.WebhookSecret))
+	require.NoError(g.t, err)
+	h, err := console.New(console.Options{WebhookSecrets: secrets, BaseURL: g.url, SignedIn: auth.SignedIn, Allows: console.Allows,
 		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Templates: lib, People: g.ps, Logger: logger,
 		Now: g.clock.Now})
 	require.NoError(g.t, err)

@@ -90,8 +90,10 @@ const (
 	// so to every browser that reads the policy, X-Frame-Options to the
 	// rest.
 	denyFraming = "DENY"
-	// Addresses carry sign-in tokens: never send them on.
-	noReferrer = "no-referrer"
+	// Addresses carry sign-in tokens: never send them to another site.
+	// Not no-referrer: a browser then sends "Origin: null" with a form's
+	// post, and the issuer could not tell its own forms from a forgery.
+	sameOriginReferrer = "same-origin"
 	// Pages show a person's account: keep them out of every cache.
 	noStore = "no-store"
 	hsts    = "max-age=31536000"
@@ -106,7 +108,7 @@ const (
 // Options make a Site.
 type Options struct {
 	// Pages holds a template per page, "<name>.html", each defining
-	// "title" and "main" (and "header" to add to the page's header).
+	// "title" and "main".
 	Pages fs.FS
 	Names []string
 	Texts Texts
@@ -176,7 +178,7 @@ func (s *Site) SetHeaders(h http.Header) {
 	h.Set(headerCSP, s.csp)
 	h.Set(headerNoSniff, noSniff)
 	h.Set(headerFrameOptions, denyFraming)
-	h.Set(headerReferrerPolicy, noReferrer)
+	h.Set(headerReferrerPolicy, sameOriginReferrer)
 	h.Set(headerCacheControl, noStore)
 }
 

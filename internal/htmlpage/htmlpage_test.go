@@ -44,7 +44,7 @@ func TestPageHeaders(t *testing.T) {
 	assert.NotContains(t, csp, "unsafe-inline")
 	assert.Equal(t, "DENY", h.Get("X-Frame-Options"))
 	assert.Equal(t, "no-store", h.Get("Cache-Control"))
-	assert.Equal(t, "no-referrer", h.Get("Referrer-Policy"))
+	assert.Equal(t, "same-origin", h.Get("Referrer-Policy"), "not no-referrer: browsers then send Origin: null with a post")
 	assert.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
 	assert.NotEmpty(t, h.Get("Strict-Transport-Security"))
 

@@ -46,7 +46,6 @@ func reminderSettingOf(delay string) *reminderSetting {
 	return &reminderSetting{Delay: delay}
 }
 
-
 // inviteSettingPatch is PATCH /invite-settings/{id}, a JSON merge patch
 // (RFC 7396) of the mutable fields: a missing field is kept, null removes
 // (only sendWindow may be removed; the decoder rejects other nulls), and

@@ -16,7 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
 	"github.com/touchpoint/touchpoint/internal/testdb"
-	"github.com/touchpoint/touchpoint/internal/testtemporal"
+	"github.com/touchpoint/touchpoint/internal/testworkflow"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/signedlink"
@@ -87,7 +87,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	acts := &activities.Activities{Store: repos, Accounts: repos.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 
 	run := func(in workflows.InviteInput) (*testsuite.TestWorkflowEnvironment, workflows.InviteResult, error) {
-		env := testtemporal.WorkflowEnv()
+		env := testworkflow.New()
 		worker.Register(env, acts, workflows.Options{})
 		env.ExecuteWorkflow(workflows.WorkflowType, in)
 		require.True(t, env.IsWorkflowCompleted())

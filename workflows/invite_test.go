@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
-	"github.com/touchpoint/touchpoint/internal/testtemporal"
+	"github.com/touchpoint/touchpoint/internal/testworkflow"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -41,7 +41,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 
 func newEnvWith(t *testing.T, opts workflows.Options) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	env := testtemporal.WorkflowEnv()
+	env := testworkflow.New()
 	env.RegisterWorkflowWithOptions(workflows.InviteWith(opts), workflow.RegisterOptions{Name: workflows.WorkflowType})
 	env.RegisterActivity(&activities.Activities{})
 	return env

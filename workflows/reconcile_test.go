@@ -13,14 +13,14 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
-	"github.com/touchpoint/touchpoint/internal/testtemporal"
+	"github.com/touchpoint/touchpoint/internal/testworkflow"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
 var rec *activities.Reconciler
 
 func reconcileEnv() *testsuite.TestWorkflowEnvironment {
-	env := testtemporal.WorkflowEnv()
+	env := testworkflow.New()
 	env.RegisterWorkflowWithOptions(workflows.Reconcile, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowType})
 	env.RegisterActivity(&activities.Reconciler{})
 	return env

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/activities"
-	"github.com/touchpoint/touchpoint/internal/testtemporal"
+	"github.com/touchpoint/touchpoint/internal/testworkflow"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -27,7 +27,7 @@ func webhookInput() workflows.WebhookInput {
 
 func newWebhookEnv(t *testing.T, opts workflows.WebhookOptions) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	env := testtemporal.WorkflowEnv()
+	env := testworkflow.New()
 	env.RegisterWorkflowWithOptions(workflows.DeliverWebhookWith(opts), workflow.RegisterOptions{Name: workflows.WebhookWorkflowType})
 	env.RegisterActivity(&activities.Webhooks{})
 	return env

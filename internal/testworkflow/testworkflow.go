@@ -1,4 +1,6 @@
-package testtemporal
+// Package testworkflow is Temporal's test workflow environment as every
+// workflow test runs it: in process, without a Temporal server.
+package testworkflow
 
 import (
 	"io"
@@ -9,20 +11,20 @@ import (
 	"go.temporal.io/sdk/testsuite"
 )
 
-// EnvIdleTimeout is how long a test workflow environment (WorkflowEnv)
+// IdleTimeout is how long a test workflow environment (New)
 // waits for its next event — an activity's result, a timer — before it
 // calls the workflow stuck and panics. The SDK's default, 3 s, is a stall
 // a loaded machine reaches: an activity's goroutine can wait that long for
 // a core when two cores run a suite under -race beside other builds. A
 // workflow that is really stuck still fails, a minute later.
-const EnvIdleTimeout = time.Minute
+const IdleTimeout = time.Minute
 
-// WorkflowEnv is Temporal's test workflow environment, quiet, with
-// EnvIdleTimeout: the one every workflow test runs in.
-func WorkflowEnv() *testsuite.TestWorkflowEnvironment {
+// New is Temporal's test workflow environment, quiet, with IdleTimeout:
+// the one every workflow test runs in.
+func New() *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
-	env.SetTestTimeout(EnvIdleTimeout)
+	env.SetTestTimeout(IdleTimeout)
 	return env
 }

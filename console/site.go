@@ -111,6 +111,12 @@ type Options struct {
 	// outbox starter. Optional: it also sweeps.
 	Retried func()
 
+	// Reads sends the reads of a person's pages to the read replica where
+	// it may (the lists and counts a page shows), and is told of their
+	// changes, after which their pages read the primary for a while.
+	// Optional: without it every read goes to the primary.
+	Reads ReadRouter
+
 	// Logger gets the internal errors behind a 500; nil discards.
 	Logger *slog.Logger
 	// Report hands the internal error behind an answer to the request
@@ -219,8 +225,23 @@ func (h *Handler) guard(rt route) http.Handler {
 			h.forbidden(w, r)
 			return
 		}
+		if rd := h.opts.Reads; rd != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			r = r.WithContext(rd.Reads(r.Context(), p.ID))
+		} else if rd != nil {
+			// Once the change is made, the person's pages read the
+			// primary for a while: they see what they changed.
+			defer rd.Wrote(p.ID)
+		}
 		rt.handle(w, r, p)
 	})
+}
+
+// ReadRouter is the part of the read replica (a *pg.Replica) the console
+// uses, as the API does: it marks a request that only reads, for the
+// person who made it, and is told of a person's changes.
+type ReadRouter interface {
+	Reads(ctx context.Context, client string) context.Context
+	Wrote(client string)
 }
 
 type personKey struct{}

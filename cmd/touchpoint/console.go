@@ -28,14 +28,15 @@ func consoleProvider(cfg config.Config) console.Provider {
 }
 
 // consoleParts are what the console shares with the API of its process:
-// the sample links of template previews, the webhook secrets' seal, and
-// the hooks that tell a workflow of a cancel and wake the starter after a
-// retry (the API's own, set once it is built).
+// the sample links of template previews, the webhook secrets' seal, the
+// hooks that tell a workflow of a cancel and wake the starter after a
+// retry (the API's own, set once it is built), and the read replica.
 type consoleParts struct {
 	fb, unsub *signedlink.Links
 	secrets   *webhook.SecretBox
 	cancelled func(eventID string)
 	retried   func()
+	reads     console.ReadRouter // nil: no read replica
 }
 
 // consoleHandler builds the console at {base_url}/console/ with its
@@ -58,7 +59,7 @@ func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger, par
 		SampleFeedbackURL: parts.fb.URL(templates.SampleEventID), SampleUnsubscribeURL: parts.unsub.URL(templates.SampleEventID),
 		WebhookSecrets: parts.secrets, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		TemporalUIURL: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace,
-		Cancelled: parts.cancelled, Retried: parts.retried,
+		Cancelled: parts.cancelled, Retried: parts.retried, Reads: parts.reads,
 		Clients: st.Auth, PeopleStore: ps, NewClientSecret: func() (string, []byte) {
 			return authserver.NewClientSecret(secretkey.Derive(cfg.SecretKey, secretkey.ClientSecret))
 		}})

@@ -197,7 +197,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	// signal delivery, which exists once the API is built.
 	var api *apiserver.Server
 	consoleUI, err := consoleHandler(cfg, st, logger, consoleParts{fb: fb, unsub: unsub, secrets: secrets,
-		cancelled: func(id string) { api.SignalCancel(id) }, retried: notifier.Poke})
+		cancelled: func(id string) { api.SignalCancel(id) }, retried: notifier.Poke, reads: reads})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -89,7 +89,7 @@ func seeded(t *testing.T) (*site, map[string]string) {
 }
 
 // testLanguages are the two languages the pages are checked in.
-var testLanguages = []string{"en"}
+var testLanguages = []string{"en", "de"}
 
 // TestAccessibility runs axe-core over every page of the console in two
 // languages, at 360 and 1280 px, light and dark: no violation, and

@@ -33,7 +33,9 @@ const DefaultReconcileGrace = 10 * time.Minute
 // activity struct of its own, as it needs a Temporal client the invite
 // steps must not have.
 type Reconciler struct {
-	Store    *store.Store
+	Store *store.Store
+	// Outbox is woken when a repair ordered a new run.
+	Outbox   interface{ Notify(context.Context) error }
 	Temporal WorkflowDescriber
 	// Grace: see DefaultReconcileGrace (0 means it).
 	Grace time.Duration
@@ -106,7 +108,7 @@ func (r *Reconciler) ReconcileInvites(ctx context.Context, in workflows.Reconcil
 	}
 	if p.Result.Restarted > 0 {
 		// Wakes the outbox starters of the API at once; they also sweep.
-		if err := r.Store.Notify(ctx); err != nil {
+		if err := r.Outbox.Notify(ctx); err != nil {
 			log.WarnContext(ctx, "reconciler: notify starters", "error", err)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // BenchmarkAcceptOnly measures the accept path alone — HTTP, token check,
@@ -86,7 +86,7 @@ func BenchmarkAcceptOnly(b *testing.B) {
 	})
 	b.Run("store only", func(b *testing.B) { // the accept statement without HTTP and token check
 		run(b, func(i int) error {
-			_, err := e.store.AcceptEvent(context.Background(), store.NewEvent{
+			_, err := e.store.Events.AcceptEvent(context.Background(), eventdb.NewEvent{
 				AccountID: e.account, Type: "checkout", ChannelID: e.channel,
 				CustomerEmail: fmt.Sprintf("c%d@example.com", i), TransactionReference: "order-1",
 				TransactionDate: time.Now(), Payload: json.RawMessage(payload)})

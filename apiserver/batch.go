@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // Limits of POST /events/batch. Each event also keeps the
@@ -167,7 +168,7 @@ func (s *server) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 	defer s.load.BeginAccept(giveway.BatchWeight(len(raws)))()
 	requestID := infoFrom(r.Context()).id
 	items := make([]batchItem, len(raws))
-	var events []store.NewEvent
+	var events []eventdb.NewEvent
 	var at []int // events[k] is item at[k]
 	for i, raw := range raws {
 		items[i].Index = i
@@ -192,7 +193,7 @@ func (s *server) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 	}
 	events, at = events[:granted], at[:granted]
 	if len(events) > 0 {
-		out, err := s.store.AcceptEvents(r.Context(), events)
+		out, err := s.store.Events.AcceptEvents(r.Context(), events)
 		if err != nil {
 			s.returnEventQuota(r, accountID(r), len(events))
 			return batchOut{}, err
@@ -221,20 +222,20 @@ func (s *server) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 
 // batchEvent decodes and validates one event of a batch as POST /events
 // does its body.
-func (s *server) batchEvent(r *http.Request, raw json.RawMessage) (store.NewEvent, error) {
+func (s *server) batchEvent(r *http.Request, raw json.RawMessage) (eventdb.NewEvent, error) {
 	if int64(len(raw)) > s.maxBody {
-		return store.NewEvent{}, newError(http.StatusRequestEntityTooLarge, "the event is larger than %d bytes", s.maxBody)
+		return eventdb.NewEvent{}, newError(http.StatusRequestEntityTooLarge, "the event is larger than %d bytes", s.maxBody)
 	}
 	var in batchEventIn
 	if err := jsonstrict.DecodeValid(raw, &in); err != nil {
-		return store.NewEvent{}, decodeError(err, "the event")
+		return eventdb.NewEvent{}, decodeError(err, "the event")
 	}
 	errs := in.validate()
 	if !validIdempotencyKey(in.IdempotencyKey) {
 		errs = append(errs, fieldError{Field: "idempotencyKey", Message: fmt.Sprintf("must be at most %d printable ASCII characters", maxIdemKey)})
 	}
 	if err := errs.err(); err != nil {
-		return store.NewEvent{}, err
+		return eventdb.NewEvent{}, err
 	}
 	return newStoreEvent(&in.eventIn, accountID(r), in.IdempotencyKey)
 }
@@ -247,13 +248,13 @@ func validIdempotencyKey(key string) bool {
 // newStoreEvent normalises a validated event and makes what the store
 // accepts, as POST /events does: the canonical JSON of the event is the
 // payload and, with a key, the request hash.
-func newStoreEvent(in *eventIn, accountID, key string) (store.NewEvent, error) {
+func newStoreEvent(in *eventIn, accountID, key string) (eventdb.NewEvent, error) {
 	in.Transaction.Date = in.Transaction.Date.UTC().Truncate(time.Millisecond)
 	payload, err := json.Marshal(in) // canonical: fixed field order, sorted metadata keys
 	if err != nil {
-		return store.NewEvent{}, err
+		return eventdb.NewEvent{}, err
 	}
-	e := store.NewEvent{
+	e := eventdb.NewEvent{
 		AccountID:            accountID,
 		Type:                 in.Type,
 		ChannelID:            in.Channel.ID,
@@ -278,13 +279,13 @@ func newStoreEvent(in *eventIn, accountID, key string) (store.NewEvent, error) {
 // batchOutcomeError words a store outcome as POST /events would.
 func batchOutcomeError(err error, typ string) error {
 	switch {
-	case errors.Is(err, store.ErrUnknownEventType):
+	case errors.Is(err, eventdb.ErrUnknownEventType):
 		return unprocessable("type", fmt.Sprintf("there is no event type named %q; create it with POST /event-types", typ))
-	case errors.Is(err, store.ErrUnknownChannel):
+	case errors.Is(err, eventdb.ErrUnknownChannel):
 		return unprocessable("channel.id", "there is no such channel in this account")
-	case errors.Is(err, store.ErrIdempotencyMismatch):
+	case errors.Is(err, eventdb.ErrIdempotencyMismatch):
 		return unprocessable("idempotencyKey", "was already used with a different request body")
-	case errors.Is(err, store.ErrDuplicateIdempotencyKey):
+	case errors.Is(err, eventdb.ErrDuplicateIdempotencyKey):
 		return unprocessable("idempotencyKey", "is the key of an earlier event of this batch")
 	}
 	return err

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/apiserver"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // BenchmarkAcceptBatch measures POST /events/batch of 500 events at
@@ -41,10 +41,10 @@ func BenchmarkAcceptBatch(b *testing.B) {
 		require.NoError(b, err)
 		return string(raw)
 	}
-	newEvents := func(batch int) []store.NewEvent {
-		out := make([]store.NewEvent, size)
+	newEvents := func(batch int) []eventdb.NewEvent {
+		out := make([]eventdb.NewEvent, size)
 		for i := range out {
-			out[i] = store.NewEvent{AccountID: e.account, Type: "checkout", ChannelID: e.channel,
+			out[i] = eventdb.NewEvent{AccountID: e.account, Type: "checkout", ChannelID: e.channel,
 				CustomerEmail: fmt.Sprintf("s%d-%d@example.com", batch, i), TransactionReference: "order-1",
 				TransactionDate: time.Now(), Payload: json.RawMessage(`{"customer":{"email":"ann@example.com"},"type":"checkout"}`)}
 		}
@@ -71,15 +71,15 @@ func BenchmarkAcceptBatch(b *testing.B) {
 	})
 	b.Run("store only", func(b *testing.B) {
 		run(b, func(int) any { return newEvents(int(batches.Add(1))) }, func(in any) error {
-			_, err := e.store.AcceptEvents(context.Background(), in.([]store.NewEvent))
+			_, err := e.store.Events.AcceptEvents(context.Background(), in.([]eventdb.NewEvent))
 			return err
 		})
 	})
-	table, err := e.store.CreateEventsScratch(context.Background(), "bench_copy")
+	table, err := e.store.Events.CreateEventsScratch(context.Background(), "bench_copy")
 	require.NoError(b, err)
 	b.Run("bare copy", func(b *testing.B) {
 		run(b, func(int) any { return newEvents(int(batches.Add(1))) }, func(in any) error {
-			return table.Copy(context.Background(), in.([]store.NewEvent))
+			return table.Copy(context.Background(), in.([]eventdb.NewEvent))
 		})
 	})
 }

@@ -210,7 +210,7 @@ func TestBatchOfFiveHundred(t *testing.T) {
 		refs[it["EventRef"].(string)] = true
 	}
 	assert.Len(t, refs, 500)
-	pending, _, err := e.store.OutboxBacklog(context.Background())
+	pending, _, err := e.store.Events.OutboxBacklog(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 500, pending, "one start order per event")
 
@@ -218,7 +218,7 @@ func TestBatchOfFiveHundred(t *testing.T) {
 	for i, it := range again {
 		assert.Equal(t, its[i]["EventRef"], it["EventRef"], "a repeated batch is replayed")
 	}
-	pending, _, err = e.store.OutboxBacklog(context.Background())
+	pending, _, err = e.store.Events.OutboxBacklog(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 500, pending, "and starts nothing new")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -255,16 +256,16 @@ func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &accountdb.QuotaError{Kind: accountdb.QuotaEvents, Limit: limit})
 		return
 	}
-	acc, err := s.store.AcceptEvent(r.Context(), e)
+	acc, err := s.store.Events.AcceptEvent(r.Context(), e)
 	if err != nil || acc.Replayed {
 		s.returnEventQuota(r, e.AccountID, 1)
 	}
 	switch {
-	case errors.Is(err, store.ErrUnknownEventType):
+	case errors.Is(err, eventdb.ErrUnknownEventType):
 		err = unprocessable("type", fmt.Sprintf("there is no event type named %q; create it with POST /event-types", in.Type))
-	case errors.Is(err, store.ErrUnknownChannel):
+	case errors.Is(err, eventdb.ErrUnknownChannel):
 		err = unprocessable("channel.id", "there is no such channel in this account")
-	case errors.Is(err, store.ErrIdempotencyMismatch):
+	case errors.Is(err, eventdb.ErrIdempotencyMismatch):
 		err = unprocessable("Idempotency-Key", "was already used with a different request body")
 	}
 	if err != nil {

@@ -377,7 +377,7 @@ type sentCounter func(ctx context.Context) (sent, ended int, err error)
 // dbSentCounter counts with one query (store.CountInvitesOfType).
 func dbSentCounter(st *store.Store, eventTypeID string) sentCounter {
 	return func(ctx context.Context) (sent, ended int, err error) {
-		c, err := st.CountInvitesOfType(ctx, eventTypeID)
+		c, err := st.Events.CountInvitesOfType(ctx, eventTypeID)
 		return c.Sent, c.Ended, err
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
@@ -73,7 +74,7 @@ func (t Target) dialTemporal(ctx context.Context, logTo io.Writer) (client.Clien
 // store's pool settings) into a scratch table of its own.
 type insertBaseline struct {
 	db      *sqlx.DB
-	table   *store.InsertScratch
+	table   *eventdb.InsertScratch
 	payload []byte
 }
 
@@ -83,7 +84,7 @@ func openInsertBaseline(ctx context.Context, databaseURL string, c int, runID st
 		return nil, err
 	}
 	ins := &insertBaseline{db: db, payload: benchBodies("bench-insert", store.NewID("chn"), runID, 1)[0]}
-	if ins.table, err = store.New(db, "").CreateInsertScratch(ctx, "bench_insert_"+runID); err != nil {
+	if ins.table, err = store.New(db, "").Events.CreateInsertScratch(ctx, "bench_insert_"+runID); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // starterConcurrency is the starter's default number of starts in flight
@@ -156,7 +157,7 @@ func (r *batchRun) bareCopy(ctx context.Context, size, n int) (perS, p99MS float
 	if err := warmPool(ctx, db, r.o.BatchConcurrency); err != nil {
 		return 0, 0, err
 	}
-	table, err := store.New(db, "").CreateEventsScratch(ctx, fmt.Sprintf("bench_copy_%s_%d", r.runID, size))
+	table, err := store.New(db, "").Events.CreateEventsScratch(ctx, fmt.Sprintf("bench_copy_%s_%d", r.runID, size))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -222,7 +223,7 @@ func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 	run.summarize(&acc)
 	res.Accepted, res.AcceptedPerS = acc.Accepted, acc.AcceptedPerS
 	if r.st != nil {
-		pending, _, err := r.st.OutboxBacklog(ctx)
+		pending, _, err := r.st.Events.OutboxBacklog(ctx)
 		if err != nil {
 			return res, err
 		}
@@ -256,12 +257,12 @@ func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 func (r *batchRun) timeDrain(ctx context.Context, pending int) (int, time.Duration, error) {
 	t0 := time.Now()
 	if sample := r.o.DrainSample; sample > 0 && pending > sample {
-		last, ok, err := r.st.NthPendingOrder(ctx, sample)
+		last, ok, err := r.st.Events.NthPendingOrder(ctx, sample)
 		if err != nil {
 			return 0, 0, err
 		}
 		for ok {
-			done, err := r.st.OrderDone(ctx, last)
+			done, err := r.st.Events.OrderDone(ctx, last)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -276,7 +277,7 @@ func (r *batchRun) timeDrain(ctx context.Context, pending int) (int, time.Durati
 		}
 		if ok {
 			elapsed := time.Since(t0)
-			if _, err := r.st.DiscardPendingOrders(ctx); err != nil {
+			if _, err := r.st.Events.DiscardPendingOrders(ctx); err != nil {
 				return 0, 0, err
 			}
 			return sample, elapsed, r.awaitDrained(ctx)
@@ -307,7 +308,7 @@ func (r *batchRun) awaitDrained(ctx context.Context) error {
 		return nil
 	}
 	for {
-		pending, _, err := r.st.OutboxBacklog(ctx)
+		pending, _, err := r.st.Events.OutboxBacklog(ctx)
 		if err != nil {
 			return fmt.Errorf("outbox backlog: %w", err)
 		}
@@ -348,12 +349,12 @@ func batchBody(typ, channelID, runID string, n int) []byte {
 
 // newEventsOf is what the store is given for n of bench's events, for
 // the bare COPY.
-func newEventsOf(typ, channelID, runID string, n int) []store.NewEvent {
+func newEventsOf(typ, channelID, runID string, n int) []eventdb.NewEvent {
 	bodies := benchBodies(typ, channelID, runID, n)
-	events := make([]store.NewEvent, n)
+	events := make([]eventdb.NewEvent, n)
 	now := time.Now().UTC()
 	for i := range events {
-		events[i] = store.NewEvent{AccountID: "acc-bench", Type: typ, ChannelID: channelID,
+		events[i] = eventdb.NewEvent{AccountID: "acc-bench", Type: typ, ChannelID: channelID,
 			CustomerEmail:        fmt.Sprintf("bench-%s-%d@example.com", runID, i),
 			TransactionReference: fmt.Sprintf("order-%d", i), TransactionDate: now, Payload: bodies[i]}
 	}

@@ -111,7 +111,7 @@ func BenchmarkAcceptEvent(b *testing.B) {
 			b.ReportMetric(res.AcceptP50MS, "p50-ms")
 			b.ReportMetric(res.AcceptP95MS, "p95-ms")
 			b.ReportMetric(res.AcceptP99MS, "p99-ms")
-			counts, err := s.store.CountInvitesOfType(context.Background(), etID)
+			counts, err := s.store.Events.CountInvitesOfType(context.Background(), etID)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // accept accepts an event of the account through the store, as the API
@@ -25,7 +26,7 @@ func (s *site) accept(t *testing.T, a *eventfixture.Account, email string, produ
 		"products": products, "defaultLocale": "de"})
 	require.NoError(t, err)
 	ref := "T-" + store.NewID("x")[2:14]
-	acc, err := s.st.AcceptEvent(context.Background(), store.NewEvent{AccountID: a.AccountID, Type: "order", ChannelID: a.ChannelID,
+	acc, err := s.st.Events.AcceptEvent(context.Background(), eventdb.NewEvent{AccountID: a.AccountID, Type: "order", ChannelID: a.ChannelID,
 		CustomerEmail: email, TransactionReference: ref, TransactionDate: time.Now().UTC(), Payload: payload})
 	require.NoError(t, err)
 	return acc.EventID

@@ -49,8 +49,10 @@ func (c Change) Sends() bool { return c.changed && c.To.Status == Sending && c.F
 // spells it.
 type RunOrder string
 
-// Run orders besides the first start, which acceptance writes.
+// Run orders.
 const (
+	// RunStart is the first run, ordered by the event's acceptance.
+	RunStart RunOrder = "start"
 	// RunRetry re-sends a failed invite now, skipping its delay.
 	RunRetry RunOrder = "retry"
 	// RunRestart restarts an invite whose workflow is gone or closed,

@@ -70,7 +70,7 @@ func newRig(t *testing.T) *rig {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	s := &starter.Starter{Store: st, Temporal: c, Logger: quiet, DatabaseURL: testdb.URL(t, db), Tuning: starter.Tuning{Sweep: 200 * time.Millisecond}}
+	s := &starter.Starter{Outbox: st.Events, Temporal: c, Logger: quiet, DatabaseURL: testdb.URL(t, db), Tuning: starter.Tuning{Sweep: 200 * time.Millisecond}}
 	go func() { done <- s.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -87,7 +87,7 @@ func (r *rig) accept(t *testing.T, a *eventfixture.Account) string {
 	id := a.Event(t, eventfixture.Event{})
 	_, err := r.db.DB().Exec(`INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, 'start', now(), now())`, id)
 	require.NoError(t, err)
-	require.NoError(t, r.db.Notify(context.Background()))
+	require.NoError(t, r.db.Events.Notify(context.Background()))
 	return id
 }
 

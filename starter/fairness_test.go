@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // TestSingleEventOvertakesABatchBacklog: while a large batch backlog is
@@ -23,15 +23,15 @@ func TestSingleEventOvertakesABatchBacklog(t *testing.T) {
 	ctx := context.Background()
 	const backlog = 1000
 	for b := range backlog / 500 {
-		batch := make([]store.NewEvent, 500)
+		batch := make([]eventdb.NewEvent, 500)
 		for i := range batch {
 			email := fmt.Sprintf("backfill-%d-%d@example.com", b, i)
-			batch[i] = store.NewEvent{AccountID: e.accountID, Type: e.typeName, ChannelID: e.channelID,
+			batch[i] = eventdb.NewEvent{AccountID: e.accountID, Type: e.typeName, ChannelID: e.channelID,
 				CustomerEmail: email, TransactionReference: fmt.Sprintf("order-%d-%d", b, i),
 				TransactionDate: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC),
 				Payload:         json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q}}`, email))}
 		}
-		out, err := e.st.AcceptEvents(ctx, batch)
+		out, err := e.st.Events.AcceptEvents(ctx, batch)
 		require.NoError(t, err)
 		for _, o := range out {
 			require.NoError(t, o.Err)
@@ -41,7 +41,7 @@ func TestSingleEventOvertakesABatchBacklog(t *testing.T) {
 	s.BatchSize, s.Concurrency = 50, 4
 	run(t, s.Run)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		pending, _, err := e.st.OutboxBacklog(ctx)
+		pending, _, err := e.st.Events.OutboxBacklog(ctx)
 		require.NoError(c, err)
 		assert.Less(c, pending, backlog, "the drain has begun")
 	}, time.Minute, 10*time.Millisecond)
@@ -53,7 +53,7 @@ func TestSingleEventOvertakesABatchBacklog(t *testing.T) {
 	// test that fails, and leaves room for a machine shared with others.
 	e.waitDone(t, single, 30*time.Second)
 	took := time.Since(begin)
-	pending, _, err := e.st.OutboxBacklog(ctx)
+	pending, _, err := e.st.Events.OutboxBacklog(ctx)
 	require.NoError(t, err)
 	t.Logf("the single event's workflow started %v after its accept, with %d batch events still waiting", took.Round(time.Millisecond), pending)
 	assert.Positive(t, pending, "the single event did not wait for the backlog")

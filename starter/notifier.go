@@ -4,22 +4,20 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/touchpoint/touchpoint/store"
 )
 
 // Notifier sends the outbox NOTIFY after accept transactions commit,
 // coalescing bursts: however many events are accepted while a NOTIFY is
 // in flight, one more follows it.
 type Notifier struct {
-	store  *store.Store
+	outbox interface{ Notify(context.Context) error }
 	logger *slog.Logger
 	poke   chan struct{}
 }
 
-// NewNotifier returns a Notifier; call Run to send.
-func NewNotifier(st *store.Store, logger *slog.Logger) *Notifier {
-	return &Notifier{store: st, logger: logger, poke: make(chan struct{}, 1)}
+// NewNotifier returns a Notifier of the outbox; call Run to send.
+func NewNotifier(outbox interface{ Notify(context.Context) error }, logger *slog.Logger) *Notifier {
+	return &Notifier{outbox: outbox, logger: logger, poke: make(chan struct{}, 1)}
 }
 
 // Poke asks for a NOTIFY; it never blocks.
@@ -40,7 +38,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 		case <-n.poke:
 		}
 		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := n.store.Notify(nctx); err != nil && ctx.Err() == nil {
+		if err := n.outbox.Notify(nctx); err != nil && ctx.Err() == nil {
 			n.logger.Warn("outbox notify failed; the sweep will pick the events up", "error", err)
 		}
 		cancel()

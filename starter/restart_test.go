@@ -12,7 +12,6 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/starter"
-	"github.com/touchpoint/touchpoint/store"
 )
 
 // TestRestartAfterClosedRun: the reconciler's restart order starts a new
@@ -22,7 +21,7 @@ func TestRestartAfterClosedRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	notifier := starter.NewNotifier(e.st, e.logger)
+	notifier := starter.NewNotifier(e.st.Events, e.logger)
 	run(t, notifier.Run)
 	run(t, e.starter(e.temporal).Run)
 
@@ -39,7 +38,7 @@ func TestRestartAfterClosedRun(t *testing.T) {
 	require.True(t, ok)
 	notifier.Poke()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.True(c, e.row(c, lost, store.OutboxRestart).Done)
+		assert.True(c, e.row(c, lost, string(invite.RunRestart)).Done)
 	}, 30*time.Second, 20*time.Millisecond)
 	d := e.describe(t, lost, "")
 	second := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
@@ -55,11 +54,11 @@ func TestRestartAfterClosedRun(t *testing.T) {
 	require.NoError(t, e.temporal.TerminateWorkflow(ctx, moved, earlier, "test: lost"))
 	e.setStatus(t, moved, invite.Scheduled)
 	_, err = e.st.DB().Exec(`INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, $2, now(), now())`,
-		moved, store.OutboxRestart)
+		moved, string(invite.RunRestart))
 	require.NoError(t, err)
 	notifier.Poke()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.True(c, e.row(c, moved, store.OutboxRestart).Done)
+		assert.True(c, e.row(c, moved, string(invite.RunRestart)).Done)
 	}, 30*time.Second, 20*time.Millisecond)
 	assert.Equal(t, earlier, e.describe(t, moved, "").GetWorkflowExecutionInfo().GetExecution().GetRunId(), "no new run")
 }

@@ -20,13 +20,18 @@ import (
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/metrics"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
+// Outbox is where the starter claims its start orders.
+type Outbox interface {
+	ClaimOutbox(ctx context.Context, limit int) (*eventdb.OutboxBatch, error)
+}
+
 // Starter starts one invite workflow per outbox row.
 type Starter struct {
-	Store    *store.Store
+	Outbox   Outbox
 	Temporal client.Client
 	Logger   *slog.Logger
 	// DatabaseURL is used for the LISTEN connection.
@@ -46,31 +51,31 @@ type Starter struct {
 // stops are handed back untouched.
 func (s *Starter) Run(ctx context.Context) error {
 	s.defaults(5 * time.Second)
-	listener := store.ListenOutbox(s.DatabaseURL, s.Logger)
+	listener := eventdb.ListenOutbox(s.DatabaseURL, s.Logger)
 	defer listener.Close()
-	p := pump[store.StartOrder]{what: "outbox", logger: s.Logger, tuning: &s.Tuning, claim: s.claim, start: s.start,
-		gate: s.Gate, since: func(o store.StartOrder) time.Time { return o.CreatedAt }}
+	p := pump[eventdb.StartOrder]{what: "outbox", logger: s.Logger, tuning: &s.Tuning, claim: s.claim, start: s.start,
+		gate: s.Gate, since: func(o eventdb.StartOrder) time.Time { return o.CreatedAt }}
 	return p.run(ctx, listener.Wake())
 }
 
 // claim claims a batch of due start orders.
-func (s *Starter) claim(ctx context.Context, limit int) (claimed[store.StartOrder], error) {
-	b, err := s.Store.ClaimOutbox(ctx, limit)
+func (s *Starter) claim(ctx context.Context, limit int) (claimed[eventdb.StartOrder], error) {
+	b, err := s.Outbox.ClaimOutbox(ctx, limit)
 	if err != nil {
-		return claimed[store.StartOrder]{}, err
+		return claimed[eventdb.StartOrder]{}, err
 	}
-	finish := func(ctx context.Context, ok []store.StartOrder, failed []failedStart[store.StartOrder]) error {
+	finish := func(ctx context.Context, ok []eventdb.StartOrder, failed []failedStart[eventdb.StartOrder]) error {
 		done := make([]int64, len(ok))
 		for i, o := range ok {
 			done[i] = o.ID
 		}
-		retries := make([]store.Retry, len(failed))
+		retries := make([]eventdb.Retry, len(failed))
 		for i, f := range failed {
-			retries[i] = store.Retry{ID: f.item.ID, After: s.backoff(f.item.Attempts), Error: f.err.Error()}
+			retries[i] = eventdb.Retry{ID: f.item.ID, After: s.backoff(f.item.Attempts), Error: f.err.Error()}
 		}
 		return b.Finish(ctx, done, retries)
 	}
-	return claimed[store.StartOrder]{items: b.Orders, finish: finish, release: b.Release}, nil
+	return claimed[eventdb.StartOrder]{items: b.Orders, finish: finish, release: b.Release}, nil
 }
 
 // start starts the order's workflow run, or finds that it needs none.
@@ -83,22 +88,22 @@ func (s *Starter) claim(ctx context.Context, limit int) (claimed[store.StartOrde
 // is open ("already started" is an error, to try again later); its own
 // run is recognised in PostgreSQL instead: RetryInvite left the invite
 // pending, and only a run moves it on.
-func (s *Starter) start(ctx context.Context, o store.StartOrder) error {
+func (s *Starter) start(ctx context.Context, o eventdb.StartOrder) error {
 	result, err := s.startRun(ctx, o)
-	s.Metrics.WorkflowStart(o.Kind, result)
+	s.Metrics.WorkflowStart(string(o.Kind), result)
 	return err
 }
 
 // startRun starts the run and says how it went: started, existing (the
 // run was there already), skipped (nothing to run) or error.
 //
-// A restart (store.OutboxRestart, ordered by the reconciler for an invite
+// A restart (invite.RunRestart, ordered by the reconciler for an invite
 // whose run is gone or closed) is recognised like a retry, and may follow
 // a closed run of any kind; "already started" means its own run is open.
 // A restart of a sent invite is its waiting reminder's: the new run goes
 // on with the reminder, and is started while the reminder still waits.
-func (s *Starter) startRun(ctx context.Context, o store.StartOrder) (result string, err error) {
-	retry, restart := o.Kind == "retry", o.Kind == store.OutboxRestart
+func (s *Starter) startRun(ctx context.Context, o eventdb.StartOrder) (result string, err error) {
+	retry, restart := o.Kind == invite.RunRetry, o.Kind == invite.RunRestart
 	switch {
 	case o.InviteStatus == invite.Cancelled:
 		return "skipped", nil // cancelled before its run began: nothing to run

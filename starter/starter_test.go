@@ -31,6 +31,7 @@ import (
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -64,7 +65,7 @@ func TestStartsAcceptedEventsWhenNotified(t *testing.T) {
 	e := newEnv(t)
 	s := e.starter(e.temporal)
 	s.Sweep = time.Hour
-	notifier := starter.NewNotifier(e.st, e.logger)
+	notifier := starter.NewNotifier(e.st.Events, e.logger)
 	run(t, notifier.Run)
 	run(t, s.Run)
 
@@ -212,7 +213,7 @@ func TestTemporalOutage(t *testing.T) {
 			assert.NotEmpty(c, r.LastError.String, r.EventID)
 		}
 	}, 30*time.Second, 20*time.Millisecond)
-	pending, _, err := e.st.OutboxBacklog(context.Background())
+	pending, _, err := e.st.Events.OutboxBacklog(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, len(ids), pending)
 	for _, id := range ids {
@@ -239,7 +240,7 @@ func TestRetryWaitsForEarlierRunToClose(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	notifier := starter.NewNotifier(e.st, e.logger)
+	notifier := starter.NewNotifier(e.st.Events, e.logger)
 	run(t, notifier.Run)
 	run(t, e.starter(e.temporal).Run)
 
@@ -430,7 +431,7 @@ func newEnv(t *testing.T) *env {
 // sweeps; tests change what they need.
 func (e *env) starter(tc client.Client) *starter.Starter {
 	return &starter.Starter{
-		Store: e.st, Temporal: tc, Logger: e.logger, DatabaseURL: e.dbURL,
+		Outbox: e.st.Events, Temporal: tc, Logger: e.logger, DatabaseURL: e.dbURL,
 		Tuning: starter.Tuning{Sweep: 50 * time.Millisecond, BatchSize: 10, Concurrency: 4, StartTimeout: 10 * time.Second,
 			MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond},
 	}
@@ -442,7 +443,7 @@ func (e *env) accept(t *testing.T, n int) []string {
 	ids := make([]string, n)
 	for i := range ids {
 		email := fmt.Sprintf("customer-%d@example.com", i)
-		acc, err := e.st.AcceptEvent(context.Background(), store.NewEvent{
+		acc, err := e.st.Events.AcceptEvent(context.Background(), eventdb.NewEvent{
 			AccountID: e.accountID, Type: e.typeName, ChannelID: e.channelID,
 			CustomerEmail: email, CustomerReference: fmt.Sprintf("cust-%d", i),
 			TransactionReference: fmt.Sprintf("order-%d", i),

@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // tenant is an account with one event type and its default channel.
@@ -34,8 +35,8 @@ func newTenant(t *testing.T, st *store.Store) tenant {
 	return tenant{st: st, accountID: acc.ID, channelID: ch.ID, typeName: "checkout"}
 }
 
-func (tn tenant) event(email string) store.NewEvent {
-	return store.NewEvent{
+func (tn tenant) event(email string) eventdb.NewEvent {
+	return eventdb.NewEvent{
 		AccountID: tn.accountID, Type: tn.typeName, ChannelID: tn.channelID,
 		CustomerEmail: email, TransactionReference: "order-1",
 		TransactionDate: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC),
@@ -49,7 +50,7 @@ func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
 	tn := newTenant(t, st)
 	ctx := context.Background()
 
-	acc, err := st.AcceptEvent(ctx, tn.event("Ann@Example.com"))
+	acc, err := st.Events.AcceptEvent(ctx, tn.event("Ann@Example.com"))
 	require.NoError(t, err)
 	assert.False(t, acc.Replayed)
 	assert.True(t, store.ValidID("evt", acc.EventID))
@@ -65,14 +66,14 @@ func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
 	require.NoError(t, st.DB().Get(&delay, `SELECT delay FROM events WHERE id = $1`, acc.EventID))
 	assert.Equal(t, "PT10S", delay, "the schedule is copied into the event")
 
-	batch, err := st.ClaimOutbox(ctx, 10)
+	batch, err := st.Events.ClaimOutbox(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, batch.Orders, 1)
 	assert.Equal(t, acc.EventID, batch.Orders[0].EventID)
-	assert.Equal(t, "start", batch.Orders[0].Kind)
+	assert.Equal(t, invite.RunStart, batch.Orders[0].Kind)
 	require.NoError(t, batch.Finish(ctx, []int64{batch.Orders[0].ID}, nil))
 
-	pending, _, err := st.OutboxBacklog(ctx)
+	pending, _, err := st.Events.OutboxBacklog(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, pending)
 }
@@ -86,13 +87,13 @@ func TestAcceptEventRejectsUnknownTypeAndChannel(t *testing.T) {
 
 	e := tn.event("a@example.com")
 	e.Type = "Checkout" // names match exactly
-	_, err := st.AcceptEvent(ctx, e)
-	assert.ErrorIs(t, err, store.ErrUnknownEventType)
+	_, err := st.Events.AcceptEvent(ctx, e)
+	assert.ErrorIs(t, err, eventdb.ErrUnknownEventType)
 
 	e = tn.event("a@example.com")
 	e.ChannelID = other.channelID // another account's channel
-	_, err = st.AcceptEvent(ctx, e)
-	assert.ErrorIs(t, err, store.ErrUnknownChannel)
+	_, err = st.Events.AcceptEvent(ctx, e)
+	assert.ErrorIs(t, err, eventdb.ErrUnknownChannel)
 
 	var n int
 	require.NoError(t, st.DB().Get(&n, `SELECT count(*) FROM events`))
@@ -110,21 +111,21 @@ func TestIdempotencyKey(t *testing.T) {
 
 	e := tn.event("a@example.com")
 	e.IdempotencyKey, e.RequestHash = "key-1", []byte("hash-1")
-	first, err := st.AcceptEvent(ctx, e)
+	first, err := st.Events.AcceptEvent(ctx, e)
 	require.NoError(t, err)
 
-	again, err := st.AcceptEvent(ctx, e)
+	again, err := st.Events.AcceptEvent(ctx, e)
 	require.NoError(t, err)
-	assert.Equal(t, store.Accepted{EventID: first.EventID, Replayed: true}, again)
+	assert.Equal(t, eventdb.Accepted{EventID: first.EventID, Replayed: true}, again)
 
 	e.RequestHash = []byte("hash-2")
-	_, err = st.AcceptEvent(ctx, e)
-	assert.ErrorIs(t, err, store.ErrIdempotencyMismatch)
+	_, err = st.Events.AcceptEvent(ctx, e)
+	assert.ErrorIs(t, err, eventdb.ErrIdempotencyMismatch)
 
 	// Keys are per account.
 	o := other.event("a@example.com")
 	o.IdempotencyKey, o.RequestHash = "key-1", []byte("hash-1")
-	theirs, err := st.AcceptEvent(ctx, o)
+	theirs, err := st.Events.AcceptEvent(ctx, o)
 	require.NoError(t, err)
 	assert.False(t, theirs.Replayed)
 
@@ -132,7 +133,7 @@ func TestIdempotencyKey(t *testing.T) {
 	_, err = st.DB().Exec(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE account_id = $1`, tn.accountID)
 	require.NoError(t, err)
 	e.RequestHash = []byte("hash-3")
-	fresh, err := st.AcceptEvent(ctx, e)
+	fresh, err := st.Events.AcceptEvent(ctx, e)
 	require.NoError(t, err)
 	assert.False(t, fresh.Replayed)
 	assert.NotEqual(t, first.EventID, fresh.EventID)
@@ -151,7 +152,7 @@ func TestConcurrentRepeatsOfOneKeyCreateOneEvent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			acc, err := st.AcceptEvent(ctx, e)
+			acc, err := st.Events.AcceptEvent(ctx, e)
 			assert.NoError(t, err)
 			ids[i] = acc.EventID
 		})
@@ -180,11 +181,11 @@ func TestListEventsFiltersAndPages(t *testing.T) {
 		st.SetClock(func() time.Time { return base.Add(time.Duration(i) * time.Minute) })
 		e := tn.event(fmt.Sprintf("c%d@example.com", i%2))
 		e.TransactionReference = fmt.Sprintf("order-%d", i)
-		acc, err := st.AcceptEvent(ctx, e)
+		acc, err := st.Events.AcceptEvent(ctx, e)
 		require.NoError(t, err)
 		ids = append([]string{acc.EventID}, ids...) // newest first
 	}
-	_, err := st.AcceptEvent(ctx, other.event("c0@example.com"))
+	_, err := st.Events.AcceptEvent(ctx, other.event("c0@example.com"))
 	require.NoError(t, err)
 
 	all, next, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{}, store.Page{Limit: 2})
@@ -235,7 +236,7 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 		require.NoError(t, err)
 	}
 	accept := func() string {
-		acc, err := st.AcceptEvent(ctx, tn.event("a@example.com"))
+		acc, err := st.Events.AcceptEvent(ctx, tn.event("a@example.com"))
 		require.NoError(t, err)
 		return acc.EventID
 	}
@@ -281,28 +282,44 @@ func TestOutboxClaimsSkipLockedRowsAndReleases(t *testing.T) {
 	tn := newTenant(t, st)
 	ctx := context.Background()
 	for range 3 {
-		_, err := st.AcceptEvent(ctx, tn.event("a@example.com"))
+		_, err := st.Events.AcceptEvent(ctx, tn.event("a@example.com"))
 		require.NoError(t, err)
 	}
 
-	first, err := st.ClaimOutbox(ctx, 2)
+	first, err := st.Events.ClaimOutbox(ctx, 2)
 	require.NoError(t, err)
 	require.Len(t, first.Orders, 2)
-	second, err := st.ClaimOutbox(ctx, 10)
+	second, err := st.Events.ClaimOutbox(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, second.Orders, 1, "rows another starter holds are skipped")
 	assert.NotContains(t, []int64{first.Orders[0].ID, first.Orders[1].ID}, second.Orders[0].ID)
 
 	require.NoError(t, first.Release())
-	require.NoError(t, second.Finish(ctx, nil, []store.Retry{{ID: second.Orders[0].ID, After: time.Hour, Error: "temporal down"}}))
+	require.NoError(t, second.Finish(ctx, nil, []eventdb.Retry{{ID: second.Orders[0].ID, After: time.Hour, Error: "temporal down"}}))
 
-	again, err := st.ClaimOutbox(ctx, 10)
+	again, err := st.Events.ClaimOutbox(ctx, 10)
 	require.NoError(t, err)
 	assert.Len(t, again.Orders, 2, "released rows come back; the rescheduled one waits")
 	require.NoError(t, again.Release())
 
-	pending, oldest, err := st.OutboxBacklog(ctx)
+	pending, oldest, err := st.Events.OutboxBacklog(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 3, pending)
 	assert.GreaterOrEqual(t, oldest, time.Duration(0))
+}
+
+func TestCountInvitesOfType(t *testing.T) {
+	t.Parallel()
+	st := store.New(testdb.New(t), "PT10S")
+	tn := newTenant(t, st)
+	ctx := context.Background()
+	out, err := st.Events.AcceptEvents(ctx, []eventdb.NewEvent{tn.event("a@example.com"), tn.event("b@example.com")})
+	require.NoError(t, err)
+	_, err = st.CancelInvite(ctx, tn.accountID, out[1].EventID)
+	require.NoError(t, err)
+	var etID string
+	require.NoError(t, st.DB().Get(&etID, `SELECT id FROM event_types WHERE name = 'checkout'`))
+	c, err := st.Events.CountInvitesOfType(ctx, etID)
+	require.NoError(t, err)
+	assert.Equal(t, eventdb.InviteCounts{Waiting: 1, Ended: 1}, c)
 }

@@ -23,14 +23,14 @@ func TestHousekeeping(t *testing.T) {
 	accept := func(key string) string {
 		e := tn.event("a@example.com")
 		e.IdempotencyKey, e.RequestHash = key, []byte(key)
-		acc, err := st.AcceptEvent(ctx, e)
+		acc, err := st.Events.AcceptEvent(ctx, e)
 		require.NoError(t, err)
 		return acc.EventID
 	}
 	old, waiting := accept("k1"), accept("k2")
 	_, err := st.DB().Exec(`UPDATE events SET invite_status = 'sent' WHERE id = $1`, old)
 	require.NoError(t, err)
-	batch, err := st.ClaimOutbox(ctx, 10)
+	batch, err := st.Events.ClaimOutbox(ctx, 10)
 	require.NoError(t, err)
 	require.NoError(t, batch.Finish(ctx, []int64{batch.Orders[0].ID, batch.Orders[1].ID}, nil))
 

@@ -18,13 +18,6 @@ import (
 // the outbox, or, for a send that was interrupted, the verdict
 // delivery_uncertain.
 
-// OutboxRestart is the kind of start order the reconciler writes: a new
-// run of an invite whose workflow is gone or closed, or of the waiting
-// reminder of a sent invite. Unlike a retry it keeps the event's schedule
-// (the run computes the send time from the event's copy; a reminder keeps
-// the time it was scheduled for) and may follow a closed run of any kind.
-const OutboxRestart = "restart"
-
 // StuckCandidate is a send that should have moved by now: an invite, or
 // the reminder of a sent invite.
 type StuckCandidate struct {

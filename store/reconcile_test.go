@@ -91,7 +91,7 @@ func TestRestartInvite(t *testing.T) {
 	state, err := st.LoadInviteState(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Pending, state.Status)
-	assert.Equal(t, []string{store.OutboxRestart}, openOrders(id))
+	assert.Equal(t, []string{string(invite.RunRestart)}, openOrders(id))
 
 	ok, err = st.RestartInvite(ctx, id, invite.Scheduled)
 	require.NoError(t, err)
@@ -110,10 +110,10 @@ func TestRestartInvite(t *testing.T) {
 	assert.Error(t, err, "only pending and scheduled invites restart")
 
 	// The starter sees the order with its kind.
-	b, err := st.ClaimOutbox(ctx, 10)
+	b, err := st.Events.ClaimOutbox(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, b.Orders, 1)
-	assert.Equal(t, store.OutboxRestart, b.Orders[0].Kind)
+	assert.Equal(t, invite.RunRestart, b.Orders[0].Kind)
 	assert.Equal(t, invite.Pending, b.Orders[0].InviteStatus)
 	require.NoError(t, b.Release())
 }
@@ -178,7 +178,7 @@ func TestStuckReminders(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, invite.Scheduled, rem.Status)
 	assert.True(t, hourAgo.Equal(*rem.ScheduledFor), "the reminder keeps its time")
-	assert.Equal(t, []string{store.OutboxRestart}, openOrders(overdue))
+	assert.Equal(t, []string{string(invite.RunRestart)}, openOrders(overdue))
 	ok, err = st.RestartReminder(ctx, overdue)
 	require.NoError(t, err)
 	assert.False(t, ok, "a start order is open")
@@ -199,10 +199,10 @@ func TestStuckReminders(t *testing.T) {
 	assert.Equal(t, invite.Sent, inv.Status, "the invite stays sent")
 
 	// The starter sees the order with the reminder's status.
-	b, err := st.ClaimOutbox(ctx, 10)
+	b, err := st.Events.ClaimOutbox(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, b.Orders, 1)
-	assert.Equal(t, store.OutboxRestart, b.Orders[0].Kind)
+	assert.Equal(t, invite.RunRestart, b.Orders[0].Kind)
 	assert.Equal(t, invite.Sent, b.Orders[0].InviteStatus)
 	assert.Equal(t, invite.Scheduled, b.Orders[0].ReminderStatus)
 	require.NoError(t, b.Release())

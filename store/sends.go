@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // The send pipeline's side of the database. An event's invite and its
@@ -165,9 +166,8 @@ func (s *Store) applyEffects(ctx context.Context, tx *sqlx.Tx, eventID string, c
 		}
 	}
 	if c.Run != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (event_id, kind, created_at, next_attempt_at) VALUES ($1, $2, $3, $3)`,
-			eventID, string(c.Run), now); err != nil {
-			return fmt.Errorf("order a run: %w", err)
+		if err := eventdb.OrderRunTx(ctx, tx, eventID, c.Run, now); err != nil {
+			return err
 		}
 	}
 	return s.emitSendWebhook(ctx, tx, eventID, c)

@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
@@ -40,7 +41,7 @@ func (f funnelTenant) accept(t *testing.T, email, locale string) string {
 	t.Helper()
 	e := f.event(email)
 	e.Payload = json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q},"defaultLocale":%q}`, email, locale))
-	acc, err := f.st.AcceptEvent(context.Background(), e)
+	acc, err := f.st.Events.AcceptEvent(context.Background(), e)
 	require.NoError(t, err)
 	return acc.EventID
 }
@@ -175,7 +176,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 		id := f.accept(t, fmt.Sprintf("c%d@example.com", i), []string{"de_AT", "da", "nl-NL", "xx", "ES", ""}[i])
 		sentIDs = append(sentIDs, id)
 	}
-	batch, err := st.AcceptEvents(ctx, []store.NewEvent{f.event("b1@example.com"), f.event("b2@example.com")})
+	batch, err := st.Events.AcceptEvents(ctx, []eventdb.NewEvent{f.event("b1@example.com"), f.event("b2@example.com")})
 	require.NoError(t, err)
 	for _, o := range batch {
 		require.NoError(t, o.Err)

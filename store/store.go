@@ -12,6 +12,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
@@ -86,13 +87,11 @@ type Store struct {
 	Auth     *authdb.Store
 	Accounts *accountdb.Store
 	Stats    *statsdb.Store
-	// accepts groups concurrent AcceptEvent calls into one commit.
-	accepts acceptQueue
+	Events   *eventdb.Store
 	// The statements every event or invite runs are prepared once (see
 	// preparedStmt).
-	acceptStmt, acceptBatchStmt, acceptManyStmt preparedStmt
-	invite                                      *inviteStatements
-	webhooks                                    *webhookStatements
+	invite   *inviteStatements
+	webhooks *webhookStatements
 }
 
 // New wraps an open pool.
@@ -100,9 +99,8 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	base := pg.NewDB(db)
 	stats := statsdb.New(base)
 	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accountdb.New(base, defaultInviteDelay), Stats: stats,
-		acceptStmt: preparedStmt{query: acceptSQL}, acceptBatchStmt: preparedStmt{query: acceptBatchSQL},
-		acceptManyStmt: preparedStmt{query: acceptManySQL},
-		invite:         newInviteStatements(stats), webhooks: newWebhookStatements()}
+		Events: eventdb.New(base),
+		invite: newInviteStatements(stats), webhooks: newWebhookStatements()}
 }
 
 // preparedStmt is a statement prepared on first use and kept: running it

@@ -157,7 +157,7 @@ func retryOne(ctx context.Context, out io.Writer, st *store.Store, id string, in
 		}
 		return fmt.Errorf("retry %s: %w", id, err)
 	}
-	st.Notify(ctx) // wakes the starters at once; they also sweep
+	st.Events.Notify(ctx) // wakes the starters at once; they also sweep
 	fmt.Fprintf(out, "retry of %s ordered; the invite is sent again shortly\n", id)
 	return nil
 }
@@ -204,7 +204,7 @@ func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f store.Fa
 			}
 		}
 		if !dryRun && len(page) > 0 {
-			st.Notify(ctx)
+			st.Events.Notify(ctx)
 			fmt.Fprintf(out, "retried %d so far\n", retried)
 		}
 		if len(page) < f.Limit {

@@ -171,13 +171,13 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
-	notifier := starter.NewNotifier(st, logger)
+	notifier := starter.NewNotifier(st.Events, logger)
 	// The starter gives way to this process's accepts: the client of an
 	// accept waits now, the invites of its events are due later.
 	gate := giveway.New(giveway.Config{}, time.Now)
-	start := &starter.Starter{Store: st, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m,
+	start := &starter.Starter{Outbox: st.Events, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m,
 		Gate: gate}
-	m.WatchOutbox(st.OutboxBacklog)
+	m.WatchOutbox(st.Events.OutboxBacklog)
 	// An account's complaint rate, for TouchpointComplaintRate: the API
 	// takes the complaints.
 	m.WatchMailLastDay(mailLastDay(st))
@@ -550,7 +550,7 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 	}
 	// Every replica reports the same database-wide gauges; the alert
 	// rules aggregate them with max.
-	m.WatchOutbox(st.OutboxBacklog)
+	m.WatchOutbox(st.Events.OutboxBacklog)
 	m.WatchOverdue(st.OverdueInvites)
 	hp, err := workerHealthPart(cfg, st, tc, polling, env.logger, m)
 	if err != nil {

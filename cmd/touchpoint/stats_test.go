@@ -13,6 +13,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
 // `touchpoint stats` draws an account's funnel for a period: a line per
@@ -31,7 +32,7 @@ func TestStatsCLI(t *testing.T) {
 	var ids []string
 	for i := range 4 {
 		email := fmt.Sprintf("c%d@example.com", i)
-		a, err := st.AcceptEvent(ctx, store.NewEvent{AccountID: acc.ID, Type: "checkout", ChannelID: ch.ID, CustomerEmail: email,
+		a, err := st.Events.AcceptEvent(ctx, eventdb.NewEvent{AccountID: acc.ID, Type: "checkout", ChannelID: ch.ID, CustomerEmail: email,
 			TransactionReference: "o", TransactionDate: at, Payload: json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q}}`, email))})
 		require.NoError(t, err)
 		ids = append(ids, a.EventID)

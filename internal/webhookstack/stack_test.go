@@ -110,7 +110,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	require.NoError(t, err)
 	pubKeys, err := publication.NewKeys(s.st, secretkey.Derive(secretKey, secretkey.PublicationKey), nil)
 	require.NoError(t, err)
-	notifier := starter.NewNotifier(s.st, quiet)
+	notifier := starter.NewNotifier(s.st.Events, quiet)
 	s.api = httptest.NewUnstartedServer(nil)
 	apiURL := "http://" + s.api.Listener.Addr().String()
 	s.texts = newSMSProvider(t, apiURL+sms.StatusPath)
@@ -138,7 +138,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 
 	parts := []func(context.Context) error{
 		verifier.Run, api.Run, notifier.Run,
-		(&starter.Starter{Store: s.st, Temporal: s.temporal, Logger: logger, DatabaseURL: testdb.URL(t, db), Tuning: starter.Tuning{Sweep: 100 * time.Millisecond}}).Run,
+		(&starter.Starter{Outbox: s.st.Events, Temporal: s.temporal, Logger: logger, DatabaseURL: testdb.URL(t, db), Tuning: starter.Tuning{Sweep: 100 * time.Millisecond}}).Run,
 		func(ctx context.Context) error { return worker.Run(ctx, s.temporal, invites, quiet) },
 		func(ctx context.Context) error { return worker.Run(ctx, s.temporal, hooks, quiet) },
 	}

@@ -1,4 +1,4 @@
-package store_test
+package eventdb_test
 
 import (
 	"context"
@@ -10,14 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 func TestScratchTables(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.New(t)
-	st := store.New(db, "PT0S")
+	st := eventdb.New(pg.NewDB(db))
 
 	ins, err := st.CreateInsertScratch(ctx, "bench_insert_x")
 	require.NoError(t, err)
@@ -31,7 +32,7 @@ func TestScratchTables(t *testing.T) {
 	cp, err := st.CreateEventsScratch(ctx, "bench_copy_x")
 	require.NoError(t, err)
 	day := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
-	events := []store.NewEvent{
+	events := []eventdb.NewEvent{
 		{AccountID: "acc-1", Type: "order", ChannelID: "chl-1", CustomerEmail: "a@example.com", TransactionReference: "o-1",
 			TransactionDate: time.Now(), Payload: json.RawMessage(`{"x":1}`)},
 		{AccountID: "acc-1", Type: "order", ChannelID: "chl-1", CustomerEmail: "b@example.com", CustomerReference: "c-2",

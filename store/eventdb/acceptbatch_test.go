@@ -1,4 +1,4 @@
-package store
+package eventdb
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/tcpproxy"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // batchFixture is an account with an event type, and a second account
@@ -34,19 +36,20 @@ func newBatchFixture(t *testing.T) batchFixture {
 func newBatchFixtureOn(t *testing.T, db *sqlx.DB) batchFixture {
 	t.Helper()
 	ctx := context.Background()
-	st := New(db, "PT10S")
-	acc, ch, err := st.Accounts.CreateAccount(ctx, "batch")
+	base := pg.NewDB(db)
+	st, accounts := New(base), accountdb.New(base, "PT10S")
+	acc, ch, err := accounts.CreateAccount(ctx, "batch")
 	require.NoError(t, err)
-	_, err = st.Accounts.CreateEventType(ctx, acc.ID, "checkout", true)
+	_, err = accounts.CreateEventType(ctx, acc.ID, "checkout", true)
 	require.NoError(t, err)
-	_, other, err := st.Accounts.CreateAccount(ctx, "other")
+	_, other, err := accounts.CreateAccount(ctx, "other")
 	require.NoError(t, err)
 	return batchFixture{st: st, account: acc.ID, channel: ch.ID, foreignChannel: other.ID,
 		transactionDate: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}
 }
 
 func (f batchFixture) call(ctx context.Context, email string) *acceptCall {
-	return &acceptCall{ctx: ctx, id: NewID("evt"), now: f.st.Now(), event: NewEvent{
+	return &acceptCall{ctx: ctx, id: pg.NewID("evt"), now: f.st.Now(), event: NewEvent{
 		AccountID: f.account, Type: "checkout", ChannelID: f.channel, CustomerEmail: email,
 		TransactionReference: "order-" + email, TransactionDate: f.transactionDate,
 		Payload: json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q}}`, email)),
@@ -196,7 +199,7 @@ func TestConcurrentAcceptsAreEachStoredOnce(t *testing.T) {
 }
 
 // The accept statements are prepared on the connections they run on. A
-// lost connection is every request's ErrUnavailable, and once PostgreSQL
+// lost connection is every request's pg.ErrUnavailable, and once PostgreSQL
 // is back both statements run again on new connections.
 func TestAcceptsRecoverFromALostConnection(t *testing.T) {
 	t.Parallel()
@@ -226,7 +229,7 @@ func TestAcceptsRecoverFromALostConnection(t *testing.T) {
 
 	proxy.Cut()
 	for _, err := range accept() {
-		assert.ErrorIs(t, err, ErrUnavailable)
+		assert.ErrorIs(t, err, pg.ErrUnavailable)
 	}
 
 	require.NoError(t, proxy.Restore())

@@ -1,4 +1,4 @@
-package store
+package eventdb
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // keyed is the fixture's event with an idempotency key and the hash of
@@ -54,7 +56,7 @@ func TestAcceptEventsAnswersEachEvent(t *testing.T) {
 	require.Len(t, out, 8)
 	for _, i := range []int{0, 2, 4} {
 		require.NoError(t, out[i].Err, i)
-		assert.True(t, ValidID("evt", out[i].EventID), i)
+		assert.True(t, pg.ValidID("evt", out[i].EventID), i)
 		assert.False(t, out[i].Replayed, i)
 	}
 	assert.ErrorIs(t, out[1].Err, ErrUnknownEventType)
@@ -131,21 +133,6 @@ func TestSingleAcceptsOvertakeABatchBacklog(t *testing.T) {
 	assert.Equal(t, lone.EventID, claim.Orders[0].EventID)
 	assert.Equal(t, keyedLone.EventID, claim.Orders[1].EventID)
 	assert.Equal(t, out[0].EventID, claim.Orders[2].EventID, "then the backlog, oldest first")
-}
-
-func TestCountInvitesOfType(t *testing.T) {
-	t.Parallel()
-	f := newBatchFixture(t)
-	ctx := context.Background()
-	out, err := f.st.AcceptEvents(ctx, []NewEvent{f.call(ctx, "a@example.com").event, f.call(ctx, "b@example.com").event})
-	require.NoError(t, err)
-	_, err = f.st.CancelInvite(ctx, f.account, out[1].EventID)
-	require.NoError(t, err)
-	var etID string
-	require.NoError(t, f.st.db.Get(&etID, `SELECT id FROM event_types WHERE name = 'checkout'`))
-	c, err := f.st.CountInvitesOfType(ctx, etID)
-	require.NoError(t, err)
-	assert.Equal(t, InviteCounts{Waiting: 1, Ended: 1}, c)
 }
 
 // Events hold no keys of their own to their event type and channel

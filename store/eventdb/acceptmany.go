@@ -1,4 +1,4 @@
-package store
+package eventdb
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
@@ -140,7 +141,7 @@ func (s *Store) AcceptEvents(ctx context.Context, events []NewEvent) ([]Outcome,
 			}
 			seen[k] = true
 		}
-		id := NewID("evt")
+		id := pg.NewID("evt")
 		out[i].EventID = id
 		idx = append(idx, i)
 		ids, accounts, types, channels, emails = append(ids, id), append(accounts, e.AccountID), append(types, e.Type),
@@ -172,12 +173,12 @@ func (s *Store) AcceptEvents(ctx context.Context, events []NewEvent) ([]Outcome,
 		SettingFound bool `db:"setting_found"`
 		Inserted     bool `db:"inserted"`
 	}
-	err := s.selectPrepared(ctx, nil, &s.acceptManyStmt, &rows, pq.Array(ids), pq.Array(accounts), pq.Array(types),
+	err := s.acceptManyStmt.Select(ctx, nil, &rows, pq.Array(ids), pq.Array(accounts), pq.Array(types),
 		pq.Array(channels), pq.Array(emails), now, pq.Array(customerRefs), pq.Array(txRefs),
 		pq.Array(txDates), pq.Array(deliveries), string(payloads), pq.Array(keys), pq.Array(hashes),
 		now.Add(IdempotencyTTL))
 	if err != nil {
-		return nil, fmt.Errorf("accept %d events: %w", len(idx), translate(err))
+		return nil, fmt.Errorf("accept %d events: %w", len(idx), pg.Translate(err))
 	}
 	if len(rows) != len(idx) {
 		return nil, fmt.Errorf("accept %d events: %d answers", len(idx), len(rows))
@@ -222,7 +223,7 @@ func (s *Store) replayMany(ctx context.Context, events []NewEvent, idx []int, ou
 		FROM idempotency_keys k JOIN unnest($1::text[], $2::text[]) AS i (account_id, key)
 			ON k.account_id = i.account_id AND k.key = i.key`, pq.Array(accounts), pq.Array(keys))
 	if err != nil {
-		return fmt.Errorf("read idempotency keys: %w", translate(err))
+		return fmt.Errorf("read idempotency keys: %w", pg.Translate(err))
 	}
 	byKey := make(map[[2]string]int, len(prior))
 	for p, r := range prior {
@@ -239,7 +240,7 @@ func (s *Store) replayMany(ctx context.Context, events []NewEvent, idx []int, ou
 		case !ok:
 			// Deleted between the two statements (expired and swept):
 			// the client may simply send it again.
-			out[i].Err = fmt.Errorf("idempotency key %q vanished while being read: %w", e.IdempotencyKey, ErrUnavailable)
+			out[i].Err = fmt.Errorf("idempotency key %q vanished while being read: %w", e.IdempotencyKey, pg.ErrUnavailable)
 		case !bytes.Equal(prior[p].Hash, hash):
 			out[i].Err = ErrIdempotencyMismatch
 		default:

@@ -1,4 +1,4 @@
-package store
+package eventdb
 
 // Scratch tables and counts for `touchpoint bench`: it counts the invites
 // of its run and times bare writes into scratch tables beside the
@@ -13,6 +13,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // InviteCounts are the invites of one event type by how far they got.
@@ -33,7 +35,7 @@ func (s *Store) CountInvitesOfType(ctx context.Context, eventTypeID string) (Inv
 		FROM event_types et JOIN events e ON e.account_id = et.account_id AND e.type = et.name
 		WHERE et.id = $1 AND e.event_type_id = $1`, eventTypeID)
 	if err != nil {
-		return InviteCounts{}, fmt.Errorf("count invites: %w", translate(err))
+		return InviteCounts{}, fmt.Errorf("count invites: %w", pg.Translate(err))
 	}
 	return c, nil
 }
@@ -50,7 +52,7 @@ func (s *Store) CreateInsertScratch(ctx context.Context, name string) (*InsertSc
 	t := &InsertScratch{db: s.db, table: pq.QuoteIdentifier(name)}
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE `+t.table+` (
 		id text PRIMARY KEY, received_at timestamptz NOT NULL, payload jsonb NOT NULL)`); err != nil {
-		return nil, fmt.Errorf("create scratch table: %w", translate(err))
+		return nil, fmt.Errorf("create scratch table: %w", pg.Translate(err))
 	}
 	return t, nil
 }
@@ -58,13 +60,13 @@ func (s *Store) CreateInsertScratch(ctx context.Context, name string) (*InsertSc
 // Insert writes one row, one statement.
 func (t *InsertScratch) Insert(ctx context.Context, id string, receivedAt time.Time, payload []byte) error {
 	_, err := t.db.ExecContext(ctx, `INSERT INTO `+t.table+` (id, received_at, payload) VALUES ($1, $2, $3)`, id, receivedAt, payload)
-	return translate(err)
+	return pg.Translate(err)
 }
 
 // Drop removes the table.
 func (t *InsertScratch) Drop(ctx context.Context) error {
 	_, err := t.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+t.table)
-	return translate(err)
+	return pg.Translate(err)
 }
 
 // EventsScratch is a scratch table of the events table's shape (its
@@ -79,7 +81,7 @@ type EventsScratch struct {
 func (s *Store) CreateEventsScratch(ctx context.Context, name string) (*EventsScratch, error) {
 	t := &EventsScratch{db: s.db, table: pq.QuoteIdentifier(name)}
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE `+t.table+` (LIKE events INCLUDING DEFAULTS INCLUDING INDEXES)`); err != nil {
-		return nil, fmt.Errorf("create scratch table: %w", translate(err))
+		return nil, fmt.Errorf("create scratch table: %w", pg.Translate(err))
 	}
 	return t, nil
 }
@@ -90,7 +92,7 @@ func (s *Store) CreateEventsScratch(ctx context.Context, name string) (*EventsSc
 func (t *EventsScratch) Copy(ctx context.Context, events []NewEvent) (err error) {
 	tx, err := t.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("copy: %w", translate(err))
+		return fmt.Errorf("copy: %w", pg.Translate(err))
 	}
 	defer func() {
 		if err != nil {
@@ -101,7 +103,7 @@ func (t *EventsScratch) Copy(ctx context.Context, events []NewEvent) (err error)
 		type, customer_email, customer_reference, transaction_reference, transaction_date,
 		estimated_delivery_date, payload, invite_setting_id, delay, delay_from, invite_medium, updated_at) FROM STDIN`)
 	if err != nil {
-		return fmt.Errorf("copy: %w", translate(err))
+		return fmt.Errorf("copy: %w", pg.Translate(err))
 	}
 	now := time.Now()
 	for _, e := range events {
@@ -113,25 +115,25 @@ func (t *EventsScratch) Copy(ctx context.Context, events []NewEvent) (err error)
 		if e.CustomerReference != "" {
 			ref = e.CustomerReference
 		}
-		if _, err = stmt.ExecContext(ctx, NewID("evt"), e.AccountID, "ety-scratch", e.ChannelID, now, e.Type, e.CustomerEmail,
+		if _, err = stmt.ExecContext(ctx, pg.NewID("evt"), e.AccountID, "ety-scratch", e.ChannelID, now, e.Type, e.CustomerEmail,
 			ref, e.TransactionReference, e.TransactionDate.UTC(), delivery, string(e.Payload), "ist-scratch",
 			"PT0S", "event", "email", now); err != nil {
-			return fmt.Errorf("copy: %w", translate(err))
+			return fmt.Errorf("copy: %w", pg.Translate(err))
 		}
 	}
 	if _, err = stmt.ExecContext(ctx); err != nil {
-		return fmt.Errorf("copy: %w", translate(err))
+		return fmt.Errorf("copy: %w", pg.Translate(err))
 	}
 	if err = stmt.Close(); err != nil {
-		return fmt.Errorf("copy: %w", translate(err))
+		return fmt.Errorf("copy: %w", pg.Translate(err))
 	}
-	return translate(tx.Commit())
+	return pg.Translate(tx.Commit())
 }
 
 // Drop removes the table.
 func (t *EventsScratch) Drop(ctx context.Context) error {
 	_, err := t.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+t.table)
-	return translate(err)
+	return pg.Translate(err)
 }
 
 // NthPendingOrder is the ID of the n-th pending start order in the order
@@ -143,14 +145,14 @@ func (s *Store) NthPendingOrder(ctx context.Context, n int) (id int64, ok bool, 
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
-	return id, err == nil, translate(err)
+	return id, err == nil, pg.Translate(err)
 }
 
 // OrderDone reports whether the order id has been carried out.
 func (s *Store) OrderDone(ctx context.Context, id int64) (bool, error) {
 	var done bool
 	err := s.db.GetContext(ctx, &done, `SELECT done_at IS NOT NULL FROM outbox WHERE id = $1`, id)
-	return done, translate(err)
+	return done, pg.Translate(err)
 }
 
 // DiscardPendingOrders marks every pending order done without carrying it
@@ -160,7 +162,7 @@ func (s *Store) OrderDone(ctx context.Context, id int64) (bool, error) {
 func (s *Store) DiscardPendingOrders(ctx context.Context) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE outbox SET done_at = $1, last_error = 'discarded by bench' WHERE done_at IS NULL`, s.Now())
 	if err != nil {
-		return 0, translate(err)
+		return 0, pg.Translate(err)
 	}
 	return res.RowsAffected()
 }

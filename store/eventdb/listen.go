@@ -1,4 +1,4 @@
-package store
+package eventdb
 
 import (
 	"log/slog"

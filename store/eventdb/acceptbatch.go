@@ -1,4 +1,4 @@
-package store
+package eventdb
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
@@ -181,11 +182,11 @@ func (s *Store) acceptMany(calls []*acceptCall) error {
 		TypeFound    bool `db:"type_found"`
 		SettingFound bool `db:"setting_found"`
 	}
-	err := s.selectPrepared(ctx, nil, &s.acceptBatchStmt, &rows, pq.Array(ids), pq.Array(accounts), pq.Array(types),
+	err := s.acceptBatchStmt.Select(ctx, nil, &rows, pq.Array(ids), pq.Array(accounts), pq.Array(types),
 		pq.Array(channels), pq.Array(emails), pq.Array(received), pq.Array(customerRefs), pq.Array(txRefs),
 		pq.Array(txDates), pq.Array(deliveries), pq.Array(payloads))
 	if err != nil {
-		return fmt.Errorf("accept %d events: %w", n, translate(err))
+		return fmt.Errorf("accept %d events: %w", n, pg.Translate(err))
 	}
 	for _, c := range calls {
 		c.err = errors.New("accept: the batch statement gave no answer for this event") // cannot happen

@@ -21,14 +21,18 @@ import (
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
+	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/authdb"
+	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -49,6 +53,7 @@ type env struct {
 	store     *store.Store
 	authStore *store.Store // the issuer's and verifier's: store, unless that cannot reach PostgreSQL
 	issuerURL string
+	outbox    string // where the issuer mails people's sign-in links
 	verifier  *auth.Verifier
 	srv       *httptest.Server
 	api       *apiserver.Server // what srv serves
@@ -136,12 +141,23 @@ func (e *env) startIssuer(t testing.TB) {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	e.issuerURL = "http://" + ts.Listener.Addr().String()
+	// People sign in to the console through it, their links mailed into
+	// e.outbox.
+	e.outbox = t.TempDir()
+	mailer, err := mail.NewDir(e.outbox, "Touchpoint <sign-in@touchpoint.test>", nil)
+	require.NoError(t, err)
 	issuer, err := authserver.New(context.Background(), authserver.Options{Store: e.authStore.Auth, Issuer: e.issuerURL,
-		Audience: testAudience, SecretKey: testSecretKey, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		Audience: testAudience, SecretKey: testSecretKey, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
+		People: persondb.New(pg.NewDB(e.authStore.DB())), Mail: mailer, RelyingParties: []authserver.RelyingParty{{
+			ClientID: console.ClientID, RedirectURIs: []string{testAudience + console.CallbackPath}, Home: testAudience + console.HomePath}}})
 	require.NoError(t, err)
 	ts.Config.Handler = validated(t, issuer, true)
 	ts.Start()
 	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); issuer.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // startVerifier runs a verifier of is's tokens for audience on

@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/schema"
+	"github.com/touchpoint/touchpoint/text"
 )
 
 // TestEveryColumnIsClassified holds the registry of personal data to the
@@ -64,7 +66,7 @@ func TestRegistryTellsErasureWhatToDo(t *testing.T) {
 				owners = append(owners, col)
 			}
 		}
-		if len(tab.Columns) == 0 {
+		if len(tab.Customer()) == 0 {
 			assert.Empty(t, owners, "%s holds nothing of a customer's: no rows of theirs to find", tab.Name)
 			continue
 		}
@@ -78,7 +80,7 @@ func TestRegistryTellsErasureWhatToDo(t *testing.T) {
 		case tab.Rows.Address != "":
 			assert.Contains(t, catalogue, tab.Name+".account_id", "%s: an address is the customer's within one account", tab.Name)
 		}
-		for _, c := range tab.Columns {
+		for _, c := range tab.Customer() {
 			key := tab.Name + "." + c.Name
 			col, ok := catalogue[key]
 			require.True(t, ok, key)
@@ -102,7 +104,8 @@ func TestRegistryTellsErasureWhatToDo(t *testing.T) {
 					t.Errorf("%s: an erasure does not know %q", key, c.Erase)
 				}
 			default:
-				t.Errorf("%s: class %q; a column listed beside None is %s or %s", key, c.Class, schema.Personal, schema.FreeText)
+				t.Errorf("%s: class %q; a column listed beside None is %s, %s or %s with a kind", key, c.Class,
+					schema.Personal, schema.FreeText, schema.None)
 			}
 		}
 	}
@@ -117,4 +120,46 @@ func migratedColumns(t *testing.T) map[string]testdb.Column {
 		cols[c.Table+"."+c.Name] = c
 	}
 	return cols
+}
+
+// TestRegistryKindsFitTheirColumns: a kind is given to text, a document's
+// kinds to JSON, a None column beside the others has a kind (or it would
+// be listed with None), and every path of a document names members.
+func TestRegistryKindsFitTheirColumns(t *testing.T) {
+	t.Parallel()
+	catalogue := migratedColumns(t)
+	for _, tab := range schema.Tables() {
+		for _, c := range tab.Columns {
+			key := tab.Name + "." + c.Name
+			col := catalogue[key]
+			json := !col.Array && (col.Type == "json" || col.Type == "jsonb")
+			switch {
+			case c.Class == schema.None && c.Kind == 0:
+				t.Errorf("%s holds nothing of a customer's and no kind of text: list it with None", key)
+			case c.Kind == 0:
+				assert.Empty(t, c.Fields, "%s: fields of a document without a kind", key)
+			case json:
+				assert.NotEmpty(t, c.Fields, "%s: a JSON document says the kinds of its fields", key)
+			default:
+				assert.True(t, !col.Array && slices.Contains([]string{"text", "varchar", "bpchar"}, col.Type),
+					"%s: a kind is for a text column, not %s", key, col.Type)
+				assert.Empty(t, c.Fields, "%s: fields are a JSON document's", key)
+			}
+			for path := range c.Fields {
+				for _, seg := range strings.Split(path, ".") {
+					assert.NotEmpty(t, seg, "%s: path %q", key, path)
+				}
+			}
+		}
+	}
+	payload := schema.Tables()
+	for _, tab := range payload {
+		for _, c := range tab.Columns {
+			if tab.Name == "events" && c.Name == "payload" {
+				assert.Equal(t, text.Identifier, c.KindAt([]string{"products", "*", "parentProduct", "sku"}))
+				assert.Equal(t, text.Multiline, c.KindAt([]string{"metadata", "any key"}))
+				assert.Equal(t, text.Name, c.KindAt([]string{"products", "*", "categories", "*"}), "the document's kind")
+			}
+		}
+	}
 }

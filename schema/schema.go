@@ -1,5 +1,7 @@
 // Package schema holds Touchpoint's PostgreSQL schema as numbered SQL
-// migrations and the runner that applies them.
+// migrations, the few data migrations written in Go (a change of stored
+// values that needs a rule of the Go code), and the runner that applies
+// them.
 package schema
 
 import (
@@ -7,6 +9,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,11 +24,19 @@ var files embed.FS
 // ("touchpoint migrate" in two containers, several test packages).
 const lockKey = 0x746f756368 // "touch"
 
-// Migration is one numbered .sql file.
+// Migration is one numbered .sql file, or a data migration in Go.
 type Migration struct {
 	Version int
 	Name    string
 	SQL     string
+	// Go, for a data migration, runs in the migration's transaction; its
+	// note, if any, is told with the migration's name.
+	Go func(ctx context.Context, tx *sqlx.Tx) (note string, err error)
+}
+
+// goMigrations are the data migrations in Go, numbered among the files.
+var goMigrations = []Migration{
+	{Version: 30, Name: "0030_clean_stored_text", Go: cleanStoredText},
 }
 
 // Migrations returns the embedded migrations in version order.
@@ -47,6 +58,7 @@ func Migrations() ([]Migration, error) {
 		}
 		ms = append(ms, Migration{Version: v, Name: e.Name(), SQL: string(body)})
 	}
+	ms = append(ms, goMigrations...)
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 	for i := 1; i < len(ms); i++ {
 		if ms[i].Version == ms[i-1].Version {
@@ -57,10 +69,17 @@ func Migrations() ([]Migration, error) {
 }
 
 // Migrate applies every migration not yet recorded in schema_migrations,
-// each in its own transaction, and returns the names it applied. It holds
+// each in its own transaction, and returns the names it applied, each
+// with what its data migration said, if anything. It holds
 // a session advisory lock for the whole run, so concurrent callers apply
 // each migration exactly once.
 func Migrate(ctx context.Context, db *sqlx.DB) ([]string, error) {
+	return MigrateTo(ctx, db, math.MaxInt)
+}
+
+// MigrateTo is Migrate up to and including version: a test of a data
+// migration stores rows as the schema before it had them.
+func MigrateTo(ctx context.Context, db *sqlx.DB, version int) ([]string, error) {
 	ms, err := Migrations()
 	if err != nil {
 		return nil, err
@@ -93,15 +112,21 @@ func Migrate(ctx context.Context, db *sqlx.DB) ([]string, error) {
 	}
 	var names []string
 	for _, m := range ms {
-		if applied[m.Version] {
+		if applied[m.Version] || m.Version > version {
 			continue
 		}
 		tx, err := conn.BeginTxx(ctx, nil)
 		if err != nil {
 			return names, fmt.Errorf("migrate %s: begin: %w", m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			tx.Rollback() // the exec error is the one to report
+		note := ""
+		if m.Go != nil {
+			note, err = m.Go(ctx, tx)
+		} else {
+			_, err = tx.ExecContext(ctx, m.SQL)
+		}
+		if err != nil {
+			tx.Rollback() // the migration's error is the one to report
 			return names, fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
@@ -111,7 +136,10 @@ func Migrate(ctx context.Context, db *sqlx.DB) ([]string, error) {
 		if err := tx.Commit(); err != nil {
 			return names, fmt.Errorf("migrate %s: commit: %w", m.Name, err)
 		}
-		names = append(names, m.Name)
+		if note != "" {
+			note = " (" + note + ")"
+		}
+		names = append(names, m.Name+note)
 	}
 	return names, nil
 }

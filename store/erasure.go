@@ -234,7 +234,8 @@ func customerOfEvents(accountID string, events []erasedEvent) *erasedCustomer {
 // eraseTable erases the customer's data from table t as the registry
 // says of each of its columns, in the customer's rows.
 func eraseTable(ctx context.Context, tx *sqlx.Tx, t schema.Table, c *erasedCustomer) error {
-	if len(t.Columns) == 0 {
+	cols := t.Customer()
+	if len(cols) == 0 {
 		return nil
 	}
 	table := pq.QuoteIdentifier(t.Name)
@@ -256,14 +257,14 @@ func eraseTable(ctx context.Context, tx *sqlx.Tx, t schema.Table, c *erasedCusto
 		}
 		return nil
 	}
-	for _, col := range t.Columns {
+	for _, col := range cols {
 		if col.Erase == schema.DeleteRow { // the rows are the customer's data
 			return exec("delete", `DELETE FROM `+table+` WHERE `+where)
 		}
 	}
 	var set, changed []string
 	var rewrite []schema.Column
-	for _, col := range t.Columns {
+	for _, col := range cols {
 		name := pq.QuoteIdentifier(col.Name)
 		switch {
 		case col.Class == schema.FreeText, col.Erase == schema.Redact:

@@ -15,14 +15,15 @@
 //     U+2029, and the bidirectional embeddings, overrides and isolates
 //     U+202A–U+202E and U+2066–U+2069, which can make a text read
 //     differently from what it holds and spill over into the line around
-//     it. Nothing is cleaned: a name is stored as sent.
+//     it. A name Check accepts is stored as sent.
 //   - Identifier: a key matched by its bytes — a SKU, GTIN, MPN, order or
 //     customer reference, email address, mobile number, a client id.
 //     Refused: what Name refuses, and every character that cannot be
 //     seen (format characters such as the zero-width space, joiners,
 //     the implicit direction marks, the byte-order mark and the soft
 //     hyphen; white space other than the plain space), so that two
-//     identifiers that look alike are alike. Nothing is cleaned.
+//     identifiers that look alike are alike. An identifier Check accepts
+//     is stored as sent.
 //   - Multiline: prose — a review's comment, the shop's reply, a note, a
 //     postal address, a template's body. Never refused; cleaned: invalid
 //     UTF-8 becomes U+FFFD, every line break ("\r\n", "\r", U+2028,
@@ -40,6 +41,11 @@
 //
 // The implicit direction marks (LRM, RLM, ALM) stay in names and prose:
 // they cannot reach beyond their own text.
+//
+// Text stored before these rules (names, identifiers and URLs that were
+// not refused then) is cleaned once, by a migration, with Clean: what
+// Check would refuse for a character goes, so that every stored value is
+// one its field could take today.
 package text
 
 import (
@@ -105,16 +111,59 @@ func Check(k Kind, s string) error {
 }
 
 // Clean returns a value of a field of kind k as it is stored: Multiline
-// and Diagnostic text cleaned, a value of any other kind as it is (Check
-// refuses what it may not hold).
+// and Diagnostic text cleaned (every input of them does so). A value of
+// the other kinds that Check accepts comes out as it went in; every input
+// refuses the others, so only text stored before the check was made (see
+// the package documentation) is cleaned as follows: invalid UTF-8
+// becomes U+FFFD; a run of the white space Check refuses (a tab or line
+// break, in an identifier or URL also any white space but the plain
+// space) becomes one space, or "%20" in a URL, and goes at either end;
+// every other character Check refuses goes. A URL is trimmed of white
+// space at both ends first. Nothing else is changed: a URL that is not
+// an http(s) one stays as it is.
 func Clean(k Kind, s string) string {
 	switch k {
 	case Multiline:
 		return clean(s)
 	case Diagnostic:
 		return strings.Join(strings.Fields(clean(s)), " ")
+	case Name, Identifier, URL:
+		return mend(k, s)
 	}
-	return s
+	panic(fmt.Sprintf("text: unknown kind %d", k))
+}
+
+// mend is Clean of the kinds that Check refuses characters of.
+func mend(k Kind, s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || reason(k, r) != "" }) < 0 {
+		return s // the common case: nothing to do
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if k == URL {
+		s = strings.TrimSpace(s)
+	}
+	var b strings.Builder
+	gap := false // a refused white space since the last character kept
+	for _, r := range s {
+		switch {
+		case reason(k, r) == "":
+		case unicode.IsSpace(r):
+			gap = true
+			continue
+		default:
+			continue
+		}
+		if gap && b.Len() > 0 {
+			if k == URL {
+				b.WriteString("%20")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		gap = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // refuse finds the first character a value of kind k may not hold.
@@ -127,24 +176,28 @@ func refuse(k Kind, s string) error {
 				return &Error{Kind: k, reason: "must be valid UTF-8"}
 			}
 		}
-		var reason string
-		switch {
-		case isControl(r) || r == '\u2028' || r == '\u2029':
-			reason = "must not contain control characters such as line breaks"
-		case IsBidiControl(r):
-			reason = "must not contain bidirectional overrides or isolates"
-		case k == Name:
-			continue
-		case unicode.Is(unicode.Cf, r), unicode.IsSpace(r) && r != ' ':
-			reason = "must not contain invisible characters"
-		case k == URL && r == ' ':
-			reason = "must not contain spaces (write them %20)"
-		default:
-			continue
+		if why := reason(k, r); why != "" {
+			return &Error{Kind: k, Rune: r, Position: pos, reason: why}
 		}
-		return &Error{Kind: k, Rune: r, Position: pos, reason: reason}
 	}
 	return nil
+}
+
+// reason says why a value of kind k may not hold r, or "".
+func reason(k Kind, r rune) string {
+	switch {
+	case isControl(r) || r == '\u2028' || r == '\u2029':
+		return "must not contain control characters such as line breaks"
+	case IsBidiControl(r):
+		return "must not contain bidirectional overrides or isolates"
+	case k == Name:
+		return ""
+	case unicode.Is(unicode.Cf, r), unicode.IsSpace(r) && r != ' ':
+		return "must not contain invisible characters"
+	case k == URL && r == ' ':
+		return "must not contain spaces (write them %20)"
+	}
+	return ""
 }
 
 // clean is the cleaning of Multiline.

@@ -113,9 +113,20 @@ func TestClean(t *testing.T) {
 		{text.Multiline, "\n\n  \t", ""},
 		{text.Diagnostic, "550 5.1.1\r\n  mailbox\tunknown\x07\u202E ", "550 5.1.1 mailbox unknown"},
 		{text.Diagnostic, "\x1b]0;title\x07done", "]0;titledone"},
-		{text.Name, "as \x07 sent", "as \x07 sent"},
+		// What Check accepts is stored as sent.
+		{text.Name, "  spaced  Zoë \u200e", "  spaced  Zoë \u200e"},
 		{text.Identifier, " A ", " A "},
 		{text.URL, "https://x.example/", "https://x.example/"},
+		// What it refuses (stored before it did) loses the characters
+		// refused; refused white space is one space between the rest.
+		{text.Name, "Mug\r\nEngraved:\tGreta\n", "Mug Engraved: Greta"},
+		{text.Name, "\u2028 Rain\x07 \u202Ejacket\u2069\x1b[2J", " Rain jacket[2J"},
+		{text.Name, "C1\u0085here\u009b and\x7f", "C1 here and"},
+		{text.Name, "bad \xff byte\u00a0\u200b", "bad \uFFFD byte\u00a0\u200b"},
+		{text.Identifier, "\ufeffJKT\u200b-1\u00a0/\u3000blue\n", "JKT-1 / blue"},
+		{text.Identifier, "JK\u00adT\u202E1\x00", "JKT1"},
+		{text.URL, " https://x.example/a b\u200b\tc.jpg\n", "https://x.example/a%20b%20c.jpg"},
+		{text.URL, "javascript:alert(1)\u202E", "javascript:alert(1)"},
 	} {
 		assert.Equal(t, tt.out, text.Clean(tt.kind, tt.in), "%d %q", tt.kind, tt.in)
 	}
@@ -135,11 +146,13 @@ func TestBidiControls(t *testing.T) {
 func TestUnknownKind(t *testing.T) {
 	t.Parallel()
 	assert.Panics(t, func() { _ = text.Check(text.Kind(99), "x") })
+	assert.Panics(t, func() { _ = text.Clean(text.Kind(0), "x") })
 }
 
 // FuzzText: whatever comes in, what a kind accepts or cleans holds none
-// of what it refuses; cleaning twice changes nothing; a stricter kind
-// accepts nothing a looser one refuses.
+// of what it refuses; cleaning twice changes nothing; cleaning what a
+// kind accepts changes nothing; a stricter kind accepts nothing a looser
+// one refuses.
 func FuzzText(f *testing.F) {
 	for _, s := range []string{"Rain jacket", "a\x07b\u202Ec\r\nd", "\xff\u2028\u0085", "https://x.example/a?b=c", " \t\n", "JKT\u200b1"} {
 		f.Add(s)
@@ -162,6 +175,19 @@ func FuzzText(f *testing.F) {
 		for line := range strings.SplitSeq(m, "\n") {
 			if err := text.Check(text.Name, strings.ReplaceAll(line, "\t", " ")); err != nil {
 				t.Fatalf("a line of cleaned %q is refused as a name: %v", s, err)
+			}
+		}
+		for _, k := range []text.Kind{text.Name, text.Identifier, text.URL} {
+			c := text.Clean(k, s)
+			var te *text.Error
+			if err := text.Check(k, c); errors.As(err, &te) && (te.Rune != 0 || !utf8.ValidString(c)) {
+				t.Fatalf("kind %d: Clean(%q) = %q holds what Check refuses: %v", k, s, c, err)
+			}
+			if text.Clean(k, c) != c {
+				t.Fatalf("kind %d: Clean is not idempotent on %q", k, s)
+			}
+			if text.Check(k, s) == nil && c != s {
+				t.Fatalf("kind %d: Clean changes %q, which Check accepts, to %q", k, s, c)
 			}
 		}
 		d := text.Clean(text.Diagnostic, s)

@@ -19,9 +19,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/internal/freeport"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/webform"
 	"github.com/touchpoint/touchpoint/mail"
 )
 
@@ -240,6 +242,12 @@ func TestDevQuickStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(eml), "ann@example.com")
 
+	// The banner names the console; its owner signs in with the link
+	// that lands in the outbox, as every mail does.
+	assert.Contains(t, dev.p.out.String(), "http://"+apiAddr+"/console/")
+	assert.Contains(t, dev.p.out.String(), devOwner)
+	signInToConsole(t, "http://"+apiAddr, filepath.Join(dataDir, "outbox"))
+
 	// Secrets and tokens never reach the logs, and customer emails only
 	// masked; a wrong secret and a forged token are tried too.
 	_, status = token(t, authURL, api, clientID, "wrong-"+secret)
@@ -297,4 +305,33 @@ func dropDatabase(t *testing.T, name string) {
 	if _, err := db.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`); err != nil {
 		t.Errorf("drop %s: %v", name, err)
 	}
+}
+
+// signInToConsole signs the dev owner in to the console at base, reading
+// the sign-in link from the .eml outbox.
+func signInToConsole(t *testing.T, base, outbox string) {
+	t.Helper()
+	b := webform.New(t)
+	p := b.Get(base + "/console/")
+	for i := 0; p.StatusCode == http.StatusSeeOther && i < 5; i++ {
+		p = b.Follow(p)
+	}
+	require.Equal(t, http.StatusOK, p.StatusCode, p.Body)
+	b.Submit(p, p.Form(t, authserver.AuthorizePath), map[string]string{"email": devOwner})
+	var links []string
+	require.Eventually(t, func() bool {
+		links, _ = filepath.Glob(filepath.Join(outbox, "lnk-*.eml"))
+		return len(links) == 1
+	}, time.Minute, 50*time.Millisecond, "the sign-in mail in the outbox")
+	raw, err := os.ReadFile(links[0])
+	require.NoError(t, err)
+	confirm := b.Get(signInLink.FindString(webform.MailText(t, raw)))
+	require.Equal(t, http.StatusOK, confirm.StatusCode, confirm.Body)
+	p = b.Submit(confirm, confirm.Form(t, authserver.SignInPath), nil)
+	for i := 0; p.StatusCode == http.StatusSeeOther && i < 5; i++ {
+		p = b.Follow(p)
+	}
+	require.Equal(t, http.StatusOK, p.StatusCode, p.Body)
+	assert.Equal(t, base+"/console/", p.URL.String())
+	assert.Contains(t, p.Body, devOwner, "the console says who is signed in")
 }

@@ -122,15 +122,22 @@ func TestScreenshots(t *testing.T) {
 	s, pages := seeded(t)
 	dir := browsertest.Dir(t)
 	if os.Getenv("TOUCHPOINT_CONSOLE_DOCS") == "1" {
-		dir = filepath.Join("..", "docs", "console")
-		require.NoError(t, os.MkdirAll(dir, 0o755))
+		dir = filepath.Join("..", "docs")
 	}
 	// Cookies are the browser's: once set in one tab, the screenshots'
 	// tabs are signed in too.
 	require.NoError(t, chromedp.Do(b.Tab(t), s.signIn(editorA), chromedp.Navigate(s.URL+"/console/")))
-	for _, name := range []string{"overview", "answered", "invite", "template"} {
-		for _, w := range []int{1280, 360} {
-			b.ScreenshotTo(t, s.URL+pages[name], w, 1, filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, w)))
+	for _, shot := range []struct {
+		name, page string
+		widths     []int
+	}{
+		{"overview", "overview", []int{1280, 360}},
+		{"review", "answered", []int{1280, 360}},
+		{"invite", "invite", []int{1280, 360}},
+		{"template-editor", "template", []int{1280}},
+	} {
+		for _, w := range shot.widths {
+			b.ScreenshotTo(t, s.URL+pages[shot.page], w, 1, filepath.Join(dir, fmt.Sprintf("console-%s-%d.png", shot.name, w)))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 )
 
@@ -180,30 +181,23 @@ func (s *server) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 		events = append(events, e)
 		at = append(at, i)
 	}
-	// The daily quota of accepted events: the first events of the batch
-	// that fit are accepted, each one after them gets its own 429.
-	granted, limit, err := s.accounts.TakeEventQuota(r.Context(), accountID(r), len(events))
-	if err != nil {
-		return batchOut{}, err
-	}
+	// Over the daily quota of accepted events the first events of the
+	// batch that fit are accepted, each one after them gets its own 429.
 	overQuota := false
-	for k := granted; k < len(events); k++ {
-		items[at[k]].setProblem(eventQuotaError(limit, s.now()), requestID)
-		overQuota = true
-	}
-	events, at = events[:granted], at[:granted]
 	if len(events) > 0 {
 		out, err := s.store.Events.AcceptEvents(r.Context(), events)
 		if err != nil {
-			s.returnEventQuota(r, accountID(r), len(events))
 			return batchOut{}, err
 		}
 		fresh := 0
-		defer func() { s.returnEventQuota(r, accountID(r), len(events)-fresh) }()
 		for k, o := range out {
 			it := &items[at[k]]
+			var quota *accountdb.QuotaError
+			if errors.As(o.Err, &quota) {
+				overQuota = true
+			}
 			if o.Err != nil {
-				it.setProblem(batchOutcomeError(o.Err, events[k].Type), requestID)
+				it.setProblem(s.batchOutcomeError(o.Err, events[k].Type), requestID)
 				continue
 			}
 			if !o.Replayed {
@@ -277,8 +271,11 @@ func newStoreEvent(in *eventIn, accountID, key string) (eventdb.NewEvent, error)
 }
 
 // batchOutcomeError words a store outcome as POST /events would.
-func batchOutcomeError(err error, typ string) error {
+func (s *server) batchOutcomeError(err error, typ string) error {
+	var quota *accountdb.QuotaError
 	switch {
+	case errors.As(err, &quota):
+		return eventQuotaError(quota.Limit, s.now())
 	case errors.Is(err, eventdb.ErrUnknownEventType):
 		return unprocessable("type", fmt.Sprintf("there is no event type named %q; create it with POST /event-types", typ))
 	case errors.Is(err, eventdb.ErrUnknownChannel):

@@ -17,7 +17,6 @@ import (
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/text"
 )
@@ -247,19 +246,7 @@ func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	granted, limit, err := s.accounts.TakeEventQuota(r.Context(), e.AccountID, 1)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if granted == 0 {
-		s.fail(w, r, &accountdb.QuotaError{Kind: accountdb.QuotaEvents, Limit: limit})
-		return
-	}
 	acc, err := s.store.Events.AcceptEvent(r.Context(), e)
-	if err != nil || acc.Replayed {
-		s.returnEventQuota(r, e.AccountID, 1)
-	}
 	switch {
 	case errors.Is(err, eventdb.ErrUnknownEventType):
 		err = unprocessable("type", fmt.Sprintf("there is no event type named %q; create it with POST /event-types", in.Type))
@@ -281,15 +268,6 @@ func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
 		Message:  fmt.Sprintf("Your event (%s) was accepted for processing.", acc.EventID),
 		EventRef: acc.EventID,
 	})
-}
-
-// returnEventQuota gives back events counted against the daily quota
-// that were not accepted as new. A failure is only logged: the count is
-// then a little high until the day ends.
-func (s *server) returnEventQuota(r *http.Request, accountID string, n int) {
-	if err := s.accounts.ReturnEventQuota(context.WithoutCancel(r.Context()), accountID, n); err != nil {
-		s.log.Warn("daily event count not given back", "account_id", accountID, "events", n, "error", err)
-	}
 }
 
 // unprocessable is a 422: well-formed, but it refers to something that

@@ -15,8 +15,6 @@ type AccountStore interface {
 	Account(ctx context.Context, id string) (accountdb.Account, error)
 	UpdateBranding(ctx context.Context, id string, u accountdb.BrandingUpdate) (accountdb.Account, error)
 	AccountLimits(ctx context.Context, accountID string) (accountdb.Limits, error)
-	TakeEventQuota(ctx context.Context, accountID string, n int) (granted, limit int, err error)
-	ReturnEventQuota(ctx context.Context, accountID string, n int) error
 
 	CreateChannel(ctx context.Context, accountID, name, typ string) (accountdb.Channel, error)
 	Channel(ctx context.Context, accountID, id string) (accountdb.Channel, error)

@@ -98,8 +98,9 @@ type Store struct {
 func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	base := pg.NewDB(db)
 	stats := statsdb.New(base)
-	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accountdb.New(base, defaultInviteDelay), Stats: stats,
-		Events: eventdb.New(base),
+	accounts := accountdb.New(base, defaultInviteDelay)
+	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accounts, Stats: stats,
+		Events: eventdb.New(base, accounts),
 		invite: newInviteStatements(stats), webhooks: newWebhookStatements()}
 }
 

@@ -5,7 +5,8 @@
 // recipient_daily_sends, account_daily_events). Every creation of a
 // channel, an event type or a webhook endpoint, and every counted send,
 // takes the account's row lock (LockTx) and its quota (CheckResourceQuotaTx,
-// CountSendTx) inside the writer's transaction.
+// CountSendTx) inside the writer's transaction; accepted events are
+// counted by the statement that stores them (EventQuotaCTEs).
 package accountdb
 
 import (
@@ -29,6 +30,9 @@ type Store struct {
 	// kind (QuotaDailySends, QuotaRecipient, QuotaChannels, …): the
 	// process's metrics count them.
 	OnQuotaExceeded func(kind string)
+	// exhausted are the accounts found without room in their daily event
+	// quota (eventquota.go).
+	exhausted exhausted
 }
 
 // New is the repository on db; defaultInviteDelay "" means P7D.

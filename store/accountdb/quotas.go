@@ -118,6 +118,7 @@ func (s *Store) SetAccountQuotas(ctx context.Context, accountID string, u QuotaU
 	if err != nil {
 		return Quotas{}, err
 	}
+	s.exhausted.forget(accountID) // other processes see it within ExhaustedFor
 	return s.AccountQuotas(ctx, accountID)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
@@ -18,7 +19,8 @@ func TestScratchTables(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.New(t)
-	st := eventdb.New(pg.NewDB(db))
+	base := pg.NewDB(db)
+	st := eventdb.New(base, accountdb.New(base, ""))
 
 	ins, err := st.CreateInsertScratch(ctx, "bench_insert_x")
 	require.NoError(t, err)

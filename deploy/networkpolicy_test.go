@@ -161,7 +161,8 @@ func inBlock(t *testing.T, block *networkingv1.IPBlock, ip net.IP) bool {
 
 // checkNetworkPolicies: everything is denied unless allowed; from outside,
 // only the API's and the issuer's HTTP ports are reached; only the worker
-// speaks SMTP and reaches public addresses on any port (webhooks), never
+// and the issuer (the console's sign-in links) speak SMTP; only the worker
+// reaches public addresses on any port (webhooks), never
 // private or link-local ones; every process reaches DNS, PostgreSQL and
 // Temporal, the API the issuer, Prometheus the metrics.
 func checkNetworkPolicies(t *testing.T, b built) {
@@ -193,8 +194,9 @@ func checkNetworkPolicies(t *testing.T, b built) {
 			assert.Equal(t, want, fromOutside, "%s: port %s (%d) from outside the cluster", e.name, cp.Name, cp.ContainerPort)
 		}
 		isWorker := component(w) == "worker"
+		mails := isWorker || component(w) == "auth"
 		for _, port := range []int32{25, 465, 587, 2525} {
-			assert.Equal(t, isWorker, connects(t, b, e, public, corev1.ProtocolTCP, port), "%s: SMTP (%d) out", e.name, port)
+			assert.Equal(t, mails, connects(t, b, e, public, corev1.ProtocolTCP, port), "%s: SMTP (%d) out", e.name, port)
 		}
 		assert.Equal(t, isWorker, connects(t, b, e, public, corev1.ProtocolTCP, 8443), "%s: a webhook endpoint on any port", e.name)
 		assert.False(t, connects(t, b, e, private, corev1.ProtocolTCP, 8443), "%s: a private address", e.name)
@@ -218,7 +220,7 @@ func checkNetworkPolicies(t *testing.T, b built) {
 			if c != "auth" {
 				assert.True(t, connects(t, b, e, endpoints["temporal"], corev1.ProtocolTCP, 7233), "%s: Temporal", c)
 			}
-			assert.Equal(t, c == "worker", connects(t, b, e, endpoints["mailpit"], corev1.ProtocolTCP, 1025), "%s: mailpit's SMTP", c)
+			assert.Equal(t, c == "worker" || c == "auth", connects(t, b, e, endpoints["mailpit"], corev1.ProtocolTCP, 1025), "%s: mailpit's SMTP", c)
 			continue
 		}
 		assert.True(t, connects(t, b, e, private, corev1.ProtocolTCP, 5432), "%s: PostgreSQL", c)

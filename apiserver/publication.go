@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -115,8 +116,11 @@ func (s *server) writePublicJSON(w http.ResponseWriter, r *http.Request, content
 }
 
 // publicAccount reads the account of the path's {acc} (404 when it is
-// none).
-func (s *server) publicAccount(r *http.Request) (accountdb.Account, error) {
+// none), once q, the request's query, has been found good.
+func (s *server) publicAccount(r *http.Request, q *query) (accountdb.Account, error) {
+	if err := q.err(); err != nil {
+		return accountdb.Account{}, err
+	}
 	return s.accountByID(r, mux.Vars(r)["acc"])
 }
 
@@ -129,6 +133,30 @@ func (s *server) accountByID(r *http.Request, id string) (accountdb.Account, err
 		return accountdb.Account{}, about("account", "", err)
 	}
 	return a, nil
+}
+
+// accountReviews reads what every public view of an account shows: its
+// aggregate and a page of its public reviews.
+func (s *server) accountReviews(ctx context.Context, accountID string, f store.PublicReviewFilter, p store.Page) (
+	review.Aggregate, []store.PublicReview, *store.Cursor, error) {
+	agg, err := s.store.ReviewAggregate(ctx, accountID)
+	if err != nil {
+		return review.Aggregate{}, nil, nil, err
+	}
+	rs, next, err := s.store.PublicReviews(ctx, accountID, f, p)
+	return agg, rs, next, err
+}
+
+// productReviews reads what every public view of a product shows: its
+// aggregate and a page of its public reviews.
+func (s *server) productReviews(ctx context.Context, accountID string, k review.ProductKey, p store.Page) (
+	review.Aggregate, []store.PublicProductReview, *store.Cursor, error) {
+	agg, err := s.store.ProductAggregate(ctx, accountID, k)
+	if err != nil {
+		return review.Aggregate{}, nil, nil, err
+	}
+	ps, next, err := s.store.PublicProductReviews(ctx, accountID, k, p)
+	return agg, ps, next, err
 }
 
 // publicURL is the absolute address of a public path.
@@ -144,21 +172,12 @@ func (s *server) getPublicReviews(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "locale", "minRating")
 	f := store.PublicReviewFilter{Locale: q.locale("locale"), MinRating: q.rating("minRating")}
 	p := q.page("rev")
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	a, err := s.publicAccount(r)
+	a, err := s.publicAccount(r, q)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	agg, err := s.store.ReviewAggregate(r.Context(), a.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	rs, next, err := s.store.PublicReviews(r.Context(), a.ID, f, p)
+	agg, rs, next, err := s.accountReviews(r.Context(), a.ID, f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -175,21 +194,12 @@ func (s *server) getPublicReviews(w http.ResponseWriter, r *http.Request) {
 func (s *server) getAccountJSONLD(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
 	q.noPage()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	a, err := s.publicAccount(r)
+	a, err := s.publicAccount(r, q)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	agg, err := s.store.ReviewAggregate(r.Context(), a.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	rs, _, err := s.store.PublicReviews(r.Context(), a.ID, store.PublicReviewFilter{MinRating: review.MinRating},
+	agg, rs, _, err := s.accountReviews(r.Context(), a.ID, store.PublicReviewFilter{MinRating: review.MinRating},
 		store.Page{Limit: publication.LatestInJSONLD})
 	if err != nil {
 		s.fail(w, r, err)
@@ -225,12 +235,7 @@ func (s *server) getPublicProductReviews(w http.ResponseWriter, r *http.Request)
 		s.fail(w, r, err)
 		return
 	}
-	agg, err := s.store.ProductAggregate(r.Context(), a.ID, k)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ps, next, err := s.store.PublicProductReviews(r.Context(), a.ID, k, p)
+	agg, ps, next, err := s.productReviews(r.Context(), a.ID, k, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -250,12 +255,7 @@ func (s *server) getProductJSONLD(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	agg, err := s.store.ProductAggregate(r.Context(), a.ID, k)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ps, _, err := s.store.PublicProductReviews(r.Context(), a.ID, k, store.Page{Limit: publication.LatestInJSONLD})
+	agg, ps, _, err := s.productReviews(r.Context(), a.ID, k, store.Page{Limit: publication.LatestInJSONLD})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -276,11 +276,7 @@ func (s *server) getProductJSONLD(w http.ResponseWriter, r *http.Request) {
 func (s *server) getJWKS(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
 	q.noPage()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	a, err := s.publicAccount(r)
+	a, err := s.publicAccount(r, q)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -321,7 +317,7 @@ func (s *server) getWidget(w http.ResponseWriter, r *http.Request) {
 		s.errorPages.BadRequest(w, publication.Pick(lang))
 		return
 	}
-	a, err := s.publicAccount(r)
+	a, err := s.accountByID(r, mux.Vars(r)["acc"])
 	if err != nil {
 		s.publicPageError(w, r, publication.Pick(lang), err)
 		return
@@ -335,11 +331,8 @@ func (s *server) getWidget(w http.ResponseWriter, r *http.Request) {
 	var next *store.Cursor
 	if sku != "" {
 		k := review.ProductKey{Kind: review.SKU, Value: sku}
-		if v.Aggregate, err = s.store.ProductAggregate(r.Context(), a.ID, k); err != nil {
-			s.publicPageError(w, r, publication.Pick(lang), err)
-			return
-		}
-		ps, _, err := s.store.PublicProductReviews(r.Context(), a.ID, k, store.Page{Limit: publication.LatestInWidget})
+		var ps []store.PublicProductReview
+		v.Aggregate, ps, _, err = s.productReviews(r.Context(), a.ID, k, store.Page{Limit: publication.LatestInWidget})
 		if err != nil {
 			s.publicPageError(w, r, publication.Pick(lang), err)
 			return
@@ -348,11 +341,7 @@ func (s *server) getWidget(w http.ResponseWriter, r *http.Request) {
 			v.Reviews = append(v.Reviews, pr.Review)
 		}
 	} else {
-		if v.Aggregate, err = s.store.ReviewAggregate(r.Context(), a.ID); err != nil {
-			s.publicPageError(w, r, publication.Pick(lang), err)
-			return
-		}
-		if v.Reviews, next, err = s.store.PublicReviews(r.Context(), a.ID, store.PublicReviewFilter{}, p); err != nil {
+		if v.Aggregate, v.Reviews, next, err = s.accountReviews(r.Context(), a.ID, store.PublicReviewFilter{}, p); err != nil {
 			s.publicPageError(w, r, publication.Pick(lang), err)
 			return
 		}
@@ -389,11 +378,7 @@ func (s *server) getWidget(w http.ResponseWriter, r *http.Request) {
 func (s *server) getFeed(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
 	q.noPage()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	a, err := s.publicAccount(r)
+	a, err := s.publicAccount(r, q)
 	if err != nil {
 		s.fail(w, r, err)
 		return

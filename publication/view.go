@@ -58,16 +58,10 @@ type Reply struct {
 
 // Product is a product review inside a public review.
 type Product struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	SKU      string `json:"sku"`
-	GTIN     string `json:"gtin"`
-	MPN      string `json:"mpn"`
-	Brand    string `json:"brand"`
-	URL      string `json:"url"`
-	ImageURL string `json:"imageUrl"`
-	Rating   int    `json:"rating"`
-	Comment  string `json:"comment"`
+	ID string `json:"id"`
+	ProductInfo
+	Rating  int    `json:"rating"`
+	Comment string `json:"comment"`
 }
 
 // Review is a public review with its proof.
@@ -83,14 +77,6 @@ type Review struct {
 	Reply     *Reply    `json:"reply"`
 	Products  []Product `json:"products"`
 	Proof     string    `json:"proof"`
-}
-
-// List is GET /public/accounts/{acc}/reviews.
-type List struct {
-	Account    Account   `json:"account"`
-	Aggregate  Aggregate `json:"aggregate"`
-	Items      []Review  `json:"items"`
-	NextCursor *string   `json:"nextCursor"`
 }
 
 // ProductInfo is a product as the event named it.
@@ -120,12 +106,14 @@ type ProductReview struct {
 	Proof     string      `json:"proof"`
 }
 
-// ProductList is GET /public/products/reviews.
-type ProductList struct {
-	Account    Account         `json:"account"`
-	Aggregate  Aggregate       `json:"aggregate"`
-	Items      []ProductReview `json:"items"`
-	NextCursor *string         `json:"nextCursor"`
+// List is a page of public reviews with the aggregate they count in: of
+// Review for GET /public/accounts/{acc}/reviews, of ProductReview for GET
+// /public/products/reviews.
+type List[T Review | ProductReview] struct {
+	Account    Account   `json:"account"`
+	Aggregate  Aggregate `json:"aggregate"`
+	Items      []T       `json:"items"`
+	NextCursor *string   `json:"nextCursor"`
 }
 
 func replyOf(r store.Review) *Reply {
@@ -152,40 +140,42 @@ func (k *Keys) ReviewOf(ctx context.Context, r store.PublicReview) (Review, erro
 		out.Rating = &r.Rating
 	}
 	for _, p := range r.Products {
-		out.Products = append(out.Products, Product{ID: p.ID, Name: p.Name, SKU: p.SKU, GTIN: review.PublicGTIN(p.GTIN), MPN: p.MPN, Brand: p.Brand,
-			URL: p.URL, ImageURL: p.ImageURL, Rating: p.Rating, Comment: p.Comment})
+		out.Products = append(out.Products, Product{ID: p.ID, ProductInfo: infoOf(p.Product), Rating: p.Rating, Comment: p.Comment})
 	}
 	return out, nil
+}
+
+// productReviewOf is a public product review, signed with its review.
+func (k *Keys) productReviewOf(ctx context.Context, p store.PublicProductReview) (ProductReview, error) {
+	proof, err := k.Sign(ctx, p.Review)
+	if err != nil {
+		return ProductReview{}, err
+	}
+	return ProductReview{ID: p.ID, ReviewID: p.ReviewID, Rating: p.Rating, Comment: p.Comment,
+		Locale: p.Review.Locale, Author: p.Review.Author(p.Review.Locale), CreatedAt: Time(p.CreatedAt), UpdatedAt: Time(p.UpdatedAt),
+		Product: infoOf(p.Product), Reply: replyOf(p.Review.Review), Proof: proof}, nil
 }
 
 // ListOf is the public list of an account's reviews.
-func (k *Keys) ListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, rs []store.PublicReview, next *store.Cursor) (List, error) {
-	out := List{Account: AccountOf(a), Aggregate: AggregateOf(agg), Items: make([]Review, 0, len(rs))}
-	for _, r := range rs {
-		v, err := k.ReviewOf(ctx, r)
-		if err != nil {
-			return List{}, err
-		}
-		out.Items = append(out.Items, v)
-	}
-	if next != nil {
-		c := next.Encode()
-		out.NextCursor = &c
-	}
-	return out, nil
+func (k *Keys) ListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, rs []store.PublicReview, next *store.Cursor) (List[Review], error) {
+	return listOf(ctx, a, agg, rs, next, k.ReviewOf)
 }
 
 // ProductListOf is the public list of one product's reviews.
-func (k *Keys) ProductListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, ps []store.PublicProductReview, next *store.Cursor) (ProductList, error) {
-	out := ProductList{Account: AccountOf(a), Aggregate: AggregateOf(agg), Items: make([]ProductReview, 0, len(ps))}
-	for _, p := range ps {
-		proof, err := k.Sign(ctx, p.Review)
+func (k *Keys) ProductListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, ps []store.PublicProductReview, next *store.Cursor) (List[ProductReview], error) {
+	return listOf(ctx, a, agg, ps, next, k.productReviewOf)
+}
+
+// listOf is a list of the rows, each made public (and signed) by item.
+func listOf[R any, T Review | ProductReview](ctx context.Context, a accountdb.Account, agg review.Aggregate, rows []R, next *store.Cursor,
+	item func(context.Context, R) (T, error)) (List[T], error) {
+	out := List[T]{Account: AccountOf(a), Aggregate: AggregateOf(agg), Items: make([]T, 0, len(rows))}
+	for _, r := range rows {
+		v, err := item(ctx, r)
 		if err != nil {
-			return ProductList{}, err
+			return List[T]{}, err
 		}
-		out.Items = append(out.Items, ProductReview{ID: p.ID, ReviewID: p.ReviewID, Rating: p.Rating, Comment: p.Comment,
-			Locale: p.Review.Locale, Author: p.Review.Author(p.Review.Locale), CreatedAt: Time(p.CreatedAt), UpdatedAt: Time(p.UpdatedAt),
-			Product: infoOf(p.Product), Reply: replyOf(p.Review.Review), Proof: proof})
+		out.Items = append(out.Items, v)
 	}
 	if next != nil {
 		c := next.Encode()

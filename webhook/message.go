@@ -130,16 +130,13 @@ func (DeliveryData) fits(t string) bool { return isDeliveryType(t) }
 // MarshalJSON writes camelCase names and nulls for absent values.
 func (d DeliveryData) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		EventID           string  `json:"eventId"`
-		EventTypeID       string  `json:"eventTypeId"`
-		ChannelID         string  `json:"channelId"`
-		CustomerReference *string `json:"customerReference"`
-		Message           string  `json:"message"`
-		Status            string  `json:"status"`
-		Provider          string  `json:"provider"`
-		At                *stamp  `json:"at"`
+		eventJSON
+		Message  string `json:"message"`
+		Status   string `json:"status"`
+		Provider string `json:"provider"`
+		At       *stamp `json:"at"`
 	}{
-		d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference),
+		eventOf(d.EventID, d.EventTypeID, d.ChannelID, d.CustomerReference),
 		d.Message, d.Status, d.Provider, optTime(d.At),
 	})
 }
@@ -147,17 +144,14 @@ func (d DeliveryData) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes camelCase names and nulls for absent values.
 func (d InviteData) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		EventID           string  `json:"eventId"`
-		EventTypeID       string  `json:"eventTypeId"`
-		ChannelID         string  `json:"channelId"`
-		CustomerReference *string `json:"customerReference"`
-		Status            string  `json:"status"`
-		Reason            *string `json:"reason"`
-		Medium            *string `json:"medium"`
-		ScheduledFor      *stamp  `json:"scheduledFor"`
-		SentAt            *stamp  `json:"sentAt"`
+		eventJSON
+		Status       string  `json:"status"`
+		Reason       *string `json:"reason"`
+		Medium       *string `json:"medium"`
+		ScheduledFor *stamp  `json:"scheduledFor"`
+		SentAt       *stamp  `json:"sentAt"`
 	}{
-		d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference),
+		eventOf(d.EventID, d.EventTypeID, d.ChannelID, d.CustomerReference),
 		d.Status, optString(d.Reason), optString(d.Medium), optTime(d.ScheduledFor), optTime(d.SentAt),
 	})
 }
@@ -180,16 +174,13 @@ func (ReminderData) fits(t string) bool { return strings.HasPrefix(t, "reminder.
 // MarshalJSON writes camelCase names and nulls for absent values.
 func (d ReminderData) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		EventID           string  `json:"eventId"`
-		EventTypeID       string  `json:"eventTypeId"`
-		ChannelID         string  `json:"channelId"`
-		CustomerReference *string `json:"customerReference"`
-		Status            string  `json:"status"`
-		Medium            *string `json:"medium"`
-		ScheduledFor      *stamp  `json:"scheduledFor"`
-		SentAt            *stamp  `json:"sentAt"`
+		eventJSON
+		Status       string  `json:"status"`
+		Medium       *string `json:"medium"`
+		ScheduledFor *stamp  `json:"scheduledFor"`
+		SentAt       *stamp  `json:"sentAt"`
 	}{
-		d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference),
+		eventOf(d.EventID, d.EventTypeID, d.ChannelID, d.CustomerReference),
 		d.Status, optString(d.Medium), optTime(d.ScheduledFor), optTime(d.SentAt),
 	})
 }
@@ -230,17 +221,13 @@ func (d ReviewData) MarshalJSON() ([]byte, error) {
 		products[i] = productRatingJSON{p.ID, optString(p.SKU), optString(p.GTIN), optString(p.MPN), p.Rating, p.Comment}
 	}
 	return json.Marshal(struct {
-		ReviewID          string              `json:"reviewId"`
-		EventID           string              `json:"eventId"`
-		EventTypeID       string              `json:"eventTypeId"`
-		ChannelID         string              `json:"channelId"`
-		CustomerReference *string             `json:"customerReference"`
-		Rating            *int                `json:"rating"`
-		Comment           string              `json:"comment"`
-		Locale            string              `json:"locale"`
-		Products          []productRatingJSON `json:"products"`
+		reviewJSON
+		Rating   *int                `json:"rating"`
+		Comment  string              `json:"comment"`
+		Locale   string              `json:"locale"`
+		Products []productRatingJSON `json:"products"`
 	}{
-		d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference),
+		reviewOf(d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, d.CustomerReference),
 		optInt(d.Rating), d.Comment, d.Locale, products,
 	})
 }
@@ -280,20 +267,16 @@ func (ModerationData) fits(t string) bool { return t == ReviewModerated }
 // MarshalJSON writes camelCase names and nulls for absent values.
 func (d ModerationData) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		ReviewID          string  `json:"reviewId"`
-		EventID           string  `json:"eventId"`
-		EventTypeID       string  `json:"eventTypeId"`
-		ChannelID         string  `json:"channelId"`
-		CustomerReference *string `json:"customerReference"`
-		Status            string  `json:"status"`
-		PreviousStatus    string  `json:"previousStatus"`
-		Public            bool    `json:"public"`
-		Action            string  `json:"action"`
-		Reason            *string `json:"reason"`
-		Note              *string `json:"note"`
-		By                string  `json:"by"`
+		reviewJSON
+		Status         string  `json:"status"`
+		PreviousStatus string  `json:"previousStatus"`
+		Public         bool    `json:"public"`
+		Action         string  `json:"action"`
+		Reason         *string `json:"reason"`
+		Note           *string `json:"note"`
+		By             string  `json:"by"`
 	}{
-		d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference),
+		reviewOf(d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, d.CustomerReference),
 		d.Status, d.PreviousStatus, d.Public, d.Action, optString(d.Reason), optString(d.Note), d.By,
 	})
 }
@@ -327,14 +310,10 @@ func (d ReplyData) MarshalJSON() ([]byte, error) {
 		r = &reply{d.Text, stamp(d.CreatedAt), stamp(d.UpdatedAt)}
 	}
 	return json.Marshal(struct {
-		ReviewID          string  `json:"reviewId"`
-		EventID           string  `json:"eventId"`
-		EventTypeID       string  `json:"eventTypeId"`
-		ChannelID         string  `json:"channelId"`
-		CustomerReference *string `json:"customerReference"`
-		Reply             *reply  `json:"reply"`
-		By                string  `json:"by"`
-	}{d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, optString(d.CustomerReference), r, d.By})
+		reviewJSON
+		Reply *reply `json:"reply"`
+		By    string `json:"by"`
+	}{reviewOf(d.ReviewID, d.EventID, d.EventTypeID, d.ChannelID, d.CustomerReference), r, d.By})
 }
 
 // SuppressionData is the payload of suppression.created. The suppressed
@@ -359,6 +338,31 @@ func (d SuppressionData) MarshalJSON() ([]byte, error) {
 		EventID           *string `json:"eventId"`
 		CustomerReference *string `json:"customerReference"`
 	}{d.Medium, d.Reason, optString(d.EventID), optString(d.CustomerReference)})
+}
+
+// eventJSON begins every payload about an event's invite: the event, its
+// type and channel, and the shop's reference for the customer (null when
+// the event had none).
+type eventJSON struct {
+	EventID           string  `json:"eventId"`
+	EventTypeID       string  `json:"eventTypeId"`
+	ChannelID         string  `json:"channelId"`
+	CustomerReference *string `json:"customerReference"`
+}
+
+func eventOf(eventID, eventTypeID, channelID, customerReference string) eventJSON {
+	return eventJSON{eventID, eventTypeID, channelID, optString(customerReference)}
+}
+
+// reviewJSON begins every payload about a review: the review, then the
+// event it answered.
+type reviewJSON struct {
+	ReviewID string `json:"reviewId"`
+	eventJSON
+}
+
+func reviewOf(reviewID, eventID, eventTypeID, channelID, customerReference string) reviewJSON {
+	return reviewJSON{reviewID, eventOf(eventID, eventTypeID, channelID, customerReference)}
 }
 
 func isNilPointer(p Payload) bool {

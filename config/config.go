@@ -346,142 +346,82 @@ func Sections() []settings.Section {
 // top of Defaults. It does not validate; call Validate.
 func Load(getenv func(string) string) (Config, error) {
 	c := Defaults()
-	str := func(name string, dst *string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			*dst = v
-		}
-	}
-	var errs []error
-	dur := func(name string, dst *time.Duration) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration such as 5s or 720h", name, v))
-				return
-			}
-			*dst = d
-		}
-	}
-	str("DATABASE_URL", &c.DatabaseURL)
-	str("DATABASE_READ_URL", &c.DatabaseReadURL)
-	str("TEMPORAL_ADDRESS", &c.TemporalAddress)
-	str("TEMPORAL_NAMESPACE", &c.TemporalNamespace)
-	str("TOUCHPOINT_BASE_URL", &c.BaseURL)
-	str("TOUCHPOINT_AUTH_URL", &c.AuthURL)
-	str("TOUCHPOINT_OIDC_DISCOVERY_URL", &c.OIDCDiscoveryURL)
-	str("TOUCHPOINT_API_ADDR", &c.APIAddr)
-	str("TOUCHPOINT_AUTH_ADDR", &c.AuthAddr)
-	str("TOUCHPOINT_METRICS_ADDR", &c.MetricsAddr)
-	str("TOUCHPOINT_WORKER_ADDR", &c.WorkerAddr)
-	str("TOUCHPOINT_SMTP_URL", &c.SMTPURL)
-	str("TOUCHPOINT_MAIL_FROM", &c.MailFrom)
-	str("TOUCHPOINT_FEEDBACK_URL", &c.FeedbackURL)
-	str("TOUCHPOINT_DATA_DIR", &c.DataDir)
-	str("TOUCHPOINT_SECRET_KEY", &c.SecretKey)
-	str("TOUCHPOINT_TEMPORAL_UI_ADDR", &c.TemporalUIAddr)
-	str("TOUCHPOINT_TEMPORAL_UI_URL", &c.TemporalUIURL)
-	str("TOUCHPOINT_DEFAULT_INVITE_DELAY", &c.DefaultInviteDelay)
-	str("TOUCHPOINT_CONSOLE_OIDC_ISSUER", &c.Console.Issuer)
-	str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", &c.Console.ClientID)
-	str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET", &c.Console.ClientSecret)
+	r := &envReader{getenv: getenv}
+	r.str("DATABASE_URL", &c.DatabaseURL)
+	r.str("DATABASE_READ_URL", &c.DatabaseReadURL)
+	r.str("TEMPORAL_ADDRESS", &c.TemporalAddress)
+	r.str("TEMPORAL_NAMESPACE", &c.TemporalNamespace)
+	r.str("TOUCHPOINT_BASE_URL", &c.BaseURL)
+	r.str("TOUCHPOINT_AUTH_URL", &c.AuthURL)
+	r.str("TOUCHPOINT_OIDC_DISCOVERY_URL", &c.OIDCDiscoveryURL)
+	r.str("TOUCHPOINT_API_ADDR", &c.APIAddr)
+	r.str("TOUCHPOINT_AUTH_ADDR", &c.AuthAddr)
+	r.str("TOUCHPOINT_METRICS_ADDR", &c.MetricsAddr)
+	r.str("TOUCHPOINT_WORKER_ADDR", &c.WorkerAddr)
+	r.str("TOUCHPOINT_SMTP_URL", &c.SMTPURL)
+	r.str("TOUCHPOINT_MAIL_FROM", &c.MailFrom)
+	r.str("TOUCHPOINT_FEEDBACK_URL", &c.FeedbackURL)
+	r.str("TOUCHPOINT_DATA_DIR", &c.DataDir)
+	r.str("TOUCHPOINT_SECRET_KEY", &c.SecretKey)
+	r.str("TOUCHPOINT_TEMPORAL_UI_ADDR", &c.TemporalUIAddr)
+	r.str("TOUCHPOINT_TEMPORAL_UI_URL", &c.TemporalUIURL)
+	r.str("TOUCHPOINT_DEFAULT_INVITE_DELAY", &c.DefaultInviteDelay)
+	r.str("TOUCHPOINT_CONSOLE_OIDC_ISSUER", &c.Console.Issuer)
+	r.str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", &c.Console.ClientID)
+	r.str("TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET", &c.Console.ClientSecret)
 	c.Settings = settings.Read(getenv, sectionVars())
-	dur("TOUCHPOINT_TOKEN_MAX_LIFETIME", &c.TokenMaxLifetime)
-	dur("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", &c.TokenUseFlushInterval)
-	dur("TOUCHPOINT_SIGNING_KEY_ROTATION", &c.SigningKeyRotation)
-	dur("TOUCHPOINT_SEND_TIMEOUT", &c.SendTimeout)
-	dur("TOUCHPOINT_SEND_RETRY_INITIAL", &c.SendRetryInitial)
-	dur("TOUCHPOINT_SEND_RETRY_MAX", &c.SendRetryMax)
-	dur("TOUCHPOINT_SEND_GIVE_UP_AFTER", &c.SendGiveUpAfter)
-	dur("TOUCHPOINT_JWKS_REFRESH", &c.JWKSRefresh)
-	count := func(name string, dst *int) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				errs = append(errs, fmt.Errorf("%s: %q is not a whole number of at least 0", name, v))
-				return
-			}
-			*dst = n
-		}
-	}
-	count("TOUCHPOINT_DAILY_SEND_QUOTA", &c.DailySendQuota)
-	count("TOUCHPOINT_RECIPIENT_DAILY_CAP", &c.RecipientDailyCap)
-	count("TOUCHPOINT_CHANNEL_QUOTA", &c.ChannelQuota)
-	count("TOUCHPOINT_EVENT_TYPE_QUOTA", &c.EventTypeQuota)
-	count("TOUCHPOINT_WEBHOOK_QUOTA", &c.WebhookQuota)
-	count("TOUCHPOINT_DAILY_EVENT_QUOTA", &c.DailyEventQuota)
-	if v := getenv("TOUCHPOINT_TRUSTED_PROXIES"); strings.TrimSpace(v) != "" {
+	r.dur("TOUCHPOINT_TOKEN_MAX_LIFETIME", &c.TokenMaxLifetime)
+	r.dur("TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL", &c.TokenUseFlushInterval)
+	r.dur("TOUCHPOINT_SIGNING_KEY_ROTATION", &c.SigningKeyRotation)
+	r.dur("TOUCHPOINT_SEND_TIMEOUT", &c.SendTimeout)
+	r.dur("TOUCHPOINT_SEND_RETRY_INITIAL", &c.SendRetryInitial)
+	r.dur("TOUCHPOINT_SEND_RETRY_MAX", &c.SendRetryMax)
+	r.dur("TOUCHPOINT_SEND_GIVE_UP_AFTER", &c.SendGiveUpAfter)
+	r.dur("TOUCHPOINT_JWKS_REFRESH", &c.JWKSRefresh)
+	const quota = "a whole number of at least 0"
+	whole(r, "TOUCHPOINT_DAILY_SEND_QUOTA", &c.DailySendQuota, 0, math.MaxInt, quota)
+	whole(r, "TOUCHPOINT_RECIPIENT_DAILY_CAP", &c.RecipientDailyCap, 0, math.MaxInt, quota)
+	whole(r, "TOUCHPOINT_CHANNEL_QUOTA", &c.ChannelQuota, 0, math.MaxInt, quota)
+	whole(r, "TOUCHPOINT_EVENT_TYPE_QUOTA", &c.EventTypeQuota, 0, math.MaxInt, quota)
+	whole(r, "TOUCHPOINT_WEBHOOK_QUOTA", &c.WebhookQuota, 0, math.MaxInt, quota)
+	whole(r, "TOUCHPOINT_DAILY_EVENT_QUOTA", &c.DailyEventQuota, 0, math.MaxInt, quota)
+	if v := r.get("TOUCHPOINT_TRUSTED_PROXIES"); v != "" {
 		ps, err := ParsePrefixes(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_TRUSTED_PROXIES: %w", err))
+			r.errs = append(r.errs, fmt.Errorf("TOUCHPOINT_TRUSTED_PROXIES: %w", err))
 		}
 		c.TrustedProxies = ps
 	}
-	dur("TOUCHPOINT_RECONCILE_INTERVAL", &c.ReconcileInterval)
-	dur("TOUCHPOINT_RECONCILE_GRACE", &c.ReconcileGrace)
-	if v := strings.TrimSpace(getenv("TOUCHPOINT_SHUTDOWN_DRAIN")); v != "" && v != "0" {
-		dur("TOUCHPOINT_SHUTDOWN_DRAIN", &c.ShutdownDrain)
+	r.dur("TOUCHPOINT_RECONCILE_INTERVAL", &c.ReconcileInterval)
+	r.dur("TOUCHPOINT_RECONCILE_GRACE", &c.ReconcileGrace)
+	if v := r.get("TOUCHPOINT_SHUTDOWN_DRAIN"); v != "" && v != "0" {
+		r.dur("TOUCHPOINT_SHUTDOWN_DRAIN", &c.ShutdownDrain)
 	}
-	if v := strings.TrimSpace(getenv("TOUCHPOINT_EVENT_RETENTION")); v != "" && v != "0" {
-		dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
+	if v := r.get("TOUCHPOINT_EVENT_RETENTION"); v != "" && v != "0" {
+		r.dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
 	}
-	if v := strings.TrimSpace(getenv("TOUCHPOINT_FEEDBACK_LINK_TTL")); v == "0" {
+	if r.get("TOUCHPOINT_FEEDBACK_LINK_TTL") == "0" {
 		c.FeedbackLinkTTL = 0
 	} else {
-		dur("TOUCHPOINT_FEEDBACK_LINK_TTL", &c.FeedbackLinkTTL)
+		r.dur("TOUCHPOINT_FEEDBACK_LINK_TTL", &c.FeedbackLinkTTL)
 	}
-	if v := strings.TrimSpace(getenv("TOUCHPOINT_RATE_LIMIT")); v != "" {
+	if v := r.get("TOUCHPOINT_RATE_LIMIT"); v != "" {
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil || n <= 0 || math.IsInf(n, 0) {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_RATE_LIMIT: %q is not a positive number of requests per second", v))
+			r.bad("TOUCHPOINT_RATE_LIMIT", v, "a positive number of requests per second")
 		} else {
 			c.RatePerSecond = n
 		}
 	}
-	if v := strings.TrimSpace(getenv("TOUCHPOINT_RATE_BURST")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_RATE_BURST: %q is not a positive whole number", v))
-		} else {
-			c.RateBurst = n
-		}
-	}
-	if v := strings.TrimSpace(getenv("TOUCHPOINT_MAX_BODY_BYTES")); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1024 {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_MAX_BODY_BYTES: %q is not a byte count of at least 1024", v))
-		} else {
-			c.MaxBodyBytes = n
-		}
-	}
-	if v := strings.TrimSpace(getenv("TOUCHPOINT_BATCH_INFLIGHT_BYTES")); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 32<<20 {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_BATCH_INFLIGHT_BYTES: %q is not a byte count of at least 33554432 "+
-				"(one account may hold a quarter: one batch of the largest size)", v))
-		} else {
-			c.BatchInflightBytes = n
-		}
-	}
-	if v := strings.TrimSpace(getenv("TOUCHPOINT_DB_MAX_CONNS")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2 || n > 1000 {
-			errs = append(errs, fmt.Errorf("TOUCHPOINT_DB_MAX_CONNS: %q is not a connection count from 2 to 1000", v))
-		} else {
-			c.DBMaxConns = n
-		}
-	}
-	boolean := func(name string, dst *bool) {
-		switch v := strings.TrimSpace(getenv(name)); v {
-		case "", "false":
-		case "true":
-			*dst = true
-		default:
-			errs = append(errs, fmt.Errorf("%s: %q must be true or false", name, v))
-		}
-	}
-	boolean("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate)
-	boolean("TOUCHPOINT_WORKER_VERSIONING", &c.WorkerVersioning)
-	boolean("TOUCHPOINT_CONSOLE_MATCH_EMAIL", &c.Console.MatchEmail)
+	whole(r, "TOUCHPOINT_RATE_BURST", &c.RateBurst, 1, math.MaxInt, "a positive whole number")
+	whole(r, "TOUCHPOINT_MAX_BODY_BYTES", &c.MaxBodyBytes, 1024, math.MaxInt64, "a byte count of at least 1024")
+	whole(r, "TOUCHPOINT_BATCH_INFLIGHT_BYTES", &c.BatchInflightBytes, 32<<20, math.MaxInt64,
+		"a byte count of at least 33554432 (one account may hold a quarter: one batch of the largest size)")
+	whole(r, "TOUCHPOINT_DB_MAX_CONNS", &c.DBMaxConns, 2, 1000, "a connection count from 2 to 1000")
+	r.boolean("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate)
+	r.boolean("TOUCHPOINT_WORKER_VERSIONING", &c.WorkerVersioning)
+	r.boolean("TOUCHPOINT_CONSOLE_MATCH_EMAIL", &c.Console.MatchEmail)
+	errs := r.errs
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.AuthURL = strings.TrimRight(c.AuthURL, "/")
 	c.OIDCDiscoveryURL = strings.TrimRight(c.OIDCDiscoveryURL, "/")
@@ -519,6 +459,59 @@ func Load(getenv func(string) string) (Config, error) {
 		c.AuthAddr = hostPort(c.AuthURL, "8081")
 	}
 	return c, errors.Join(errs...)
+}
+
+// envReader reads variables of the environment, collecting every bad
+// value; an unset or blank variable leaves the default.
+type envReader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (r *envReader) get(name string) string { return strings.TrimSpace(r.getenv(name)) }
+
+// bad records that name's value v is not what it must be.
+func (r *envReader) bad(name, v, mustBe string) {
+	r.errs = append(r.errs, fmt.Errorf("%s: %q is not %s", name, v, mustBe))
+}
+
+func (r *envReader) str(name string, dst *string) {
+	if v := r.get(name); v != "" {
+		*dst = v
+	}
+}
+
+func (r *envReader) dur(name string, dst *time.Duration) {
+	if v := r.get(name); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			r.bad(name, v, "a positive duration such as 5s or 720h")
+			return
+		}
+		*dst = d
+	}
+}
+
+func (r *envReader) boolean(name string, dst *bool) {
+	switch v := r.get(name); v {
+	case "", "false":
+	case "true":
+		*dst = true
+	default:
+		r.errs = append(r.errs, fmt.Errorf("%s: %q must be true or false", name, v))
+	}
+}
+
+// whole reads a whole number from lo to hi; mustBe says so in words.
+func whole[T int | int64](r *envReader, name string, dst *T, lo, hi int64, mustBe string) {
+	if v := r.get(name); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lo || n > hi {
+			r.bad(name, v, mustBe)
+			return
+		}
+		*dst = T(n)
+	}
 }
 
 // ParsePrefixes reads a comma-separated list of CIDR prefixes; a bare

@@ -155,16 +155,14 @@ func (g *Gate) Admit(since time.Time) (ok bool, retry time.Time) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := g.now()
-	g.advance(now)
-	due := since.Add(g.cfg.MaxHold)
+	free, overdue, retry := g.check(since)
 	switch {
-	case g.inFlight < g.limit:
-	case !now.Before(due):
+	case free:
+	case overdue:
 		g.overdue++
 	default:
 		g.held++
-		return false, earlier(g.ends, due)
+		return false, retry
 	}
 	g.inFlight++
 	return true, time.Time{}
@@ -178,13 +176,28 @@ func (g *Gate) Open(since time.Time) (ok bool, retry time.Time) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	free, overdue, retry := g.check(since)
+	if free || overdue {
+		return true, time.Time{}
+	}
+	return false, retry
+}
+
+// check is the rule of Admit and Open, with mu held: an order written at
+// since may start when a slot is free, or when it has waited MaxHold;
+// otherwise retry is the end of this Interval or the moment it will have
+// waited MaxHold, whichever comes first.
+func (g *Gate) check(since time.Time) (free, overdue bool, retry time.Time) {
 	now := g.now()
 	g.advance(now)
 	due := since.Add(g.cfg.MaxHold)
-	if g.inFlight < g.limit || !now.Before(due) {
-		return true, time.Time{}
+	if g.inFlight < g.limit {
+		return true, false, time.Time{}
 	}
-	return false, earlier(g.ends, due)
+	if !now.Before(due) {
+		return false, true, time.Time{}
+	}
+	return false, false, earlier(g.ends, due)
 }
 
 // Done records the end of an admitted start.

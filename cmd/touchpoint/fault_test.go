@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -215,4 +217,128 @@ func TestDevStopsOnSIGTERM(t *testing.T) {
 	for _, part := range []string{`"server":"api"`, `"server":"auth"`, `"server":"worker"`, `"server":"metrics"`} {
 		assert.Regexp(t, `"msg":"stopped"[^\n]*`+regexp.QuoteMeta(part), dev.out.String(), "%s stopped", part)
 	}
+}
+
+// kill -9 of `touchpoint api` while it commits groups of accepts under
+// load, every request with an Idempotency-Key: no client has a 202
+// without its event, and no event is stored but a client's — each client
+// that got no answer sends its request again, once the API is back, and
+// ends with one event, the one stored if it was; a client that had its
+// 202 gets the same EventRef again. The start orders, the daily event
+// counts and the funnel hold exactly the events.
+func TestAPIKilledWhileCommittingGroups(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, nil)
+	c := s.client()
+	s.eventType(c, "checkout")
+	addr := freeAddr(t)
+	env := s.processEnv()
+	env = append(env, "TOUCHPOINT_API_ADDR="+addr, "TOUCHPOINT_RATE_LIMIT=100000", "TOUCHPOINT_RATE_BURST=100000",
+		"TOUCHPOINT_TOKEN_USE_FLUSH_INTERVAL=100ms", "TOUCHPOINT_DEFAULT_INVITE_DELAY=PT0S")
+	startAPI := func() *process {
+		p := startChild(t, env, "api")
+		require.EventuallyWithT(t, func(col *assert.CollectT) {
+			res, err := http.Get("http://" + addr + "/readyz")
+			if assert.NoError(col, err) {
+				res.Body.Close()
+				assert.Equal(col, http.StatusOK, res.StatusCode)
+			}
+		}, time.Minute, 20*time.Millisecond)
+		return p
+	}
+	api := startAPI()
+
+	const n, clients = 600, 32
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		var err error
+		bodies[i], err = json.Marshal(s.event("checkout", fmt.Sprintf("c%d@example.com", i)))
+		require.NoError(t, err)
+	}
+	httpc := &http.Client{Timeout: 30 * time.Second}
+	// post sends request i (the very same body and key every time) and
+	// returns its status, or 0 without an answer, and its EventRef.
+	post := func(i int) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/events", bytes.NewReader(bodies[i]))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("order-%d", i))
+		res, err := httpc.Do(req)
+		if err != nil {
+			return 0, ""
+		}
+		defer res.Body.Close()
+		var body struct{ EventRef string }
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+			return 0, "" // cut off mid-answer
+		}
+		return res.StatusCode, body.EventRef
+	}
+
+	statuses, refs := make([]int, n), make([]string, n)
+	var mu sync.Mutex
+	answered := 0
+	killed := make(chan struct{})
+	next := make(chan int)
+	var done sync.WaitGroup
+	for range clients {
+		done.Go(func() {
+			for i := range next {
+				status, ref := post(i)
+				mu.Lock()
+				statuses[i], refs[i] = status, ref
+				if answered++; answered == n/3 {
+					api.kill() // mid-burst: groups are being written and committed
+					close(killed)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	done.Wait()
+	<-killed
+
+	var got, lost int
+	for i, status := range statuses {
+		switch status {
+		case http.StatusAccepted:
+			got++
+			assert.Equal(t, 1, s.count(`SELECT count(*) FROM events WHERE id = $1`, refs[i]), "request %d has its 202 and its event", i)
+		case 0:
+			lost++
+		default:
+			t.Errorf("request %d: status %d", i, status)
+		}
+	}
+	require.Positive(t, lost, "the kill cut some requests off")
+	require.Positive(t, got)
+	stored := s.count(`SELECT count(*) FROM events`)
+	assert.Equal(t, stored, s.count(`SELECT count(*) FROM idempotency_keys k JOIN events e ON e.id = k.event_id`),
+		"every stored event is a client's, by its key")
+	t.Logf("%d answered 202, %d cut off, %d events stored before the restart", got, lost, stored)
+
+	api = startAPI()
+	for i := range n {
+		status, ref := post(i)
+		require.Equal(t, http.StatusAccepted, status, "request %d sent again", i)
+		if statuses[i] == http.StatusAccepted {
+			assert.Equal(t, refs[i], ref, "request %d: the same EventRef again", i)
+		}
+		refs[i] = ref
+	}
+	assert.Equal(t, n, s.count(`SELECT count(*) FROM events`), "one event per request, none lost, none twice")
+	assert.Equal(t, n, s.count(`SELECT count(DISTINCT event_id) FROM outbox`), "each with its start order")
+	for i, ref := range refs {
+		assert.Equal(t, 1, s.count(`SELECT count(*) FROM idempotency_keys WHERE key = $1 AND event_id = $2`, fmt.Sprintf("order-%d", i), ref),
+			"request %d's key holds its event", i)
+	}
+	assert.Equal(t, n, s.count(`SELECT COALESCE(sum(events), 0) FROM account_daily_events`), "the daily quota counted each event once")
+	assert.Equal(t, n, s.count(`SELECT COALESCE(sum(accepted), 0) FROM
+		(SELECT accepted FROM invite_rollups WHERE event_type_id = '' UNION ALL SELECT accepted FROM invite_rollup_changes) x`),
+		"the funnel counted each event once")
 }

@@ -133,8 +133,7 @@ func adminStore(ctx context.Context, env *environment, withSecret bool) (config.
 }
 
 func (env *environment) runMigrate(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("migrate")
 	schemaOnly := fs.Bool("schema-only", false, "apply the PostgreSQL schema only; skip the Temporal search attributes and the reconciler's schedule")
 	wait := fs.Duration("temporal-wait", 2*time.Minute, "how long to wait for Temporal to answer")
 	if err := fs.Parse(args); err != nil {
@@ -271,8 +270,7 @@ func (env *environment) runAccounts(ctx context.Context, args []string) error {
 // replicas follow within half a minute); every older key stays in the
 // account's JWKS, so the proofs it signed still verify.
 func (env *environment) rotatePublicationKey(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("accounts rotate-publication-key", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("accounts rotate-publication-key")
 	account := fs.String("account", "", "account id (acc-…)")
 	asJSON := fs.Bool("json", false, "print the new key's kid as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -302,8 +300,7 @@ func (env *environment) rotatePublicationKey(ctx context.Context, args []string)
 }
 
 func (env *environment) createAccount(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("accounts create", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("accounts create")
 	name := fs.String("name", "", "account name (required)")
 	asJSON := fs.Bool("json", false, `print {"accountId","channelId"}`)
 	if err := fs.Parse(args); err != nil {
@@ -393,8 +390,7 @@ func printQuotas(w io.Writer, account string, q accountdb.Quotas) {
 // setQuota is `accounts set-quota`: it changes the account's own quotas
 // and prints those in force.
 func (env *environment) setQuota(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("accounts set-quota", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("accounts set-quota")
 	account := fs.String("account", "", "account id (acc-…)")
 	quotas := quotaFlags(fs)
 	asJSON := fs.Bool("json", false, "print the quotas in force as JSON")
@@ -423,8 +419,7 @@ func (env *environment) setQuota(ctx context.Context, args []string) error {
 // updateAccount is `accounts update`: the shop's branding, checked as
 // PATCH /account checks it, and the account's own quotas.
 func (env *environment) updateAccount(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("accounts update", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("accounts update")
 	account := fs.String("account", "", "account id (acc-…, required)")
 	asJSON := fs.Bool("json", false, "print the account as JSON")
 	fields := map[string]*string{}
@@ -491,8 +486,7 @@ func (env *environment) runClients(ctx context.Context, args []string) error {
 		return errors.New(clientsUsage)
 	}
 	sub, args := args[0], args[1:]
-	f := clientsFlags{fs: flag.NewFlagSet("clients "+sub, flag.ContinueOnError)}
-	f.fs.SetOutput(env.stderr)
+	f := clientsFlags{fs: env.flags("clients " + sub)}
 	f.fs.StringVar(&f.account, "account", "", "account id (acc-…)")
 	f.fs.StringVar(&f.group, "group", auth.GroupFull, "access group: full, events or readonly")
 	f.fs.StringVar(&f.name, "name", "", "a name to recognise the client by")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -25,8 +24,7 @@ func (env *environment) runCustomers(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "erase" {
 		return errors.New(customersUsage)
 	}
-	fs := flag.NewFlagSet("customers erase", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("customers erase")
 	account := fs.String("account", "", "account id (acc-…, required)")
 	email := fs.String("email", "", "the email address of the customer's events")
 	reference := fs.String("reference", "", "the client's customer reference of the customer's events")

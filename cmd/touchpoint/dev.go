@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -38,8 +37,7 @@ var devDefaults = map[string]string{
 }
 
 func (env *environment) runDev(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("dev")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,8 +18,7 @@ import (
 const healthcheckUsage = "usage: touchpoint healthcheck [--timeout 5s] http://127.0.0.1:8080/healthz"
 
 func (env *environment) runHealthcheck(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("healthcheck")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")
 	if err := fs.Parse(args); err != nil {
 		return err

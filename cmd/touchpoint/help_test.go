@@ -77,3 +77,27 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	}
 	assert.Greater(t, subs, 10, "the usage texts were read")
 }
+
+// TestBadFlagsAreNamedOnStderr: every subcommand that takes flags refuses
+// one it does not know before it does anything, and says which on the
+// command's stderr (not the process's).
+func TestBadFlagsAreNamedOnStderr(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"migrate"}, {"accounts", "create"}, {"accounts", "set-quota"}, {"accounts", "update"},
+		{"accounts", "rotate-publication-key"}, {"clients", "create"}, {"customers", "erase"}, {"healthcheck"},
+		{"invites", "show"}, {"keys", "list"}, {"reviews", "reported"}, {"reviews", "moderate"}, {"stats"},
+		{"suppressions", "import"}, {"users", "create"}, {"worker", "versions"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			env := &environment{stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" },
+				logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			err := run(context.Background(), env, append(args, "--no-such-flag"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "no-such-flag")
+			assert.Contains(t, stderr.String(), "flag provided but not defined: -no-such-flag")
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -32,8 +31,7 @@ func (env *environment) runInvites(ctx context.Context, args []string) error {
 		return errors.New(invitesUsage)
 	}
 	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("invites "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("invites " + sub)
 	asJSON := fs.Bool("json", false, "print JSON (show)")
 	failed := fs.Bool("failed", false, "retry every failed invite matching the filters")
 	since := fs.String("since", "24h", "with --failed: invites that failed at or after this time, or within this long (24h)")

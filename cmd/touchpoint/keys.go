@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -24,8 +23,7 @@ func (env *environment) runKeys(ctx context.Context, args []string) error {
 		return errors.New(keysUsage)
 	}
 	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("keys " + sub)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err

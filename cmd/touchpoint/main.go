@@ -31,6 +31,14 @@ type environment struct {
 	logger         *slog.Logger
 }
 
+// flags is a new set of a subcommand's flags: a bad flag is an error the
+// subcommand returns, and its message and the flags' help go to stderr.
+func (env *environment) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	return fs
+}
+
 // commands lists every subcommand, in the order the usage shows them.
 // `dev` exists in the default build only (dev.go; nodev.go stands in).
 func (env *environment) commands() []command {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -63,8 +62,7 @@ type reportedProductJSON struct {
 }
 
 func (env *environment) reviewsReported(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("reviews reported", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("reviews reported")
 	account := fs.String("account", "", "only this account's reviews (acc-…)")
 	limit := fs.Int("limit", 100, "at most this many, 1–1000")
 	asJSON := fs.Bool("json", false, "print one JSON object per review")
@@ -154,8 +152,7 @@ func printReported(out io.Writer, r store.ReportedReview) {
 }
 
 func (env *environment) reviewsModerate(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("reviews moderate", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("reviews moderate")
 	id := fs.String("id", "", "the review (rev-…, required)")
 	decision := fs.String("decision", "", "publish or remove (required)")
 	note := fs.String("note", "", "why: kept in the review's history and sent to the shop (required)")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -20,8 +19,7 @@ const statsUsage = `usage:
       accepted events and a bar`
 
 func (env *environment) runStats(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("stats")
 	account := fs.String("account", "", "account id (acc-…, required)")
 	from := fs.String("from", "", "first day, YYYY-MM-DD (default: 29 days before --to)")
 	to := fs.String("to", "", "last day, YYYY-MM-DD, included (default: today)")

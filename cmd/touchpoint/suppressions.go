@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,8 +23,7 @@ func (env *environment) runSuppressions(ctx context.Context, args []string) erro
 	if len(args) == 0 || args[0] != "import" {
 		return errors.New(suppressionsUsage)
 	}
-	fs := flag.NewFlagSet("suppressions import", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("suppressions import")
 	account := fs.String("account", "", "account id (acc-…, required)")
 	reason := fs.String("reason", string(invite.Manual), "reason of the imported entries")
 	files, err := parseInterspersed(fs, args[1:])

@@ -43,8 +43,7 @@ func (env *environment) runUsers(ctx context.Context, args []string) error {
 		return errors.New(usersUsage)
 	}
 	sub := args[0]
-	f := usersFlags{fs: flag.NewFlagSet("users "+sub, flag.ContinueOnError)}
-	f.fs.SetOutput(env.stderr)
+	f := usersFlags{fs: env.flags("users " + sub)}
 	f.fs.StringVar(&f.account, "account", "", "account id (acc-…)")
 	f.fs.StringVar(&f.email, "email", "", "the person's email address")
 	f.fs.StringVar(&f.id, "id", "", "the person's id (usr-…)")

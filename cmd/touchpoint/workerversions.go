@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -21,8 +20,7 @@ const workerVersionsUsage = "usage: touchpoint worker versions [--json] | touchp
 // `set-current BUILD_ID`, which makes a build current (a deploy's last
 // step, or a rollback to the build before).
 func (env *environment) runWorkerVersions(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("worker versions", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := env.flags("worker versions")
 	asJSON := fs.Bool("json", false, "print the deployment as JSON")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/opaque"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
@@ -80,10 +81,10 @@ func (s *Server) codeGrant(r *http.Request, form url.Values) (*codeResponse, err
 	if len(verifier) < 43 || len(verifier) > 128 || !unreserved(verifier) {
 		return nil, badRequest("code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~")
 	}
-	if !wellFormedToken(form.Get("code")) {
+	if !opaque.WellFormed(form.Get("code")) {
 		return nil, invalidGrant("the code is not valid")
 	}
-	c, p, err := s.people.store.UseAuthCode(r.Context(), hashOf(form.Get("code")))
+	c, p, err := s.people.store.UseAuthCode(r.Context(), opaque.Hash(form.Get("code")))
 	switch {
 	case errors.Is(err, pg.ErrNotFound), errors.Is(err, persondb.ErrDisabled):
 		return nil, invalidGrant("the code is not valid: unknown, used, expired, or its person is disabled")
@@ -101,7 +102,7 @@ func (s *Server) codeGrant(r *http.Request, form url.Values) (*codeResponse, err
 	if err != nil {
 		return nil, err
 	}
-	return &codeResponse{AccessToken: newToken(), TokenType: "Bearer", ExpiresIn: int(IDTokenLifetime / time.Second),
+	return &codeResponse{AccessToken: opaque.New(), TokenType: "Bearer", ExpiresIn: int(IDTokenLifetime / time.Second),
 		IDToken: idToken, Scope: "openid email"}, nil
 }
 

@@ -2,18 +2,16 @@ package authserver
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
+
+	"github.com/touchpoint/touchpoint/internal/opaque"
 )
 
 // NewClientSecret returns a new client secret (256 random bits, base64url,
 // shown to the operator once) and its keyed hash, the only form stored.
 // key is secretkey.Derive(TOUCHPOINT_SECRET_KEY, secretkey.ClientSecret).
 func NewClientSecret(key []byte) (secret string, hash []byte) {
-	b := make([]byte, 32)
-	rand.Read(b) // never fails (crypto/rand panics instead)
-	secret = base64.RawURLEncoding.EncodeToString(b)
+	secret = opaque.New()
 	return secret, HashClientSecret(key, secret)
 }
 

@@ -25,10 +25,8 @@ package authserver
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"io"
@@ -44,6 +42,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/clientip"
 	"github.com/touchpoint/touchpoint/internal/htmlpage"
+	"github.com/touchpoint/touchpoint/internal/opaque"
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/people"
@@ -213,7 +212,7 @@ func (si *signIn) parseAuthz(v url.Values) (authzRequest, *RelyingParty, *authzE
 		return req, &rp, &authzError{"unsupported_response_type", "only response_type=code is supported"}
 	case !slices.Contains(strings.Fields(v.Get("scope")), "openid"):
 		return req, &rp, &authzError{"invalid_scope", "scope must include openid"}
-	case v.Get("code_challenge_method") != "S256" || !wellFormedToken(req.CodeChallenge):
+	case v.Get("code_challenge_method") != "S256" || !opaque.WellFormed(req.CodeChallenge):
 		return req, &rp, &authzError{"invalid_request", "PKCE is required: code_challenge with code_challenge_method=S256"}
 	case req.State == "":
 		return req, &rp, &authzError{"invalid_request", "state is required"}
@@ -227,30 +226,6 @@ func (si *signIn) parseAuthz(v url.Values) (authzRequest, *RelyingParty, *authzE
 		}
 	}
 	return req, &rp, nil
-}
-
-// wellFormedToken: 43 characters of base64url, the encoding of 32 bytes
-// (a code challenge, a link's token, a cookie).
-func wellFormedToken(s string) bool {
-	if len(s) != 43 {
-		return false
-	}
-	_, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil
-}
-
-// newToken is 32 random bytes, base64url: a link's token, a code, a
-// browser's cookie.
-func newToken() string {
-	b := make([]byte, 32)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// hashOf is what is stored of a token.
-func hashOf(token string) []byte {
-	h := sha256.Sum256([]byte(token))
-	return h[:]
 }
 
 // refuse sends a refused request back to the relying party (RFC 6749
@@ -365,7 +340,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	browser := si.browser(w, r)
 	si.pending.Add(1)
 	select {
-	case si.queue <- signInMail{email: email, locale: lang, browserHash: hashOf(browser), req: req}:
+	case si.queue <- signInMail{email: email, locale: lang, browserHash: opaque.Hash(browser), req: req}:
 	default:
 		si.pending.Add(-1)
 		s.log.Warn("sign-in mail dropped: the queue is full", "to", mail.MaskEmail(email))
@@ -391,10 +366,10 @@ func (si *signIn) ask(addr netip.Addr, email string, now time.Time) time.Duratio
 // browser returns the browser's sign-in cookie, set anew unless it
 // carries a well-formed one: links asked for earlier in it keep working.
 func (si *signIn) browser(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(si.cookie); err == nil && wellFormedToken(c.Value) {
+	if c, err := r.Cookie(si.cookie); err == nil && opaque.WellFormed(c.Value) {
 		return c.Value
 	}
-	v := newToken()
+	v := opaque.New()
 	http.SetCookie(w, &http.Cookie{Name: si.cookie, Value: v, Path: "/", MaxAge: int(browserCookieAge / time.Second),
 		HttpOnly: true, Secure: si.secure, SameSite: http.SameSiteLaxMode})
 	return v
@@ -402,8 +377,8 @@ func (si *signIn) browser(w http.ResponseWriter, r *http.Request) string {
 
 // browserHash is the hash of the request's sign-in cookie; nil without.
 func (si *signIn) browserHash(r *http.Request) []byte {
-	if c, err := r.Cookie(si.cookie); err == nil && wellFormedToken(c.Value) {
-		return hashOf(c.Value)
+	if c, err := r.Cookie(si.cookie); err == nil && opaque.WellFormed(c.Value) {
+		return opaque.Hash(c.Value)
 	}
 	return nil
 }
@@ -445,13 +420,13 @@ func (s *Server) linkPage(w http.ResponseWriter, r *http.Request) {
 		s.messagePage(w, r, http.StatusMethodNotAllowed, lang, message{Title: "not_allowed_title", Body: "not_allowed_body"})
 		return
 	}
-	if !wellFormedToken(token) {
+	if !opaque.WellFormed(token) {
 		s.deadLink(w, r, http.StatusNotFound, lang, "")
 		return
 	}
 	browser := si.browserHash(r)
 	if r.Method == http.MethodGet {
-		l, p, err := si.store.SignInLinkByToken(r.Context(), hashOf(token))
+		l, p, err := si.store.SignInLinkByToken(r.Context(), opaque.Hash(token))
 		if err == nil && !p.Active() {
 			err = persondb.ErrDisabled
 		}
@@ -465,8 +440,8 @@ func (s *Server) linkPage(w http.ResponseWriter, r *http.Request) {
 		s.page(w, r, http.StatusOK, "html/confirm", lang, struct{ Email, Token, Action string }{p.Email, token, SignInPath})
 		return
 	}
-	code := newToken()
-	l, _, err := si.store.UseSignInLink(r.Context(), hashOf(token), browser, hashOf(code), codeLifetime)
+	code := opaque.New()
+	l, _, err := si.store.UseSignInLink(r.Context(), opaque.Hash(token), browser, opaque.Hash(code), codeLifetime)
 	if err != nil {
 		s.linkRefused(w, r, lang, l, err)
 		return

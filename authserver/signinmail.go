@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/touchpoint/touchpoint/internal/opaque"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
@@ -55,8 +56,8 @@ func (s *Server) sendLink(ctx context.Context, m signInMail) error {
 		s.log.Info("sign-in link asked for a disabled person", "person", p.ID)
 		return nil
 	}
-	token := newToken()
-	l, err := si.store.CreateSignInLink(ctx, persondb.SignInLink{TokenHash: hashOf(token), BrowserHash: m.browserHash,
+	token := opaque.New()
+	l, err := si.store.CreateSignInLink(ctx, persondb.SignInLink{TokenHash: opaque.Hash(token), BrowserHash: m.browserHash,
 		PersonID: p.ID, ClientID: m.req.ClientID, RedirectURI: m.req.RedirectURI, State: m.req.State, Nonce: m.req.Nonce,
 		CodeChallenge: m.req.CodeChallenge}, LinkLifetime, MailsPerHour)
 	switch {

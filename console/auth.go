@@ -14,8 +14,6 @@ package console
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
@@ -31,6 +29,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/touchpoint/touchpoint/internal/opaque"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store/persondb"
@@ -178,17 +177,6 @@ func (a *Auth) page(w http.ResponseWriter, r *http.Request, status int, key stri
 	a.pages.render(w, r, status, "signin", key+"_title", "", errorView{Key: key})
 }
 
-func newToken() string {
-	b := make([]byte, 32)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func hashOf(token string) []byte {
-	h := sha256.Sum256([]byte(token))
-	return h[:]
-}
-
 // discover returns the provider, fetching its discovery document once.
 func (a *Auth) discover(ctx context.Context) (*provider, error) {
 	a.mu.Lock()
@@ -265,7 +253,7 @@ func (a *Auth) startSignIn(w http.ResponseWriter, r *http.Request) {
 		a.page(w, r, http.StatusServiceUnavailable, "sign_in_unavailable")
 		return
 	}
-	s := pending{State: newToken(), Nonce: newToken(), Verifier: oauth2.GenerateVerifier(), Next: safeNext(r.URL.Query().Get("next")),
+	s := pending{State: opaque.New(), Nonce: opaque.New(), Verifier: oauth2.GenerateVerifier(), Next: safeNext(r.URL.Query().Get("next")),
 		Until: a.now().Add(signInAge)}
 	plain, err := json.Marshal(s)
 	if err == nil {
@@ -406,11 +394,11 @@ func (a *Auth) person(ctx context.Context, id *oidc.IDToken) (persondb.Person, e
 func (a *Auth) start(w http.ResponseWriter, r *http.Request, p persondb.Person, next string) {
 	var replaces []byte
 	if c, err := r.Cookie(a.session); err == nil && c.Value != "" {
-		replaces = hashOf(c.Value)
+		replaces = opaque.Hash(c.Value)
 	}
-	token := newToken()
-	ses, err := a.o.Store.StartSession(r.Context(), persondb.NewSession{TokenHash: hashOf(token), Replaces: replaces, PersonID: p.ID,
-		CSRFToken: newToken(), Issuer: a.o.Provider.Issuer, Lifetime: SessionLifetime, Idle: SessionIdle})
+	token := opaque.New()
+	ses, err := a.o.Store.StartSession(r.Context(), persondb.NewSession{TokenHash: opaque.Hash(token), Replaces: replaces, PersonID: p.ID,
+		CSRFToken: opaque.New(), Issuer: a.o.Provider.Issuer, Lifetime: SessionLifetime, Idle: SessionIdle})
 	if errors.Is(err, persondb.ErrDisabled) {
 		a.page(w, r, http.StatusForbidden, "not_linked")
 		return
@@ -444,7 +432,7 @@ func (a *Auth) current(r *http.Request) (persondb.Session, []byte, bool, error) 
 	if err != nil || c.Value == "" {
 		return persondb.Session{}, nil, false, nil
 	}
-	h := hashOf(c.Value)
+	h := opaque.Hash(c.Value)
 	s, err := a.o.Store.Session(r.Context(), h, SessionIdle)
 	if errors.Is(err, pg.ErrNotFound) {
 		return s, h, false, nil

@@ -183,18 +183,9 @@ func (a *benchAPI) inactiveEventType(ctx context.Context, name string) (string, 
 	return et.ID, nil
 }
 
-// postOutcome is the answer to one POST /events: its status (0 when the
-// request failed) and how long it took.
-type postOutcome struct {
-	status  int
-	latency time.Duration
-}
-
-// postRun is every answer of the accept phase and how long it lasted.
-type postRun struct {
-	outcomes []postOutcome
-	elapsed  time.Duration
-}
+// postRun is every answer of the accept phase, each the status of one
+// POST /events (0 when the request failed), and how long it lasted.
+type postRun timedRun[int]
 
 // warmUp opens the run's c connections before the clock starts, with a
 // few reads on each: the bare-insert baseline gets a warm pool too
@@ -223,8 +214,8 @@ func (a *benchAPI) warmPipeline(ctx context.Context, runID string, c int, prog *
 		return fmt.Errorf("warm up: %w", err)
 	}
 	for _, o := range a.fire(ctx, benchBodies(typ, a.t.ChannelID, runID+"-warm", c), c, prog).outcomes {
-		if o.status != http.StatusAccepted {
-			return fmt.Errorf("warm up: POST /events answered %d", o.status)
+		if o.answer != http.StatusAccepted {
+			return fmt.Errorf("warm up: POST /events answered %d", o.answer)
 		}
 	}
 	if err := waitInvitesSent(ctx, a, a.t.DatabaseURL, typ, etID, c, prog); err != nil {
@@ -235,18 +226,7 @@ func (a *benchAPI) warmPipeline(ctx context.Context, runID string, c int, prog *
 
 // fire posts every body from concurrency clients at once.
 func (a *benchAPI) fire(ctx context.Context, bodies [][]byte, concurrency int, prog *progress) postRun {
-	out := make([]postOutcome, len(bodies))
-	done := prog.phase("accept", len(bodies))
-	start := time.Now()
-	fanOut(ctx, len(bodies), concurrency, func(i int) {
-		t0 := time.Now()
-		out[i].status = a.post(ctx, bodies[i])
-		out[i].latency = time.Since(t0)
-		prog.add(1)
-	})
-	run := postRun{out, time.Since(start)}
-	done()
-	return run
+	return postRun(timeAll(ctx, "accept", len(bodies), concurrency, prog, func(i int) int { return a.post(ctx, bodies[i]) }))
 }
 
 // post sends one event and returns the answer's status, 0 on failure.
@@ -267,13 +247,13 @@ func (r postRun) summarize(res *Result) {
 	res.Errors = map[string]int{"503": 0}
 	var lat []time.Duration
 	for _, o := range r.outcomes {
-		switch o.status {
+		switch o.answer {
 		case http.StatusAccepted:
 			lat = append(lat, o.latency)
 		case 0:
 			res.Errors["transport"]++
 		default:
-			res.Errors[strconv.Itoa(o.status)]++
+			res.Errors[strconv.Itoa(o.answer)]++
 		}
 	}
 	res.Accepted = len(lat)
@@ -311,6 +291,35 @@ func fanOut(ctx context.Context, n, goroutines int, op func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// timed is one call's answer and how long it took.
+type timed[T any] struct {
+	answer  T
+	latency time.Duration
+}
+
+// timedRun is every answer of a phase and how long the phase lasted.
+type timedRun[T any] struct {
+	outcomes []timed[T]
+	elapsed  time.Duration
+}
+
+// timeAll calls op(0) … op(n-1), c at once, as the progress's phase
+// label, and returns each answer with how long it took.
+func timeAll[T any](ctx context.Context, label string, n, c int, prog *progress, op func(i int) T) timedRun[T] {
+	out := make([]timed[T], n)
+	done := prog.phase(label, n)
+	start := time.Now()
+	fanOut(ctx, n, c, func(i int) {
+		t0 := time.Now()
+		out[i].answer = op(i)
+		out[i].latency = time.Since(t0)
+		prog.add(1)
+	})
+	run := timedRun[T]{out, time.Since(start)}
+	done()
+	return run
 }
 
 // percentileMS is the p-th percentile of lat (nearest rank) in ms; it

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -200,30 +199,26 @@ func benchBaselineActivity(context.Context, benchBaselineInput) (benchBaselineOu
 }
 
 // timeEach calls op(0) … op(n-1), c at once, and returns the duration of
-// each call and of them all; it stops at the first failure and returns it.
+// each call and of them all; a failure stops it and is returned.
 func timeEach(ctx context.Context, label string, n, c int, prog *progress, op func(i int) error) ([]time.Duration, time.Duration, error) {
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lat := make([]time.Duration, n)
-	var firstErr atomic.Pointer[error]
-	done := prog.phase(label, n)
-	start := time.Now()
-	fanOut(inner, n, c, func(i int) {
-		t0 := time.Now()
-		if err := op(i); err != nil {
-			firstErr.CompareAndSwap(nil, &err)
+	run := timeAll(inner, label, n, c, prog, func(i int) error {
+		err := op(i)
+		if err != nil {
 			cancel()
 		}
-		lat[i] = time.Since(t0)
-		prog.add(1)
+		return err
 	})
-	elapsed := time.Since(start)
-	done()
-	if p := firstErr.Load(); p != nil {
-		return nil, 0, *p
+	lat := make([]time.Duration, n)
+	for i, o := range run.outcomes {
+		if o.answer != nil {
+			return nil, 0, o.answer
+		}
+		lat[i] = o.latency
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	return lat, elapsed, nil
+	return lat, run.elapsed, nil
 }

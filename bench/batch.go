@@ -217,7 +217,7 @@ func (r *batchRun) backfill(ctx context.Context) (*BackfillResult, error) {
 	var run batchPostRun
 	run.elapsed = elapsed
 	for i := range chunks {
-		run.outcomes = append(run.outcomes, batchOutcome{latency: lat[i], statuses: statuses[i]})
+		run.outcomes = append(run.outcomes, timed[[]int]{statuses[i], lat[i]})
 	}
 	var acc BatchSizeResult
 	run.summarize(&acc)
@@ -361,33 +361,14 @@ func newEventsOf(typ, channelID, runID string, n int) []eventdb.NewEvent {
 	return events
 }
 
-// batchOutcome is the answer to one POST /events/batch: each item's
-// status (none when the request failed: its status alone, 0 for no
-// answer) and how long it took.
-type batchOutcome struct {
-	latency  time.Duration
-	statuses []int
-}
-
-type batchPostRun struct {
-	outcomes []batchOutcome
-	elapsed  time.Duration
-}
+// batchPostRun is every answer of a batch phase, each the statuses of
+// one POST /events/batch's items (none when the request failed: its
+// status alone, 0 for no answer), and how long it lasted.
+type batchPostRun timedRun[[]int]
 
 // fireBatches posts every body from concurrency clients at once.
 func (a *benchAPI) fireBatches(ctx context.Context, bodies [][]byte, concurrency int, prog *progress, label string) batchPostRun {
-	out := make([]batchOutcome, len(bodies))
-	done := prog.phase(label, len(bodies))
-	start := time.Now()
-	fanOut(ctx, len(bodies), concurrency, func(i int) {
-		t0 := time.Now()
-		out[i].statuses = a.postBatch(ctx, bodies[i])
-		out[i].latency = time.Since(t0)
-		prog.add(1)
-	})
-	run := batchPostRun{out, time.Since(start)}
-	done()
-	return run
+	return batchPostRun(timeAll(ctx, label, len(bodies), concurrency, prog, func(i int) []int { return a.postBatch(ctx, bodies[i]) }))
 }
 
 // postBatch sends one batch and returns its items' statuses, or the
@@ -426,12 +407,12 @@ func (r batchPostRun) summarize(res *BatchSizeResult) {
 	res.Errors = map[string]int{"503": 0}
 	var lat []time.Duration
 	for _, o := range r.outcomes {
-		if len(o.statuses) == 1 && o.statuses[0] == 0 {
+		if len(o.answer) == 1 && o.answer[0] == 0 {
 			res.Errors["transport"]++
 			continue
 		}
 		lat = append(lat, o.latency)
-		for _, s := range o.statuses {
+		for _, s := range o.answer {
 			if s == http.StatusAccepted {
 				res.Accepted++
 			} else {

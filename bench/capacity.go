@@ -228,8 +228,8 @@ func measureCapacity(ctx context.Context, o Options, dev *devChild) (*Measuremen
 	bodies := append(benchBodies(reminded, o.Target.ChannelID, runID+"-r", nReminded),
 		benchBodies(plain, o.Target.ChannelID, runID, o.Events-nReminded)...)
 	for _, p := range r.api.fire(ctx, bodies, o.Concurrency, r.prog).outcomes {
-		if p.status != http.StatusAccepted {
-			return nil, fmt.Errorf("POST /events answered %d", p.status)
+		if p.answer != http.StatusAccepted {
+			return nil, fmt.Errorf("POST /events answered %d", p.answer)
 		}
 	}
 	if err := waitInvitesSent(ctx, r.api, o.Target.DatabaseURL, reminded, remindedID, nReminded, r.prog); err != nil {

@@ -68,8 +68,8 @@ func (s *devStack) post(b *testing.B, bodies [][]byte, c int) postRun {
 	b.Helper()
 	run := s.api.fire(context.Background(), bodies, c, &progress{})
 	for _, o := range run.outcomes {
-		if o.status != http.StatusAccepted {
-			b.Fatalf("POST /events answered %d", o.status)
+		if o.answer != http.StatusAccepted {
+			b.Fatalf("POST /events answered %d", o.answer)
 		}
 	}
 	return run

@@ -91,6 +91,34 @@ func (r *recorder) markScheduled() {
 		}).Once()
 }
 
+// scheduled is a run of a fresh invite, with a recorder, whose send time
+// is delay after the event, received now.
+func scheduled(t *testing.T, delay string) (*testsuite.TestWorkflowEnvironment, *recorder) {
+	t.Helper()
+	env := newEnv(t)
+	r := &recorder{env: env}
+	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: delay}))
+	r.markScheduled()
+	return env, r
+}
+
+func (r *recorder) markCancelled() {
+	r.env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindInvite}).
+		Return(invite.State{Status: invite.Cancelled}, nil).Once()
+}
+
+// markFailed answers the one MarkFailed with the failure the send recorded.
+func (r *recorder) markFailed(reason invite.Reason, lastError string) {
+	r.env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(invite.State{Status: invite.Failed,
+		Reason: reason, LastError: lastError, Attempts: 1}, nil).Once()
+}
+
+// sendTakes makes the one send take d and succeed.
+func (r *recorder) sendTakes(d time.Duration) {
+	r.env.OnActivity(a.Send, mock.Anything, mock.Anything).After(d).Return(
+		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(r.env.Now()) }).Once()
+}
+
 // send makes each attempt answer with the next of results.
 func (r *recorder) send(results ...func(now time.Time) (invite.State, error)) {
 	for _, res := range results {
@@ -228,10 +256,7 @@ func TestDecidedAtSendTime(t *testing.T) {
 	} {
 		t.Run(string(tc.status)+" "+string(tc.reason), func(t *testing.T) {
 			t.Parallel()
-			env := newEnv(t)
-			r := &recorder{env: env}
-			r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "P1D"}))
-			r.markScheduled()
+			env, r := scheduled(t, "P1D")
 			r.send(final(tc.status, tc.reason))
 			env.ExecuteWorkflow(workflows.WorkflowType, input())
 
@@ -267,8 +292,7 @@ func TestCancelSignalBeforeTheSend(t *testing.T) {
 			r := &recorder{env: env}
 			r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: start, Delay: "P7D"}))
 			r.markScheduled()
-			env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindInvite}).
-				Return(invite.State{Status: invite.Cancelled}, nil).Once()
+			r.markCancelled()
 
 			var during workflows.InviteResult
 			env.RegisterDelayedCallback(func() {
@@ -291,12 +315,8 @@ func TestCancelSignalBeforeTheSend(t *testing.T) {
 
 func TestTemporalCancelBeforeTheSend(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t)
-	r := &recorder{env: env}
-	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "P7D"}))
-	r.markScheduled()
-	env.OnActivity(a.MarkCancelled, mock.Anything, workflows.EventInput{EventID: eventID, Kind: invite.KindInvite}).
-		Return(invite.State{Status: invite.Cancelled}, nil).Once()
+	env, r := scheduled(t, "P7D")
+	r.markCancelled()
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
@@ -310,12 +330,8 @@ func TestTemporalCancelBeforeTheSend(t *testing.T) {
 
 func TestCancelAfterTheSendBeganHasNoEffect(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t)
-	r := &recorder{env: env}
-	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
-	r.markScheduled()
-	env.OnActivity(a.Send, mock.Anything, mock.Anything).After(time.Minute).Return(
-		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(env.Now()) }).Once()
+	env, r := scheduled(t, "PT1H")
+	r.sendTakes(time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.CancelSignal, workflows.CancelRequest{Source: "api"}) }, time.Hour+30*time.Second)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
@@ -326,12 +342,8 @@ func TestCancelAfterTheSendBeganHasNoEffect(t *testing.T) {
 
 func TestTemporalCancelWhileSendingLetsTheSendFinish(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t)
-	r := &recorder{env: env}
-	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT1H"}))
-	r.markScheduled()
-	env.OnActivity(a.Send, mock.Anything, mock.Anything).After(time.Minute).Return(
-		func(context.Context, workflows.EventInput) (invite.State, error) { return sent(env.Now()) }).Once()
+	env, r := scheduled(t, "PT1H")
+	r.sendTakes(time.Minute)
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Hour+30*time.Second)
 	env.ExecuteWorkflow(workflows.WorkflowType, input())
 
@@ -340,29 +352,38 @@ func TestTemporalCancelWhileSendingLetsTheSendFinish(t *testing.T) {
 	env.AssertActivityNotCalled(t, "MarkCancelled", mock.Anything, mock.Anything)
 }
 
-func TestPermanentFailure(t *testing.T) {
+// TestFinalFailures: a failure the send calls final is recorded and never
+// tried again.
+func TestFinalFailures(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t)
-	r := &recorder{env: env}
-	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
-	r.markScheduled()
-	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: rejected: smtp: 550 5.1.1 j***@example.com: mailbox unavailable",
-		workflows.ErrTypeRejected, nil)))
-	// The activity recorded the failure; MarkFailed reads it back.
-	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(invite.State{Status: invite.Failed,
-		Reason: invite.Rejected, LastError: "smtp: 550 5.1.1 j***@example.com: mailbox unavailable", Attempts: 1}, nil).Once()
-	env.ExecuteWorkflow(workflows.WorkflowType, input())
+	for _, tc := range []struct {
+		name      string
+		err       error
+		reason    invite.Reason
+		lastError string
+	}{
+		{"rejected", temporal.NewNonRetryableApplicationError("invite failed: rejected: smtp: 550 5.1.1 j***@example.com: mailbox unavailable",
+			workflows.ErrTypeRejected, nil), invite.Rejected, "smtp: 550 5.1.1 j***@example.com: mailbox unavailable"},
+		{"delivery uncertain", temporal.NewNonRetryableApplicationError("invite failed: delivery_uncertain", workflows.ErrTypeUncertain, nil),
+			invite.DeliveryUncertain, "a send attempt was interrupted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env, r := scheduled(t, "PT0S")
+			r.send(failWith(tc.err))
+			// The activity recorded the failure; MarkFailed reads it back.
+			r.markFailed(tc.reason, tc.lastError)
+			env.ExecuteWorkflow(workflows.WorkflowType, input())
 
-	requireFailed(t, env, invite.Rejected)
-	assert.Len(t, r.sendCalls, 1, "a permanent failure is not retried")
+			requireFailed(t, env, tc.reason)
+			assert.Len(t, r.sendCalls, 1, "a final failure is not retried")
+		})
+	}
 }
 
 func TestTransientFailureThenSuccess(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t)
-	r := &recorder{env: env}
-	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
-	r.markScheduled()
+	env, r := scheduled(t, "PT0S")
 	r.send(failWith(transient()), failWith(transient()), func(now time.Time) (invite.State, error) {
 		return invite.State{Status: invite.Sent, SentAt: &now, Attempts: 3, LastError: "smtp: 451 4.3.0 try again later"}, nil
 	})
@@ -404,27 +425,9 @@ func TestRetriesExhausted(t *testing.T) {
 	assert.Equal(t, time.Hour, last.Sub(r.sendCalls[len(r.sendCalls)-2]), "the back-off is capped at 1 h")
 }
 
-func TestDeliveryUncertain(t *testing.T) {
-	t.Parallel()
-	env := newEnv(t)
-	r := &recorder{env: env}
-	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
-	r.markScheduled()
-	r.send(failWith(temporal.NewNonRetryableApplicationError("invite failed: delivery_uncertain", workflows.ErrTypeUncertain, nil)))
-	env.OnActivity(a.MarkFailed, mock.Anything, mock.Anything).Return(invite.State{Status: invite.Failed,
-		Reason: invite.DeliveryUncertain, LastError: "a send attempt was interrupted", Attempts: 1}, nil).Once()
-	env.ExecuteWorkflow(workflows.WorkflowType, input())
-
-	requireFailed(t, env, invite.DeliveryUncertain)
-	assert.Len(t, r.sendCalls, 1, "never sent again")
-}
-
 func TestSentButNotRecorded(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t)
-	r := &recorder{env: env}
-	r.loadPlan(activePlan(sendtime.Plan{ReceivedAt: env.Now(), Delay: "PT0S"}))
-	r.markScheduled()
+	env, r := scheduled(t, "PT0S")
 	sentAt := at("2026-05-01T10:00:00Z")
 	r.send(failWith(temporal.NewNonRetryableApplicationError("invite sent but not recorded", workflows.ErrTypeSentUnrecorded, nil,
 		workflows.SentUnrecorded{SentAt: sentAt})))

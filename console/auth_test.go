@@ -496,3 +496,24 @@ func TestConsolePagesCannotBeFramed(t *testing.T) {
 		assert.Regexp(t, `script-src 'sha256-[A-Za-z0-9+/=]+'`, csp, "%s", p.URL)
 	}
 }
+
+// TestSignInNeverLeavesTheConsole: where a sign-in leads afterwards is a
+// page of the console, whatever the link that started it said.
+func TestSignInNeverLeavesTheConsole(t *testing.T) {
+	t.Parallel()
+	g := external(t, false)
+	anna := g.person("anna@shop.example", people.Viewer)
+	require.NoError(t, g.ps.Link(context.Background(), people.Operator, g.account, anna.ID, g.provider.Issuer(), "kc-anna"))
+	g.provider.SignIn(oidctest.User{Subject: "kc-anna"})
+	for next, want := range map[string]string{
+		"https://evil.example/console/": "/console/",
+		"//evil.example/console/":       "/console/",
+		"/\\evil.example":               "/console/",
+		"/elsewhere":                    "/console/",
+		"/console/reviews?rating=1":     "/console/reviews?rating=1",
+	} {
+		p := g.walk(g.browser(), console.SignInPath+"?"+url.Values{"next": {next}}.Encode())
+		require.Equal(t, http.StatusOK, p.StatusCode, next)
+		assert.Equal(t, g.url+want, p.URL.String(), "after signing in from next=%q", next)
+	}
+}

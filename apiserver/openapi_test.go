@@ -1186,8 +1186,8 @@ func (r *openAPIRun) acceptMinimal(t *testing.T) string {
 // addAttempt records a finished send attempt of the event, as a worker
 // would have.
 func (r *openAPIRun) addAttempt(t *testing.T, eventID string) {
-	_, err := r.e.store.DB().Exec(`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome)
-		VALUES ($1, 'invite', 1, 'email', now(), now(), 'sent')`, eventID)
+	_, err := r.e.store.DB().Exec(`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome, event_received_at)
+		SELECT $1, 'invite', 1, 'email', now(), now(), 'sent', received_at FROM events WHERE id = $1`, eventID)
 	require.NoError(t, err)
 }
 

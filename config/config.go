@@ -151,8 +151,10 @@ type Config struct {
 	// flight then get ShutdownGrace to finish.
 	ShutdownDrain time.Duration
 
-	// EventRetention deletes events whose invite has ended once they are
-	// this old; 0 keeps them forever (the default).
+	// EventRetention is how long events, with their attempts, provider
+	// reports and quarter-hour counts, are kept: housekeeping drops each
+	// month once it is over by this long (and no invite in it is still
+	// to be sent). 0 keeps them forever. Reviews are kept whatever it is.
 	EventRetention time.Duration
 
 	// ReconcileInterval is how often the reconciler's Temporal Schedule
@@ -242,6 +244,10 @@ const MaxShutdownDrain = 2 * time.Minute
 // metrics when TOUCHPOINT_WORKER_ADDR is unset.
 const DefaultWorkerAddr = "127.0.0.1:8082"
 
+// DefaultEventRetention keeps events for 400 days: a year and a month,
+// enough for a year-on-year comparison of the funnel.
+const DefaultEventRetention = 400 * 24 * time.Hour
+
 // Defaults are the values used when a variable is unset.
 func Defaults() Config {
 	return Config{
@@ -252,6 +258,7 @@ func Defaults() Config {
 		AuthURL:               "http://127.0.0.1:8081",
 		MailFrom:              "Touchpoint <invites@touchpoint.localhost>",
 		FeedbackLinkTTL:       90 * 24 * time.Hour,
+		EventRetention:        DefaultEventRetention,
 		DataDir:               ".touchpoint",
 		TemporalUIAddr:        "127.0.0.1:8233",
 		DefaultInviteDelay:    "P7D",
@@ -397,7 +404,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if v := r.get("TOUCHPOINT_SHUTDOWN_DRAIN"); v != "" && v != "0" {
 		r.dur("TOUCHPOINT_SHUTDOWN_DRAIN", &c.ShutdownDrain)
 	}
-	if v := r.get("TOUCHPOINT_EVENT_RETENTION"); v != "" && v != "0" {
+	if r.get("TOUCHPOINT_EVENT_RETENTION") == "0" {
+		c.EventRetention = 0
+	} else {
 		r.dur("TOUCHPOINT_EVENT_RETENTION", &c.EventRetention)
 	}
 	if r.get("TOUCHPOINT_FEEDBACK_LINK_TTL") == "0" {

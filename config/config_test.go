@@ -94,6 +94,19 @@ func TestFeedbackLinkTTL(t *testing.T) {
 	}
 }
 
+func TestEventRetention(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]time.Duration{"": 400 * 24 * time.Hour, "2160h": 2160 * time.Hour, "0": 0} {
+		c, err := config.Load(env(map[string]string{"TOUCHPOINT_EVENT_RETENTION": v}))
+		require.NoError(t, err)
+		assert.Equal(t, want, c.EventRetention, "%q", v)
+	}
+	for _, v := range []string{"400d", "-1h", "forever"} {
+		_, err := config.Load(env(map[string]string{"TOUCHPOINT_EVENT_RETENTION": v}))
+		assert.ErrorContains(t, err, "TOUCHPOINT_EVENT_RETENTION", "%q", v)
+	}
+}
+
 func TestShutdownDrain(t *testing.T) {
 	t.Parallel()
 	for v, want := range map[string]time.Duration{"": 0, "0": 0, "10s": 10 * time.Second} {

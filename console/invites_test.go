@@ -25,13 +25,16 @@ func (s *site) sentInvite(t *testing.T, a *eventfixture.Account, email string) s
 	sent := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	id := a.Event(t, eventfixture.Event{Email: email, FirstName: "Greta", Status: invite.Sent, SentAt: sent})
 	for _, q := range []string{
-		`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome, detail)
-		 VALUES ($1, 'invite', 1, 'email', $2, $2, 'transient', '421 try again later')`,
-		`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome)
-		 VALUES ($1, 'invite', 2, 'email', $2, $2, 'sent')`,
-		`INSERT INTO mail_events (provider, provider_id, event_id, account_id, message, attempt, outcome, detail, occurred_at, received_at)
-		 SELECT 'postmark', 'pm-' || $1, $1, account_id, 'invite', 2, 'bounced', '550 mailbox unavailable', $2, $2 FROM events WHERE id = $1`,
-		`INSERT INTO mail_deliveries (event_id, message, status, provider, at, updated_at) VALUES ($1, 'invite', 'bounced', 'postmark', $2, $2)`,
+		`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome, detail, event_received_at)
+		 SELECT $1, 'invite', 1, 'email', $2, $2, 'transient', '421 try again later', received_at FROM events WHERE id = $1`,
+		`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome, event_received_at)
+		 SELECT $1, 'invite', 2, 'email', $2, $2, 'sent', received_at FROM events WHERE id = $1`,
+		`INSERT INTO mail_events (provider, provider_id, event_id, account_id, message, attempt, outcome, detail, occurred_at, received_at,
+		 event_received_at)
+		 SELECT 'postmark', 'pm-' || $1, $1, account_id, 'invite', 2, 'bounced', '550 mailbox unavailable', $2, $2, received_at
+		 FROM events WHERE id = $1`,
+		`INSERT INTO mail_deliveries (event_id, message, status, provider, at, updated_at, event_received_at)
+		 SELECT $1, 'invite', 'bounced', 'postmark', $2, $2, received_at FROM events WHERE id = $1`,
 	} {
 		_, err := s.db.Exec(q, id, sent)
 		require.NoError(t, err)

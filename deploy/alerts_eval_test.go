@@ -264,3 +264,28 @@ func TestAlertComplaintRate(t *testing.T) {
 	// Not before its `for`.
 	assert.Equal(t, pending, alertStateAfter(t, "TouchpointComplaintRate", series("acc-loud", 1000, 4), 10))
 }
+
+// TestAlertPartitionsRunningOut: fewer than two months ready ahead for an
+// hour opens a ticket; three (what housekeeping keeps) or an unreachable
+// database (-1, which TouchpointDatabaseUnreachable reports) do not.
+func TestAlertPartitionsRunningOut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		series  string
+		minutes int
+		want    alertState
+	}{
+		{"one month ready", `touchpoint_partitions_ahead{instance="api-1:9464"} 1x90`, 90, firing},
+		{"none ready", `touchpoint_partitions_ahead{instance="api-1:9464"} 0x90`, 90, firing},
+		{"for less than an hour", `touchpoint_partitions_ahead{instance="api-1:9464"} 1x90`, 30, pending},
+		{"three ready", `touchpoint_partitions_ahead{instance="api-1:9464"} 3x90`, 90, inactive},
+		{"two ready", `touchpoint_partitions_ahead{instance="api-1:9464"} 2x90`, 90, inactive},
+		{"database unreachable", `touchpoint_partitions_ahead{instance="api-1:9464"} -1x90`, 90, inactive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.want, alertStateAfter(t, "TouchpointPartitionsRunningOut", tc.series, tc.minutes))
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store/partitiondb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -35,6 +36,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	m.WatchOverdue(func(context.Context, time.Duration) (int, error) { return 0, nil })
 	m.WatchWebhooks(func(context.Context) (int, time.Duration, error) { return 0, 0, nil })
 	m.WatchReplica(func() (time.Duration, bool, bool) { return 0, true, true })
+	m.WatchPartitions(func(context.Context) (int, error) { return partitiondb.Ahead, nil })
 	m.WatchMailLastDay(func(context.Context) ([]metrics.AccountMail, error) {
 		return []metrics.AccountMail{{Account: "acc-1", Sent: 1, Complaints: 1}}, nil
 	})
@@ -120,6 +122,7 @@ func TestAlertRules(t *testing.T) {
 		{"TouchpointWebhookBacklogOld", "touchpoint_webhook_oldest_pending_seconds", "> 900", 10 * time.Minute},
 		{"TouchpointDatabaseUnreachable", "touchpoint_outbox_pending", "< 0", 2 * time.Minute},
 		{"TouchpointReadReplicaFallback", "touchpoint_db_replica_fallback", "== 1", 10 * time.Minute},
+		{"TouchpointPartitionsRunningOut", "touchpoint_partitions_ahead", "< " + strconv.Itoa(partitiondb.AlertBelow), time.Hour},
 		// The console measures an account's mail against the same rate.
 		{"TouchpointComplaintRate", "touchpoint_mail_complaints_24h", "> " + strconv.FormatFloat(stats.ComplaintRateAlert, 'f', -1, 64), 15 * time.Minute},
 	}

@@ -207,6 +207,23 @@ func (s *Set) WatchOverdue(overdue func(ctx context.Context, after time.Duration
 	}})
 }
 
+// WatchPartitions exports touchpoint_partitions_ahead: the fewest months
+// after the current one that every partitioned table has a partition for
+// (housekeeping keeps three; fewer than two means it has not run for a
+// month). ahead is called at most every ReadEvery.
+func (s *Set) WatchPartitions(ahead func(ctx context.Context) (int, error)) {
+	if s == nil {
+		return
+	}
+	read := memo.New(ReadEvery, ahead)
+	desc := prometheus.NewDesc("touchpoint_partitions_ahead",
+		"Months after the current one that every partitioned table has a partition ready for (-1: database unreachable).", nil, nil)
+	s.reg.MustRegister(&dbCollector{descs: []*prometheus.Desc{desc}, read: func(ctx context.Context) ([]float64, error) {
+		n, err := read.Get(ctx)
+		return []float64{float64(n)}, err
+	}})
+}
+
 // dbCollector serves gauges read together from the database: one value
 // per desc, or -1 for each when the database cannot be read.
 type dbCollector struct {

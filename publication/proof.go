@@ -28,11 +28,12 @@ type Claims struct {
 	// published, in lower-case hex (of "" when there is none).
 	CommentSha256 string         `json:"commentSha256"`
 	Products      []ProductClaim `json:"products"`
-	// EventDate is the day of the transaction (YYYY-MM-DD, UTC); null
-	// when the event is gone.
+	// EventDate is the day of the transaction (YYYY-MM-DD, UTC), as the
+	// review keeps it (null for a review whose event was gone before
+	// reviews kept it).
 	EventDate *string `json:"eventDate"`
 	// InvitedAt is when the invite was sent; null when it was not (the
-	// link works before) or the event is gone.
+	// link works before).
 	InvitedAt *Time `json:"invitedAt"`
 	// ReviewedAt is when the customer wrote this version of the review.
 	ReviewedAt Time `json:"reviewedAt"`

@@ -332,8 +332,8 @@ func TestReconciler(t *testing.T) {
 		_, err := r.db.DB().Exec(`UPDATE events SET reminder_status = 'sending', reminder_scheduled_for = now() - interval '1 hour',
 			updated_at = now() - interval '1 hour' WHERE id = $1`, id)
 		require.NoError(t, err)
-		_, err = r.db.DB().Exec(`INSERT INTO send_attempts (event_id, kind, n, medium, started_at)
-			VALUES ($1, 'reminder', 1, 'email', now() - interval '1 hour')`, id)
+		_, err = r.db.DB().Exec(`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, event_received_at)
+			SELECT $1, 'reminder', 1, 'email', now() - interval '1 hour', received_at FROM events WHERE id = $1`, id)
 		require.NoError(t, err)
 
 		r.reconcileUntil(t, invite.KindReminder, id, invite.Skipped, grace)

@@ -228,6 +228,10 @@ func Tables() []Table {
 		{Name: "reviews", Rows: Owner{Event: "event_id"}, Columns: []Column{
 			freeText("comment", text.Multiline),
 			freeText("reply_text", text.Multiline), // a shop may answer "we have written to you at …"
+			// The names the public author is made from, kept (with the
+			// customer's consent) so that the page outlives the event.
+			personal("author_first_name", SetNull, text.Name),
+			personal("author_last_name", SetNull, text.Name),
 		}, None: []string{"id", "account_id", "event_id", "event_type_id", "channel_id", "locale", "status", "report_reason"}},
 		// A product review keeps its own copy of the product as the event
 		// named it, which the public outputs show: a personalised product

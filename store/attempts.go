@@ -85,8 +85,10 @@ func applyAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, k invite.Kin
 	var err error
 	switch a.Op {
 	case invite.AttemptStarted:
-		_, err = tx.ExecContext(ctx, `INSERT INTO send_attempts (event_id, kind, n, medium, started_at)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5) ON CONFLICT (event_id, kind, n) DO NOTHING`, eventID, k, a.N, a.Medium, now)
+		// The attempt is kept in its event's month (event_received_at).
+		_, err = tx.ExecContext(ctx, `INSERT INTO send_attempts (event_id, kind, n, medium, started_at, event_received_at)
+			SELECT $1, $2, $3, NULLIF($4, ''), $5, received_at FROM events WHERE id = $1
+			ON CONFLICT DO NOTHING`, eventID, k, a.N, a.Medium, now)
 	case invite.AttemptFinished:
 		_, err = tx.ExecContext(ctx, `UPDATE send_attempts SET finished_at = $4, outcome = $5, detail = NULLIF($6, '')
 			WHERE event_id = $1 AND kind = $2 AND n = $3 AND finished_at IS NULL`,

@@ -111,9 +111,10 @@ func (s *Store) ApplyMailReports(ctx context.Context, nonce *MailNonce, reports 
 
 // mailEventTarget is what a report needs of its event.
 type mailEventTarget struct {
-	AccountID string `db:"account_id"`
-	Email     string `db:"email"`
-	Attempt   *int   `db:"attempt"`
+	AccountID  string    `db:"account_id"`
+	ReceivedAt time.Time `db:"received_at"` // the month its report rows are kept in
+	Email      string    `db:"email"`
+	Attempt    *int      `db:"attempt"`
 }
 
 // A change of the invite mail's status is counted in the funnel: the
@@ -127,7 +128,7 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 	// FOR KEY SHARE: the event cannot be deleted before the report's rows
 	// refer to it; the send's own row lock is not waited for.
 	var ev mailEventTarget
-	err := tx.GetContext(ctx, &ev, `SELECT account_id, lower(COALESCE(customer_email, '')) AS email,
+	err := tx.GetContext(ctx, &ev, `SELECT account_id, received_at, lower(COALESCE(customer_email, '')) AS email,
 		(SELECT max(a.n) FROM send_attempts a WHERE a.event_id = events.id AND a.kind = $2) AS attempt
 		FROM events WHERE id = $1 FOR KEY SHARE`, r.EventID, r.Kind)
 	if errors.Is(translate(err), ErrNotFound) {
@@ -138,10 +139,13 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 	}
 	now := s.Now()
 	at := r.At.UTC().Truncate(time.Millisecond)
+	// A report's id names one event, so its rows are in that event's
+	// month, where (provider, provider_id) is unique.
 	res, err := tx.ExecContext(ctx, `INSERT INTO mail_events (provider, provider_id, event_id, account_id, message, attempt,
-			outcome, detail, occurred_at, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $9, $10) ON CONFLICT (provider, provider_id) DO NOTHING`,
-		r.Provider, r.ID, r.EventID, ev.AccountID, r.Kind, ev.Attempt, r.Outcome, truncate(r.Detail, maxAttemptDetail), at, now)
+			outcome, detail, occurred_at, received_at, event_received_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $9, $10, $11) ON CONFLICT DO NOTHING`,
+		r.Provider, r.ID, r.EventID, ev.AccountID, r.Kind, ev.Attempt, r.Outcome, truncate(r.Detail, maxAttemptDetail), at, now,
+		ev.ReceivedAt)
 	if err != nil {
 		return "", fmt.Errorf("keep report: %w", err)
 	}
@@ -163,12 +167,13 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 		}
 		// The status rises only (invite.NextDelivery, as SQL: the rank
 		// of the status kept must be below the report's).
-		res, err := tx.ExecContext(ctx, `INSERT INTO mail_deliveries AS d (event_id, message, status, provider, at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (event_id, message) DO UPDATE
+		res, err := tx.ExecContext(ctx, `INSERT INTO mail_deliveries AS d (event_id, message, status, provider, at, updated_at,
+				event_received_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT ON CONSTRAINT mail_deliveries_pkey DO UPDATE
 			SET status = EXCLUDED.status, provider = EXCLUDED.provider, at = EXCLUDED.at, updated_at = EXCLUDED.updated_at
 			WHERE `+fmt.Sprintf(mailRank, "d.status")+` < `+fmt.Sprintf(mailRank, "EXCLUDED.status"),
-			r.EventID, r.Kind, r.Outcome, r.Provider, at, now)
+			r.EventID, r.Kind, r.Outcome, r.Provider, at, now, ev.ReceivedAt)
 		if err != nil {
 			return "", fmt.Errorf("delivery status: %w", err)
 		}

@@ -209,7 +209,7 @@ func TestMailReportUnknownAndReplay(t *testing.T) {
 
 	// Housekeeping forgets nonces once no request can carry them.
 	st.SetClock(func() time.Time { return now.Add(store.MailNonceKeep + time.Minute) })
-	c, ran, err := st.Housekeep(ctx, time.Hour, 0)
+	c, ran, err := st.Housekeep(ctx, time.Hour)
 	require.NoError(t, err)
 	require.True(t, ran)
 	assert.EqualValues(t, 2, c.MailNonces)

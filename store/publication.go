@@ -90,17 +90,18 @@ func (s *Store) PublicationVersion(ctx context.Context, accountID string) (int64
 // behind it.
 type PublicReview struct {
 	Review
-	// TransactionDate is the event's transaction date; nil when the event
-	// is gone.
+	// TransactionDate is the event's transaction date, as the review
+	// keeps it.
 	TransactionDate *time.Time `db:"transaction_date"`
 	// InvitedAt is when the invite was sent; nil when it never was (the
-	// link works before) or the event is gone.
+	// link works before).
 	InvitedAt *time.Time `db:"invited_at"`
 }
 
-const publicReviewColumns = reviewColumns + `,
-	(SELECT e.transaction_date FROM events e WHERE e.id = reviews.event_id) AS transaction_date,
-	(SELECT e.sent_at FROM events e WHERE e.id = reviews.event_id) AS invited_at`
+// publicReviewColumns are reviewColumns and what the proof states of the
+// event, from the review's own copy: a public review reads nothing of its
+// event, so dropping the event's month changes none of it.
+const publicReviewColumns = reviewColumns + `, transaction_date, invited_at`
 
 // PublicReviewFilter narrows PublicReviews; zero values do not filter.
 type PublicReviewFilter struct {
@@ -253,10 +254,8 @@ func (s *Store) EachPublicProductReview(ctx context.Context, accountID string, b
 				COALESCE(p.brand, '') AS brand, COALESCE(p.url, '') AS url, COALESCE(p.image_url, '') AS image_url,
 				p.rating, p.comment, p.status, COALESCE(p.report_reason, '') AS report_reason, p.public, p.created_at, p.updated_at,
 				r.locale, r.show_name,
-				CASE WHEN r.show_name THEN COALESCE((SELECT e.payload #>> '{customer,firstName}' FROM events e WHERE e.id = r.event_id), '')
-				     ELSE '' END AS author_first_name,
-				CASE WHEN r.show_name THEN COALESCE((SELECT e.payload #>> '{customer,lastName}' FROM events e WHERE e.id = r.event_id), '')
-				     ELSE '' END AS author_last_name
+				CASE WHEN r.show_name THEN COALESCE(r.author_first_name, '') ELSE '' END AS author_first_name,
+				CASE WHEN r.show_name THEN COALESCE(r.author_last_name, '') ELSE '' END AS author_last_name
 			FROM product_reviews p JOIN reviews r ON r.id = p.review_id
 			WHERE p.account_id = $1 AND p.public AND `+cond+`
 			ORDER BY p.created_at DESC, p.id DESC LIMIT $2`, args...)

@@ -115,7 +115,7 @@ func TestDailySendQuota(t *testing.T) {
 
 	// Counters of past days go in housekeeping.
 	clock.advance(48 * time.Hour)
-	c2, _, err := st.Housekeep(ctx, time.Hour, 0)
+	c2, _, err := st.Housekeep(ctx, time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), c2.SendCounters, "the counters of accounts a and other on the first day, of a on the second")
 

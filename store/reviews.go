@@ -71,15 +71,13 @@ func (r Review) Moderation() review.Moderation {
 }
 
 // reviewColumns select a review of the table reviews (unaliased). The
-// customer's names come from the event only with the consent to show
-// them.
+// customer's names are read only with the consent to show them (and are
+// kept only with it).
 const reviewColumns = `id, account_id, event_id, event_type_id, channel_id, COALESCE(rating, 0) AS rating, comment, locale,
 	status, COALESCE(report_reason, '') AS report_reason, reported_at, settled, public, show_name,
 	COALESCE(reply_text, '') AS reply_text, reply_created_at, reply_updated_at, created_at, updated_at,
-	CASE WHEN show_name THEN COALESCE((SELECT e.payload #>> '{customer,firstName}' FROM events e WHERE e.id = reviews.event_id), '')
-	     ELSE '' END AS author_first_name,
-	CASE WHEN show_name THEN COALESCE((SELECT e.payload #>> '{customer,lastName}' FROM events e WHERE e.id = reviews.event_id), '')
-	     ELSE '' END AS author_last_name`
+	CASE WHEN show_name THEN COALESCE(author_first_name, '') ELSE '' END AS author_first_name,
+	CASE WHEN show_name THEN COALESCE(author_last_name, '') ELSE '' END AS author_last_name`
 
 // Product is a product as the event gave it; "" for what it did not give.
 type Product struct {
@@ -174,13 +172,20 @@ func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Re
 	if err != nil {
 		return Review{}, 0, err
 	}
+	// The review keeps what its public page and proof show of the event
+	// (reviewColumns), so that they outlive the event's month.
 	var ev struct {
-		AccountID   string `db:"account_id"`
-		EventTypeID string `db:"event_type_id"`
-		ChannelID   string `db:"channel_id"`
-		Products    []byte `db:"products"`
+		AccountID       string     `db:"account_id"`
+		EventTypeID     string     `db:"event_type_id"`
+		ChannelID       string     `db:"channel_id"`
+		Products        []byte     `db:"products"`
+		TransactionDate time.Time  `db:"transaction_date"`
+		SentAt          *time.Time `db:"sent_at"`
+		FirstName       *string    `db:"first_name"`
+		LastName        *string    `db:"last_name"`
 	}
-	if err := tx.GetContext(ctx, &ev, `SELECT account_id, event_type_id, channel_id, payload -> 'products' AS products
+	if err := tx.GetContext(ctx, &ev, `SELECT account_id, event_type_id, channel_id, payload -> 'products' AS products,
+			transaction_date, sent_at, payload #>> '{customer,firstName}' AS first_name, payload #>> '{customer,lastName}' AS last_name
 		FROM events WHERE id = $1`, in.EventID); err != nil {
 		return Review{}, 0, err
 	}
@@ -198,6 +203,12 @@ func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Re
 		}
 	}
 
+	// The names the public author is made from are kept only with the
+	// customer's consent to be named.
+	firstName, lastName := ev.FirstName, ev.LastName
+	if !in.ShowName {
+		firstName, lastName = nil, nil
+	}
 	now := s.Now()
 	old, err := lockReviewOfEvent(ctx, tx, in.EventID)
 	created := errors.Is(err, ErrNotFound)
@@ -205,10 +216,10 @@ func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Re
 	case created:
 		var id string
 		err = tx.GetContext(ctx, &id, `INSERT INTO reviews (id, account_id, event_id, event_type_id, channel_id, rating, comment, locale,
-				show_name, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) ON CONFLICT (event_id) DO NOTHING RETURNING id`,
+				show_name, created_at, updated_at, transaction_date, invited_at, author_first_name, author_last_name)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14) ON CONFLICT (event_id) DO NOTHING RETURNING id`,
 			NewID("rev"), ev.AccountID, in.EventID, ev.EventTypeID, ev.ChannelID, nullRating(in.Rating), in.Comment, in.Locale,
-			in.ShowName, now)
+			in.ShowName, now, ev.TransactionDate, ev.SentAt, firstName, lastName)
 		if errors.Is(err, sql.ErrNoRows) {
 			// Another post of the same event created it first: this one
 			// replaces it, as any later post would.
@@ -235,8 +246,8 @@ func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Re
 	public := review.Public(moderation.Status, moderation.Reason)
 	if !created {
 		if _, err := tx.ExecContext(ctx, `UPDATE reviews SET rating = $2, comment = $3, locale = $4, show_name = $5,
-				settled = $6, updated_at = $7 WHERE id = $1`,
-			old.ID, nullRating(in.Rating), in.Comment, in.Locale, in.ShowName, moderation.Settled, now); err != nil {
+				settled = $6, updated_at = $7, author_first_name = $8, author_last_name = $9 WHERE id = $1`,
+			old.ID, nullRating(in.Rating), in.Comment, in.Locale, in.ShowName, moderation.Settled, now, firstName, lastName); err != nil {
 			return Review{}, 0, fmt.Errorf("update review: %w", err)
 		}
 	}

@@ -94,12 +94,13 @@ func (s *Store) RecordSMSDelivery(ctx context.Context, d SMSDelivery) (bool, err
 			}
 		}
 		var ev struct {
-			AccountID string `db:"account_id"`
-			Mobile    string `db:"customer_mobile"`
+			AccountID  string    `db:"account_id"`
+			Mobile     string    `db:"customer_mobile"`
+			ReceivedAt time.Time `db:"received_at"` // the month the report is kept in
 		}
 		// FOR KEY SHARE: the event cannot be deleted before the report's
 		// row refers to it.
-		err := tx.GetContext(ctx, &ev, `SELECT account_id, COALESCE(customer_mobile, '') AS customer_mobile
+		err := tx.GetContext(ctx, &ev, `SELECT account_id, COALESCE(customer_mobile, '') AS customer_mobile, received_at
 			FROM events WHERE id = $1 FOR KEY SHARE`, d.EventID)
 		if errors.Is(translate(err), ErrNotFound) {
 			return nil
@@ -109,12 +110,13 @@ func (s *Store) RecordSMSDelivery(ctx context.Context, d SMSDelivery) (bool, err
 		}
 		now := s.Now()
 		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO sms_deliveries AS d (message_sid, event_id, message, status, error_code, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $6)
-			ON CONFLICT (message_sid) DO UPDATE
+			INSERT INTO sms_deliveries AS d (message_sid, event_id, message, status, error_code, created_at, updated_at,
+				event_received_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $6, $7)
+			ON CONFLICT ON CONSTRAINT sms_deliveries_pkey DO UPDATE
 			SET status = EXCLUDED.status, error_code = EXCLUDED.error_code, updated_at = EXCLUDED.updated_at
 			WHERE `+fmt.Sprintf(deliveryRank, "d.status")+` <= `+fmt.Sprintf(deliveryRank, "EXCLUDED.status"),
-			d.MessageSID, d.EventID, message, d.Status, code, now); err != nil {
+			d.MessageSID, d.EventID, message, d.Status, code, now, ev.ReceivedAt); err != nil {
 			return fmt.Errorf("record delivery: %w", err)
 		}
 		recorded = true

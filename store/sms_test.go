@@ -154,11 +154,12 @@ func TestRecordSMSDelivery(t *testing.T) {
 	require.NoError(t, st.DB().GetContext(ctx, &n, `SELECT count(*) FROM sms_deliveries WHERE message_sid IN ('SM5', 'SM6')`))
 	assert.Zero(t, n)
 
-	// Deleting the event deletes its reports.
-	_, err = st.DB().ExecContext(ctx, `DELETE FROM events WHERE id = $1`, id)
-	require.NoError(t, err)
-	require.NoError(t, st.DB().GetContext(ctx, &n, `SELECT count(*) FROM sms_deliveries`))
+	// The reports are kept in their event's month, and go with it.
+	require.NoError(t, st.DB().GetContext(ctx, &n, `SELECT count(*) FROM sms_deliveries s
+		WHERE s.event_received_at <> (SELECT received_at FROM events e WHERE e.id = s.event_id)`))
 	assert.Zero(t, n)
+	require.NoError(t, st.DB().GetContext(ctx, &n, `SELECT count(*) FROM sms_deliveries`))
+	assert.Positive(t, n)
 }
 
 func TestSuppressTextedNumber(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/partitiondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
@@ -42,17 +43,21 @@ type (
 // default (TOUCHPOINT_DB_MAX_CONNS).
 const DefaultMaxConns = pg.DefaultMaxConns
 
-// Open, OpenPool, NewID, ValidID, DecodeCursor, DatabaseURL,
-// EnsureDatabase and DropDatabase are package pg's.
+// Open, OpenPool, NewID, NewTimeID, ValidID, DecodeCursor, DatabaseURL,
+// EnsureDatabase, DropDatabase and EnsurePartitions are package pg's.
 var (
 	Open           = pg.Open
 	OpenPool       = pg.OpenPool
 	NewID          = pg.NewID
+	NewTimeID      = pg.NewTimeID
 	ValidID        = pg.ValidID
 	DecodeCursor   = pg.DecodeCursor
 	DatabaseURL    = pg.DatabaseURL
 	EnsureDatabase = pg.EnsureDatabase
 	DropDatabase   = pg.DropDatabase
+	// EnsurePartitions is for tests whose rows are of months far from
+	// the wall clock and the store's (see SetClock).
+	EnsurePartitions = pg.EnsurePartitions
 )
 
 func translate(err error) error { return pg.Translate(err) }
@@ -88,6 +93,8 @@ type Store struct {
 	Accounts *accountdb.Store
 	Stats    *statsdb.Store
 	Events   *eventdb.Store
+	// Partitions keeps the monthly partitions (housekeeping).
+	Partitions *partitiondb.Store
 	// The statements every event or invite runs are prepared once (see
 	// preparedStmt).
 	invite   *inviteStatements
@@ -100,7 +107,7 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	stats := statsdb.New(base)
 	accounts := accountdb.New(base, defaultInviteDelay)
 	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accounts, Stats: stats,
-		Events: eventdb.New(base, accounts),
+		Events: eventdb.New(base, accounts), Partitions: partitiondb.New(base),
 		invite: newInviteStatements(stats), webhooks: newWebhookStatements()}
 }
 

@@ -102,7 +102,7 @@ func (s *Store) emitWebhooks(ctx context.Context, tx *sqlx.Tx, accountID string,
 	// event_id is the payload's data.eventId, which an erasure looks for.
 	_, err = tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, event_id,
 			created_at, next_start_at, status, reason, last_error, started_at)
-		SELECT 'msg-' || gen_random_uuid(), w.id, w.account_id, $2, $3, $3::json -> 'data' ->> 'eventId', $4::timestamptz, $4,
+		SELECT 'msg-' || touchpoint_uuid7($4), w.id, w.account_id, $2, $3, $3::json -> 'data' ->> 'eventId', $4::timestamptz, $4,
 		       CASE WHEN w.enabled THEN 'pending' ELSE 'failed' END,
 		       CASE WHEN w.enabled THEN NULL ELSE $5 END,
 		       CASE WHEN w.enabled THEN NULL ELSE 'endpoint disabled when the change happened' END,

@@ -139,6 +139,7 @@ func TestChangesWhileDisabledAreKeptForReplay(t *testing.T) {
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: t0})
 	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 5, Comment: "fine", Locale: "en"})
 	require.NoError(t, err)
+	st.SetClock(func() time.Time { return t0.Add(time.Second) }) // the list's order is by time
 	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), t0)
 	require.NoError(t, err)
 

@@ -29,6 +29,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
+	"github.com/touchpoint/touchpoint/store/partitiondb"
 	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/text"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -135,6 +136,8 @@ func adminStore(ctx context.Context, env *environment, withSecret bool) (config.
 func (env *environment) runMigrate(ctx context.Context, args []string) error {
 	fs := env.flags("migrate")
 	schemaOnly := fs.Bool("schema-only", false, "apply the PostgreSQL schema only; skip the Temporal search attributes and the reconciler's schedule")
+	partition := fs.Bool("partition", false, "move the rows of an installation made before the monthly partitions onto them, in batches, "+
+		"while the service runs (run it once every process runs this release; stop it any time and run it again to go on)")
 	wait := fs.Duration("temporal-wait", 2*time.Minute, "how long to wait for Temporal to answer")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -154,6 +157,9 @@ func (env *environment) runMigrate(ctx context.Context, args []string) error {
 	for _, name := range applied {
 		fmt.Fprintln(env.stdout, "applied", name)
 	}
+	if err := movePartitions(ctx, env, st, *partition); err != nil {
+		return err
+	}
 	if *schemaOnly {
 		return nil
 	}
@@ -166,6 +172,40 @@ func (env *environment) runMigrate(ctx context.Context, args []string) error {
 	}
 	defer tc.Close()
 	return ensureReconciler(ctx, tc, cfg, *wait, func(line string) { fmt.Fprintln(env.stdout, line) })
+}
+
+// movePartitions moves the tables that wait for their monthly partitions
+// (with move), reporting progress at most every few seconds, or says that
+// they wait.
+func movePartitions(ctx context.Context, env *environment, st *store.Store, move bool) error {
+	waiting, err := st.Partitions.Waiting(ctx)
+	if err != nil || len(waiting) == 0 {
+		return err
+	}
+	if !move {
+		fmt.Fprintf(env.stdout, "%d tables wait to be moved onto monthly partitions (%s): once every process runs this release, "+
+			"run touchpoint migrate --partition (it moves them in batches while the service runs)\n", len(waiting), strings.Join(waiting, ", "))
+		return nil
+	}
+	var last time.Time
+	err = st.Partitions.Move(ctx, partitiondb.MoveOptions{Progress: func(p partitiondb.Progress) {
+		switch {
+		case p.Swapped:
+			fmt.Fprintf(env.stdout, "%s: moved onto monthly partitions\n", p.Table)
+		case p.Waiting:
+			if time.Since(last) >= 5*time.Second {
+				fmt.Fprintf(env.stdout, "%s: waiting for a lock (held by a long transaction?); trying again\n", p.Table)
+				last = time.Now()
+			}
+		case time.Since(last) >= 5*time.Second || p.Pages == p.Total:
+			fmt.Fprintf(env.stdout, "%s: %d%% (%d rows copied)\n", p.Table, 100*p.Pages/max(p.Total, 1), p.Rows)
+			last = time.Now()
+		}
+	}})
+	if errors.Is(err, context.Canceled) {
+		return errors.New("stopped; run touchpoint migrate --partition again to go on where it stopped")
+	}
+	return err
 }
 
 // registerSearchAttributes adds the invite workflow's search attributes

@@ -178,6 +178,8 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	start := &starter.Starter{Outbox: st.Events, Temporal: tc, Logger: logger.With("component", "starter"), DatabaseURL: cfg.DatabaseURL, Metrics: m,
 		Gate: gate}
 	m.WatchOutbox(st.Events.OutboxBacklog)
+	// The API's housekeeping makes the monthly partitions ahead.
+	m.WatchPartitions(st.Partitions.MonthsAhead)
 	// An account's complaint rate, for TouchpointComplaintRate: the API
 	// takes the complaints.
 	m.WatchMailLastDay(mailLastDay(st))

@@ -111,7 +111,12 @@ func (a *Account) Event(tb testing.TB, e Event) string {
 	if e.TransactionDate.IsZero() {
 		e.TransactionDate = e.ReceivedAt
 	}
-	id := store.NewID("evt")
+	id := store.NewTimeID("evt", e.ReceivedAt)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := store.EnsurePartitions(ctx, a.db, e.ReceivedAt, e.ReceivedAt); err != nil {
+		tb.Fatal(err)
+	}
 	customer := map[string]string{"email": e.Email}
 	for k, v := range map[string]string{"firstName": e.FirstName, "lastName": e.LastName, "mobile": e.Mobile, "reference": e.CustomerReference} {
 		if v != "" {
@@ -122,7 +127,7 @@ func (a *Account) Event(tb testing.TB, e Event) string {
 		"customer":      customer,
 		"type":          "order",
 		"channel":       map[string]string{"id": a.ChannelID},
-		"transaction":   map[string]string{"reference": "T-" + id[4:12], "date": e.TransactionDate.Format(time.RFC3339Nano)},
+		"transaction":   map[string]string{"reference": "T-" + id[len(id)-8:], "date": e.TransactionDate.Format(time.RFC3339Nano)},
 		"system":        "fixture",
 		"systemVersion": "1",
 		"products":      e.Products,
@@ -150,7 +155,7 @@ func (a *Account) Event(tb testing.TB, e Event) string {
 		SELECT $1, $2, $3, $4, $5, 'order', $6, $7, $8, $9, $10, $11, s.id, s.delay, s.delay_from, s.send_window,
 		       $12, s.medium, $13, $5
 		FROM invite_settings s WHERE s.id = $14`,
-		id, a.AccountID, a.EventTypeID, a.ChannelID, e.ReceivedAt, e.Email, ref, "T-"+id[4:12], e.TransactionDate,
+		id, a.AccountID, a.EventTypeID, a.ChannelID, e.ReceivedAt, e.Email, ref, "T-"+id[len(id)-8:], e.TransactionDate,
 		delivery, raw, e.Status, sentAt, a.SettingID)
 	return id
 }

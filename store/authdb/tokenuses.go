@@ -25,6 +25,8 @@ const tokenUseBatch = 1000
 // RecordTokenUses upserts uses in batches. A row only moves forward: the
 // later of the stored and the new use wins, so replicas flushing in any
 // order converge on the true last use. jtis must be unique within uses.
+// The rows are partitioned by month of expiry: a token has one, so its
+// row has one month, where (jti, expires_at) is unique.
 func (s *Store) RecordTokenUses(ctx context.Context, uses []TokenUse) error {
 	for len(uses) > 0 {
 		n := min(len(uses), tokenUseBatch)
@@ -38,7 +40,7 @@ func (s *Store) RecordTokenUses(ctx context.Context, uses []TokenUse) error {
 		}
 		_, err := s.db.ExecContext(ctx, `INSERT INTO token_uses (jti, last_used_at, expires_at)
 			SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[])
-			ON CONFLICT (jti) DO UPDATE SET
+			ON CONFLICT ON CONSTRAINT token_uses_pkey DO UPDATE SET
 				last_used_at = GREATEST(token_uses.last_used_at, EXCLUDED.last_used_at),
 				expires_at = GREATEST(token_uses.expires_at, EXCLUDED.expires_at)`,
 			pq.Array(jtis), pq.Array(last), pq.Array(exp))

@@ -20,6 +20,7 @@ func TestTokenUses(t *testing.T) {
 	st := all.Auth
 	ctx := context.Background()
 	t0 := time.Date(2026, 5, 6, 7, 8, 9, 123456000, time.UTC)
+	st.SetClock(func() time.Time { return t0 })
 
 	_, ok, err := st.TokenLastUse(ctx, "none")
 	require.NoError(t, err)
@@ -51,12 +52,23 @@ func TestTokenUses(t *testing.T) {
 	}
 	require.NoError(t, st.RecordTokenUses(ctx, many))
 
+	// A use is forgotten with its month (by expiry), once the month is
+	// over: no token of it is valid any more.
+	june := time.Date(2026, 6, 1, 0, 30, 0, 0, time.UTC)
+	require.NoError(t, st.RecordTokenUses(ctx, []authdb.TokenUse{{JTI: "june", LastUsedAt: t0, ExpiresAt: june}}))
 	st.SetClock(func() time.Time { return t0.Add(30 * time.Minute) })
-	c, ran, err := all.Housekeep(ctx, time.Hour, 0)
+	r, ran, err := all.Partitions.Maintain(ctx, store.PartitionOptions(0))
 	require.NoError(t, err)
 	require.True(t, ran)
-	assert.EqualValues(t, 2501, c.TokenUses) // b and the batch; a lives on
+	assert.NotContains(t, r.Dropped, "token_uses_2026_05", "May is not over")
+	st.SetClock(func() time.Time { return june.Add(time.Hour) })
+	r, _, err = all.Partitions.Maintain(ctx, store.PartitionOptions(0))
+	require.NoError(t, err)
+	assert.Contains(t, r.Dropped, "token_uses_2026_05")
 	_, ok, err = st.TokenLastUse(ctx, "a")
 	require.NoError(t, err)
-	assert.True(t, ok)
+	assert.False(t, ok)
+	_, ok, err = st.TokenLastUse(ctx, "june")
+	require.NoError(t, err)
+	assert.True(t, ok, "a token of June may still be used")
 }

@@ -332,7 +332,8 @@ func (s *Store) replays(ctx context.Context, calls []*acceptCall) error {
 // the account's daily event quota it is an *accountdb.QuotaError. Concurrent events
 // are committed together (acceptqueue.go).
 func (s *Store) AcceptEvent(ctx context.Context, e NewEvent) (Accepted, error) {
-	c := &acceptCall{ctx: ctx, event: e, id: pg.NewID("evt"), now: s.Now()}
+	now := s.Now()
+	c := &acceptCall{ctx: ctx, event: e, id: pg.NewTimeID("evt", now), now: now}
 	s.accepts.accept(s, c)
 	return c.res, c.err
 }
@@ -368,7 +369,7 @@ func (s *Store) AcceptEvents(ctx context.Context, events []NewEvent) ([]Outcome,
 			}
 			seen[k] = true
 		}
-		calls = append(calls, &acceptCall{ctx: ctx, event: e, id: pg.NewID("evt"), now: now})
+		calls = append(calls, &acceptCall{ctx: ctx, event: e, id: pg.NewTimeID("evt", now), now: now})
 		idx = append(idx, i)
 	}
 	if len(calls) == 0 {

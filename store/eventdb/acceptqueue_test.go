@@ -52,7 +52,7 @@ func newBatchFixtureOn(t *testing.T, db *sqlx.DB) batchFixture {
 }
 
 func (f batchFixture) call(ctx context.Context, email string) *acceptCall {
-	return &acceptCall{ctx: ctx, id: pg.NewID("evt"), now: f.st.Now(), event: NewEvent{
+	return &acceptCall{ctx: ctx, id: pg.NewTimeID("evt", f.st.Now()), now: f.st.Now(), event: NewEvent{
 		AccountID: f.account, Type: "checkout", ChannelID: f.channel, CustomerEmail: email,
 		TransactionReference: "order-" + email, TransactionDate: f.transactionDate,
 		Payload: json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q}}`, email)),

@@ -53,8 +53,30 @@ func (d *DB) Pool() *sqlx.DB { return d.pool }
 // returned with, so keyset cursors compare exactly.
 func (d *DB) Now() time.Time { return d.now().UTC().Truncate(time.Millisecond) }
 
-// SetClock replaces the clock (tests).
-func (d *DB) SetClock(now func() time.Time) { d.now = now }
+// SetClock replaces the clock (tests). A test's clock may show any month,
+// while the migrations and housekeeping make the monthly partitions of the
+// months around the wall clock: the partitions of the month the clock shows
+// now and of the month before and after it are made here. A test that moves
+// its clock further makes the partitions it needs (EnsurePartitions). It
+// panics when they cannot be made: it is for tests only.
+func (d *DB) SetClock(now func() time.Time) {
+	d.now = now
+	t := d.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := EnsurePartitions(ctx, d.pool, t.AddDate(0, -1, 0), t.AddDate(0, 1, 0)); err != nil {
+		panic(fmt.Sprintf("pg: set clock: %v", err))
+	}
+}
+
+// EnsurePartitions makes the monthly partitions of every partitioned table
+// for the months from since's to until's that do not have them yet.
+func EnsurePartitions(ctx context.Context, db sqlx.ExecerContext, since, until time.Time) error {
+	if _, err := db.ExecContext(ctx, `SELECT touchpoint_ensure_partitions($1, $2)`, since, until); err != nil {
+		return fmt.Errorf("make monthly partitions: %w", Translate(err))
+	}
+	return nil
+}
 
 // DefaultMaxConns is the most PostgreSQL connections a process keeps by
 // default (TOUCHPOINT_DB_MAX_CONNS).
@@ -96,6 +118,37 @@ func newPool(url string, maxConns int) (*sqlx.DB, error) {
 
 // NewID returns prefix + "-" + a random lowercase UUID.
 func NewID(prefix string) string { return prefix + "-" + uuid.NewString() }
+
+// NewTimeID returns prefix + "-" + a lowercase UUIDv7 whose timestamp is
+// t's millisecond and whose other 74 bits are random. A row partitioned by
+// month on the same t is then the only one that can hold its id in its
+// month, so a primary key of (id, t) keeps the id unique in the whole
+// table; and the month of a row is known from its id (IDTime).
+// touchpoint_uuid7 in the schema makes the same ids in SQL.
+func NewTimeID(prefix string, t time.Time) string {
+	u := uuid.New() // version 4: random, with the RFC 9562 variant
+	ms := uint64(t.UnixMilli())
+	for i := 0; i < 6; i++ {
+		u[i] = byte(ms >> (40 - 8*i))
+	}
+	u[6] = u[6]&0x0f | 0x70 // version 7
+	return prefix + "-" + u.String()
+}
+
+// IDTime is the millisecond an id of NewTimeID was made for, and false
+// for an id that is not a UUIDv7 (ids made before there were any).
+func IDTime(id string) (time.Time, bool) {
+	_, s, ok := strings.Cut(id, "-")
+	u, err := uuid.Parse(s)
+	if !ok || err != nil || u.Version() != 7 {
+		return time.Time{}, false
+	}
+	var ms int64
+	for _, b := range u[:6] {
+		ms = ms<<8 | int64(b)
+	}
+	return time.UnixMilli(ms).UTC(), true
+}
 
 // ValidID reports whether id is prefix-<uuid> in canonical lowercase form;
 // anything else in a path is answered 404 without a query.

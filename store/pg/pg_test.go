@@ -2,7 +2,12 @@ package pg_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -21,4 +26,31 @@ func TestValidID(t *testing.T) {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
 	}
+}
+
+// TestTimeIDs: an id of NewTimeID is a valid, random UUIDv7 of its
+// millisecond, which IDTime reads back, as it reads touchpoint_uuid7's;
+// an id made before (UUIDv4) has no time.
+func TestTimeIDs(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 28, 23, 59, 59, 999_000_000, time.UTC)
+	a, b := pg.NewTimeID("evt", at), pg.NewTimeID("evt", at)
+	require.NotEqual(t, a, b)
+	for _, id := range []string{a, b} {
+		assert.True(t, pg.ValidID("evt", id), id)
+		got, ok := pg.IDTime(id)
+		require.True(t, ok, id)
+		assert.Equal(t, at, got)
+	}
+	assert.Less(t, pg.NewTimeID("evt", at.Add(-time.Millisecond)), a, "ids sort by time")
+	_, ok := pg.IDTime(pg.NewID("evt"))
+	assert.False(t, ok)
+
+	db := testdb.New(t)
+	var fromSQL string
+	require.NoError(t, db.Get(&fromSQL, `SELECT 'msg-' || touchpoint_uuid7($1)`, at))
+	assert.True(t, pg.ValidID("msg", fromSQL), fromSQL)
+	got, ok := pg.IDTime(fromSQL)
+	require.True(t, ok, fromSQL)
+	assert.Equal(t, at, got)
 }

@@ -91,6 +91,26 @@ func (r *rig) accept(t *testing.T, a *eventfixture.Account) string {
 	return id
 }
 
+// acceptReminded accepts an event whose reminder is planned delay after
+// its invite, and waits until the reminder is scheduled.
+func (r *rig) acceptReminded(t *testing.T, delay string) string {
+	t.Helper()
+	a := r.fixed(t, eventfixture.Setting{})
+	a.Set(t, "reminder_delay", delay)
+	id := r.accept(t, a)
+	r.waitStatus(t, invite.KindReminder, id, invite.Scheduled)
+	return id
+}
+
+// orders counts the event's orders in the outbox: of kind, or of every
+// kind when kind is "".
+func (r *rig) orders(t *testing.T, id, kind string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, r.db.DB().Get(&n, `SELECT count(*) FROM outbox WHERE event_id = $1 AND ($2 = '' OR kind = $2)`, id, kind))
+	return n
+}
+
 func (r *rig) state(t *testing.T, id string) invite.State {
 	t.Helper()
 	st, err := r.db.LoadInviteState(context.Background(), id)
@@ -242,9 +262,7 @@ func TestReconciler(t *testing.T) {
 		assert.Equal(t, invite.DeliveryUncertain, st.Reason)
 		assert.Contains(t, st.LastError, "its workflow is missing")
 		assert.Zero(t, r.received(t, invite.KindInvite, id))
-		var orders int
-		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1`, id))
-		assert.Zero(t, orders, "never restarted")
+		assert.Zero(t, r.orders(t, id, ""), "never restarted")
 		_, err = r.describe(id)
 		assert.Error(t, err, "no run was started")
 	})
@@ -268,10 +286,7 @@ func TestReconciler(t *testing.T) {
 	// reminder once, at its time, and the invite once.
 	t.Run("reminder terminated", func(t *testing.T) {
 		t.Parallel()
-		a := r.fixed(t, eventfixture.Setting{})
-		a.Set(t, "reminder_delay", "PT6S")
-		id := r.accept(t, a)
-		r.waitStatus(t, invite.KindReminder, id, invite.Scheduled)
+		id := r.acceptReminded(t, "PT6S")
 		planned := r.reminder(t, id).ScheduledFor
 		require.NoError(t, r.c.TerminateWorkflow(context.Background(), workflows.WorkflowID(id), "", "lost by accident"))
 		assert.Equal(t, invite.Scheduled, r.statusOf(t, invite.KindReminder, id), "the database still says scheduled")
@@ -294,9 +309,7 @@ func TestReconciler(t *testing.T) {
 
 		// Later scans find nothing to do: no second order, no second send.
 		r.reconcile(t, grace)
-		var orders int
-		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
-		assert.Equal(t, 1, orders)
+		assert.Equal(t, 1, r.orders(t, id, "restart"))
 		assert.Equal(t, 1, r.received(t, invite.KindReminder, id))
 	})
 
@@ -304,10 +317,7 @@ func TestReconciler(t *testing.T) {
 	// lost state) while it waited: the same.
 	t.Run("reminder deleted", func(t *testing.T) {
 		t.Parallel()
-		a := r.fixed(t, eventfixture.Setting{})
-		a.Set(t, "reminder_delay", "PT6S")
-		id := r.accept(t, a)
-		r.waitStatus(t, invite.KindReminder, id, invite.Scheduled)
+		id := r.acceptReminded(t, "PT6S")
 		_, err := r.c.WorkflowService().DeleteWorkflowExecution(context.Background(), &workflowservice.DeleteWorkflowExecutionRequest{
 			Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: workflows.WorkflowID(id)}})
 		require.NoError(t, err)
@@ -343,9 +353,7 @@ func TestReconciler(t *testing.T) {
 		assert.Equal(t, "uncertain", outcome)
 		assert.Equal(t, invite.Sent, r.state(t, id).Status, "the invite stays sent")
 		assert.Zero(t, r.received(t, invite.KindReminder, id))
-		var orders int
-		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1`, id))
-		assert.Zero(t, orders, "never restarted")
+		assert.Zero(t, r.orders(t, id, ""), "never restarted")
 		_, err = r.describe(id)
 		assert.Error(t, err, "no run was started")
 	})
@@ -353,18 +361,13 @@ func TestReconciler(t *testing.T) {
 	// A late reminder whose workflow runs is left to it.
 	t.Run("reminder running", func(t *testing.T) {
 		t.Parallel()
-		a := r.fixed(t, eventfixture.Setting{})
-		a.Set(t, "reminder_delay", "P1D")
-		id := r.accept(t, a)
-		r.waitStatus(t, invite.KindReminder, id, invite.Scheduled)
+		id := r.acceptReminded(t, "P1D")
 		_, err := r.db.DB().Exec(`UPDATE events SET reminder_scheduled_for = now() - interval '1 hour' WHERE id = $1`, id)
 		require.NoError(t, err)
 		res := r.reconcile(t, grace)
 		assert.GreaterOrEqual(t, res.Running, 1)
 		assert.Equal(t, invite.Scheduled, r.statusOf(t, invite.KindReminder, id))
-		var orders int
-		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
-		assert.Zero(t, orders)
+		assert.Zero(t, r.orders(t, id, "restart"))
 	})
 
 	// A late invite whose workflow runs is left to it.
@@ -377,9 +380,7 @@ func TestReconciler(t *testing.T) {
 		res := r.reconcile(t, grace)
 		assert.GreaterOrEqual(t, res.Running, 1)
 		assert.Equal(t, invite.Scheduled, r.state(t, id).Status)
-		var orders int
-		require.NoError(t, r.db.DB().Get(&orders, `SELECT count(*) FROM outbox WHERE event_id = $1 AND kind = 'restart'`, id))
-		assert.Zero(t, orders)
+		assert.Zero(t, r.orders(t, id, "restart"))
 		status, err := r.describe(id)
 		require.NoError(t, err)
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, status)

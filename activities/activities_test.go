@@ -69,6 +69,19 @@ func (h *harness) state(t *testing.T, id string) invite.State {
 	return st
 }
 
+// scheduledInvite is an event of a new account whose invite to email is
+// scheduled.
+func (h *harness) scheduledInvite(t *testing.T) string {
+	t.Helper()
+	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
+	return a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
+}
+
+// sendInvite runs the send activity of the event's invite.
+func (h *harness) sendInvite(t *testing.T, id string) (invite.State, error) {
+	return h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+}
+
 // appError asserts err is an ApplicationError of the type and retryability.
 func appError(t *testing.T, err error, typ string, retryable bool) {
 	t.Helper()
@@ -89,7 +102,7 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 		ReplyTo: new("care@nordlicht.example")})
 	require.NoError(t, err)
 
-	st, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	st, err := h.sendInvite(t, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	assert.Equal(t, 1, st.Attempts)
@@ -132,7 +145,7 @@ func TestSendInviteSendsExactlyOnce(t *testing.T) {
 	assert.Equal(t, id, got)
 
 	// Temporal runs the activity again (a lost completion): nothing is sent.
-	again, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	again, err := h.sendInvite(t, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, again.Status)
 	assert.Len(t, h.smtp.Messages(), 1)
@@ -145,7 +158,7 @@ func TestSendInviteAfterACrashMidSend(t *testing.T) {
 	// An earlier attempt marked the invite sending and died.
 	id := a.Event(t, eventfixture.Event{Status: invite.Sending, Email: email})
 
-	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	_, err := h.sendInvite(t, id)
 	appError(t, err, workflows.ErrTypeUncertain, false)
 	st := h.state(t, id)
 	assert.Equal(t, invite.Failed, st.Status)
@@ -182,11 +195,10 @@ func TestConcurrentSendsToOneAddressSendOne(t *testing.T) {
 func TestTransientFailureIsRetried(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
+	id := h.scheduledInvite(t)
 
 	h.smtp.FailRCPT(1, 451)
-	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	_, err := h.sendInvite(t, id)
 	appError(t, err, workflows.ErrTypeTransient, true)
 	st := h.state(t, id)
 	assert.Equal(t, invite.Scheduled, st.Status)
@@ -194,7 +206,7 @@ func TestTransientFailureIsRetried(t *testing.T) {
 	assert.NotContains(t, strings.ToLower(st.LastError), email)
 	assert.Equal(t, 1, st.Attempts)
 
-	st, err = h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	st, err = h.sendInvite(t, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	assert.Equal(t, 2, st.Attempts)
@@ -204,16 +216,15 @@ func TestTransientFailureIsRetried(t *testing.T) {
 func TestSMTPOutageIsTransient(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
+	id := h.scheduledInvite(t)
 
 	h.smtp.Stop()
-	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	_, err := h.sendInvite(t, id)
 	appError(t, err, workflows.ErrTypeTransient, true)
 	assert.Equal(t, invite.Scheduled, h.state(t, id).Status)
 
 	require.NoError(t, h.smtp.Restart())
-	st, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	st, err := h.sendInvite(t, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	assert.Len(t, h.smtp.Messages(), 1)
@@ -222,11 +233,10 @@ func TestSMTPOutageIsTransient(t *testing.T) {
 func TestPermanentFailureIsNotRetried(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
+	id := h.scheduledInvite(t)
 
 	h.smtp.FailRCPT(1, 550)
-	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	_, err := h.sendInvite(t, id)
 	appError(t, err, workflows.ErrTypeRejected, false)
 	st := h.state(t, id)
 	assert.Equal(t, invite.Failed, st.Status)
@@ -245,7 +255,7 @@ func TestRefusedAddressIsSuppressed(t *testing.T) {
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
 	send := func(a *eventfixture.Account, to string) (string, invite.State) {
 		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: to})
-		h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+		h.sendInvite(t, id)
 		return id, h.state(t, id)
 	}
 
@@ -283,11 +293,10 @@ func TestRefusedAddressIsSuppressed(t *testing.T) {
 func TestLostReplyIsUncertain(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
+	id := h.scheduledInvite(t)
 
 	h.smtp.HangUpAfterDATA(1)
-	_, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	_, err := h.sendInvite(t, id)
 	appError(t, err, workflows.ErrTypeUncertain, false)
 	st := h.state(t, id)
 	assert.Equal(t, invite.Failed, st.Status)
@@ -307,7 +316,7 @@ func TestDecidedAtSendTime(t *testing.T) {
 		a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: eventfixture.NoEmail}): "skipped/no_address",
 		a.Event(t, eventfixture.Event{Status: invite.Cancelled}):                              "cancelled/",
 	} {
-		st, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+		st, err := h.sendInvite(t, id)
 		require.NoError(t, err)
 		assert.Equal(t, want, string(st.Status)+"/"+string(st.Reason))
 	}
@@ -336,7 +345,7 @@ func TestSMS(t *testing.T) {
 	assert.Equal(t, "skipped/no_address", string(st.Status)+"/"+string(st.Reason), "no mobile")
 
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"})
-	_, err = h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	_, err = h.sendInvite(t, id)
 	appError(t, err, workflows.ErrTypeNoProvider, false)
 	st = h.state(t, id)
 	assert.Equal(t, "failed/no_provider", string(st.Status)+"/"+string(st.Reason))
@@ -345,7 +354,7 @@ func TestSMS(t *testing.T) {
 	sms := &fakeSMS{}
 	h.acts.SMS = sms
 	id = a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915112345678"})
-	st, err = h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
+	st, err = h.sendInvite(t, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 	require.Len(t, sms.sent, 1)
@@ -370,8 +379,7 @@ func (b breakingMailer) Send(ctx context.Context, m mail.Message) error {
 func TestSentButNotRecorded(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
+	id := h.scheduledInvite(t)
 
 	// A second pool, so the test's own goes on working.
 	db, err := sqlx.Open("postgres", testdb.URL(t, h.db))

@@ -28,6 +28,7 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -47,7 +48,7 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	h := &harness{db: testdb.New(t), smtp: smtptest.Start(t, smtptest.Options{})}
-	h.st = store.New(h.db, "P7D")
+	h.st = storeset.New(h.db, "P7D")
 	mailer, err := mail.NewSMTP(h.smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	tpl, err := templates.New()
@@ -385,7 +386,7 @@ func TestSentButNotRecorded(t *testing.T) {
 	db, err := sqlx.Open("postgres", testdb.URL(t, h.db))
 	require.NoError(t, err)
 	broken := *h.acts
-	broken.Store = store.New(db, "P7D")
+	broken.Store = storeset.New(db, "P7D")
 	broken.Mailer = breakingMailer{Sender: h.acts.Mailer, db: db}
 
 	_, err = broken.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})

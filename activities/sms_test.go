@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -331,7 +332,7 @@ func TestSMSAcceptedButNotRecorded(t *testing.T) {
 	require.NoError(t, err)
 	api := newTwilioAPI(t, answer{status: http.StatusCreated, body: `{"sid": "SM1", "status": "queued"}`, before: func() { db.Close() }})
 	dying := h.withProvider(t, api, 5*time.Second)
-	dying.Store = store.New(db, "P7D")
+	dying.Store = storeset.New(db, "P7D")
 
 	_, err = dying.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeSentUnrecorded, false)

@@ -10,9 +10,17 @@ import (
 
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/workflows"
 )
+
+// Deliveries is what a delivery's attempts read and record.
+type Deliveries interface {
+	LoadWebhookAttempt(ctx context.Context, deliveryID string) (webhookdb.WebhookAttempt, error)
+	RecordWebhookAttempt(ctx context.Context, deliveryID string, r webhookdb.AttemptResult) (webhookdb.WebhookDelivery, error)
+	FailWebhookDelivery(ctx context.Context, deliveryID, reason, lastError string) (webhookdb.WebhookDelivery, error)
+}
 
 // Webhooks holds the activities of the webhook delivery workflow, which
 // the worker registers on the webhooks task queue. Each attempt reads the
@@ -20,7 +28,7 @@ import (
 // through the SSRF-safe client and records the answer; Temporal's retry
 // policy spaces the attempts.
 type Webhooks struct {
-	Store *store.Store
+	Store Deliveries
 	// Client posts the webhooks; one per process (it pools connections).
 	Client *webhook.Client
 	// Secrets opens the endpoints' sealed signing secrets.
@@ -47,10 +55,10 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookInput
 	}
 	log := w.logger().With("delivery_id", in.DeliveryID, "endpoint_id", att.Delivery.EndpointID, "type", att.Delivery.Type)
 	switch {
-	case att.Delivery.Status != store.DeliveryPending:
+	case att.Delivery.Status != webhookdb.DeliveryPending:
 		return resultOf(att.Delivery), nil
 	case !att.Enabled:
-		d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, store.ReasonEndpointDisabled, "endpoint disabled")
+		d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, webhookdb.ReasonEndpointDisabled, "endpoint disabled")
 		if err != nil {
 			return workflows.WebhookResult{}, webhookStoreError(err)
 		}
@@ -79,7 +87,7 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookInput
 // record stores the attempt and turns its outcome into the activity's
 // answer.
 func (w *Webhooks) record(ctx context.Context, log *slog.Logger, deliveryID string, res webhook.Result) (workflows.WebhookResult, error) {
-	d, err := w.Store.RecordWebhookAttempt(ctx, deliveryID, store.AttemptResult{StatusCode: res.StatusCode, Error: res.Err,
+	d, err := w.Store.RecordWebhookAttempt(ctx, deliveryID, webhookdb.AttemptResult{StatusCode: res.StatusCode, Error: res.Err,
 		Delivered: res.Outcome == webhook.Succeeded, Gone: res.Outcome == webhook.Gone})
 	if err != nil {
 		// Not recorded: the attempt is made again (same webhook-id), so a
@@ -104,14 +112,14 @@ func (w *Webhooks) record(ctx context.Context, log *slog.Logger, deliveryID stri
 // GiveUpWebhook fails a delivery whose retries ran out; one decided
 // meanwhile is only read back.
 func (w *Webhooks) GiveUpWebhook(ctx context.Context, in workflows.GiveUpWebhookInput) (workflows.WebhookResult, error) {
-	d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, store.ReasonRetriesExhausted, in.Reason)
+	d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, webhookdb.ReasonRetriesExhausted, in.Reason)
 	if errors.Is(err, store.ErrNotFound) {
 		return workflows.WebhookResult{Status: workflows.WebhookDeleted}, nil
 	}
 	if err != nil {
 		return workflows.WebhookResult{}, err
 	}
-	if d.Status == store.DeliveryFailed {
+	if d.Status == webhookdb.DeliveryFailed {
 		w.Metrics.WebhookDelivery(metrics.WebhookFailed)
 		w.logger().WarnContext(ctx, "webhook given up", "delivery_id", in.DeliveryID, "endpoint_id", d.EndpointID,
 			"attempts", d.Attempts, "last_error", d.LastError.String)
@@ -128,7 +136,7 @@ func webhookStoreError(err error) error {
 	return err
 }
 
-func resultOf(d store.WebhookDelivery) workflows.WebhookResult {
+func resultOf(d webhookdb.WebhookDelivery) workflows.WebhookResult {
 	return workflows.WebhookResult{Status: d.Status, Attempts: d.Attempts, LastStatusCode: int(d.LastStatusCode.Int32),
 		LastError: d.LastError.String}
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -85,40 +87,40 @@ func newHookHarness(t *testing.T, client *webhook.Client) *hookHarness {
 	db := testdb.New(t)
 	box, err := webhook.NewSecretBox(bytes.Repeat([]byte{1}, 32))
 	require.NoError(t, err)
-	h := &hookHarness{st: store.New(db, "P7D"), box: box, metrics: metrics.New(), account: eventfixture.NewAccount(t, db, eventfixture.Setting{})}
-	h.acts = &activities.Webhooks{Store: h.st, Client: client, Secrets: box, Metrics: h.metrics}
+	h := &hookHarness{st: storeset.New(db, "P7D"), box: box, metrics: metrics.New(), account: eventfixture.NewAccount(t, db, eventfixture.Setting{})}
+	h.acts = &activities.Webhooks{Store: h.st.Webhooks, Client: client, Secrets: box, Metrics: h.metrics}
 	return h
 }
 
 // endpoint registers url for invite.scheduled with a fresh secret.
-func (h *hookHarness) endpoint(t *testing.T, url string) (store.WebhookEndpoint, string) {
+func (h *hookHarness) endpoint(t *testing.T, url string) (webhookdb.WebhookEndpoint, string) {
 	t.Helper()
 	secret, err := webhook.NewSecret()
 	require.NoError(t, err)
 	id := store.NewID("whk")
 	sealed, err := h.box.Seal(id, secret)
 	require.NoError(t, err)
-	ep, err := h.st.CreateWebhookEndpoint(context.Background(), store.WebhookEndpoint{ID: id, AccountID: h.account.AccountID,
+	ep, err := h.st.Webhooks.CreateWebhookEndpoint(context.Background(), webhookdb.WebhookEndpoint{ID: id, AccountID: h.account.AccountID,
 		URL: url, Events: []string{webhook.InviteScheduled}, Secret: sealed})
 	require.NoError(t, err)
 	return ep, secret
 }
 
 // delivery schedules an invite and returns the delivery it wrote for ep.
-func (h *hookHarness) delivery(t *testing.T, ep store.WebhookEndpoint) workflows.WebhookInput {
+func (h *hookHarness) delivery(t *testing.T, ep webhookdb.WebhookEndpoint) workflows.WebhookInput {
 	t.Helper()
 	ctx := context.Background()
 	_, err := h.st.MarkScheduled(ctx, invite.KindInvite, h.account.Event(t, eventfixture.Event{CustomerReference: "C-1"}), time.Now())
 	require.NoError(t, err)
-	ds, _, err := h.st.ListWebhookDeliveries(ctx, ep.AccountID, ep.ID, store.DeliveryPending, store.Page{Limit: 1})
+	ds, _, err := h.st.Webhooks.ListWebhookDeliveries(ctx, ep.AccountID, ep.ID, webhookdb.DeliveryPending, store.Page{Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	return workflows.WebhookInput{DeliveryID: ds[0].ID, EndpointID: ep.ID, AccountID: ep.AccountID, Type: ds[0].Type}
 }
 
-func (h *hookHarness) stored(t *testing.T, in workflows.WebhookInput) store.WebhookDelivery {
+func (h *hookHarness) stored(t *testing.T, in workflows.WebhookInput) webhookdb.WebhookDelivery {
 	t.Helper()
-	att, err := h.st.LoadWebhookAttempt(context.Background(), in.DeliveryID)
+	att, err := h.st.Webhooks.LoadWebhookAttempt(context.Background(), in.DeliveryID)
 	require.NoError(t, err)
 	return att.Delivery
 }
@@ -128,7 +130,7 @@ func TestDeliverWebhookSignsAndSucceeds(t *testing.T) {
 	h := newHookHarness(t, webhook.NewClient(webhook.Options{AllowPrivate: true}))
 	ep, secret := h.endpoint(t, "")
 	rc := newHookReceiver(t, secret, nil)
-	_, err := h.st.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, store.WebhookEndpointUpdate{URL: &rc.URL})
+	_, err := h.st.Webhooks.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{URL: &rc.URL})
 	require.NoError(t, err)
 	in := h.delivery(t, ep)
 
@@ -161,7 +163,7 @@ func TestDeliverWebhookFailsThenRecovers(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	_, err := h.st.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, store.WebhookEndpointUpdate{URL: &rc.URL})
+	_, err := h.st.Webhooks.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{URL: &rc.URL})
 	require.NoError(t, err)
 	in := h.delivery(t, ep)
 
@@ -169,7 +171,7 @@ func TestDeliverWebhookFailsThenRecovers(t *testing.T) {
 	appError(t, err, workflows.ErrTypeWebhookAttempt, true)
 	assert.Contains(t, err.Error(), "503 Service Unavailable")
 	d := h.stored(t, in)
-	assert.Equal(t, store.DeliveryPending, d.Status)
+	assert.Equal(t, webhookdb.DeliveryPending, d.Status)
 	assert.Equal(t, 1, d.Attempts)
 	assert.EqualValues(t, 503, d.LastStatusCode.Int32)
 
@@ -190,7 +192,7 @@ func TestDeliverWebhookGoneDisablesTheEndpoint(t *testing.T) {
 	h := newHookHarness(t, webhook.NewClient(webhook.Options{AllowPrivate: true}))
 	ep, secret := h.endpoint(t, "https://placeholder.example")
 	rc := newHookReceiver(t, secret, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) })
-	_, err := h.st.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, store.WebhookEndpointUpdate{URL: &rc.URL})
+	_, err := h.st.Webhooks.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{URL: &rc.URL})
 	require.NoError(t, err)
 	in, waiting := h.delivery(t, ep), h.delivery(t, ep)
 
@@ -198,7 +200,7 @@ func TestDeliverWebhookGoneDisablesTheEndpoint(t *testing.T) {
 	require.NoError(t, err, "decided: no retry")
 	assert.Equal(t, workflows.WebhookFailed, res.Status)
 	assert.Equal(t, 410, res.LastStatusCode)
-	got, err := h.st.WebhookEndpoint(context.Background(), ep.AccountID, ep.ID)
+	got, err := h.st.Webhooks.WebhookEndpoint(context.Background(), ep.AccountID, ep.ID)
 	require.NoError(t, err)
 	assert.False(t, got.Enabled)
 
@@ -221,14 +223,14 @@ func TestDeliverWebhookTimesOut(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { close(release) })
-	_, err := h.st.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, store.WebhookEndpointUpdate{URL: &rc.URL})
+	_, err := h.st.Webhooks.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{URL: &rc.URL})
 	require.NoError(t, err)
 	in := h.delivery(t, ep)
 
 	_, err = h.acts.DeliverWebhook(context.Background(), in)
 	appError(t, err, workflows.ErrTypeWebhookAttempt, true)
 	d := h.stored(t, in)
-	assert.Equal(t, store.DeliveryPending, d.Status)
+	assert.Equal(t, webhookdb.DeliveryPending, d.Status)
 	assert.False(t, d.LastStatusCode.Valid)
 	assert.Equal(t, "no answer within 300ms", d.LastError.String)
 }
@@ -284,14 +286,14 @@ func TestDeliverWebhookDuringARotation(t *testing.T) {
 	require.NoError(t, err)
 	sealed, err := h.box.Seal(ep.ID, newSecret)
 	require.NoError(t, err)
-	_, err = h.st.RotateWebhookSecret(context.Background(), ep.AccountID, ep.ID, sealed, 24*time.Hour)
+	_, err = h.st.Webhooks.RotateWebhookSecret(context.Background(), ep.AccountID, ep.ID, sealed, 24*time.Hour)
 	require.NoError(t, err)
 
 	// A receiver that still has the old secret and one that has the new
 	// one both verify the same delivery.
 	for _, secret := range []string{oldSecret, newSecret} {
 		rc := newHookReceiver(t, secret, nil)
-		_, err := h.st.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, store.WebhookEndpointUpdate{URL: &rc.URL})
+		_, err := h.st.Webhooks.UpdateWebhookEndpoint(context.Background(), ep.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{URL: &rc.URL})
 		require.NoError(t, err)
 		_, err = h.acts.DeliverWebhook(context.Background(), h.delivery(t, ep))
 		require.NoError(t, err)
@@ -323,7 +325,7 @@ func TestDeliverWebhookThatCannotBeSent(t *testing.T) {
 	// A deleted endpoint: nothing left to deliver.
 	ep, _ = h.endpoint(t, rc.URL)
 	in = h.delivery(t, ep)
-	require.NoError(t, h.st.DeleteWebhookEndpoint(ctx, ep.AccountID, ep.ID))
+	require.NoError(t, h.st.Webhooks.DeleteWebhookEndpoint(ctx, ep.AccountID, ep.ID))
 	res, err = h.acts.DeliverWebhook(ctx, in)
 	require.NoError(t, err)
 	assert.Equal(t, workflows.WebhookDeleted, res.Status)

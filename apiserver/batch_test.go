@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // batchItems posts the batch, requires a 200 and returns its items.
@@ -236,7 +237,7 @@ func TestBatchWithDatabaseDown(t *testing.T) {
 	db, err := sqlx.Open("postgres", strings.Replace(dsn, "127.0.0.1:5432", proxy.Addr(), 1)+"&connect_timeout=2")
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	e := newEnvWith(t, store.New(db, "P7D"))
+	e := newEnvWith(t, storeset.New(db, "P7D"))
 	e.create(t, "/event-types", map[string]any{"name": "checkout"})
 
 	proxy.Cut()

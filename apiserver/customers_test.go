@@ -44,7 +44,7 @@ func (s *signals) list() []string {
 // to rec, and returns an env that talks to it.
 func (e *env) withSignals(t *testing.T, rec *signals) *env {
 	t.Helper()
-	api := apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
+	api := apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t),
 		PublicationKeys: testPublicationKeys(t, e.store)})
 	ctx, cancel := context.WithCancel(context.Background())

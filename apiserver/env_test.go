@@ -33,6 +33,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -96,7 +97,7 @@ func testPublicationKeys(t testing.TB, st *store.Store) *publication.Keys {
 
 func newEnv(t testing.TB, configure ...func(*apiserver.Options)) *env {
 	t.Helper()
-	return newEnvWith(t, store.New(testdb.New(t), "P7D"), configure...)
+	return newEnvWith(t, storeset.New(testdb.New(t), "P7D"), configure...)
 }
 
 // newEnvWith serves the API over st. When st cannot reach PostgreSQL (a
@@ -107,7 +108,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 	ctx := context.Background()
 	e := &env{store: st, authStore: st, logs: &syncbuf.Buffer{}}
 	if st.DB().PingContext(ctx) != nil {
-		e.authStore = store.New(testdb.New(t), "P7D")
+		e.authStore = storeset.New(testdb.New(t), "P7D")
 	}
 	e.startIssuer(t)
 	e.verifier = e.startVerifier(t, auth.Issuer{URL: e.issuerURL}, testAudience)
@@ -115,7 +116,7 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 		"the verifier did not discover the issuer")
 
 	e.feedbackLinks, e.unsubscribeLinks = testLinks(t)
-	opts := apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
+	opts := apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
 		SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t), PublicationKeys: testPublicationKeys(t, st)}
 	for _, c := range configure {
 		c(&opts)
@@ -185,7 +186,7 @@ func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	t.Helper()
 	c := *e
 	c.logs = &syncbuf.Buffer{}
-	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Auth: a, Logger: c.logger(),
+	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Auth: a, Logger: c.logger(),
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t),
 		PublicationKeys: testPublicationKeys(t, e.store)}), false))
 	t.Cleanup(c.srv.Close)

@@ -20,6 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -135,10 +136,10 @@ func TestErasureLeavesNoCopyAnywhere(t *testing.T) {
 	require.Equal(t, 1.0, r.object(t)["reports"])
 
 	// The shop's receiver echoed the customer reference in its error.
-	ds, _, err := e.store.ListWebhookDeliveries(ctx, e.account, hook["id"].(string), "", store.Page{Limit: 100})
+	ds, _, err := e.store.Webhooks.ListWebhookDeliveries(ctx, e.account, hook["id"].(string), "", store.Page{Limit: 100})
 	require.NoError(t, err)
 	require.NotEmpty(t, ds)
-	_, err = e.store.RecordWebhookAttempt(ctx, ds[0].ID, store.AttemptResult{StatusCode: 422, Error: "422 unknown customer " + reference})
+	_, err = e.store.Webhooks.RecordWebhookAttempt(ctx, ds[0].ID, webhookdb.AttemptResult{StatusCode: 422, Error: "422 unknown customer " + reference})
 	require.NoError(t, err)
 
 	// Their number was listed once and lifted; a test send went to their

@@ -21,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 const someEventType = "/event-types/ety-00000000-0000-4000-8000-000000000000"
@@ -245,7 +246,7 @@ func unreachableStore(t *testing.T) *store.Store {
 	db, err := sqlx.Open("postgres", "postgres://postgres@"+addr+"/touchpoint?sslmode=disable&connect_timeout=2")
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	return store.New(db, "P7D")
+	return storeset.New(db, "P7D")
 }
 
 func TestDatabaseDown(t *testing.T) {
@@ -260,7 +261,7 @@ func TestDatabaseDown(t *testing.T) {
 	db, err := sqlx.Open("postgres", strings.Replace(dsn, "127.0.0.1:5432", proxy.Addr(), 1)+"&connect_timeout=2")
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	e := newEnvWith(t, store.New(db, "P7D"), func(o *apiserver.Options) {
+	e := newEnvWith(t, storeset.New(db, "P7D"), func(o *apiserver.Options) {
 		o.Readiness = func(context.Context) map[string]error {
 			return map[string]error{"temporal": errors.New("connection refused"), "issuer": nil}
 		}

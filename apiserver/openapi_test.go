@@ -41,6 +41,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // The tests of openapi.yaml: it is well-formed and self-consistent, it
@@ -1593,7 +1594,7 @@ func TestOpenAPITokenEndpoint(t *testing.T) {
 func issuerWithoutDatabase(t *testing.T) string {
 	t.Helper()
 	db := testdb.New(t)
-	issuer, err := authserver.New(context.Background(), authserver.Options{Store: store.New(db, "P7D").Auth,
+	issuer, err := authserver.New(context.Background(), authserver.Options{Store: storeset.New(db, "P7D").Auth,
 		Issuer: "http://issuer.touchpoint.test", Audience: testAudience, SecretKey: testSecretKey,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	require.NoError(t, err)

@@ -28,6 +28,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // BenchmarkPublicReviewsAtScale loads one account with 1,000,000 reviews
@@ -246,7 +247,7 @@ func BenchmarkGoogleFeedAtScale(b *testing.B) {
 	n := scaleReviews(500_000)
 	bin := testbin.Touchpoint(b)
 	db := testdb.New(b)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	ctx := context.Background()
 	acc, ch, err := st.Accounts.CreateAccount(ctx, "Big shop")
 	require.NoError(b, err)

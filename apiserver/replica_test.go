@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // TestReadReplica runs the API on a primary of the test's own with a
@@ -51,7 +52,7 @@ func TestReadReplica(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	t.Cleanup(func() { rep.Close() })
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	st.UseReplica(rep)
 	e := newEnvWith(t, st, func(o *apiserver.Options) {
 		o.Reads = rep

@@ -16,8 +16,8 @@ import (
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 func TestNosniffOnEveryAnswer(t *testing.T) {
@@ -188,7 +188,7 @@ func TestReadinessIsCachedForASecond(t *testing.T) {
 
 func TestResourceQuotasAnswer429(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	st := storeset.New(testdb.New(t), "P7D")
 	st.Accounts.Quotas = accountdb.Quotas{Channels: 2, EventTypes: 1}
 	e := newEnvWith(t, st)
 	e.create(t, "/channels", map[string]any{"name": "shop"}) // with Default: two
@@ -211,7 +211,7 @@ func TestResourceQuotasAnswer429(t *testing.T) {
 
 func TestWebhookEndpointQuotaAnswers429(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	st := storeset.New(testdb.New(t), "P7D")
 	st.Accounts.Quotas = accountdb.Quotas{WebhookEndpoints: 2}
 	e := newEnvWith(t, st)
 	hook := map[string]any{"url": "https://hooks.example.com/tp", "events": []string{"invite.sent"}}
@@ -245,7 +245,7 @@ func requireRetryAtMidnight(t *testing.T, value string, before, after time.Time)
 // the quota and today's use.
 func TestDailyEventQuota(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	st := storeset.New(testdb.New(t), "P7D")
 	st.Accounts.Quotas = accountdb.Quotas{DailyEvents: 3}
 	e := newEnvWith(t, st)
 	e.create(t, "/event-types", map[string]any{"name": "checkout"})

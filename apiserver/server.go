@@ -46,6 +46,7 @@ type Options struct {
 	Store    *store.Store       // required
 	Accounts AccountStore       // required
 	Stats    StatsStore         // required
+	Webhooks WebhookStore       // required
 	Auth     auth.Authenticator // required
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
@@ -170,6 +171,7 @@ type server struct {
 	store     *store.Store
 	accounts  AccountStore
 	stats     StatsStore
+	webhooks  WebhookStore
 	auth      auth.Authenticator
 	log       *slog.Logger
 	maxBody   int64
@@ -232,9 +234,9 @@ func (a *Server) Drain() { a.s.draining.Store(true) }
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
+	if opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
 		opts.PublicationKeys == nil {
-		panic("apiserver.New: Store, Accounts, Stats, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
+		panic("apiserver.New: Store, Accounts, Stats, Webhooks, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
 	}
 	if opts.Templates == nil {
 		var err error
@@ -242,7 +244,7 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, webhooks: opts.Webhooks, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,

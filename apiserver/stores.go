@@ -2,11 +2,13 @@ package apiserver
 
 import (
 	"context"
+	"time"
 
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
 // AccountStore is what the API reads and writes of an account and what
@@ -33,6 +35,20 @@ type AccountStore interface {
 // StatsStore is what the API reads of the funnel's counts.
 type StatsStore interface {
 	InviteStats(ctx context.Context, q statsdb.Query) ([]stats.Group, error)
+}
+
+// WebhookStore is what the API reads and changes of an account's webhook
+// endpoints and their deliveries.
+type WebhookStore interface {
+	CreateWebhookEndpoint(ctx context.Context, ep webhookdb.WebhookEndpoint) (webhookdb.WebhookEndpoint, error)
+	WebhookEndpoint(ctx context.Context, accountID, id string) (webhookdb.WebhookEndpoint, error)
+	ListWebhookEndpoints(ctx context.Context, accountID string, p store.Page) ([]webhookdb.WebhookEndpoint, *store.Cursor, error)
+	UpdateWebhookEndpoint(ctx context.Context, accountID, id string, u webhookdb.WebhookEndpointUpdate) (webhookdb.WebhookEndpoint, error)
+	DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error
+	RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, overlap time.Duration) (webhookdb.WebhookEndpoint, error)
+	ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p store.Page) ([]webhookdb.WebhookDelivery, *store.Cursor, error)
+	RetryWebhookDelivery(ctx context.Context, accountID, endpointID, deliveryID string) (webhookdb.WebhookDelivery, error)
+	ReplayWebhookDeliveries(ctx context.Context, accountID, endpointID string, f webhookdb.ReplayFilter, dryRun bool) (int, error)
 }
 
 // pageStore is what the customer pages read and write (pages.Store),

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
 // Replays of failed webhook deliveries: one by its ID, or every failed
@@ -42,7 +43,7 @@ func (s *server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, newError(http.StatusNotFound, "delivery not found"))
 		return
 	}
-	d, err := s.store.RetryWebhookDelivery(r.Context(), accountID(r), id, msg)
+	d, err := s.webhooks.RetryWebhookDelivery(r.Context(), accountID(r), id, msg)
 	if err != nil {
 		s.fail(w, r, replayErr(err, "delivery"))
 		return
@@ -62,21 +63,21 @@ func (s *server) replayWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var errs fieldErrors
-	f := store.ReplayFilter{Since: in.Since}
+	f := webhookdb.ReplayFilter{Since: in.Since}
 	if in.Until != nil {
 		f.Until = *in.Until
 	}
 	if bound, problem := f.Problem(s.now()); bound != "" {
 		errs.check(bound, problem)
 	}
-	if in.Status != nil && *in.Status != store.DeliveryFailed {
+	if in.Status != nil && *in.Status != webhookdb.DeliveryFailed {
 		errs.check("status", `must be "failed": only failed deliveries are replayed`)
 	}
 	if err := errs.err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	n, err := s.store.ReplayWebhookDeliveries(r.Context(), accountID(r), id, f, in.DryRun)
+	n, err := s.webhooks.ReplayWebhookDeliveries(r.Context(), accountID(r), id, f, in.DryRun)
 	if err != nil {
 		s.fail(w, r, replayErr(err, "webhook"))
 		return
@@ -87,10 +88,10 @@ func (s *server) replayWebhook(w http.ResponseWriter, r *http.Request) {
 // replayErr words the store's refusals of a replay.
 func replayErr(err error, kind string) error {
 	switch {
-	case errors.Is(err, store.ErrEndpointDisabled):
-		return newError(http.StatusConflict, "%s", store.ErrEndpointDisabled.Error())
-	case errors.Is(err, store.ErrNotFailed):
-		return newError(http.StatusConflict, "%s: a pending delivery is on its way, a succeeded one was answered 2xx", store.ErrNotFailed.Error())
+	case errors.Is(err, webhookdb.ErrEndpointDisabled):
+		return newError(http.StatusConflict, "%s", webhookdb.ErrEndpointDisabled.Error())
+	case errors.Is(err, webhookdb.ErrNotFailed):
+		return newError(http.StatusConflict, "%s: a pending delivery is on its way, a succeeded one was answered 2xx", webhookdb.ErrNotFailed.Error())
 	}
 	return about(kind, "", err)
 }

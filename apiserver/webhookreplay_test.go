@@ -12,6 +12,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -42,9 +43,9 @@ func TestWebhookReplayAPI(t *testing.T) {
 	for _, d := range ds {
 		msg := d["id"].(string)
 		msgs = append(msgs, msg)
-		_, err := e.store.RecordWebhookAttempt(ctx, msg, store.AttemptResult{Error: "connection refused"})
+		_, err := e.store.Webhooks.RecordWebhookAttempt(ctx, msg, webhookdb.AttemptResult{Error: "connection refused"})
 		require.NoError(t, err)
-		_, err = e.store.FailWebhookDelivery(ctx, msg, store.ReasonRetriesExhausted, "retries exhausted")
+		_, err = e.store.Webhooks.FailWebhookDelivery(ctx, msg, webhookdb.ReasonRetriesExhausted, "retries exhausted")
 		require.NoError(t, err)
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/text"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -43,7 +44,7 @@ type webhookWithSecret struct {
 	Secret string `json:"secret"`
 }
 
-func webhookOut(ep store.WebhookEndpoint) webhookJSON {
+func webhookOut(ep webhookdb.WebhookEndpoint) webhookJSON {
 	events := append([]string{}, ep.Events...)
 	return webhookJSON{ID: ep.ID, URL: ep.URL, Events: events, Description: ep.Description, Enabled: ep.Enabled,
 		CreatedAt: timestamp(ep.CreatedAt), UpdatedAt: timestamp(ep.UpdatedAt)}
@@ -86,7 +87,7 @@ type deliveryJSON struct {
 	DeliveredAt    *timestamp `json:"deliveredAt"`
 }
 
-func deliveryOut(d store.WebhookDelivery) deliveryJSON {
+func deliveryOut(d webhookdb.WebhookDelivery) deliveryJSON {
 	out := deliveryJSON{ID: d.ID, Type: d.Type, Status: d.Status, Attempts: d.Attempts, CreatedAt: timestamp(d.CreatedAt)}
 	if d.LastStatusCode.Valid {
 		code := int(d.LastStatusCode.Int32)
@@ -129,7 +130,7 @@ func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ep, err := s.store.CreateWebhookEndpoint(r.Context(), store.WebhookEndpoint{ID: id, AccountID: accountID(r),
+	ep, err := s.webhooks.CreateWebhookEndpoint(r.Context(), webhookdb.WebhookEndpoint{ID: id, AccountID: accountID(r),
 		URL: in.URL, Events: in.Events, Description: desc, Secret: sealed})
 	if err != nil {
 		s.fail(w, r, err)
@@ -146,7 +147,7 @@ func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	eps, next, err := s.store.ListWebhookEndpoints(r.Context(), accountID(r), p)
+	eps, next, err := s.webhooks.ListWebhookEndpoints(r.Context(), accountID(r), p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -160,7 +161,7 @@ func (s *server) getWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ep, err := s.store.WebhookEndpoint(r.Context(), accountID(r), id)
+	ep, err := s.webhooks.WebhookEndpoint(r.Context(), accountID(r), id)
 	if err != nil {
 		s.fail(w, r, about("webhook", "", err))
 		return
@@ -181,7 +182,7 @@ func (s *server) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var u store.WebhookEndpointUpdate
+	var u webhookdb.WebhookEndpointUpdate
 	var errs fieldErrors
 	if in.URL.Set {
 		errs.check("url", s.checkWebhookURL(in.URL.Value))
@@ -203,7 +204,7 @@ func (s *server) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ep, err := s.store.UpdateWebhookEndpoint(r.Context(), accountID(r), id, u)
+	ep, err := s.webhooks.UpdateWebhookEndpoint(r.Context(), accountID(r), id, u)
 	if err != nil {
 		s.fail(w, r, about("webhook", "", err))
 		return
@@ -217,7 +218,7 @@ func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.store.DeleteWebhookEndpoint(r.Context(), accountID(r), id); err != nil {
+	if err := s.webhooks.DeleteWebhookEndpoint(r.Context(), accountID(r), id); err != nil {
 		s.fail(w, r, about("webhook", "", err))
 		return
 	}
@@ -238,7 +239,7 @@ func (s *server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ep, err := s.store.RotateWebhookSecret(r.Context(), accountID(r), id, sealed, SecretOverlap)
+	ep, err := s.webhooks.RotateWebhookSecret(r.Context(), accountID(r), id, sealed, SecretOverlap)
 	if err != nil {
 		s.fail(w, r, about("webhook", "", err))
 		return
@@ -255,7 +256,7 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "status")
 	status := q.get("status")
 	if status != "" {
-		if msg := oneOf(status, store.DeliveryPending, store.DeliverySucceeded, store.DeliveryFailed); msg != "" {
+		if msg := oneOf(status, webhookdb.DeliveryPending, webhookdb.DeliverySucceeded, webhookdb.DeliveryFailed); msg != "" {
 			q.fail("status", msg)
 		}
 	}
@@ -264,7 +265,7 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ds, next, err := s.store.ListWebhookDeliveries(r.Context(), accountID(r), id, status, p)
+	ds, next, err := s.webhooks.ListWebhookDeliveries(r.Context(), accountID(r), id, status, p)
 	if err != nil {
 		s.fail(w, r, about("webhook", "", err))
 		return

@@ -32,7 +32,7 @@ func TestWebhooksAPI(t *testing.T) {
 		"description": "orders", "enabled": true, "createdAt": created["createdAt"], "updatedAt": created["createdAt"], "secret": secret}, created)
 
 	// The secret is stored sealed, and opens to the one shown.
-	ep, err := e.store.WebhookEndpoint(ctx, e.account, id)
+	ep, err := e.store.Webhooks.WebhookEndpoint(ctx, e.account, id)
 	require.NoError(t, err)
 	assert.NotContains(t, string(ep.Secret), secret[len(webhook.SecretPrefix):])
 	box, err := webhook.NewSecretBox(secretkey.Derive(testSecretKey, secretkey.WebhookSecret))
@@ -55,7 +55,7 @@ func TestWebhooksAPI(t *testing.T) {
 	require.Equal(t, http.StatusOK, rotated.status, "%s", rotated.body)
 	newSecret := rotated.object(t)["secret"].(string)
 	assert.NotEqual(t, secret, newSecret)
-	ep, err = e.store.WebhookEndpoint(ctx, e.account, id)
+	ep, err = e.store.Webhooks.WebhookEndpoint(ctx, e.account, id)
 	require.NoError(t, err)
 	opened, err = box.Open(id, ep.Secret)
 	require.NoError(t, err)

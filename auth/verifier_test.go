@@ -30,6 +30,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/authdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 const (
@@ -56,7 +57,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{st: store.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)),
+	e := &env{st: storeset.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)),
 		log: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	e.st.SetClock(e.clock.Now)
 	acc, _, err := e.st.Accounts.CreateAccount(ctx, "Acme")

@@ -29,6 +29,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/authdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 const (
@@ -52,7 +53,7 @@ type fixture struct {
 func newFixture(t *testing.T, configure ...func(*authserver.Options)) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{st: store.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC))}
+	f := &fixture{st: storeset.New(testdb.New(t), "P7D"), clock: testclock.New(time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC))}
 	f.st.SetClock(f.clock.Now)
 	acc, _, err := f.st.Accounts.CreateAccount(ctx, "Acme")
 	require.NoError(t, err)
@@ -498,7 +499,7 @@ func TestKeysSurviveRestart(t *testing.T) {
 
 func TestConcurrentStartsShareOneKey(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	st := storeset.New(testdb.New(t), "P7D")
 	opts := authserver.Options{Store: st.Auth, Issuer: "http://auth.test", Audience: audience, SecretKey: secretKey}
 	var wg sync.WaitGroup
 	kids := make([]string, 4)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // benchAPI is the HTTP client of one run.
@@ -358,7 +359,7 @@ func waitInvitesSent(ctx context.Context, api *benchAPI, databaseURL, typ, event
 			return err
 		}
 		defer db.Close()
-		count, interval = dbSentCounter(store.New(db, ""), eventTypeID), 50*time.Millisecond
+		count, interval = dbSentCounter(storeset.New(db, ""), eventTypeID), 50*time.Millisecond
 	}
 	for {
 		sent, ended, err := count(ctx)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/temporalclient"
 )
 
@@ -83,7 +84,7 @@ func openInsertBaseline(ctx context.Context, databaseURL string, c int, runID st
 		return nil, err
 	}
 	ins := &insertBaseline{db: db, payload: benchBodies("bench-insert", store.NewID("chn"), runID, 1)[0]}
-	if ins.table, err = store.New(db, "").Events.CreateInsertScratch(ctx, "bench_insert_"+runID); err != nil {
+	if ins.table, err = storeset.New(db, "").Events.CreateInsertScratch(ctx, "bench_insert_"+runID); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // starterConcurrency is the starter's default number of starts in flight
@@ -100,7 +101,7 @@ func measureBatches(ctx context.Context, o Options, api *benchAPI, dev *devChild
 			return nil, err
 		}
 		defer db.Close()
-		r.st = store.New(db, "")
+		r.st = storeset.New(db, "")
 	}
 	res := &BatchResult{Concurrency: o.BatchConcurrency}
 	for _, size := range o.BatchSizes {
@@ -157,7 +158,7 @@ func (r *batchRun) bareCopy(ctx context.Context, size, n int) (perS, p99MS float
 	if err := warmPool(ctx, db, r.o.BatchConcurrency); err != nil {
 		return 0, 0, err
 	}
-	table, err := store.New(db, "").Events.CreateEventsScratch(ctx, fmt.Sprintf("bench_copy_%s_%d", r.runID, size))
+	table, err := storeset.New(db, "").Events.CreateEventsScratch(ctx, fmt.Sprintf("bench_copy_%s_%d", r.runID, size))
 	if err != nil {
 		return 0, 0, err
 	}

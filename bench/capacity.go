@@ -37,6 +37,7 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -181,7 +182,7 @@ func measureCapacity(ctx context.Context, o Options, dev *devChild) (*Measuremen
 		return nil, err
 	}
 	defer db.Close()
-	r.db = store.New(db, "")
+	r.db = storeset.New(db, "")
 	if r.api, err = newBenchAPI(ctx, o.Target, o.Concurrency); err != nil {
 		return nil, err
 	}

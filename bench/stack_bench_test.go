@@ -24,6 +24,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testbin"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // benchConcurrency is the number of clients posting at once.
@@ -60,7 +61,7 @@ func newDevStack(b *testing.B) *devStack {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	return &devStack{api: api, store: store.New(db, ""), runID: benchRunID()}
+	return &devStack{api: api, store: storeset.New(db, ""), runID: benchRunID()}
 }
 
 // post fires the bodies from c clients and fails b on any answer but 202.

@@ -19,7 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/signedlink"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -33,7 +33,7 @@ func TestBenchKeepsItsTokenFresh(t *testing.T) {
 	const idle = time.Second
 	ctx := t.Context()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st := store.New(testdb.New(t), "P7D")
+	st := storeset.New(testdb.New(t), "P7D")
 	acc, ch, err := st.Accounts.CreateAccount(ctx, "Bench")
 	require.NoError(t, err)
 	const key = "bench-token-test-secret-key-0123456789abcdef"
@@ -67,7 +67,7 @@ func TestBenchKeepsItsTokenFresh(t *testing.T) {
 	require.NoError(t, err)
 	pubKeys, err := publication.NewKeys(st, secretkey.Derive(key, secretkey.PublicationKey), nil)
 	require.NoError(t, err)
-	apiSrv.Config.Handler = apiserver.New(apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Auth: verifier, Logger: quiet,
+	apiSrv.Config.Handler = apiserver.New(apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Auth: verifier, Logger: quiet,
 		FeedbackLinks: fb, UnsubscribeLinks: unsub, WebhookSecrets: secrets, PublicationKeys: pubKeys})
 	apiSrv.Start()
 	t.Cleanup(apiSrv.Close)

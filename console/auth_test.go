@@ -29,6 +29,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -55,7 +56,7 @@ type rig struct {
 func newRig(t *testing.T, tls bool) *rig {
 	t.Helper()
 	g := &rig{t: t, db: testdb.New(t), clock: testclock.New(time.Now().UTC().Truncate(time.Second))}
-	g.st = store.New(g.db, "P7D")
+	g.st = storeset.New(g.db, "P7D")
 	g.st.SetClock(g.clock.Now)
 	base := pg.NewDB(g.db)
 	base.SetClock(g.clock.Now)
@@ -89,7 +90,7 @@ func (g *rig) serve(prov console.Provider) {
 	secrets, err := webhook.NewSecretBox(secretkey.Derive(rigSecretKey, secretkey.WebhookSecret))
 	require.NoError(g.t, err)
 	h, err := console.New(console.Options{WebhookSecrets: secrets, BaseURL: g.url, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Templates: lib, People: g.ps, Logger: logger,
+		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Webhooks: g.st.Webhooks, Templates: lib, People: g.ps, Logger: logger,
 		Now: g.clock.Now})
 	require.NoError(g.t, err)
 	require.NoError(g.t, auth.Mount(h))

@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -113,7 +114,7 @@ func BenchmarkPages(b *testing.B) {
 		pl.take()
 	}
 
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	lib, err := templates.Load()
 	if err != nil {
 		b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/browsertest"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
 // signIn makes the tab's requests to the site the person's.
@@ -64,7 +65,7 @@ func seeded(t *testing.T) (*site, map[string]string) {
 	_, _, err = s.st.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thank you, Greta! Enjoy your hikes.", editorA)
 	require.NoError(t, err)
 	inv := s.sentInvite(t, s.a, "greta.zimmermann@example.com")
-	ep, err := s.st.CreateWebhookEndpoint(context.Background(), store.WebhookEndpoint{ID: store.NewID("whk"), AccountID: s.a.AccountID,
+	ep, err := s.st.Webhooks.CreateWebhookEndpoint(context.Background(), webhookdb.WebhookEndpoint{ID: store.NewID("whk"), AccountID: s.a.AccountID,
 		URL: "https://hooks.nordlicht.example/touchpoint", Events: []string{"review.created", "invite.sent"}, Secret: []byte("sealed")})
 	require.NoError(t, err)
 	s.delivery(t, s.a.AccountID, ep.ID, "failed", time.Now().Add(-time.Hour))

@@ -14,7 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/people"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -29,7 +29,7 @@ var wildcard = regexp.MustCompile(`\{[a-zA-Z]+\}`)
 func TestEveryRouteChecksItsRole(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	acc := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	srv := httptest.NewServer(nil)
 	t.Cleanup(srv.Close)

@@ -20,6 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -70,7 +71,7 @@ func allows(role string, a console.Action) bool {
 func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 	t.Helper()
 	db := testdb.New(t)
-	s := &site{db: db, st: store.New(db, "PT0S")}
+	s := &site{db: db, st: storeset.New(db, "PT0S")}
 	s.ps = persondb.New(pg.NewDB(db))
 	s.a = eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	s.b = eventfixture.NewAccount(t, db, eventfixture.Setting{})
@@ -86,7 +87,7 @@ func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 	require.NoError(t, err)
 	s.secrets, err = webhook.NewSecretBox(make([]byte, 32))
 	require.NoError(t, err)
-	opts := console.Options{BaseURL: s.URL, Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, WebhookSecrets: s.secrets, SignOutPath: "/console/sign-out", Templates: lib,
+	opts := console.Options{BaseURL: s.URL, Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, WebhookSecrets: s.secrets, SignOutPath: "/console/sign-out", Templates: lib,
 		SampleFeedbackURL:    "https://touchpoint.example/feedback?event=evt-00000000-0000-4000-8000-000000000000&sig=sample",
 		SampleUnsubscribeURL: "https://touchpoint.example/unsubscribe?event=evt-00000000-0000-4000-8000-000000000000&sig=sample",
 		SignedIn: func(w http.ResponseWriter, r *http.Request) (console.Person, bool) {

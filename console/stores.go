@@ -10,6 +10,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -21,7 +22,6 @@ type Store interface {
 	InviteStore
 	SuppressionStore
 	TemplateStore
-	WebhookStore
 }
 
 // OverviewStore is what the overview reads.
@@ -91,12 +91,12 @@ type AccountStore interface {
 
 // WebhookStore is what the webhooks' pages read and change.
 type WebhookStore interface {
-	ListWebhookEndpoints(ctx context.Context, accountID string, p store.Page) ([]store.WebhookEndpoint, *store.Cursor, error)
-	WebhookEndpoint(ctx context.Context, accountID, id string) (store.WebhookEndpoint, error)
-	CreateWebhookEndpoint(ctx context.Context, ep store.WebhookEndpoint) (store.WebhookEndpoint, error)
-	UpdateWebhookEndpoint(ctx context.Context, accountID, id string, u store.WebhookEndpointUpdate) (store.WebhookEndpoint, error)
-	RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, overlap time.Duration) (store.WebhookEndpoint, error)
-	ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p store.Page) ([]store.WebhookDelivery, *store.Cursor, error)
-	RetryWebhookDelivery(ctx context.Context, accountID, endpointID, deliveryID string) (store.WebhookDelivery, error)
-	ReplayWebhookDeliveries(ctx context.Context, accountID, endpointID string, f store.ReplayFilter, dryRun bool) (int, error)
+	ListWebhookEndpoints(ctx context.Context, accountID string, p store.Page) ([]webhookdb.WebhookEndpoint, *store.Cursor, error)
+	WebhookEndpoint(ctx context.Context, accountID, id string) (webhookdb.WebhookEndpoint, error)
+	CreateWebhookEndpoint(ctx context.Context, ep webhookdb.WebhookEndpoint) (webhookdb.WebhookEndpoint, error)
+	UpdateWebhookEndpoint(ctx context.Context, accountID, id string, u webhookdb.WebhookEndpointUpdate) (webhookdb.WebhookEndpoint, error)
+	RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, overlap time.Duration) (webhookdb.WebhookEndpoint, error)
+	ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p store.Page) ([]webhookdb.WebhookDelivery, *store.Cursor, error)
+	RetryWebhookDelivery(ctx context.Context, accountID, endpointID, deliveryID string) (webhookdb.WebhookDelivery, error)
+	ReplayWebhookDeliveries(ctx context.Context, accountID, endpointID string, f webhookdb.ReplayFilter, dryRun bool) (int, error)
 }

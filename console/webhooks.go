@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -20,14 +21,14 @@ import (
 // replay period are package webhook's and the store's.
 
 type webhooksView struct {
-	Endpoints []store.WebhookEndpoint
+	Endpoints []webhookdb.WebhookEndpoint
 	Types     []string
 	// The create form, as typed when refused, and the secret of the
 	// endpoint just made (shown once).
 	URL     string
 	Events  []string
 	Errors  fieldErrors
-	Created *store.WebhookEndpoint
+	Created *webhookdb.WebhookEndpoint
 	Secret  string
 	CanAdd  bool
 }
@@ -41,7 +42,7 @@ func (h *Handler) webhooks(w http.ResponseWriter, r *http.Request, p Person) {
 }
 
 func (h *Handler) webhooksView(w http.ResponseWriter, r *http.Request, p Person) (webhooksView, bool) {
-	eps, _, err := h.opts.Store.ListWebhookEndpoints(r.Context(), p.AccountID, store.Page{Limit: 100})
+	eps, _, err := h.opts.Webhooks.ListWebhookEndpoints(r.Context(), p.AccountID, store.Page{Limit: 100})
 	if err != nil {
 		h.fail(w, r, err)
 		return webhooksView{}, false
@@ -80,7 +81,7 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, p Person
 		h.fail(w, r, err)
 		return
 	}
-	ep, err := h.opts.Store.CreateWebhookEndpoint(r.Context(), store.WebhookEndpoint{ID: id, AccountID: p.AccountID, URL: v.URL,
+	ep, err := h.opts.Webhooks.CreateWebhookEndpoint(r.Context(), webhookdb.WebhookEndpoint{ID: id, AccountID: p.AccountID, URL: v.URL,
 		Events: slices.Compact(v.Events), Secret: sealed})
 	if errors.Is(err, accountdb.ErrQuotaExceeded) {
 		v.Errors.add("url", t("error_webhook_quota"))
@@ -91,15 +92,15 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, p Person
 		h.fail(w, r, err)
 		return
 	}
-	v.Endpoints = append([]store.WebhookEndpoint{ep}, v.Endpoints...)
+	v.Endpoints = append([]webhookdb.WebhookEndpoint{ep}, v.Endpoints...)
 	v.Created, v.Secret, v.URL, v.Events = &ep, secret, "", nil
 	h.render(w, r, http.StatusCreated, "webhooks", "webhooks_title", "webhooks", v)
 }
 
 type webhookView struct {
-	Endpoint   store.WebhookEndpoint
+	Endpoint   webhookdb.WebhookEndpoint
 	Status     string // the deliveries shown: "", pending, succeeded, failed
-	Deliveries []store.WebhookDelivery
+	Deliveries []webhookdb.WebhookDelivery
 	Next       string
 	Secret     string // a new secret just made by a rotation, shown once
 	Error      string // why a retry or replay was refused
@@ -116,14 +117,14 @@ func (h *Handler) loadWebhook(w http.ResponseWriter, r *http.Request, p Person) 
 		h.notFound(w, r)
 		return webhookView{}, false
 	}
-	ep, err := h.opts.Store.WebhookEndpoint(r.Context(), p.AccountID, id)
+	ep, err := h.opts.Webhooks.WebhookEndpoint(r.Context(), p.AccountID, id)
 	if err != nil {
 		h.fail(w, r, notFound(err))
 		return webhookView{}, false
 	}
 	v := webhookView{Endpoint: ep, Status: r.URL.Query().Get("status"), CanManage: h.opts.Allows(p.Role, ManageWebhooks),
 		CanRetry: h.opts.Allows(p.Role, RetryWebhook)}
-	if !slices.Contains([]string{"", store.DeliveryPending, store.DeliverySucceeded, store.DeliveryFailed}, v.Status) {
+	if !slices.Contains([]string{"", webhookdb.DeliveryPending, webhookdb.DeliverySucceeded, webhookdb.DeliveryFailed}, v.Status) {
 		v.Status = ""
 	}
 	page, ok := readPage(r.URL.Query())
@@ -131,7 +132,7 @@ func (h *Handler) loadWebhook(w http.ResponseWriter, r *http.Request, p Person) 
 		h.notFound(w, r)
 		return webhookView{}, false
 	}
-	ds, next, err := h.opts.Store.ListWebhookDeliveries(r.Context(), p.AccountID, id, v.Status, page)
+	ds, next, err := h.opts.Webhooks.ListWebhookDeliveries(r.Context(), p.AccountID, id, v.Status, page)
 	if err != nil {
 		h.fail(w, r, notFound(err))
 		return webhookView{}, false
@@ -163,7 +164,7 @@ func (h *Handler) setWebhookEnabled(enabled bool) func(w http.ResponseWriter, r 
 			h.notFound(w, r)
 			return
 		}
-		if _, err := h.opts.Store.UpdateWebhookEndpoint(r.Context(), p.AccountID, id, store.WebhookEndpointUpdate{Enabled: &enabled}); err != nil {
+		if _, err := h.opts.Webhooks.UpdateWebhookEndpoint(r.Context(), p.AccountID, id, webhookdb.WebhookEndpointUpdate{Enabled: &enabled}); err != nil {
 			h.fail(w, r, notFound(err))
 			return
 		}
@@ -183,7 +184,7 @@ func (h *Handler) rotateWebhook(w http.ResponseWriter, r *http.Request, p Person
 		h.notFound(w, r)
 		return
 	}
-	if _, err := h.opts.Store.WebhookEndpoint(r.Context(), p.AccountID, id); err != nil {
+	if _, err := h.opts.Webhooks.WebhookEndpoint(r.Context(), p.AccountID, id); err != nil {
 		h.fail(w, r, notFound(err))
 		return
 	}
@@ -192,7 +193,7 @@ func (h *Handler) rotateWebhook(w http.ResponseWriter, r *http.Request, p Person
 		h.fail(w, r, err)
 		return
 	}
-	if _, err := h.opts.Store.RotateWebhookSecret(r.Context(), p.AccountID, id, sealed, webhook.SecretOverlap); err != nil {
+	if _, err := h.opts.Webhooks.RotateWebhookSecret(r.Context(), p.AccountID, id, sealed, webhook.SecretOverlap); err != nil {
 		h.fail(w, r, notFound(err))
 		return
 	}
@@ -211,7 +212,7 @@ func (h *Handler) retryDelivery(w http.ResponseWriter, r *http.Request, p Person
 		h.notFound(w, r)
 		return
 	}
-	_, err := h.opts.Store.RetryWebhookDelivery(r.Context(), p.AccountID, id, msg)
+	_, err := h.opts.Webhooks.RetryWebhookDelivery(r.Context(), p.AccountID, id, msg)
 	if h.replayRefused(w, r, p, err) {
 		return
 	}
@@ -228,7 +229,7 @@ func (h *Handler) replayWebhook(w http.ResponseWriter, r *http.Request, p Person
 	t := h.translator(r)
 	since, until := r.PostForm.Get("since"), r.PostForm.Get("until")
 	var errs fieldErrors
-	var f store.ReplayFilter
+	var f webhookdb.ReplayFilter
 	day := func(field, v string) time.Time {
 		d, err := time.Parse(time.DateOnly, v)
 		if err != nil {
@@ -254,7 +255,7 @@ func (h *Handler) replayWebhook(w http.ResponseWriter, r *http.Request, p Person
 		h.render(w, r, http.StatusBadRequest, "webhook", "webhook_title", "webhooks", v)
 		return
 	}
-	_, err := h.opts.Store.ReplayWebhookDeliveries(r.Context(), p.AccountID, id, f, false)
+	_, err := h.opts.Webhooks.ReplayWebhookDeliveries(r.Context(), p.AccountID, id, f, false)
 	if h.replayRefused(w, r, p, err) {
 		return
 	}
@@ -269,9 +270,9 @@ func (h *Handler) replayRefused(w http.ResponseWriter, r *http.Request, p Person
 	}
 	key := ""
 	switch {
-	case errors.Is(err, store.ErrEndpointDisabled):
+	case errors.Is(err, webhookdb.ErrEndpointDisabled):
 		key = "error_endpoint_disabled"
-	case errors.Is(err, store.ErrNotFailed):
+	case errors.Is(err, webhookdb.ErrNotFailed):
 		key = "error_not_failed"
 	default:
 		h.fail(w, r, notFound(err))

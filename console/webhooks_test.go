@@ -47,7 +47,7 @@ func TestWebhooks(t *testing.T) {
 	require.Equal(t, http.StatusCreated, res.status, res.body)
 	shown := text(res.byID("new-secret"))
 	require.True(t, strings.HasPrefix(shown, "whsec_"), shown)
-	eps, _, err := s.st.ListWebhookEndpoints(ctx, s.a.AccountID, store.Page{Limit: 10})
+	eps, _, err := s.st.Webhooks.ListWebhookEndpoints(ctx, s.a.AccountID, store.Page{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, eps, 1)
 	ep := eps[0]
@@ -100,7 +100,7 @@ func TestWebhooks(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.status)
 	rotated := text(res.byID("new-secret"))
 	assert.NotEqual(t, shown, rotated)
-	ep, err = s.st.WebhookEndpoint(ctx, s.a.AccountID, ep.ID)
+	ep, err = s.st.Webhooks.WebhookEndpoint(ctx, s.a.AccountID, ep.ID)
 	require.NoError(t, err)
 	opened, err = s.secrets.Open(ep.ID, ep.Secret)
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestWebhooks(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, s.post(t, ownerB, path, nil).status, path)
 	}
 	assert.Equal(t, http.StatusNotFound, s.get(t, ownerB, "/console/webhooks/"+ep.ID).status)
-	ep2, err := s.st.WebhookEndpoint(ctx, s.a.AccountID, ep.ID)
+	ep2, err := s.st.Webhooks.WebhookEndpoint(ctx, s.a.AccountID, ep.ID)
 	require.NoError(t, err)
 	assert.True(t, ep2.Enabled)
 	assert.Equal(t, ep.Secret, ep2.Secret)

@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // TestOneGTINRule: a GTIN whose check digit fails is in none of the
@@ -23,7 +24,7 @@ import (
 func TestOneGTINRule(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	keys := newKeys(t, st, testSecret)
 	acc := hostileAccount()
 	acc.ID = eventfixture.NewAccount(t, db, eventfixture.Setting{}).AccountID

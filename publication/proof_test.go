@@ -21,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 const testSecret = "publication-test-secret-key-0123456789abcdef"
@@ -37,7 +38,7 @@ func newKeys(t *testing.T, st *store.Store, secret string) *publication.Keys {
 func proofSetup(t *testing.T) (*sqlx.DB, *store.Store, *eventfixture.Account, *publication.Keys) {
 	t.Helper()
 	db := testdb.New(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	return db, st, eventfixture.NewAccount(t, db, eventfixture.Setting{}), newKeys(t, st, testSecret)
 }
 
@@ -289,7 +290,7 @@ func TestKeysAreSealed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.New(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	acc := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	r := reviewedFixture(t, st, acc, store.ReviewInput{Rating: 3})
 	_, err := newKeys(t, st, testSecret).Sign(ctx, r)

@@ -29,6 +29,7 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -55,7 +56,7 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(c.Close)
 
 	db := testdb.New(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	smtp := smtptest.Start(t, smtptest.Options{})
 	mailer, err := mail.NewSMTP(smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
 	require.NoError(t, err)

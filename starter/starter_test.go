@@ -32,6 +32,7 @@ import (
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -407,7 +408,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { db.Close() })
 	_, err = schema.Migrate(ctx, db)
 	require.NoError(t, err)
-	st := store.New(db, "PT10S")
+	st := storeset.New(db, "PT10S")
 
 	acc, ch, err := st.Accounts.CreateAccount(ctx, t.Name())
 	require.NoError(t, err)

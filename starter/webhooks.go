@@ -7,7 +7,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -23,7 +24,9 @@ import (
 // deliveries would save up to a Sweep of latency, but it would serialise
 // the commits of every invite transition on PostgreSQL's notify queue.
 type WebhookStarter struct {
-	Store    *store.Store
+	Store interface {
+		ClaimWebhookStarts(ctx context.Context, limit int) (*pg.StartBatch[webhookdb.WebhookStart], error)
+	}
 	Temporal client.Client
 	Logger   *slog.Logger // nil: discard
 	// Tuning paces the starter; its Sweep, how often the rows are looked
@@ -38,17 +41,17 @@ func (s *WebhookStarter) Run(ctx context.Context) error {
 }
 
 // claim claims a batch of deliveries due to be started.
-func (s *WebhookStarter) claim(ctx context.Context, limit int) (claimed[store.WebhookStart], error) {
+func (s *WebhookStarter) claim(ctx context.Context, limit int) (claimed[webhookdb.WebhookStart], error) {
 	b, err := s.Store.ClaimWebhookStarts(ctx, limit)
 	return claimedOnce(b, err, &s.Tuning,
-		func(d store.WebhookStart) string { return d.ID }, func(d store.WebhookStart) int { return d.StartAttempts })
+		func(d webhookdb.WebhookStart) string { return d.ID }, func(d webhookdb.WebhookStart) int { return d.StartAttempts })
 }
 
 // start starts the delivery's workflow (see WebhookStarter). A delivery
 // decided before its start (given up because its endpoint was disabled)
 // needs none.
-func (s *WebhookStarter) start(ctx context.Context, d store.WebhookStart) error {
-	if d.Status != store.DeliveryPending {
+func (s *WebhookStarter) start(ctx context.Context, d webhookdb.WebhookStart) error {
+	if d.Status != webhookdb.DeliveryPending {
 		return nil
 	}
 	err := startOnce(ctx, s.Temporal, s.StartTimeout, client.StartWorkflowOptions{

@@ -172,7 +172,7 @@ func (s *Store) eraseCustomer(ctx context.Context, tx *sqlx.Tx, accountID string
 	// reference was erased: the webhook carries no customer data), and
 	// counted as cancelled.
 	for _, e := range cancelled {
-		if err := s.emitInviteWebhook(ctx, tx, e.ID, e.Status, invite.Cancelled); err != nil {
+		if err := s.emitErasureCancel(ctx, tx, e.ID, e.Status); err != nil {
 			return out, err
 		}
 	}

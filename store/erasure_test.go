@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // After an erasure no copy of the customer's address is left in any text
@@ -24,7 +25,7 @@ import (
 func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	ctx := context.Background()
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	const email = "Ann.Lee+shop@Example.com" // as the client sent it
@@ -171,7 +172,7 @@ func TestEraseCustomerByReference(t *testing.T) {
 // kept change by change stay equal to a count over the rows.
 func TestEraseCustomerCountsItsCancels(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	st := storeset.New(testdb.New(t), "P7D")
 	f := newFunnelTenant(t, st)
 	ctx := context.Background()
 	now := time.Now()

@@ -16,6 +16,8 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // The daily quota of accepted events, enforced where the events are
@@ -169,7 +171,7 @@ func pair(a, b int) []int { return []int{a, b} }
 // creations cannot overshoot it, and GET /account's limits count them.
 func TestWebhookEndpointQuota(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "P7D")
+	st := storeset.New(testdb.New(t), "P7D")
 	st.Accounts.Quotas = accountdb.Quotas{WebhookEndpoints: 3, Channels: 5, EventTypes: 6, DailySends: 7, RecipientDailyCap: 2}
 	ctx := context.Background()
 	acc, _, err := st.Accounts.CreateAccount(ctx, "Acme")
@@ -178,7 +180,7 @@ func TestWebhookEndpointQuota(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = st.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{ID: store.NewID("whk"), AccountID: acc.ID,
+			_, errs[i] = st.Webhooks.CreateWebhookEndpoint(ctx, webhookdb.WebhookEndpoint{ID: store.NewID("whk"), AccountID: acc.ID,
 				URL: fmt.Sprintf("https://hooks.example.com/%d", i), Events: []string{"invite.sent"}, Secret: []byte("sealed")})
 		})
 	}

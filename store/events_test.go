@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // tenant is an account with one event type and its default channel.
@@ -46,7 +47,7 @@ func (tn tenant) event(email string) eventdb.NewEvent {
 
 func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	ctx := context.Background()
 
@@ -80,7 +81,7 @@ func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
 
 func TestAcceptEventRejectsUnknownTypeAndChannel(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	other := newTenant(t, st)
 	ctx := context.Background()
@@ -104,7 +105,7 @@ func TestAcceptEventRejectsUnknownTypeAndChannel(t *testing.T) {
 
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	other := newTenant(t, st)
 	ctx := context.Background()
@@ -141,7 +142,7 @@ func TestIdempotencyKey(t *testing.T) {
 
 func TestConcurrentRepeatsOfOneKeyCreateOneEvent(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	ctx := context.Background()
 
@@ -170,7 +171,7 @@ func TestConcurrentRepeatsOfOneKeyCreateOneEvent(t *testing.T) {
 
 func TestListEventsFiltersAndPages(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	other := newTenant(t, st)
 	ctx := context.Background()
@@ -227,7 +228,7 @@ func TestListEventsFiltersAndPages(t *testing.T) {
 
 func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	ctx := context.Background()
 
@@ -278,7 +279,7 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 
 func TestOutboxClaimsSkipLockedRowsAndReleases(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	ctx := context.Background()
 	for range 3 {
@@ -310,7 +311,7 @@ func TestOutboxClaimsSkipLockedRowsAndReleases(t *testing.T) {
 
 func TestCountInvitesOfType(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	ctx := context.Background()
 	out, err := st.Events.AcceptEvents(ctx, []eventdb.NewEvent{tn.event("a@example.com"), tn.event("b@example.com")})

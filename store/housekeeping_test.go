@@ -10,11 +10,12 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 func TestHousekeeping(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	tn := newTenant(t, st)
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -56,7 +57,7 @@ func TestHousekeeping(t *testing.T) {
 
 func TestHousekeepingRunsOnOneReplicaAtATime(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	ctx := context.Background()
 	tx, err := st.DB().Beginx()
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // inviteStore returns a store on a fresh database and a maker of fixture
@@ -23,7 +24,8 @@ import (
 func inviteStore(t *testing.T) (*store.Store, func(eventfixture.Setting) *eventfixture.Account) {
 	t.Helper()
 	db := testdb.New(t)
-	return store.New(db, "P7D"), func(s eventfixture.Setting) *eventfixture.Account {
+	st := storeset.New(db, "P7D")
+	return st, func(s eventfixture.Setting) *eventfixture.Account {
 		return eventfixture.NewAccount(t, db, s)
 	}
 }
@@ -384,7 +386,7 @@ func TestInviteStepsOnATightPool(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	db.SetMaxOpenConns(2)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	ids := make([]string, 16)
 	for i := range ids {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
-	"github.com/touchpoint/touchpoint/webhook"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
 // What the mail providers report of a message after their relay took it
@@ -205,22 +205,16 @@ const mailRank = `CASE %s WHEN 'complained' THEN 3 WHEN 'bounced' THEN 2 WHEN 'd
 
 // mailWebhookTypes are the webhooks of a changed delivery status.
 var mailWebhookTypes = map[invite.MailOutcome]string{
-	invite.MailDelivered:  webhook.InviteDelivered,
-	invite.MailBounced:    webhook.InviteBounced,
-	invite.MailComplained: webhook.InviteComplained,
+	invite.MailDelivered:  webhookdb.InviteDelivered,
+	invite.MailBounced:    webhookdb.InviteBounced,
+	invite.MailComplained: webhookdb.InviteComplained,
 }
 
 // emitMailWebhook reports a message's new delivery status.
 func (s *Store) emitMailWebhook(ctx context.Context, tx *sqlx.Tx, r MailReport, at time.Time) error {
-	typ := mailWebhookTypes[r.Outcome]
-	src, err := s.loadWebhookSource(ctx, tx, r.EventID, typ)
-	if err != nil || !src.Subscribed {
-		return err
-	}
-	return s.emitWebhooks(ctx, tx, src.AccountID, webhook.Message{Type: typ, Timestamp: s.Now(), Data: webhook.DeliveryData{
-		EventID: r.EventID, EventTypeID: src.EventTypeID, ChannelID: src.ChannelID, CustomerReference: src.CustomerReference,
-		Message: string(r.Kind), Status: string(r.Outcome), Provider: r.Provider, At: at,
-	}})
+	return s.Webhooks.EmitEventTx(ctx, tx, r.EventID, mailWebhookTypes[r.Outcome], s.Now(), func(src webhookdb.Source) webhookdb.Fact {
+		return webhookdb.DeliveryFact{Event: src, Message: r.Kind, Outcome: r.Outcome, Provider: r.Provider, At: at}
+	})
 }
 
 // MailDelivery is a message's delivery status as the providers reported

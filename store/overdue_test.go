@@ -11,7 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // TestOverdueInvites: only invites still scheduled more than the grace
@@ -20,7 +20,7 @@ import (
 func TestOverdueInvites(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	st := store.New(db, "PT0S")
+	st := storeset.New(db, "PT0S")
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return now })
 	acc := eventfixture.NewAccount(t, db, eventfixture.Setting{})
@@ -63,7 +63,7 @@ func TestOverdueInvites(t *testing.T) {
 func TestOverdueInvitesReportsAnUnreachableDatabase(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	st := store.New(db, "PT0S")
+	st := storeset.New(db, "PT0S")
 	require.NoError(t, db.Close())
 	_, err := st.OverdueInvites(context.Background(), 5*time.Minute)
 	assert.Error(t, err)

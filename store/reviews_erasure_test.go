@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // An erasure takes the customer's addresses out of every text around
@@ -20,7 +21,7 @@ import (
 func TestEraseCustomerScrubsReviewTexts(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	ctx := context.Background()
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	const email, mobile = "kim.doe@example.com", "+4915112345678"

@@ -170,7 +170,7 @@ func (s *Store) applyEffects(ctx context.Context, tx *sqlx.Tx, eventID string, c
 			return err
 		}
 	}
-	return s.emitSendWebhook(ctx, tx, eventID, c)
+	return s.Webhooks.EmitSendTx(ctx, tx, eventID, c)
 }
 
 // MarkScheduled records when the send of kind k is due (invite.Schedule);

@@ -10,8 +10,8 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/stats"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // seedFunnelSQL fills the counts of a year of one account at the scale
@@ -59,7 +59,7 @@ WHERE (SELECT count(*) FROM daily) > 0 AND (SELECT count(*) FROM daily_totals) >
 //	go test -run '^$' -bench BenchmarkFunnel -benchtime 200x ./store/
 func BenchmarkFunnel(b *testing.B) {
 	db := testdb.New(b)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	ctx := context.Background()
 	acc, _, err := st.Accounts.CreateAccount(ctx, "Big shop")
 	require.NoError(b, err)

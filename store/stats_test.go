@@ -19,6 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // funnelTenant is an account whose events are accepted through the
@@ -154,7 +155,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	db.SetMaxOpenConns(6) // the server is shared: races need a few connections, not one per goroutine
-	st := store.New(db, "PT10S")
+	st := storeset.New(db, "PT10S")
 	f := newFunnelTenant(t, st)
 	other := newFunnelTenant(t, st) // another tenant's counts must stay apart
 	ctx := context.Background()
@@ -382,7 +383,7 @@ func foldAllAlong(t *testing.T, st *store.Store) (stop func() int) {
 // the quarter hours.
 func TestStatsDaysOfATimeZone(t *testing.T) {
 	t.Parallel()
-	st := store.New(testdb.New(t), "PT10S")
+	st := storeset.New(testdb.New(t), "PT10S")
 	f := newFunnelTenant(t, st)
 	ctx := context.Background()
 	at := func(s string) {

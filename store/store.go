@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/partitiondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
 // The sentinels callers branch on, and the base every repository shares,
@@ -93,12 +94,12 @@ type Store struct {
 	Accounts *accountdb.Store
 	Stats    *statsdb.Store
 	Events   *eventdb.Store
+	Webhooks *webhookdb.Store
 	// Partitions keeps the monthly partitions (housekeeping).
 	Partitions *partitiondb.Store
 	// The statements every event or invite runs are prepared once (see
 	// preparedStmt).
-	invite   *inviteStatements
-	webhooks *webhookStatements
+	invite *inviteStatements
 }
 
 // New wraps an open pool.
@@ -107,8 +108,8 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	stats := statsdb.New(base)
 	accounts := accountdb.New(base, defaultInviteDelay)
 	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accounts, Stats: stats,
-		Events: eventdb.New(base, accounts), Partitions: partitiondb.New(base),
-		invite: newInviteStatements(stats), webhooks: newWebhookStatements()}
+		Events: eventdb.New(base, accounts), Webhooks: webhookdb.New(base, accounts), Partitions: partitiondb.New(base),
+		invite: newInviteStatements(stats)}
 }
 
 // preparedStmt is a statement prepared on first use and kept: running it

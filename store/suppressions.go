@@ -240,11 +240,3 @@ func (s *Store) ListSuppressions(ctx context.Context, accountID string, f Suppre
 	sups, next := trim(sups, pageLimit(p), func(x Suppression) Cursor { return Cursor{CreatedAt: x.CreatedAt, ID: x.Address} })
 	return sups, next, nil
 }
-
-// cmpErr is err when there is one, else fallback.
-func cmpErr(err, fallback error) error {
-	if err != nil {
-		return translate(err)
-	}
-	return fallback
-}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
 // Event types a webhook endpoint can subscribe to; a message's "type".
@@ -17,15 +19,15 @@ const (
 	InviteSkipped      = "invite.skipped"
 	InviteFailed       = "invite.failed"
 	InviteCancelled    = "invite.cancelled"
-	InviteDelivered    = "invite.delivered"
-	InviteBounced      = "invite.bounced"
-	InviteComplained   = "invite.complained"
+	InviteDelivered    = webhookdb.InviteDelivered
+	InviteBounced      = webhookdb.InviteBounced
+	InviteComplained   = webhookdb.InviteComplained
 	ReminderSent       = "reminder.sent"
-	ReviewCreated      = "review.created"
-	ReviewUpdated      = "review.updated"
-	ReviewModerated    = "review.moderated"
-	ReviewReplied      = "review.replied"
-	SuppressionCreated = "suppression.created"
+	ReviewCreated      = webhookdb.ReviewCreated
+	ReviewUpdated      = webhookdb.ReviewUpdated
+	ReviewModerated    = webhookdb.ReviewModerated
+	ReviewReplied      = webhookdb.ReviewReplied
+	SuppressionCreated = webhookdb.SuppressionCreated
 )
 
 // EventTypes lists every event type in a stable order, for validating an

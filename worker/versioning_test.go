@@ -31,6 +31,8 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/worker"
@@ -112,7 +114,7 @@ func TestTwoBuildsSideBySide(t *testing.T) {
 	defer cancel()
 
 	db := testdb.New(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	smtp := smtptest.Start(t, smtptest.Options{})
 	mailer, err := mail.NewSMTP(smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
 	require.NoError(t, err)
@@ -123,7 +125,7 @@ func TestTwoBuildsSideBySide(t *testing.T) {
 	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 	box, err := webhook.NewSecretBox(bytes.Repeat([]byte{1}, 32))
 	require.NoError(t, err)
-	hooks := &activities.Webhooks{Store: st, Secrets: box, Metrics: metrics.New(),
+	hooks := &activities.Webhooks{Store: st.Webhooks, Secrets: box, Metrics: metrics.New(),
 		Client: webhook.NewClient(webhook.Options{AllowPrivate: true})}
 
 	// The endpoint refuses deliveries until the test lets it take them.
@@ -238,12 +240,12 @@ func startDelivery(t *testing.T, ctx context.Context, c client.Client, st *store
 	id := store.NewID("whk")
 	sealed, err := box.Seal(id, secret)
 	require.NoError(t, err)
-	ep, err := st.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{ID: id, AccountID: a.AccountID, URL: url,
+	ep, err := st.Webhooks.CreateWebhookEndpoint(ctx, webhookdb.WebhookEndpoint{ID: id, AccountID: a.AccountID, URL: url,
 		Events: []string{webhook.InviteScheduled}, Secret: sealed})
 	require.NoError(t, err)
 	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Email: "hook-" + a.AccountID + "@example.com"}), time.Now())
 	require.NoError(t, err)
-	ds, _, err := st.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, store.DeliveryPending, store.Page{Limit: 1})
+	ds, _, err := st.Webhooks.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, webhookdb.DeliveryPending, store.Page{Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	in := workflows.WebhookInput{DeliveryID: ds[0].ID, EndpointID: ep.ID, AccountID: a.AccountID, Type: ds[0].Type}

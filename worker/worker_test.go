@@ -21,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -83,7 +84,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	repos := store.New(db, "P7D")
+	repos := storeset.New(db, "P7D")
 	acts := &activities.Activities{Store: repos, Accounts: repos.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 
 	run := func(in workflows.InviteInput) (*testsuite.TestWorkflowEnvironment, workflows.InviteResult, error) {
@@ -171,7 +172,7 @@ func TestLegacyStepsAnswerAsTheyDid(t *testing.T) {
 	require.NoError(t, err)
 	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	repos := store.New(db, "P7D")
+	repos := storeset.New(db, "P7D")
 	acts := &activities.Activities{Store: repos, Accounts: repos.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 	s := steps{}
 	worker.Register(s, acts, workflows.Options{})

@@ -30,6 +30,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/store/partitiondb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/text"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -89,7 +90,7 @@ func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(db, cfg.DefaultInviteDelay)
+	st := storeset.New(db, cfg.DefaultInviteDelay)
 	st.Accounts.Quotas = accountdb.Quotas{DailySends: cfg.DailySendQuota, RecipientDailyCap: cfg.RecipientDailyCap,
 		Channels: cfg.ChannelQuota, EventTypes: cfg.EventTypeQuota, WebhookEndpoints: cfg.WebhookQuota, DailyEvents: cfg.DailyEventQuota}
 	return st, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 const adminSecretKey = "admin-test-secret-key-0123456789abcdef"
@@ -73,7 +74,7 @@ func TestAccountsAndClientsCLI(t *testing.T) {
 	st, err := store.Open(context.Background(), vars["DATABASE_URL"])
 	require.NoError(t, err)
 	defer st.Close()
-	s := store.New(st, "P7D")
+	s := storeset.New(st, "P7D")
 	c, err := s.Auth.ClientByID(context.Background(), cli.ClientID)
 	require.NoError(t, err)
 	assert.Equal(t, "events", c.AccessGroup)
@@ -142,7 +143,7 @@ func TestRotatePublicationKeyCLI(t *testing.T) {
 	db, err := store.Open(context.Background(), vars["DATABASE_URL"])
 	require.NoError(t, err)
 	defer db.Close()
-	keys, err := store.New(db, "P7D").PublicationKeys(context.Background(), acc.AccountID)
+	keys, err := storeset.New(db, "P7D").PublicationKeys(context.Background(), acc.AccountID)
 	require.NoError(t, err)
 	require.Len(t, keys, 2, "the older key stays")
 	assert.Equal(t, kids[1], keys[0].KID, "the newest signs")

@@ -19,7 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // keyLine is the line of `keys list` that names kid.
@@ -82,7 +82,7 @@ func TestSuppressionsImportFlagsAfterTheFile(t *testing.T) {
 	out, err := opsCLI(t, vars, "suppressions", "import", file, "--account", a.AccountID, "--reason", "unsubscribed")
 	require.NoError(t, err)
 	assert.Equal(t, "2 added, 0 already listed, 1 refused\n", out)
-	sup, err := store.New(db, "P7D").Suppression(context.Background(), a.AccountID, "ann@example.com")
+	sup, err := storeset.New(db, "P7D").Suppression(context.Background(), a.AccountID, "ann@example.com")
 	require.NoError(t, err)
 	assert.Equal(t, invite.Unsubscribed, sup.Reason, "--reason after the file is read")
 

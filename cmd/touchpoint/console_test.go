@@ -16,7 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/internal/webform"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 var signInLink = regexp.MustCompile(`https?://\S+/oauth/sign-in\?token=[A-Za-z0-9_-]{43}`)
@@ -73,7 +73,7 @@ func TestConsoleIsWired(t *testing.T) {
 	require.NoError(t, err)
 	secrets, err := webhookSecrets(cfg)
 	require.NoError(t, err)
-	h, err := consoleHandler(cfg, store.New(testdb.New(t), "P7D"), slog.New(slog.DiscardHandler),
+	h, err := consoleHandler(cfg, storeset.New(testdb.New(t), "P7D"), slog.New(slog.DiscardHandler),
 		consoleParts{fb: fb, unsub: unsub, secrets: secrets, cancelled: func(string) {}, retried: func() {}})
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()

@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // runCLIWithStderr is runCLI that returns what the command wrote to
@@ -54,7 +55,7 @@ func TestClientsLinkCLI(t *testing.T) {
 	db, err := store.Open(context.Background(), vars["DATABASE_URL"])
 	require.NoError(t, err)
 	defer db.Close()
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	c, err := st.Auth.ClientByIssuer(context.Background(), kc, "erp")
 	require.NoError(t, err)
 	assert.Equal(t, linked.ID, c.ID)

@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // opsCLI runs one touchpoint command in-process with vars as its
@@ -138,7 +139,7 @@ func TestInvitesRetryFilters(t *testing.T) {
 func TestInvitesShowAttempts(t *testing.T) {
 	t.Parallel()
 	vars, db := opsDatabase(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	ctx := context.Background()

@@ -207,6 +207,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		Store:            st,
 		Accounts:         st.Accounts,
 		Stats:            st.Stats,
+		Webhooks:         st.Webhooks,
 		Console:          consoleUI,
 		Auth:             verifier,
 		Logger:           logger,
@@ -443,11 +444,11 @@ func webhookPart(cfg config.Config, st *store.Store, tc client.Client, logger *s
 	if cfg.WebhookAllowPrivate {
 		logger.Warn("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE=true: webhooks may reach private and loopback addresses; never in production")
 	}
-	acts := &activities.Webhooks{Store: st, Secrets: secrets, Metrics: m, Logger: logger,
+	acts := &activities.Webhooks{Store: st.Webhooks, Secrets: secrets, Metrics: m, Logger: logger,
 		Client: webhook.NewClient(webhook.Options{AllowPrivate: cfg.WebhookAllowPrivate})}
 	w := worker.NewWebhooks(tc, acts, worker.WebhookOptions{BuildID: workerBuild(cfg)})
-	start := &starter.WebhookStarter{Store: st, Temporal: tc, Logger: logger.With("component", "webhook-starter")}
-	m.WatchWebhooks(st.WebhookBacklog)
+	start := &starter.WebhookStarter{Store: st.Webhooks, Temporal: tc, Logger: logger.With("component", "webhook-starter")}
+	m.WatchWebhooks(st.Webhooks.WebhookBacklog)
 	return func(ctx context.Context) error {
 		return runParts(ctx, start.Run, func(ctx context.Context) error { return worker.Run(ctx, tc, w, logger) })
 	}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // The operator's queue and decisions: `reviews reported` lists what the
@@ -23,7 +24,7 @@ import (
 func TestReviewsModerationCLI(t *testing.T) {
 	t.Parallel()
 	vars, db := opsDatabase(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	var tick atomic.Int64 // distinct times, so the queue's order is the reports' order
 	start := time.Now()
 	st.SetClock(func() time.Time { return start.Add(time.Duration(tick.Add(1)) * time.Millisecond) })
@@ -105,7 +106,7 @@ func TestReviewsModerationCLI(t *testing.T) {
 func TestCLIQuotesWhatShopsWrote(t *testing.T) {
 	t.Parallel()
 	vars, db := opsDatabase(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	ctx := context.Background()
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	const sku, name = "JKT\x1b[2J\x1b[H-1", "Rain \u202Ejacket\u009b31m"

@@ -26,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -110,7 +111,7 @@ func newStack(t testing.TB, vars map[string]string) *stack {
 	require.NoError(t, err)
 	t.Cleanup(func() { st.DB().Close() })
 	s.st = st
-	s.direct = store.New(directDB, s.cfg.DefaultInviteDelay)
+	s.direct = storeset.New(directDB, s.cfg.DefaultInviteDelay)
 	s.creds, err = seedDev(ctx, st, newSecretFunc(s.cfg))
 	require.NoError(t, err)
 

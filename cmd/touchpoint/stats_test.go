@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // `touchpoint stats` draws an account's funnel for a period: a line per
@@ -21,7 +22,7 @@ import (
 func TestStatsCLI(t *testing.T) {
 	t.Parallel()
 	vars, db := opsDatabase(t)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	ctx := context.Background()
 	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return at })

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
 const webhooksUsage = `usage:
@@ -65,12 +66,12 @@ func (env *environment) enableWebhook(ctx context.Context, args []string) error 
 		return err
 	}
 	defer st.DB().Close()
-	acc, err := st.WebhookEndpointAccount(ctx, endpoint)
+	acc, err := st.Webhooks.WebhookEndpointAccount(ctx, endpoint)
 	if err != nil {
 		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
 	}
 	enabled := true
-	if _, err := st.UpdateWebhookEndpoint(ctx, acc, endpoint, store.WebhookEndpointUpdate{Enabled: &enabled}); err != nil {
+	if _, err := st.Webhooks.UpdateWebhookEndpoint(ctx, acc, endpoint, webhookdb.WebhookEndpointUpdate{Enabled: &enabled}); err != nil {
 		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
 	}
 	fmt.Fprintf(env.stdout, "endpoint %s is enabled: new changes are sent to it again; "+
@@ -90,7 +91,7 @@ func (env *environment) replayWebhook(ctx context.Context, args []string) error 
 	if err != nil {
 		return err
 	}
-	var f store.ReplayFilter
+	var f webhookdb.ReplayFilter
 	now := time.Now()
 	if f.Since, err = pointInTime(now, *since); err != nil {
 		return fmt.Errorf("webhooks replay: --since: %w", err)
@@ -108,12 +109,12 @@ func (env *environment) replayWebhook(ctx context.Context, args []string) error 
 		return err
 	}
 	defer st.DB().Close()
-	acc, err := st.WebhookEndpointAccount(ctx, endpoint)
+	acc, err := st.Webhooks.WebhookEndpointAccount(ctx, endpoint)
 	if err != nil {
 		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
 	}
-	n, err := st.ReplayWebhookDeliveries(ctx, acc, endpoint, f, *dryRun)
-	if errors.Is(err, store.ErrEndpointDisabled) {
+	n, err := st.Webhooks.ReplayWebhookDeliveries(ctx, acc, endpoint, f, *dryRun)
+	if errors.Is(err, webhookdb.ErrEndpointDisabled) {
 		return fmt.Errorf("webhooks replay: %w: touchpoint webhooks enable --endpoint %s", err, endpoint)
 	}
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -20,9 +22,9 @@ func TestWebhooksReplayCLI(t *testing.T) {
 	t.Parallel()
 	vars, db := opsDatabase(t)
 	ctx := context.Background()
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
-	ep, err := st.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{ID: store.NewID("whk"), AccountID: a.AccountID,
+	ep, err := st.Webhooks.CreateWebhookEndpoint(ctx, webhookdb.WebhookEndpoint{ID: store.NewID("whk"), AccountID: a.AccountID,
 		URL: "https://hooks.example.com/tp", Events: []string{webhook.InviteScheduled}, Secret: []byte("sealed")})
 	require.NoError(t, err)
 	for _, ago := range []time.Duration{2 * time.Hour, 5 * time.Hour, 100 * time.Hour} {
@@ -31,10 +33,10 @@ func TestWebhooksReplayCLI(t *testing.T) {
 		_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), at)
 		require.NoError(t, err)
 	}
-	ds, _, err := st.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, "", store.Page{Limit: 10})
+	ds, _, err := st.Webhooks.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, "", store.Page{Limit: 10})
 	require.NoError(t, err)
 	for _, d := range ds {
-		_, err := st.FailWebhookDelivery(ctx, d.ID, store.ReasonRetriesExhausted, "retries exhausted")
+		_, err := st.Webhooks.FailWebhookDelivery(ctx, d.ID, webhookdb.ReasonRetriesExhausted, "retries exhausted")
 		require.NoError(t, err)
 	}
 	pending := func() int {
@@ -79,13 +81,13 @@ func TestWebhooksEnableCLI(t *testing.T) {
 	t.Parallel()
 	vars, db := opsDatabase(t)
 	ctx := context.Background()
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
-	ep, err := st.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{ID: store.NewID("whk"), AccountID: a.AccountID,
+	ep, err := st.Webhooks.CreateWebhookEndpoint(ctx, webhookdb.WebhookEndpoint{ID: store.NewID("whk"), AccountID: a.AccountID,
 		URL: "https://hooks.example.com/tp", Events: []string{webhook.InviteScheduled}, Secret: []byte("sealed")})
 	require.NoError(t, err)
 	disabled := false
-	_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &disabled})
+	_, err = st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{Enabled: &disabled})
 	require.NoError(t, err)
 	// A change while it is disabled: a delivery failed at once.
 	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), time.Now())
@@ -99,7 +101,7 @@ func TestWebhooksEnableCLI(t *testing.T) {
 	out, err := opsCLI(t, vars, "webhooks", "enable", "--endpoint", ep.ID)
 	require.NoError(t, err)
 	assert.Contains(t, out, "endpoint "+ep.ID+" is enabled")
-	got, err := st.WebhookEndpoint(ctx, a.AccountID, ep.ID)
+	got, err := st.Webhooks.WebhookEndpoint(ctx, a.AccountID, ep.ID)
 	require.NoError(t, err)
 	assert.True(t, got.Enabled)
 

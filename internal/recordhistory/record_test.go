@@ -26,6 +26,7 @@ import (
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -49,7 +50,7 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, err)
 	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
 	require.NoError(t, err)
-	st := store.New(db, "P7D")
+	st := storeset.New(db, "P7D")
 	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
 	w := worker.New(c, acts, worker.Options{Workflow: workflows.Options{SendInitialInterval: time.Second}})
 	require.NoError(t, w.Start())

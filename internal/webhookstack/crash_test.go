@@ -20,6 +20,8 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -37,7 +39,7 @@ func TestWorkerCrashBetweenChangeAndDelivery(t *testing.T) {
 	bin := testbin.Touchpoint(t)
 	ctx := context.Background()
 	db := testdb.New(t)
-	st := store.New(db, "P1D")
+	st := storeset.New(db, "P1D")
 	ts := testtemporal.Start(t, testtemporal.Options{SearchAttributes: workflows.SearchAttributes()})
 	proxy := tcpproxy.Start(t, ts.Address())
 	proxy.Cut()
@@ -55,7 +57,7 @@ func TestWorkerCrashBetweenChangeAndDelivery(t *testing.T) {
 	hookID := store.NewID("whk")
 	sealed, err := box.Seal(hookID, secret)
 	require.NoError(t, err)
-	_, err = st.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{ID: hookID, AccountID: a.AccountID, URL: rc.URL,
+	_, err = st.Webhooks.CreateWebhookEndpoint(ctx, webhookdb.WebhookEndpoint{ID: hookID, AccountID: a.AccountID, URL: rc.URL,
 		Events: []string{webhook.InviteCancelled}, Secret: sealed})
 	require.NoError(t, err)
 	rc.trust(t, secret)
@@ -103,7 +105,7 @@ func TestWorkerCrashBetweenChangeAndDelivery(t *testing.T) {
 		}
 		var status string
 		assert.NoError(c, db.Get(&status, `SELECT status FROM webhook_deliveries WHERE id = $1`, msgID))
-		assert.Equal(c, store.DeliverySucceeded, status)
+		assert.Equal(c, webhookdb.DeliverySucceeded, status)
 	}, time.Minute, 50*time.Millisecond)
 	assert.Equal(t, ev, rc.requests()[0].Data["eventId"])
 	assert.Equal(t, "C-900", rc.requests()[0].Data["customerReference"])

@@ -263,7 +263,7 @@ func TestStarterDiedAfterStarting(t *testing.T) {
 
 	// The first starter claims the row and starts its workflow, then dies
 	// before it records the start: its transaction is rolled back.
-	batch, err := s.st.ClaimWebhookStarts(context.Background(), 10)
+	batch, err := s.st.Webhooks.ClaimWebhookStarts(context.Background(), 10)
 	require.NoError(t, err)
 	require.Len(t, batch.Starts, 1)
 	d := batch.Starts[0]

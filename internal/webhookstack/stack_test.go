@@ -37,6 +37,7 @@ import (
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/worker"
@@ -85,7 +86,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	db := testdb.New(t)
-	s := &stack{st: store.New(db, "PT0S"), metrics: metrics.New()}
+	s := &stack{st: storeset.New(db, "PT0S"), metrics: metrics.New()}
 	ts := testtemporal.Start(t, testtemporal.Options{SearchAttributes: workflows.SearchAttributes()})
 	var err error
 	s.temporal, err = client.Dial(client.Options{HostPort: ts.Address(), Logger: sdklog.NewStructuredLogger(quiet)})
@@ -114,13 +115,13 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	s.api = httptest.NewUnstartedServer(nil)
 	apiURL := "http://" + s.api.Listener.Addr().String()
 	s.texts = newSMSProvider(t, apiURL+sms.StatusPath)
-	api := apiserver.New(apiserver.Options{Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
+	api := apiserver.New(apiserver.Options{Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
 		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true,
 		PublicationKeys: pubKeys,
 		SMS:             &sms.CallbackKeys{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + sms.InboundPath}})
 	s.api.Config.Handler = api
 	s.api.Start()
-	s.metrics.WatchWebhooks(s.st.WebhookBacklog)
+	s.metrics.WatchWebhooks(s.st.Webhooks.WebhookBacklog)
 
 	// The workers.
 	s.smtp = smtptest.Start(t, smtptest.Options{})
@@ -133,7 +134,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	invites := worker.New(s.temporal, &activities.Activities{Store: s.st, Accounts: s.st.Accounts, Mailer: mailer, Templates: tpl, Feedback: s.feedback,
 		Unsubscribe: unsub, SMS: s.texts.sender(t), SMSTemplates: smsTpl, Logger: quiet},
 		worker.Options{Workflow: workflows.Options{SendInitialInterval: 100 * time.Millisecond}})
-	hooks := worker.NewWebhooks(s.temporal, &activities.Webhooks{Store: s.st, Secrets: secrets, Metrics: s.metrics, Logger: logger,
+	hooks := worker.NewWebhooks(s.temporal, &activities.Webhooks{Store: s.st.Webhooks, Secrets: secrets, Metrics: s.metrics, Logger: logger,
 		Client: webhook.NewClient(webhook.Options{AllowPrivate: true, Timeout: opts.AttemptTimeout})}, worker.WebhookOptions{Workflow: opts.Workflow})
 
 	parts := []func(context.Context) error{
@@ -182,7 +183,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 }
 
 func (s *stack) webhookStarter() *starter.WebhookStarter {
-	return &starter.WebhookStarter{Store: s.st, Temporal: s.temporal, Logger: s.logger, Tuning: starter.Tuning{Sweep: 50 * time.Millisecond}}
+	return &starter.WebhookStarter{Store: s.st.Webhooks, Temporal: s.temporal, Logger: s.logger, Tuning: starter.Tuning{Sweep: 50 * time.Millisecond}}
 }
 
 // webhook registers url for events and returns its id and secret; the

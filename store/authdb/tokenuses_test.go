@@ -12,11 +12,12 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/authdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 func TestTokenUses(t *testing.T) {
 	t.Parallel()
-	all := store.New(testdb.New(t), "P7D")
+	all := storeset.New(testdb.New(t), "P7D")
 	st := all.Auth
 	ctx := context.Background()
 	t0 := time.Date(2026, 5, 6, 7, 8, 9, 123456000, time.UTC)

@@ -223,3 +223,12 @@ func Truncate(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// TranslateOr is Translate(err), or fallback when err is nil: the answer
+// to a statement that failed or changed nothing.
+func TranslateOr(err, fallback error) error {
+	if err != nil {
+		return Translate(err)
+	}
+	return fallback
+}

@@ -1,4 +1,4 @@
-package store
+package webhookdb
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // Webhook endpoints and their deliveries. The endpoints are
@@ -76,7 +77,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ep WebhookEndpoint) (
 	if ep.Events == nil {
 		ep.Events = pq.StringArray{}
 	}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		if err := accountdb.LockTx(ctx, tx, ep.AccountID); err != nil {
 			return err
 		}
@@ -89,7 +90,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ep WebhookEndpoint) (
 		return err
 	})
 	if err != nil {
-		return WebhookEndpoint{}, fmt.Errorf("create webhook endpoint: %w", translate(err))
+		return WebhookEndpoint{}, fmt.Errorf("create webhook endpoint: %w", pg.Translate(err))
 	}
 	return ep, nil
 }
@@ -98,18 +99,18 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ep WebhookEndpoint) (
 func (s *Store) WebhookEndpoint(ctx context.Context, accountID, id string) (WebhookEndpoint, error) {
 	var ep WebhookEndpoint
 	err := s.db.GetContext(ctx, &ep, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
-	return ep, translate(err)
+	return ep, pg.Translate(err)
 }
 
 // ListWebhookEndpoints returns a page of the account's endpoints, newest
 // first.
-func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, p Page) ([]WebhookEndpoint, *Cursor, error) {
+func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, p pg.Page) ([]WebhookEndpoint, *pg.Cursor, error) {
 	var eps []WebhookEndpoint
-	query, args := newWhere(accountID).page(`SELECT `+webhookEndpointColumns+` FROM webhook_endpoints`, p)
-	if err := s.read(ctx).SelectContext(ctx, &eps, query, args...); err != nil {
-		return nil, nil, fmt.Errorf("list webhook endpoints: %w", translate(err))
+	query, args := pg.NewWhere(accountID).Page(`SELECT `+webhookEndpointColumns+` FROM webhook_endpoints`, p)
+	if err := s.Read(ctx).SelectContext(ctx, &eps, query, args...); err != nil {
+		return nil, nil, fmt.Errorf("list webhook endpoints: %w", pg.Translate(err))
 	}
-	eps, next := trim(eps, pageLimit(p), func(ep WebhookEndpoint) Cursor { return Cursor{CreatedAt: ep.CreatedAt, ID: ep.ID} })
+	eps, next := pg.Trim(eps, pg.PageLimit(p), func(ep WebhookEndpoint) pg.Cursor { return pg.Cursor{CreatedAt: ep.CreatedAt, ID: ep.ID} })
 	return eps, next, nil
 }
 
@@ -119,7 +120,7 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, p Pa
 // endpoint that is not to be called.
 func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID, id string, u WebhookEndpointUpdate) (WebhookEndpoint, error) {
 	var ep WebhookEndpoint
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		if err := tx.GetContext(ctx, &ep, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
 			WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID); err != nil {
 			return err
@@ -154,14 +155,14 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID, id string,
 }
 
 // DeleteWebhookEndpoint deletes an endpoint and its deliveries (their
-// workflows find nothing left to deliver); ErrNotFound when there is none.
+// workflows find nothing left to deliver); pg.ErrNotFound when there is none.
 func (s *Store) DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
 	if err != nil {
-		return fmt.Errorf("delete webhook endpoint: %w", translate(err))
+		return fmt.Errorf("delete webhook endpoint: %w", pg.Translate(err))
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return cmpErr(err, ErrNotFound)
+		return pg.TranslateOr(err, pg.ErrNotFound)
 	}
 	return nil
 }
@@ -178,7 +179,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string, s
 		WHERE id = $1 AND account_id = $2 RETURNING `+webhookEndpointColumns,
 		id, accountID, now.Add(overlap), sealed, now)
 	if err != nil {
-		return WebhookEndpoint{}, fmt.Errorf("rotate webhook secret: %w", translate(err))
+		return WebhookEndpoint{}, fmt.Errorf("rotate webhook secret: %w", pg.Translate(err))
 	}
 	return ep, nil
 }
@@ -204,29 +205,29 @@ const webhookDeliveryColumns = `id, endpoint_id, account_id, type, payload, stat
 	last_error, created_at, delivered_at`
 
 // ListWebhookDeliveries returns a page of an endpoint's deliveries, newest
-// first, of one status when status is not "". ErrNotFound when the
+// first, of one status when status is not "". pg.ErrNotFound when the
 // account has no such endpoint.
-func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p Page) ([]WebhookDelivery, *Cursor, error) {
+func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p pg.Page) ([]WebhookDelivery, *pg.Cursor, error) {
 	var exists bool
-	rd := s.read(ctx)
+	rd := s.Read(ctx)
 	if err := rd.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND account_id = $2)`,
 		endpointID, accountID); err != nil {
-		return nil, nil, fmt.Errorf("list webhook deliveries: %w", translate(err))
+		return nil, nil, fmt.Errorf("list webhook deliveries: %w", pg.Translate(err))
 	}
 	if !exists {
-		return nil, nil, ErrNotFound
+		return nil, nil, pg.ErrNotFound
 	}
-	w := newWhere(accountID)
-	w.add("endpoint_id = ", endpointID)
+	w := pg.NewWhere(accountID)
+	w.Add("endpoint_id = ", endpointID)
 	if status != "" {
-		w.add("status = ", status)
+		w.Add("status = ", status)
 	}
 	var ds []WebhookDelivery
-	query, args := w.page(`SELECT `+webhookDeliveryColumns+` FROM webhook_deliveries`, p)
+	query, args := w.Page(`SELECT `+webhookDeliveryColumns+` FROM webhook_deliveries`, p)
 	if err := rd.SelectContext(ctx, &ds, query, args...); err != nil {
-		return nil, nil, fmt.Errorf("list webhook deliveries: %w", translate(err))
+		return nil, nil, fmt.Errorf("list webhook deliveries: %w", pg.Translate(err))
 	}
-	ds, next := trim(ds, pageLimit(p), func(d WebhookDelivery) Cursor { return Cursor{CreatedAt: d.CreatedAt, ID: d.ID} })
+	ds, next := pg.Trim(ds, pg.PageLimit(p), func(d WebhookDelivery) pg.Cursor { return pg.Cursor{CreatedAt: d.CreatedAt, ID: d.ID} })
 	return ds, next, nil
 }
 
@@ -241,7 +242,7 @@ type WebhookAttempt struct {
 	Secrets [][]byte
 }
 
-// LoadWebhookAttempt reads a delivery with its endpoint; ErrNotFound when
+// LoadWebhookAttempt reads a delivery with its endpoint; pg.ErrNotFound when
 // the delivery is gone (its endpoint was deleted).
 func (s *Store) LoadWebhookAttempt(ctx context.Context, deliveryID string) (WebhookAttempt, error) {
 	var r struct {
@@ -258,7 +259,7 @@ func (s *Store) LoadWebhookAttempt(ctx context.Context, deliveryID string) (Webh
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
 		WHERE d.id = $1`, deliveryID)
 	if err != nil {
-		return WebhookAttempt{}, fmt.Errorf("load webhook delivery %s: %w", deliveryID, translate(err))
+		return WebhookAttempt{}, fmt.Errorf("load webhook delivery %s: %w", deliveryID, pg.Translate(err))
 	}
 	a := WebhookAttempt{Delivery: r.WebhookDelivery, URL: r.URL, Enabled: r.Enabled, Secrets: [][]byte{r.Secret}}
 	if r.PreviousSecret != nil && r.PreviousExpiresAt != nil && r.PreviousExpiresAt.After(s.Now()) {
@@ -284,7 +285,7 @@ type AttemptResult struct {
 // decides when to give up (FailWebhookDelivery).
 func (s *Store) RecordWebhookAttempt(ctx context.Context, deliveryID string, r AttemptResult) (WebhookDelivery, error) {
 	var d WebhookDelivery
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		now := s.Now()
 		status := `status`
 		switch {
@@ -302,7 +303,7 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, deliveryID string, r A
 			last_error = CASE WHEN status = 'pending' OR $4 THEN NULLIF($3, '') ELSE last_error END,
 			status = `+status+`,
 			delivered_at = CASE WHEN $4 THEN COALESCE(delivered_at, $5) ELSE delivered_at END
-			WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, r.StatusCode, truncate(r.Error, 1000), r.Delivered, now)
+			WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, r.StatusCode, pg.Truncate(r.Error, 1000), r.Delivered, now)
 		if err != nil || !r.Gone {
 			return err
 		}
@@ -328,9 +329,9 @@ func (s *Store) FailWebhookDelivery(ctx context.Context, deliveryID, reason, las
 		SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END,
 		    reason = CASE WHEN status = 'pending' THEN $3 ELSE reason END,
 		    last_error = CASE WHEN status = 'pending' THEN COALESCE(last_error, NULLIF($2, '')) ELSE last_error END
-		WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, truncate(lastError, 1000), reason)
+		WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, pg.Truncate(lastError, 1000), reason)
 	if err != nil {
-		return WebhookDelivery{}, fmt.Errorf("fail webhook delivery %s: %w", deliveryID, translate(err))
+		return WebhookDelivery{}, fmt.Errorf("fail webhook delivery %s: %w", deliveryID, pg.Translate(err))
 	}
 	return d, nil
 }
@@ -351,7 +352,7 @@ func (s *Store) WebhookBacklog(ctx context.Context) (pending int, oldest time.Du
 		Oldest sql.NullTime `db:"oldest"`
 	}
 	if err := s.db.GetContext(ctx, &r, `SELECT count(*) AS n, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'`); err != nil {
-		return 0, 0, translate(err)
+		return 0, 0, pg.Translate(err)
 	}
 	if r.Oldest.Valid {
 		oldest = max(s.Now().Sub(r.Oldest.Time), 0)

@@ -1,4 +1,4 @@
-package store_test
+package webhookdb_test
 
 import (
 	"context"
@@ -11,14 +11,15 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
 // startAll claims every delivery due and marks it started, as the starter
 // does once their workflows run.
-func startAll(t *testing.T, st *store.Store) []store.WebhookStart {
+func startAll(t *testing.T, st *store.Store) []webhookdb.WebhookStart {
 	t.Helper()
-	b, err := st.ClaimWebhookStarts(context.Background(), 100)
+	b, err := st.Webhooks.ClaimWebhookStarts(context.Background(), 100)
 	require.NoError(t, err)
 	ids := make([]string, len(b.Starts))
 	for i, s := range b.Starts {
@@ -48,20 +49,20 @@ func TestReplayingFailedDeliveries(t *testing.T) {
 	}
 	startAll(t, st)
 	for _, id := range ids[:3] {
-		_, err := st.RecordWebhookAttempt(ctx, id, store.AttemptResult{Error: "connection refused"})
+		_, err := st.Webhooks.RecordWebhookAttempt(ctx, id, webhookdb.AttemptResult{Error: "connection refused"})
 		require.NoError(t, err)
-		_, err = st.FailWebhookDelivery(ctx, id, store.ReasonRetriesExhausted, "retries exhausted")
+		_, err = st.Webhooks.FailWebhookDelivery(ctx, id, webhookdb.ReasonRetriesExhausted, "retries exhausted")
 		require.NoError(t, err)
 	}
-	_, err := st.RecordWebhookAttempt(ctx, ids[3], store.AttemptResult{StatusCode: 204, Delivered: true})
+	_, err := st.Webhooks.RecordWebhookAttempt(ctx, ids[3], webhookdb.AttemptResult{StatusCode: 204, Delivered: true})
 	require.NoError(t, err)
 	now := t0.Add(72 * time.Hour)
 	st.SetClock(func() time.Time { return now })
 
 	t.Run("one delivery", func(t *testing.T) {
-		d, err := st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[0])
+		d, err := st.Webhooks.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[0])
 		require.NoError(t, err)
-		assert.Equal(t, store.DeliveryPending, d.Status)
+		assert.Equal(t, webhookdb.DeliveryPending, d.Status)
 		assert.Equal(t, ids[0], d.ID, "the same webhook-id")
 		assert.Equal(t, 1, d.Attempts, "earlier attempts stay counted")
 
@@ -70,24 +71,24 @@ func TestReplayingFailedDeliveries(t *testing.T) {
 		assert.Equal(t, ids[0], starts[0].ID)
 		assert.Equal(t, 1, starts[0].Replays, "its workflow is the first replay's")
 
-		_, err = st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[0])
-		assert.ErrorIs(t, err, store.ErrNotFailed, "pending again: on its way")
-		_, err = st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[3])
-		assert.ErrorIs(t, err, store.ErrNotFailed, "succeeded")
-		_, err = st.RetryWebhookDelivery(ctx, other.AccountID, ep.ID, ids[1])
+		_, err = st.Webhooks.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[0])
+		assert.ErrorIs(t, err, webhookdb.ErrNotFailed, "pending again: on its way")
+		_, err = st.Webhooks.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[3])
+		assert.ErrorIs(t, err, webhookdb.ErrNotFailed, "succeeded")
+		_, err = st.Webhooks.RetryWebhookDelivery(ctx, other.AccountID, ep.ID, ids[1])
 		assert.ErrorIs(t, err, store.ErrNotFound, "another account's endpoint")
-		_, err = st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, store.NewID("msg"))
+		_, err = st.Webhooks.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, store.NewID("msg"))
 		assert.ErrorIs(t, err, store.ErrNotFound)
 	})
 
 	t.Run("a period", func(t *testing.T) {
-		f := store.ReplayFilter{Since: t0.Add(30 * time.Minute), Until: t0.Add(150 * time.Minute)}
-		n, err := st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, f, true)
+		f := webhookdb.ReplayFilter{Since: t0.Add(30 * time.Minute), Until: t0.Add(150 * time.Minute)}
+		n, err := st.Webhooks.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, f, true)
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, "dry run: the failed ones made in the period")
 		assert.Empty(t, startAll(t, st), "a dry run changes nothing")
 
-		n, err = st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, f, false)
+		n, err = st.Webhooks.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, f, false)
 		require.NoError(t, err)
 		assert.Equal(t, 2, n)
 		starts := startAll(t, st)
@@ -97,24 +98,24 @@ func TestReplayingFailedDeliveries(t *testing.T) {
 		}
 		assert.ElementsMatch(t, ids[1:3], got, "not the succeeded, the pending or the one replayed already")
 
-		n, err = st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, store.ReplayFilter{Since: t0}, false)
+		n, err = st.Webhooks.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, webhookdb.ReplayFilter{Since: t0}, false)
 		require.NoError(t, err)
 		assert.Zero(t, n, "nothing failed is left")
-		_, err = st.ReplayWebhookDeliveries(ctx, other.AccountID, ep.ID, store.ReplayFilter{Since: t0}, false)
+		_, err = st.Webhooks.ReplayWebhookDeliveries(ctx, other.AccountID, ep.ID, webhookdb.ReplayFilter{Since: t0}, false)
 		assert.ErrorIs(t, err, store.ErrNotFound, "another account's endpoint")
 	})
 
 	t.Run("a disabled endpoint", func(t *testing.T) {
-		_, err := st.FailWebhookDelivery(ctx, ids[1], store.ReasonRetriesExhausted, "retries exhausted")
+		_, err := st.Webhooks.FailWebhookDelivery(ctx, ids[1], webhookdb.ReasonRetriesExhausted, "retries exhausted")
 		require.NoError(t, err)
 		off := false
-		_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &off})
+		_, err = st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{Enabled: &off})
 		require.NoError(t, err)
-		_, err = st.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[1])
-		assert.ErrorIs(t, err, store.ErrEndpointDisabled)
-		_, err = st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, store.ReplayFilter{Since: t0}, false)
-		assert.ErrorIs(t, err, store.ErrEndpointDisabled)
-		acc, err := st.WebhookEndpointAccount(ctx, ep.ID)
+		_, err = st.Webhooks.RetryWebhookDelivery(ctx, a.AccountID, ep.ID, ids[1])
+		assert.ErrorIs(t, err, webhookdb.ErrEndpointDisabled)
+		_, err = st.Webhooks.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, webhookdb.ReplayFilter{Since: t0}, false)
+		assert.ErrorIs(t, err, webhookdb.ErrEndpointDisabled)
+		acc, err := st.Webhooks.WebhookEndpointAccount(ctx, ep.ID)
 		require.NoError(t, err)
 		assert.Equal(t, a.AccountID, acc)
 	})
@@ -133,7 +134,7 @@ func TestChangesWhileDisabledAreKeptForReplay(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return t0 })
 	off, on := false, true
-	_, err := st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &off})
+	_, err := st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{Enabled: &off})
 	require.NoError(t, err)
 
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: t0})
@@ -147,24 +148,24 @@ func TestChangesWhileDisabledAreKeptForReplay(t *testing.T) {
 	// Both changes happened at t0, so their order is not defined.
 	require.ElementsMatch(t, []string{webhook.ReviewCreated, webhook.InviteScheduled}, typesOf(ds))
 	for _, d := range ds {
-		assert.Equal(t, store.DeliveryFailed, d.Status)
-		assert.Equal(t, store.ReasonEndpointDisabled, d.Reason.String)
+		assert.Equal(t, webhookdb.DeliveryFailed, d.Status)
+		assert.Equal(t, webhookdb.ReasonEndpointDisabled, d.Reason.String)
 		assert.Equal(t, "endpoint disabled when the change happened", d.LastError.String)
 		assert.Zero(t, d.Attempts, "never sent")
 	}
 	assert.Empty(t, startAll(t, st), "no workflow runs for a delivery that cannot go out")
-	n, _, err := st.WebhookBacklog(ctx)
+	n, _, err := st.Webhooks.WebhookBacklog(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing waits")
 
-	_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Enabled: &on})
+	_, err = st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{Enabled: &on})
 	require.NoError(t, err)
 	st.SetClock(func() time.Time { return t0.Add(time.Hour) })
-	n, err = st.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, store.ReplayFilter{Since: t0.Add(-time.Minute)}, false)
+	n, err = st.Webhooks.ReplayWebhookDeliveries(ctx, a.AccountID, ep.ID, webhookdb.ReplayFilter{Since: t0.Add(-time.Minute)}, false)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	for _, d := range deliveries(t, st, ep) {
-		assert.Equal(t, store.DeliveryPending, d.Status)
+		assert.Equal(t, webhookdb.DeliveryPending, d.Status)
 		assert.False(t, d.Reason.Valid, "no reason to fail any more")
 	}
 	starts := startAll(t, st)

@@ -1,4 +1,4 @@
-package store_test
+package webhookdb_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -25,7 +27,8 @@ import (
 func webhookStore(t *testing.T) (*store.Store, *sqlx.DB, func(eventfixture.Setting) *eventfixture.Account) {
 	t.Helper()
 	db := testdb.New(t)
-	return store.New(db, "P7D"), db, func(s eventfixture.Setting) *eventfixture.Account {
+	st := storeset.New(db, "P7D")
+	return st, db, func(s eventfixture.Setting) *eventfixture.Account {
 		return eventfixture.NewAccount(t, db, s)
 	}
 }
@@ -38,30 +41,39 @@ func ticking(st *store.Store, start time.Time) {
 }
 
 // endpoint creates an endpoint of account subscribed to events.
-func endpoint(t *testing.T, st *store.Store, accountID string, events ...string) store.WebhookEndpoint {
+func endpoint(t *testing.T, st *store.Store, accountID string, events ...string) webhookdb.WebhookEndpoint {
 	t.Helper()
 	id := store.NewID("whk")
-	ep, err := st.CreateWebhookEndpoint(context.Background(), store.WebhookEndpoint{ID: id, AccountID: accountID,
+	ep, err := st.Webhooks.CreateWebhookEndpoint(context.Background(), webhookdb.WebhookEndpoint{ID: id, AccountID: accountID,
 		URL: "https://hooks.example.com/" + id, Events: events, Secret: []byte("sealed " + id)})
 	require.NoError(t, err)
 	return ep
 }
 
 // deliveries lists an endpoint's deliveries, newest first.
-func deliveries(t *testing.T, st *store.Store, ep store.WebhookEndpoint) []store.WebhookDelivery {
+func deliveries(t *testing.T, st *store.Store, ep webhookdb.WebhookEndpoint) []webhookdb.WebhookDelivery {
 	t.Helper()
-	ds, _, err := st.ListWebhookDeliveries(context.Background(), ep.AccountID, ep.ID, "", store.Page{Limit: 200})
+	ds, _, err := st.Webhooks.ListWebhookDeliveries(context.Background(), ep.AccountID, ep.ID, "", store.Page{Limit: 200})
 	require.NoError(t, err)
 	return ds
 }
 
 // typesOf are the types of deliveries, oldest first.
-func typesOf(ds []store.WebhookDelivery) []string {
+func typesOf(ds []webhookdb.WebhookDelivery) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[len(ds)-1-i] = d.Type
 	}
 	return out
+}
+
+// claimSend claims an invite's send, which must go out.
+func claimSend(t *testing.T, st *store.Store, id string) store.Claim {
+	t.Helper()
+	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send)
+	return c
 }
 
 func TestWebhookEndpoints(t *testing.T) {
@@ -79,18 +91,18 @@ func TestWebhookEndpoints(t *testing.T) {
 	second := endpoint(t, st, a.AccountID, webhook.ReviewCreated, webhook.ReviewUpdated)
 	endpoint(t, st, b.AccountID, webhook.InviteSent)
 
-	got, err := st.WebhookEndpoint(ctx, a.AccountID, first.ID)
+	got, err := st.Webhooks.WebhookEndpoint(ctx, a.AccountID, first.ID)
 	require.NoError(t, err)
 	assert.Equal(t, first, got)
-	_, err = st.WebhookEndpoint(ctx, b.AccountID, first.ID)
+	_, err = st.Webhooks.WebhookEndpoint(ctx, b.AccountID, first.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound, "another account's endpoint")
 
-	page, next, err := st.ListWebhookEndpoints(ctx, a.AccountID, store.Page{Limit: 1})
+	page, next, err := st.Webhooks.ListWebhookEndpoints(ctx, a.AccountID, store.Page{Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	assert.Equal(t, second.ID, page[0].ID, "newest first")
 	require.NotNil(t, next)
-	page, next, err = st.ListWebhookEndpoints(ctx, a.AccountID, store.Page{Limit: 1, After: next})
+	page, next, err = st.Webhooks.ListWebhookEndpoints(ctx, a.AccountID, store.Page{Limit: 1, After: next})
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	assert.Equal(t, first.ID, page[0].ID)
@@ -98,7 +110,7 @@ func TestWebhookEndpoints(t *testing.T) {
 
 	st.SetClock(func() time.Time { return start.Add(time.Minute) })
 	url, desc := "https://hooks.example.com/new", "orders"
-	up, err := st.UpdateWebhookEndpoint(ctx, a.AccountID, first.ID, store.WebhookEndpointUpdate{URL: &url, Description: &desc,
+	up, err := st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, first.ID, webhookdb.WebhookEndpointUpdate{URL: &url, Description: &desc,
 		Events: []string{webhook.InviteFailed}})
 	require.NoError(t, err)
 	assert.Equal(t, url, up.URL)
@@ -106,22 +118,22 @@ func TestWebhookEndpoints(t *testing.T) {
 	assert.Equal(t, []string{webhook.InviteFailed}, []string(up.Events))
 	assert.True(t, up.Enabled, "unchanged")
 	assert.Equal(t, start.Add(time.Minute), up.UpdatedAt)
-	_, err = st.UpdateWebhookEndpoint(ctx, b.AccountID, first.ID, store.WebhookEndpointUpdate{URL: &url})
+	_, err = st.Webhooks.UpdateWebhookEndpoint(ctx, b.AccountID, first.ID, webhookdb.WebhookEndpointUpdate{URL: &url})
 	assert.ErrorIs(t, err, store.ErrNotFound)
 
 	// Rotation: the old secret signs beside the new one for the overlap.
-	rotated, err := st.RotateWebhookSecret(ctx, a.AccountID, first.ID, []byte("sealed new"), 24*time.Hour)
+	rotated, err := st.Webhooks.RotateWebhookSecret(ctx, a.AccountID, first.ID, []byte("sealed new"), 24*time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("sealed new"), rotated.Secret)
 	assert.Equal(t, first.Secret, rotated.PreviousSecret)
 	require.NotNil(t, rotated.PreviousExpiresAt)
 	assert.Equal(t, start.Add(time.Minute+24*time.Hour), *rotated.PreviousExpiresAt)
-	_, err = st.RotateWebhookSecret(ctx, b.AccountID, first.ID, []byte("x"), time.Hour)
+	_, err = st.Webhooks.RotateWebhookSecret(ctx, b.AccountID, first.ID, []byte("x"), time.Hour)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 
-	require.NoError(t, st.DeleteWebhookEndpoint(ctx, a.AccountID, first.ID))
-	assert.ErrorIs(t, st.DeleteWebhookEndpoint(ctx, a.AccountID, first.ID), store.ErrNotFound)
-	_, _, err = st.ListWebhookDeliveries(ctx, a.AccountID, first.ID, "", store.Page{Limit: 10})
+	require.NoError(t, st.Webhooks.DeleteWebhookEndpoint(ctx, a.AccountID, first.ID))
+	assert.ErrorIs(t, st.Webhooks.DeleteWebhookEndpoint(ctx, a.AccountID, first.ID), store.ErrNotFound)
+	_, _, err = st.Webhooks.ListWebhookDeliveries(ctx, a.AccountID, first.ID, "", store.Page{Limit: 10})
 	assert.ErrorIs(t, err, store.ErrNotFound, "the deliveries of an endpoint that is gone")
 }
 
@@ -137,7 +149,7 @@ func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 	all := endpoint(t, st, a.AccountID, webhook.EventTypes()...)
 	sentOnly := endpoint(t, st, a.AccountID, webhook.InviteSent)
 	disabled := endpoint(t, st, a.AccountID, webhook.EventTypes()...)
-	_, err := st.UpdateWebhookEndpoint(ctx, a.AccountID, disabled.ID, store.WebhookEndpointUpdate{Enabled: new(false)})
+	_, err := st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, disabled.ID, webhookdb.WebhookEndpointUpdate{Enabled: new(false)})
 	require.NoError(t, err)
 	foreign := endpoint(t, st, other.AccountID, webhook.EventTypes()...)
 	ticking(st, time.Now())
@@ -161,15 +173,15 @@ func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 	assert.Equal(t, []string{webhook.InviteScheduled, webhook.InviteSent}, typesOf(ds))
 	assert.Equal(t, []string{webhook.InviteSent}, typesOf(deliveries(t, st, sentOnly)))
 	for _, d := range deliveries(t, st, disabled) {
-		assert.Equal(t, store.DeliveryFailed, d.Status, "a disabled endpoint is sent nothing")
-		assert.Equal(t, store.ReasonEndpointDisabled, d.Reason.String)
+		assert.Equal(t, webhookdb.DeliveryFailed, d.Status, "a disabled endpoint is sent nothing")
+		assert.Equal(t, webhookdb.ReasonEndpointDisabled, d.Reason.String)
 	}
 	assert.Equal(t, typesOf(ds), typesOf(deliveries(t, st, disabled)), "but is told nothing less once replayed")
 	assert.Empty(t, deliveries(t, st, foreign), "another account's endpoint gets nothing")
 
 	sent := ds[0]
 	assert.True(t, store.ValidID("msg", sent.ID), sent.ID)
-	assert.Equal(t, store.DeliveryPending, sent.Status)
+	assert.Equal(t, webhookdb.DeliveryPending, sent.Status)
 	assert.Zero(t, sent.Attempts)
 	var body struct {
 		Type      string         `json:"type"`
@@ -241,7 +253,7 @@ func TestReminderReviewAndSuppressionEmitWebhooks(t *testing.T) {
 	ds := deliveries(t, st, all)
 	require.Equal(t, []string{webhook.ReminderSent, webhook.ReviewCreated, webhook.ReviewUpdated,
 		webhook.SuppressionCreated, webhook.SuppressionCreated}, typesOf(ds))
-	data := func(d store.WebhookDelivery) map[string]any {
+	data := func(d webhookdb.WebhookDelivery) map[string]any {
 		var body struct {
 			Data map[string]any `json:"data"`
 		}
@@ -304,7 +316,7 @@ func TestWebhookOutboxIsAtomic(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 
 	// Without subscribers nothing is written, and nothing can fail.
-	_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, store.WebhookEndpointUpdate{Events: []string{webhook.ReminderSent}})
+	_, err = st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{Events: []string{webhook.ReminderSent}})
 	require.NoError(t, err)
 	_, err = st.CancelInvite(ctx, a.AccountID, id)
 	require.NoError(t, err)
@@ -328,7 +340,7 @@ func TestWebhookAttempts(t *testing.T) {
 	emit()
 	d := deliveries(t, st, ep)[0]
 
-	att, err := st.LoadWebhookAttempt(ctx, d.ID)
+	att, err := st.Webhooks.LoadWebhookAttempt(ctx, d.ID)
 	require.NoError(t, err)
 	assert.Equal(t, ep.URL, att.URL)
 	assert.True(t, att.Enabled)
@@ -336,51 +348,51 @@ func TestWebhookAttempts(t *testing.T) {
 	assert.JSONEq(t, string(d.Payload), string(att.Delivery.Payload))
 
 	// A failed attempt is counted and kept; the delivery stays pending.
-	got, err := st.RecordWebhookAttempt(ctx, d.ID, store.AttemptResult{StatusCode: 503, Error: "503 Service Unavailable"})
+	got, err := st.Webhooks.RecordWebhookAttempt(ctx, d.ID, webhookdb.AttemptResult{StatusCode: 503, Error: "503 Service Unavailable"})
 	require.NoError(t, err)
-	assert.Equal(t, store.DeliveryPending, got.Status)
+	assert.Equal(t, webhookdb.DeliveryPending, got.Status)
 	assert.Equal(t, 1, got.Attempts)
 	assert.EqualValues(t, 503, got.LastStatusCode.Int32)
 	assert.Equal(t, "503 Service Unavailable", got.LastError.String)
-	got, err = st.RecordWebhookAttempt(ctx, d.ID, store.AttemptResult{Error: "no answer within 10s"})
+	got, err = st.Webhooks.RecordWebhookAttempt(ctx, d.ID, webhookdb.AttemptResult{Error: "no answer within 10s"})
 	require.NoError(t, err)
 	assert.False(t, got.LastStatusCode.Valid, "no answer, no status code")
 	st.SetClock(func() time.Time { return now.Add(time.Minute) })
-	got, err = st.RecordWebhookAttempt(ctx, d.ID, store.AttemptResult{StatusCode: 204, Delivered: true})
+	got, err = st.Webhooks.RecordWebhookAttempt(ctx, d.ID, webhookdb.AttemptResult{StatusCode: 204, Delivered: true})
 	require.NoError(t, err)
-	assert.Equal(t, store.DeliverySucceeded, got.Status)
+	assert.Equal(t, webhookdb.DeliverySucceeded, got.Status)
 	assert.Equal(t, 3, got.Attempts)
 	assert.False(t, got.LastError.Valid)
 	assert.Equal(t, now.Add(time.Minute), got.DeliveredAt.Time)
-	got, err = st.FailWebhookDelivery(ctx, d.ID, store.ReasonRetriesExhausted, "gave up")
+	got, err = st.Webhooks.FailWebhookDelivery(ctx, d.ID, webhookdb.ReasonRetriesExhausted, "gave up")
 	require.NoError(t, err)
-	assert.Equal(t, store.DeliverySucceeded, got.Status, "a delivery that succeeded is not given up")
+	assert.Equal(t, webhookdb.DeliverySucceeded, got.Status, "a delivery that succeeded is not given up")
 
 	// Given up: the last attempt's error stays.
 	emit()
 	d = deliveries(t, st, ep)[0]
-	_, err = st.RecordWebhookAttempt(ctx, d.ID, store.AttemptResult{StatusCode: 500, Error: "500 Internal Server Error"})
+	_, err = st.Webhooks.RecordWebhookAttempt(ctx, d.ID, webhookdb.AttemptResult{StatusCode: 500, Error: "500 Internal Server Error"})
 	require.NoError(t, err)
-	got, err = st.FailWebhookDelivery(ctx, d.ID, store.ReasonRetriesExhausted, "retries exhausted")
+	got, err = st.Webhooks.FailWebhookDelivery(ctx, d.ID, webhookdb.ReasonRetriesExhausted, "retries exhausted")
 	require.NoError(t, err)
-	assert.Equal(t, store.DeliveryFailed, got.Status)
+	assert.Equal(t, webhookdb.DeliveryFailed, got.Status)
 	assert.Equal(t, "500 Internal Server Error", got.LastError.String)
-	assert.Equal(t, store.ReasonRetriesExhausted, got.Reason.String)
+	assert.Equal(t, webhookdb.ReasonRetriesExhausted, got.Reason.String)
 
 	// 410: the delivery fails, the endpoint is disabled and its other
 	// pending deliveries are given up; other endpoints are untouched.
 	emit()
 	emit()
 	// The clock stands still: list the pending ones, not the newest.
-	pending, _, err := st.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, store.DeliveryPending, store.Page{Limit: 10})
+	pending, _, err := st.Webhooks.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, webhookdb.DeliveryPending, store.Page{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, pending, 2)
-	got, err = st.RecordWebhookAttempt(ctx, pending[0].ID, store.AttemptResult{StatusCode: 410, Error: "410 Gone", Gone: true})
+	got, err = st.Webhooks.RecordWebhookAttempt(ctx, pending[0].ID, webhookdb.AttemptResult{StatusCode: 410, Error: "410 Gone", Gone: true})
 	require.NoError(t, err)
-	assert.Equal(t, store.DeliveryFailed, got.Status)
+	assert.Equal(t, webhookdb.DeliveryFailed, got.Status)
 	assert.Equal(t, "410 Gone", got.LastError.String)
-	assert.Equal(t, store.ReasonGone, got.Reason.String)
-	other, _, err := st.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, store.DeliveryFailed, store.Page{Limit: 10})
+	assert.Equal(t, webhookdb.ReasonGone, got.Reason.String)
+	other, _, err := st.Webhooks.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, webhookdb.DeliveryFailed, store.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Len(t, other, 3, "the one given up before, the 410 and the one that was waiting")
 	gaveUp := 0
@@ -390,38 +402,38 @@ func TestWebhookAttempts(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, gaveUp, "the 410, and the waiting one given up saying why")
-	gone, err := st.WebhookEndpoint(ctx, a.AccountID, ep.ID)
+	gone, err := st.Webhooks.WebhookEndpoint(ctx, a.AccountID, ep.ID)
 	require.NoError(t, err)
 	assert.False(t, gone.Enabled)
-	n, oldest, err := st.WebhookBacklog(ctx)
+	n, oldest, err := st.Webhooks.WebhookBacklog(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 4, n, "the spare endpoint's deliveries still wait")
 	assert.Equal(t, time.Minute, oldest)
 	for _, d := range deliveries(t, st, spare) {
-		assert.Equal(t, store.DeliveryPending, d.Status)
+		assert.Equal(t, webhookdb.DeliveryPending, d.Status)
 	}
 
 	// Disabling an endpoint by hand gives up its pending deliveries too.
-	_, err = st.UpdateWebhookEndpoint(ctx, a.AccountID, spare.ID, store.WebhookEndpointUpdate{Enabled: new(false)})
+	_, err = st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, spare.ID, webhookdb.WebhookEndpointUpdate{Enabled: new(false)})
 	require.NoError(t, err)
 	for _, d := range deliveries(t, st, spare) {
-		assert.Equal(t, store.DeliveryFailed, d.Status)
-		assert.Equal(t, store.ReasonEndpointDisabled, d.Reason.String)
+		assert.Equal(t, webhookdb.DeliveryFailed, d.Status)
+		assert.Equal(t, webhookdb.ReasonEndpointDisabled, d.Reason.String)
 		assert.Equal(t, "endpoint disabled", d.LastError.String)
 	}
 	// An attempt that was under way when the endpoint was disabled is
 	// counted, but does not hide why the delivery was given up.
-	late, err := st.RecordWebhookAttempt(ctx, deliveries(t, st, spare)[0].ID, store.AttemptResult{StatusCode: 503, Error: "503 Service Unavailable"})
+	late, err := st.Webhooks.RecordWebhookAttempt(ctx, deliveries(t, st, spare)[0].ID, webhookdb.AttemptResult{StatusCode: 503, Error: "503 Service Unavailable"})
 	require.NoError(t, err)
-	assert.Equal(t, store.DeliveryFailed, late.Status)
+	assert.Equal(t, webhookdb.DeliveryFailed, late.Status)
 	assert.Equal(t, "endpoint disabled", late.LastError.String)
 	assert.False(t, late.LastStatusCode.Valid)
 	assert.Equal(t, 1, late.Attempts)
-	n, _, err = st.WebhookBacklog(ctx)
+	n, _, err = st.Webhooks.WebhookBacklog(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n)
 
-	_, err = st.LoadWebhookAttempt(ctx, store.NewID("msg"))
+	_, err = st.Webhooks.LoadWebhookAttempt(ctx, store.NewID("msg"))
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
@@ -436,14 +448,14 @@ func TestPreviousSecretSignsUntilItExpires(t *testing.T) {
 	_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
 	require.NoError(t, err)
 	d := deliveries(t, st, ep)[0]
-	_, err = st.RotateWebhookSecret(ctx, a.AccountID, ep.ID, []byte("sealed new"), 24*time.Hour)
+	_, err = st.Webhooks.RotateWebhookSecret(ctx, a.AccountID, ep.ID, []byte("sealed new"), 24*time.Hour)
 	require.NoError(t, err)
 
-	att, err := st.LoadWebhookAttempt(ctx, d.ID)
+	att, err := st.Webhooks.LoadWebhookAttempt(ctx, d.ID)
 	require.NoError(t, err)
 	assert.Equal(t, [][]byte{[]byte("sealed new"), ep.Secret}, att.Secrets, "both sign during the overlap")
 	st.SetClock(func() time.Time { return now.Add(24 * time.Hour) })
-	att, err = st.LoadWebhookAttempt(ctx, d.ID)
+	att, err = st.Webhooks.LoadWebhookAttempt(ctx, d.ID)
 	require.NoError(t, err)
 	assert.Equal(t, [][]byte{[]byte("sealed new")}, att.Secrets, "then the new one alone")
 }
@@ -466,12 +478,12 @@ func TestWebhookStartClaims(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		claimed []string
-		batches []*store.StartBatch[store.WebhookStart]
+		batches []*store.StartBatch[webhookdb.WebhookStart]
 	)
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			b, err := st.ClaimWebhookStarts(ctx, 2)
+			b, err := st.Webhooks.ClaimWebhookStarts(ctx, 2)
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -481,7 +493,7 @@ func TestWebhookStartClaims(t *testing.T) {
 			for _, s := range b.Starts {
 				claimed = append(claimed, s.ID)
 				assert.Equal(t, webhook.InviteScheduled, s.Type)
-				assert.Equal(t, store.DeliveryPending, s.Status)
+				assert.Equal(t, webhookdb.DeliveryPending, s.Status)
 			}
 		})
 	}
@@ -500,12 +512,12 @@ func TestWebhookStartClaims(t *testing.T) {
 	require.NoError(t, batches[1].Finish(ctx, []string{batches[1].Starts[0].ID, batches[1].Starts[1].ID}, nil))
 	require.NoError(t, batches[2].Release())
 
-	b, err := st.ClaimWebhookStarts(ctx, 10)
+	b, err := st.Webhooks.ClaimWebhookStarts(ctx, 10)
 	require.NoError(t, err)
 	assert.Len(t, b.Starts, 2, "the released ones; the retry is not due yet")
 	require.NoError(t, b.Release())
 	st.SetClock(func() time.Time { return now.Add(time.Minute) })
-	b, err = st.ClaimWebhookStarts(ctx, 10)
+	b, err = st.Webhooks.ClaimWebhookStarts(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, b.Starts, 3)
 	assert.Equal(t, retried, b.Starts[2].ID, "due last")

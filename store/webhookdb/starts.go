@@ -1,4 +1,4 @@
-package store
+package webhookdb
 
 import (
 	"context"
@@ -24,7 +24,7 @@ type WebhookStart struct {
 // ClaimWebhookStarts locks up to limit deliveries whose workflow is due to
 // be started, skipping rows other starters hold. The caller must Finish or
 // Release the batch.
-func (s *Store) ClaimWebhookStarts(ctx context.Context, limit int) (*StartBatch[WebhookStart], error) {
-	return pg.ClaimStarts[WebhookStart](ctx, s.base, "webhook_deliveries",
+func (s *Store) ClaimWebhookStarts(ctx context.Context, limit int) (*pg.StartBatch[WebhookStart], error) {
+	return pg.ClaimStarts[WebhookStart](ctx, s.DB, "webhook_deliveries",
 		"id, endpoint_id, account_id, type, status, start_attempts, created_at, replays", "webhook", limit)
 }

@@ -1,4 +1,4 @@
-package store
+package webhookdb
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // Replaying failed deliveries: an endpoint that was down for the whole
@@ -55,17 +57,17 @@ func (f ReplayFilter) Problem(now time.Time) (bound, problem string) {
 }
 
 // RetryWebhookDelivery replays one failed delivery of an account's
-// endpoint. ErrNotFound when the account has no such endpoint or the
+// endpoint. pg.ErrNotFound when the account has no such endpoint or the
 // endpoint no such delivery; ErrEndpointDisabled; ErrNotFailed.
 func (s *Store) RetryWebhookDelivery(ctx context.Context, accountID, endpointID, deliveryID string) (WebhookDelivery, error) {
 	var d WebhookDelivery
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		if err := lockEnabledEndpoint(ctx, tx, accountID, endpointID); err != nil {
 			return err
 		}
 		if err := tx.GetContext(ctx, &d, `SELECT `+webhookDeliveryColumns+` FROM webhook_deliveries
 			WHERE id = $1 AND endpoint_id = $2 FOR UPDATE`, deliveryID, endpointID); err != nil {
-			return translate(err)
+			return pg.Translate(err)
 		}
 		if d.Status != DeliveryFailed {
 			return ErrNotFailed
@@ -81,11 +83,11 @@ func (s *Store) RetryWebhookDelivery(ctx context.Context, accountID, endpointID,
 
 // ReplayWebhookDeliveries replays the failed deliveries of an account's
 // endpoint made within f, and returns how many; with dryRun it only
-// counts them. ErrNotFound when the account has no such endpoint;
+// counts them. pg.ErrNotFound when the account has no such endpoint;
 // ErrEndpointDisabled.
 func (s *Store) ReplayWebhookDeliveries(ctx context.Context, accountID, endpointID string, f ReplayFilter, dryRun bool) (int, error) {
 	var n int
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		if err := lockEnabledEndpoint(ctx, tx, accountID, endpointID); err != nil {
 			return err
 		}
@@ -107,7 +109,7 @@ func (s *Store) ReplayWebhookDeliveries(ctx context.Context, accountID, endpoint
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("replay webhook deliveries of %s: %w", endpointID, translate(err))
+		return 0, fmt.Errorf("replay webhook deliveries of %s: %w", endpointID, pg.Translate(err))
 	}
 	return n, nil
 }
@@ -126,7 +128,7 @@ func replaySet(now int) string {
 func (s *Store) WebhookEndpointAccount(ctx context.Context, endpointID string) (string, error) {
 	var accountID string
 	err := s.db.GetContext(ctx, &accountID, `SELECT account_id FROM webhook_endpoints WHERE id = $1`, endpointID)
-	return accountID, translate(err)
+	return accountID, pg.Translate(err)
 }
 
 // lockEnabledEndpoint holds the account's endpoint against a concurrent
@@ -135,7 +137,7 @@ func lockEnabledEndpoint(ctx context.Context, tx *sqlx.Tx, accountID, endpointID
 	var enabled bool
 	if err := tx.GetContext(ctx, &enabled, `SELECT enabled FROM webhook_endpoints WHERE id = $1 AND account_id = $2 FOR SHARE`,
 		endpointID, accountID); err != nil {
-		return translate(err)
+		return pg.Translate(err)
 	}
 	if !enabled {
 		return ErrEndpointDisabled

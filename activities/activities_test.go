@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/testactivities"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/mail"
@@ -29,7 +30,6 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/storeset"
-	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -47,20 +47,8 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{db: testdb.New(t), smtp: smtptest.Start(t, smtptest.Options{})}
-	h.st = storeset.New(h.db, "P7D")
-	mailer, err := mail.NewSMTP(h.smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{Timeout: 5 * time.Second})
-	require.NoError(t, err)
-	tpl, err := templates.New()
-	require.NoError(t, err)
-	smsTpl, err := templates.NewSMS()
-	require.NoError(t, err)
-	h.links, err = signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
-	require.NoError(t, err)
-	h.unsub, err = signedlink.New("https://touchpoint.example/unsubscribe", []byte("an unsubscribe key of 32 bytes.."))
-	require.NoError(t, err)
-	h.acts = &activities.Activities{Store: h.st, Accounts: h.st.Accounts, Mailer: mailer, Templates: tpl, SMSTemplates: smsTpl, Feedback: h.links, Unsubscribe: h.unsub}
-	return h
+	w := testactivities.New(t)
+	return &harness{db: w.DB, st: w.Store, smtp: w.SMTP, links: w.Feedback, unsub: w.Unsubscribe, acts: w.Acts}
 }
 
 func (h *harness) state(t *testing.T, id string) invite.State {

@@ -18,19 +18,15 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/smtptest"
+	"github.com/touchpoint/touchpoint/internal/testactivities"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/reconciler"
-	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/storeset"
-	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -55,16 +51,9 @@ func newRig(t *testing.T) *rig {
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 
-	db := testdb.New(t)
-	st := storeset.New(db, "P7D")
-	smtp := smtptest.Start(t, smtptest.Options{})
-	mailer, err := mail.NewSMTP(smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
-	require.NoError(t, err)
-	tpl, err := templates.New()
-	require.NoError(t, err)
-	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
-	require.NoError(t, err)
-	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tpl, Feedback: links, Logger: quiet}
+	wired := testactivities.New(t)
+	db, st, smtp, acts := wired.DB, wired.Store, wired.SMTP, wired.Acts
+	acts.Logger = quiet
 	w := worker.New(c, acts, worker.Options{ReconcileGrace: time.Hour}) // runs below pass their own grace
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)

@@ -23,17 +23,12 @@ import (
 
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
-	"github.com/touchpoint/touchpoint/internal/smtptest"
-	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testactivities"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/metrics"
-	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
-	"github.com/touchpoint/touchpoint/storeset"
-	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -113,16 +108,8 @@ func TestTwoBuildsSideBySide(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	db := testdb.New(t)
-	st := storeset.New(db, "P7D")
-	smtp := smtptest.Start(t, smtptest.Options{})
-	mailer, err := mail.NewSMTP(smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
-	require.NoError(t, err)
-	tpl, err := templates.New()
-	require.NoError(t, err)
-	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
-	require.NoError(t, err)
-	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
+	wired := testactivities.New(t)
+	db, st, smtp, acts := wired.DB, wired.Store, wired.SMTP, wired.Acts
 	box, err := webhook.NewSecretBox(bytes.Repeat([]byte{1}, 32))
 	require.NoError(t, err)
 	hooks := &activities.Webhooks{Store: st.Webhooks, Secrets: box, Metrics: metrics.New(),

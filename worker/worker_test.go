@@ -14,15 +14,10 @@ import (
 
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
-	"github.com/touchpoint/touchpoint/internal/smtptest"
-	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testactivities"
 	"github.com/touchpoint/touchpoint/internal/testworkflow"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/mail"
-	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/storeset"
-	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -76,16 +71,8 @@ func TestRegisterCoversTheContract(t *testing.T) {
 // environment, whose timers are virtual.
 func TestInviteEndToEnd(t *testing.T) {
 	t.Parallel()
-	db := testdb.New(t)
-	srv := smtptest.Start(t, smtptest.Options{})
-	mailer, err := mail.NewSMTP(srv.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
-	require.NoError(t, err)
-	tpl, err := templates.New()
-	require.NoError(t, err)
-	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
-	require.NoError(t, err)
-	repos := storeset.New(db, "P7D")
-	acts := &activities.Activities{Store: repos, Accounts: repos.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
+	wired := testactivities.New(t)
+	db, srv, acts := wired.DB, wired.SMTP, wired.Acts
 
 	run := func(in workflows.InviteInput) (*testsuite.TestWorkflowEnvironment, workflows.InviteResult, error) {
 		env := testworkflow.New()
@@ -164,16 +151,8 @@ func (s steps) RegisterActivityWithOptions(a any, o activity.RegisterOptions) { 
 // and a real SMTP server.
 func TestLegacyStepsAnswerAsTheyDid(t *testing.T) {
 	t.Parallel()
-	db := testdb.New(t)
-	srv := smtptest.Start(t, smtptest.Options{})
-	mailer, err := mail.NewSMTP(srv.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
-	require.NoError(t, err)
-	tpl, err := templates.New()
-	require.NoError(t, err)
-	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
-	require.NoError(t, err)
-	repos := storeset.New(db, "P7D")
-	acts := &activities.Activities{Store: repos, Accounts: repos.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
+	wired := testactivities.New(t)
+	db, srv, acts := wired.DB, wired.SMTP, wired.Acts
 	s := steps{}
 	worker.Register(s, acts, workflows.Options{})
 	ctx := t.Context()
@@ -184,7 +163,7 @@ func TestLegacyStepsAnswerAsTheyDid(t *testing.T) {
 	in := workflows.EventInput{EventID: id} // recorded without a kind
 
 	// The invite, by the old name of its send step.
-	_, err = acts.MarkScheduled(ctx, workflows.MarkScheduledInput{EventID: id, ScheduledFor: time.Now()})
+	_, err := acts.MarkScheduled(ctx, workflows.MarkScheduledInput{EventID: id, ScheduledFor: time.Now()})
 	require.NoError(t, err)
 	st, err := s[workflows.SendInviteActivity].(func(context.Context, workflows.EventInput) (invite.State, error))(ctx, in)
 	require.NoError(t, err)

@@ -16,18 +16,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
-	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/recordhistory"
-	"github.com/touchpoint/touchpoint/internal/smtptest"
-	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testactivities"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/mail"
-	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/storeset"
-	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -42,16 +36,8 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 
-	db := testdb.New(t)
-	smtp := smtptest.Start(t, smtptest.Options{})
-	mailer, err := mail.NewSMTP(smtp.URL(), "Touchpoint <invites@touchpoint.example>", mail.SMTPOptions{})
-	require.NoError(t, err)
-	tpl, err := templates.New()
-	require.NoError(t, err)
-	links, err := signedlink.New("https://touchpoint.example/feedback", []byte("a feedback key of 32 bytes......"))
-	require.NoError(t, err)
-	st := storeset.New(db, "P7D")
-	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tpl, Feedback: links}
+	wired := testactivities.New(t)
+	db, smtp, acts := wired.DB, wired.SMTP, wired.Acts
 	w := worker.New(c, acts, worker.Options{Workflow: workflows.Options{SendInitialInterval: time.Second}})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)

@@ -169,15 +169,6 @@ func (s *Store) getPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, d
 	return stmt.GetContext(ctx, dest, args...)
 }
 
-// selectPrepared runs p for all rows into dest, as getPrepared.
-func (s *Store) selectPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, dest any, args ...any) error {
-	stmt, err := p.on(ctx, s.db, tx)
-	if err != nil {
-		return err
-	}
-	return stmt.SelectContext(ctx, dest, args...)
-}
-
 // execPrepared runs p for no rows, as getPrepared.
 func (s *Store) execPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, args ...any) error {
 	stmt, err := p.on(ctx, s.db, tx)

@@ -221,7 +221,9 @@ func (s *stack) process(name string) (subcommand string, vars map[string]string)
 	case "auth":
 		return "auth", nil
 	case "api1", "api2":
-		return "api", map[string]string{"TOUCHPOINT_API_ADDR": s.apiAddrs[name[3]-'1'], "TOUCHPOINT_METRICS_ADDR": s.apiMetrics[name[3]-'1']}
+		// PGAPPNAME names the replica's sessions in pg_stat_activity.
+		return "api", map[string]string{"TOUCHPOINT_API_ADDR": s.apiAddrs[name[3]-'1'], "TOUCHPOINT_METRICS_ADDR": s.apiMetrics[name[3]-'1'],
+			"PGAPPNAME": name}
 	case "worker1", "worker2":
 		return "worker", map[string]string{"TOUCHPOINT_WORKER_ADDR": s.workerAddr[name[6]-'1']}
 	}

@@ -252,22 +252,37 @@ func holdAccepts(t *testing.T, ctx context.Context, tx *sqlx.Tx) {
 }
 
 // waitForBlockedAccepts waits until every poster's request is held inside
-// an API, waiting for the lock of holdAccepts (an API's housekeeping may
-// wait beside them), with at least one of them sent to api1.
+// an API: all of them under way, at least one to api1, and each API with a
+// request under way waiting for the lock of holdAccepts. An API commits
+// accepts in groups, so its requests wait in its queue behind the one or
+// two sessions that wait for the lock (its housekeeping may wait beside
+// them).
 func waitForBlockedAccepts(t *testing.T, ctx context.Context, tx *sqlx.Tx, inFlight *[2]atomic.Int32) {
 	t.Helper()
 	for {
-		var waiting int
-		require.NoError(t, tx.GetContext(ctx, &waiting, `
-			SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+		var waiting []string
+		require.NoError(t, tx.SelectContext(ctx, &waiting, `
+			SELECT a.application_name FROM pg_locks l
+			JOIN pg_class c ON c.oid = l.relation
+			JOIN pg_stat_activity a ON a.pid = l.pid
 			WHERE c.relname = 'idempotency_keys' AND NOT l.granted
 			  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`))
-		if waiting >= posters && inFlight[0].Load() > 0 {
+		var held [2]bool
+		for _, name := range waiting {
+			switch name {
+			case "api1":
+				held[0] = true
+			case "api2":
+				held[1] = true
+			}
+		}
+		api1, api2 := inFlight[0].Load(), inFlight[1].Load()
+		if api1+api2 >= posters && api1 > 0 && held[0] && (api2 == 0 || held[1]) {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("accepts not held: %d waiting, %d and %d requests under way: %v", waiting, inFlight[0].Load(), inFlight[1].Load(), ctx.Err())
+			t.Fatalf("accepts not held: sessions waiting %v, %d and %d requests under way: %v", waiting, api1, api2, ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -5,14 +5,17 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/people"
+	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/webhook"
 )
 
 func TestAuditTrail(t *testing.T) {
@@ -91,4 +94,56 @@ func TestAuditTrail(t *testing.T) {
 		assert.Nil(t, it["actorEmail"])
 	}
 	assert.NotContains(t, string(e.get(t, "/audit").body), "anna@shop.example")
+}
+
+// TestEveryChangeNamesItsClient makes each change an API client can make
+// and finds it in the audit trail under the client's id, with ids and
+// words only: the customer's address a suppression names stays out of it,
+// and what the customer did (their review) is not the client's.
+func TestEveryChangeNamesItsClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ok := func(r response, status int) {
+		t.Helper()
+		require.Equal(t, status, r.status, "%s", r.body)
+	}
+	rev, _ := e.reviewed(t, store.ReviewInput{Rating: 5, Comment: "warm"})
+	types, _ := items(t, e.get(t, "/event-types?name=checkout"))
+	etID := types[0]["id"].(string)
+	ok(e.do(t, http.MethodPatch, "/event-types/"+etID, e.token, `{"active":true}`), http.StatusOK)
+	settings, _ := items(t, e.get(t, "/invite-settings"))
+	ok(e.do(t, http.MethodPatch, "/invite-settings/"+settings[0]["id"].(string), e.token, `{"delay":"P3D"}`), http.StatusOK)
+	ok(e.do(t, http.MethodPatch, "/account", e.token, `{"displayName":"Nordlicht Outdoor"}`), http.StatusOK)
+	ok(e.do(t, http.MethodPut, "/reviews/"+rev+"/reply", e.token, `{"text":"Thank you!"}`), http.StatusOK)
+	ok(e.do(t, http.MethodDelete, "/reviews/"+rev+"/reply", e.token, nil), http.StatusNoContent)
+	ok(e.do(t, http.MethodPost, "/reviews/"+rev+"/report", e.token, `{"reason":"spam"}`), http.StatusOK)
+	ok(e.do(t, http.MethodPost, "/events/"+e.acceptEvent(t, e.minimalEvent("checkout"))+"/cancel", e.token, nil), http.StatusOK)
+	e.create(t, "/suppressions", map[string]any{"address": "greta.zimmermann@example.com", "reason": "manual"})
+	ok(e.do(t, http.MethodDelete, "/suppressions/greta.zimmermann@example.com", e.token, nil), http.StatusNoContent)
+	ok(e.do(t, http.MethodPut, "/templates/sms_invite/en?eventTypeId="+etID, e.token,
+		map[string]any{"text": "Hi {{firstName}}! How was your visit? Tell us in a minute:"}), http.StatusCreated)
+	ok(e.do(t, http.MethodDelete, "/templates/sms_invite/en?eventTypeId="+etID, e.token, nil), http.StatusNoContent)
+	hook := e.create(t, "/webhooks", map[string]any{"url": "https://hooks.example.com/tp", "events": webhook.EventTypes()})["id"].(string)
+	ok(e.do(t, http.MethodPost, "/webhooks/"+hook+"/rotate-secret", e.token, nil), http.StatusOK)
+	ok(e.do(t, http.MethodPost, "/webhooks/"+hook+"/replay", e.token, map[string]any{"since": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}), http.StatusAccepted)
+	ok(e.do(t, http.MethodPatch, "/webhooks/"+hook, e.token, `{"enabled":false}`), http.StatusOK)
+	ok(e.do(t, http.MethodDelete, "/webhooks/"+hook, e.token, nil), http.StatusNoContent)
+
+	r := e.get(t, "/audit?limit=100&actor="+clientOf(t, e.token))
+	ok(r, http.StatusOK)
+	assert.NotContains(t, string(r.body), "greta", "the trail holds no customer's data")
+	var got []string
+	for _, it := range r.object(t)["items"].([]any) {
+		got = append(got, it.(map[string]any)["action"].(string))
+	}
+	assert.ElementsMatch(t, []string{
+		persondb.AuditEventTypeCreated, persondb.AuditEventTypeChanged, persondb.AuditInviteSettingChanged,
+		persondb.AuditBrandingChanged, persondb.AuditReviewReplied, persondb.AuditReviewReplyDeleted,
+		persondb.AuditReviewReported, persondb.AuditInviteCancelled, persondb.AuditSuppressionAdded,
+		persondb.AuditSuppressionLifted, persondb.AuditTemplateSaved, persondb.AuditTemplateDeleted,
+		persondb.AuditWebhookEndpointAdded, persondb.AuditWebhookSecretRotated, persondb.AuditWebhooksReplayed,
+		persondb.AuditWebhookEndpointChanged, persondb.AuditWebhookEndpointDeleted,
+	}, got)
+	all, _ := items(t, e.get(t, "/audit?limit=100"))
+	assert.Len(t, all, len(got), "nothing else: the customer's review is in the review's history, not the trail")
 }

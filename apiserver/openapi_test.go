@@ -699,6 +699,23 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	}, issuer, "the issuer's operations")
 }
 
+// TestOpenAPINamesEveryAuditAction: GET /audit's description names every
+// action the trail records.
+func TestOpenAPINamesEveryAuditAction(t *testing.T) {
+	t.Parallel()
+	for _, o := range loadOpenAPI(t).operations() {
+		if o.key() != http.MethodGet+" /audit" {
+			continue
+		}
+		desc, _ := o.node["description"].(string)
+		for _, a := range persondb.AuditActions() {
+			assert.Contains(t, desc, "`"+a+"`")
+		}
+		return
+	}
+	t.Fatal("openapi.yaml documents no GET /audit")
+}
+
 func TestOpenAPIServed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -28,6 +28,7 @@ import (
 	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/pages"
+	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
@@ -394,6 +395,7 @@ func (s *server) guard(rt route) http.Handler {
 			return
 		}
 		info.principal = p
+		r = r.WithContext(people.WithActor(r.Context(), people.ClientActor(p.ClientID)))
 		if ok, wait := s.limits.Allow(p.ClientID, s.now()); !ok {
 			s.fail(w, r, tooManyRequests(wait))
 			return

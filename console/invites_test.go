@@ -15,6 +15,9 @@ import (
 	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/people"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/persondb"
 )
 
 // sentInvite is an event whose invite went out by email in two attempts
@@ -171,4 +174,14 @@ func TestCancelAndRetry(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, s.post(t, ownerA, "/console/invites/"+foreign+"/cancel", nil).status)
 	assert.Equal(t, invite.Pending, status(foreign))
 	assert.Equal(t, []string{waiting}, cancelled)
+
+	// The audit trail names the person for each change, and only the
+	// changes made.
+	trail, _, err := s.ps.Audit(context.Background(), s.a.AccountID, persondb.AuditFilter{Actor: people.PersonActor(editorA)}, store.Page{Limit: 10})
+	require.NoError(t, err)
+	var did []string
+	for _, e := range trail {
+		did = append(did, e.Action+" "+e.Target)
+	}
+	assert.Equal(t, []string{persondb.AuditInviteRetried + " " + failed, persondb.AuditInviteCancelled + " " + waiting}, did)
 }

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -215,7 +216,7 @@ func (h *Handler) guard(rt route) http.Handler {
 		if !ok {
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), personKey{}, p))
+		r = r.WithContext(people.WithActor(context.WithValue(r.Context(), personKey{}, p), people.PersonActor(p.ID)))
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if !h.sameOrigin(r) || !validCSRF(r, p.CSRFToken) {
 				h.forbidden(w, r)

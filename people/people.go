@@ -5,6 +5,7 @@
 package people
 
 import (
+	"context"
 	"errors"
 	"net/mail"
 	"slices"
@@ -135,6 +136,24 @@ func PersonActor(personID string) Actor { return Actor(personID) }
 
 // ClientActor is the actor of an API client's change.
 func ClientActor(clientID string) Actor { return Actor(clientID) }
+
+type actorKey struct{}
+
+// WithActor is ctx of a request made by a: the API sets its client, the
+// console its person, so that whatever the request changes is recorded as
+// theirs in the audit trail, in the change's own transaction.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorOf is the actor ctx was made for by WithActor; a change outside a
+// request of the API or the console is the admin CLI's: Operator.
+func ActorOf(ctx context.Context) Actor {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok && a != "" {
+		return a
+	}
+	return Operator
+}
 
 // IsPerson reports whether the actor is a person.
 func (a Actor) IsPerson() bool { return strings.HasPrefix(string(a), IDPrefix+"-") }

@@ -1,6 +1,7 @@
 package people_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,4 +104,14 @@ func TestActors(t *testing.T) {
 	assert.True(t, c.IsClient())
 	assert.False(t, c.IsPerson())
 	assert.False(t, people.Operator.IsPerson() || people.Operator.IsClient())
+}
+
+// TestActorOfARequest: a request's context carries who makes its changes;
+// without one, the change is the admin CLI's.
+func TestActorOfARequest(t *testing.T) {
+	t.Parallel()
+	c := people.ClientActor("cli-3f1c2a9e-7b4d-4c1a-9e2f-0a1b2c3d4e5f")
+	assert.Equal(t, c, people.ActorOf(people.WithActor(context.Background(), c)))
+	assert.Equal(t, people.Operator, people.ActorOf(context.Background()))
+	assert.Equal(t, people.Operator, people.ActorOf(people.WithActor(context.Background(), "")))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/persondb"
 )
 
 // ErrInviteState: the invite's state does not allow the change (409).
@@ -141,7 +142,7 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter,
 // reminder being sent, sent, skipped, failed — is ErrInviteState. The row
 // lock orders it against the steps of invite and reminder.
 func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, error) {
-	return s.decideForAccount(ctx, accountID, id, func(inv, rem invite.State) (invite.Change, error) {
+	return s.decideForAccount(ctx, accountID, id, persondb.AuditInviteCancelled, func(inv, rem invite.State) (invite.Change, error) {
 		return invite.CancelWaiting(inv, rem)
 	})
 }
@@ -153,15 +154,16 @@ func (s *Store) CancelInvite(ctx context.Context, accountID, id string) (Event, 
 // DeleteSuppression does): the retried invite of a suppressed address
 // ends skipped.
 func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, error) {
-	return s.decideForAccount(ctx, accountID, id, func(inv, _ invite.State) (invite.Change, error) {
+	return s.decideForAccount(ctx, accountID, id, persondb.AuditInviteRetried, func(inv, _ invite.State) (invite.Change, error) {
 		return invite.Retry(inv)
 	})
 }
 
 // decideForAccount runs a rule of the shop's (cancel, retry) on the
 // account's event: it locks the row, reads both sends, applies the
-// change, and returns the event as written. A refusal is ErrInviteState.
-func (s *Store) decideForAccount(ctx context.Context, accountID, id string,
+// change, records it in the audit trail as action, and returns the event
+// as written. A refusal is ErrInviteState.
+func (s *Store) decideForAccount(ctx context.Context, accountID, id, action string,
 	rule func(inv, rem invite.State) (invite.Change, error)) (Event, error) {
 	var e Event
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -184,6 +186,9 @@ func (s *Store) decideForAccount(ctx context.Context, accountID, id string,
 			return err
 		}
 		if err := s.apply(ctx, tx, id, c); err != nil {
+			return err
+		}
+		if err := persondb.RecordChange(ctx, tx, s.Now(), accountID, action, id, nil); err != nil {
 			return err
 		}
 		return tx.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id)

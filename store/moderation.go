@@ -9,7 +9,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/store/persondb"
 )
 
 // Who changed a review, in its history: the customer, the operator (the
@@ -55,13 +57,35 @@ type historyEntry struct {
 	at                                   time.Time
 }
 
+// addHistory adds h to the review's history and, when a person, an API
+// client or the operator made the change (not the customer), to the
+// account's audit trail.
 func addHistory(ctx context.Context, tx *sqlx.Tx, h historyEntry) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO review_history (review_id, account_id, event_id, action, status, reason, note, actor, at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		h.reviewID, h.accountID, h.eventID, h.action, h.status, nullText(string(h.reason)), nullText(h.note), h.actor, h.at); err != nil {
 		return fmt.Errorf("add review history: %w", err)
 	}
-	return nil
+	action, audited := auditedReviewActions[h.action]
+	if a := people.Actor(h.actor); !audited || !(a.IsPerson() || a.IsClient() || a == people.Operator) {
+		return nil
+	}
+	detail := map[string]string{"status": string(h.status)}
+	if h.reason != "" {
+		detail["reason"] = string(h.reason)
+	}
+	return persondb.RecordTx(ctx, tx, h.at, persondb.Entry{AccountID: h.accountID, Actor: people.Actor(h.actor), Action: action,
+		Target: h.reviewID, Detail: detail})
+}
+
+// auditedReviewActions are the review's changes the audit trail records,
+// by their action in the review's history.
+var auditedReviewActions = map[string]string{
+	historyReported:     persondb.AuditReviewReported,
+	historyPublished:    persondb.AuditReviewModerated,
+	historyRemoved:      persondb.AuditReviewModerated,
+	historyReplied:      persondb.AuditReviewReplied,
+	historyReplyDeleted: persondb.AuditReviewReplyDeleted,
 }
 
 // ReviewHistory returns a page of the changes of a review of the account,

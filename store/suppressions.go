@@ -11,6 +11,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/people"
+	"github.com/touchpoint/touchpoint/store/persondb"
 )
 
 // Suppression is one address on an account's suppression list: it gets
@@ -165,12 +167,26 @@ func (s *Store) Suppression(ctx context.Context, accountID, address string) (Sup
 	return sup, translate(err)
 }
 
-// addSuppressionChange writes a line of the address's history.
+// addSuppressionChange writes a line of the address's history and, when
+// a person, an API client or the operator made it (not the customer nor a
+// provider), of the account's audit trail: there without the address,
+// which is the customer's data.
 func addSuppressionChange(ctx context.Context, tx *sqlx.Tx, accountID, address, action string,
 	reason invite.SuppressionReason, by string, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO suppression_history (account_id, address, action, reason, by, at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, accountID, address, action, reason, by, at)
-	return err
+	if err != nil {
+		return err
+	}
+	if a := people.Actor(by); !(a.IsPerson() || a.IsClient() || a == people.Operator) {
+		return nil
+	}
+	audit := persondb.AuditSuppressionAdded
+	if action == "lifted" {
+		audit = persondb.AuditSuppressionLifted
+	}
+	return persondb.RecordTx(ctx, tx, at, persondb.Entry{AccountID: accountID, Actor: people.Actor(by), Action: audit,
+		Detail: map[string]string{"reason": string(reason)}})
 }
 
 // LiftSuppression takes an address off the list, by an API client's id or

@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/people"
+	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -118,13 +121,25 @@ func (s *Store) PutTemplate(ctx context.Context, key TemplateKey, c templates.Co
 				return fmt.Errorf("insert template: %w", err)
 			}
 		}
-		t, err = templateIn(ctx, tx, key)
-		return err
+		if t, err = templateIn(ctx, tx, key); err != nil {
+			return err
+		}
+		return persondb.RecordTx(ctx, tx, now, persondb.Entry{AccountID: key.AccountID, Actor: people.Actor(by),
+			Action: persondb.AuditTemplateSaved, Target: t.ID, Detail: key.auditDetail(version)})
 	})
 	if err != nil {
 		return Template{}, false, fmt.Errorf("put template: %w", err)
 	}
 	return t, created, nil
+}
+
+// auditDetail names the template of k and its version in the audit trail.
+func (k TemplateKey) auditDetail(version int) map[string]string {
+	d := map[string]string{"kind": string(k.Kind), "locale": k.Locale, "version": strconv.Itoa(version)}
+	if k.EventTypeID != "" {
+		d["eventTypeId"] = k.EventTypeID
+	}
+	return d
 }
 
 func templateLockKey(k TemplateKey) string {
@@ -163,10 +178,13 @@ func (s *Store) DeleteTemplate(ctx context.Context, key TemplateKey) error {
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE message_template_versions SET deleted_at = $6
+		now := s.Now()
+		if _, err = tx.ExecContext(ctx, `UPDATE message_template_versions SET deleted_at = $6
 			WHERE account_id = $1 AND scope = $2 AND kind = $3 AND locale = $4 AND version = $5`,
-			key.AccountID, key.scope(), key.Kind, key.Locale, version, s.Now())
-		return err
+			key.AccountID, key.scope(), key.Kind, key.Locale, version, now); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, now, key.AccountID, persondb.AuditTemplateDeleted, "", key.auditDetail(version))
 	})
 	if err != nil {
 		return fmt.Errorf("delete template: %w", err)

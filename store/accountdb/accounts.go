@@ -8,6 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/brand"
+	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -45,13 +46,18 @@ type BrandingUpdate struct {
 // UpdateBranding applies u to the account and returns it.
 func (s *Store) UpdateBranding(ctx context.Context, id string, u BrandingUpdate) (Account, error) {
 	var a Account
-	// CASE keeps a column when its argument is NULL; NULLIF('') clears it.
-	err := s.db.GetContext(ctx, &a, `UPDATE accounts SET
-		display_name = CASE WHEN $2::text IS NULL THEN display_name ELSE NULLIF($2, '') END,
-		logo_url     = CASE WHEN $3::text IS NULL THEN logo_url ELSE NULLIF($3, '') END,
-		brand_color  = CASE WHEN $4::text IS NULL THEN brand_color ELSE NULLIF($4, '') END,
-		reply_to     = CASE WHEN $5::text IS NULL THEN reply_to ELSE NULLIF($5, '') END
-		WHERE id = $1 RETURNING `+accountColumns, id, u.DisplayName, u.LogoURL, u.BrandColor, u.ReplyTo)
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		// CASE keeps a column when its argument is NULL; NULLIF('') clears it.
+		if err := tx.GetContext(ctx, &a, `UPDATE accounts SET
+			display_name = CASE WHEN $2::text IS NULL THEN display_name ELSE NULLIF($2, '') END,
+			logo_url     = CASE WHEN $3::text IS NULL THEN logo_url ELSE NULLIF($3, '') END,
+			brand_color  = CASE WHEN $4::text IS NULL THEN brand_color ELSE NULLIF($4, '') END,
+			reply_to     = CASE WHEN $5::text IS NULL THEN reply_to ELSE NULLIF($5, '') END
+			WHERE id = $1 RETURNING `+accountColumns, id, u.DisplayName, u.LogoURL, u.BrandColor, u.ReplyTo); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, s.Now(), id, persondb.AuditBrandingChanged, id, nil)
+	})
 	return a, pg.Translate(err)
 }
 

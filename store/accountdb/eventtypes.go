@@ -3,10 +3,12 @@ package accountdb
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -43,9 +45,11 @@ func (s *Store) CreateEventType(ctx context.Context, accountID, name string, act
 	now := s.Now()
 	et := EventType{ID: pg.NewID("ety"), AccountID: accountID, Name: name, Active: active, CreatedAt: now, UpdatedAt: now}
 	err := s.addResource(ctx, accountID, QuotaEventTypes, et.ID, now, func(tx *sqlx.Tx) error {
-		_, err := tx.NamedExecContext(ctx, `INSERT INTO event_types (`+eventTypeColumns+`)
-			VALUES (:id, :account_id, :name, :active, :created_at, :updated_at)`, et)
-		return err
+		if _, err := tx.NamedExecContext(ctx, `INSERT INTO event_types (`+eventTypeColumns+`)
+			VALUES (:id, :account_id, :name, :active, :created_at, :updated_at)`, et); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, now, accountID, persondb.AuditEventTypeCreated, et.ID, nil)
 	})
 	if err != nil {
 		return EventType{}, err
@@ -94,10 +98,17 @@ func (s *Store) UpdateEventType(ctx context.Context, accountID, id string, u Eve
 		return s.EventType(ctx, accountID, id)
 	}
 	var et EventType
-	err := s.db.GetContext(ctx, &et, `UPDATE event_types
-		SET name = COALESCE($3, name), active = COALESCE($4, active), updated_at = $5
-		WHERE account_id = $1 AND id = $2
-		RETURNING `+eventTypeColumns, accountID, id, u.Name, u.Active, s.Now())
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		now := s.Now()
+		if err := tx.GetContext(ctx, &et, `UPDATE event_types
+			SET name = COALESCE($3, name), active = COALESCE($4, active), updated_at = $5
+			WHERE account_id = $1 AND id = $2
+			RETURNING `+eventTypeColumns, accountID, id, u.Name, u.Active, now); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, now, accountID, persondb.AuditEventTypeChanged, id,
+			map[string]string{"active": strconv.FormatBool(et.Active)})
+	})
 	return et, pg.Translate(err)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
+	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -164,7 +165,7 @@ func (s *Store) UpdateInviteSetting(ctx context.Context, accountID, id string, a
 			return fmt.Errorf("update invite setting: %w", err)
 		}
 		out = next
-		return nil
+		return persondb.RecordChange(ctx, tx, next.UpdatedAt, accountID, persondb.AuditInviteSettingChanged, id, nil)
 	})
 	return out, err
 }

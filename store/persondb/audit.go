@@ -15,9 +15,33 @@ import (
 // AuditPrefix is the prefix of an audit entry's id.
 const AuditPrefix = "aud"
 
-// The changes this package records. Other aggregates record theirs with
-// RecordTx in the transaction of the change.
+// The changes the trail records, every one in the transaction of the
+// change itself: this package's own, and those of the other aggregates,
+// which they record with RecordChange. The trail holds ids and words of
+// this list only, never a customer's data: a suppression's change is
+// recorded without its address, which its own history keeps.
 const (
+	AuditInviteCancelled        = "invite.cancelled"
+	AuditInviteRetried          = "invite.retried"
+	AuditReviewReplied          = "review.replied"
+	AuditReviewReplyDeleted     = "review.reply_deleted"
+	AuditReviewReported         = "review.reported"
+	AuditReviewModerated        = "review.moderated"
+	AuditSuppressionAdded       = "suppression.added"
+	AuditSuppressionLifted      = "suppression.lifted"
+	AuditTemplateSaved          = "template.saved"
+	AuditTemplateDeleted        = "template.deleted"
+	AuditWebhookEndpointAdded   = "webhook_endpoint.created"
+	AuditWebhookEndpointChanged = "webhook_endpoint.updated"
+	AuditWebhookEndpointDeleted = "webhook_endpoint.deleted"
+	AuditWebhookSecretRotated   = "webhook_endpoint.secret_rotated"
+	AuditWebhookRetried         = "webhook_delivery.retried"
+	AuditWebhooksReplayed       = "webhook_deliveries.replayed"
+	AuditInviteSettingChanged   = "invite_setting.updated"
+	AuditEventTypeCreated       = "event_type.created"
+	AuditEventTypeChanged       = "event_type.updated"
+	AuditBrandingChanged        = "account.branding_updated"
+
 	AuditPersonCreated  = "person.created"
 	AuditRoleChanged    = "person.role_changed"
 	AuditPersonDisabled = "person.disabled"
@@ -28,6 +52,20 @@ const (
 	AuditSessionStarted = "session.started"
 	AuditSessionEnded   = "session.ended"
 )
+
+// AuditActions lists every action the trail records: the API's
+// description names each one.
+func AuditActions() []string {
+	return []string{
+		AuditInviteCancelled, AuditInviteRetried, AuditReviewReplied, AuditReviewReplyDeleted,
+		AuditReviewReported, AuditReviewModerated, AuditSuppressionAdded, AuditSuppressionLifted,
+		AuditTemplateSaved, AuditTemplateDeleted, AuditWebhookEndpointAdded, AuditWebhookEndpointChanged,
+		AuditWebhookEndpointDeleted, AuditWebhookSecretRotated, AuditWebhookRetried,
+		AuditWebhooksReplayed, AuditInviteSettingChanged, AuditEventTypeCreated, AuditEventTypeChanged,
+		AuditBrandingChanged, AuditPersonCreated, AuditRoleChanged, AuditPersonDisabled, AuditSignedOut,
+		AuditPersonLinked, AuditPersonErased, AuditLinkSent, AuditSessionStarted, AuditSessionEnded,
+	}
+}
 
 // Entry is one line of the audit trail.
 type Entry struct {
@@ -67,6 +105,13 @@ func RecordTx(ctx context.Context, tx *sqlx.Tx, now time.Time, e Entry) error {
 		return fmt.Errorf("record %s: %w", e.Action, err)
 	}
 	return nil
+}
+
+// RecordChange records a change of another aggregate, made by the actor of
+// ctx (people.ActorOf: the API's client, the console's person, else the
+// admin CLI), in the transaction of the change.
+func RecordChange(ctx context.Context, tx *sqlx.Tx, now time.Time, accountID, action, target string, detail map[string]string) error {
+	return RecordTx(ctx, tx, now, Entry{AccountID: accountID, Actor: people.ActorOf(ctx), Action: action, Target: target, Detail: detail})
 }
 
 // AuditFilter narrows Audit; zero values do not filter.

@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -84,10 +86,12 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, ep WebhookEndpoint) (
 		if err := s.Accounts.CheckResourceQuotaTx(ctx, tx, ep.AccountID, accountdb.QuotaWebhooks); err != nil {
 			return err
 		}
-		_, err := tx.NamedExecContext(ctx, `INSERT INTO webhook_endpoints (`+webhookEndpointColumns+`)
+		if _, err := tx.NamedExecContext(ctx, `INSERT INTO webhook_endpoints (`+webhookEndpointColumns+`)
 			VALUES (:id, :account_id, :url, :events, :description, :enabled, :secret, :previous_secret,
-			        :previous_expires_at, :created_at, :updated_at)`, ep)
-		return err
+			        :previous_expires_at, :created_at, :updated_at)`, ep); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, now, ep.AccountID, persondb.AuditWebhookEndpointAdded, ep.ID, nil)
 	})
 	if err != nil {
 		return WebhookEndpoint{}, fmt.Errorf("create webhook endpoint: %w", pg.Translate(err))
@@ -144,9 +148,12 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID, id string,
 			return err
 		}
 		if wasEnabled && !ep.Enabled {
-			return failPendingDeliveries(ctx, tx, id, "", "endpoint disabled")
+			if err := failPendingDeliveries(ctx, tx, id, "", "endpoint disabled"); err != nil {
+				return err
+			}
 		}
-		return nil
+		return persondb.RecordChange(ctx, tx, ep.UpdatedAt, accountID, persondb.AuditWebhookEndpointChanged, id,
+			map[string]string{"enabled": strconv.FormatBool(ep.Enabled)})
 	})
 	if err != nil {
 		return WebhookEndpoint{}, fmt.Errorf("update webhook endpoint: %w", err)
@@ -157,12 +164,18 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, accountID, id string,
 // DeleteWebhookEndpoint deletes an endpoint and its deliveries (their
 // workflows find nothing left to deliver); pg.ErrNotFound when there is none.
 func (s *Store) DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return pg.TranslateOr(err, pg.ErrNotFound)
+		}
+		return persondb.RecordChange(ctx, tx, s.Now(), accountID, persondb.AuditWebhookEndpointDeleted, id, nil)
+	})
 	if err != nil {
 		return fmt.Errorf("delete webhook endpoint: %w", pg.Translate(err))
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return pg.TranslateOr(err, pg.ErrNotFound)
 	}
 	return nil
 }
@@ -174,10 +187,15 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, accountID, id string)
 func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, overlap time.Duration) (WebhookEndpoint, error) {
 	now := s.Now()
 	var ep WebhookEndpoint
-	err := s.db.GetContext(ctx, &ep, `UPDATE webhook_endpoints
-		SET previous_secret = secret, previous_expires_at = $3, secret = $4, updated_at = $5
-		WHERE id = $1 AND account_id = $2 RETURNING `+webhookEndpointColumns,
-		id, accountID, now.Add(overlap), sealed, now)
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &ep, `UPDATE webhook_endpoints
+			SET previous_secret = secret, previous_expires_at = $3, secret = $4, updated_at = $5
+			WHERE id = $1 AND account_id = $2 RETURNING `+webhookEndpointColumns,
+			id, accountID, now.Add(overlap), sealed, now); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, now, accountID, persondb.AuditWebhookSecretRotated, id, nil)
+	})
 	if err != nil {
 		return WebhookEndpoint{}, fmt.Errorf("rotate webhook secret: %w", pg.Translate(err))
 	}

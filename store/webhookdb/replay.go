@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -72,8 +74,13 @@ func (s *Store) RetryWebhookDelivery(ctx context.Context, accountID, endpointID,
 		if d.Status != DeliveryFailed {
 			return ErrNotFailed
 		}
-		return tx.GetContext(ctx, &d, `UPDATE webhook_deliveries SET `+replaySet(2)+`
-			WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, s.Now())
+		now := s.Now()
+		if err := tx.GetContext(ctx, &d, `UPDATE webhook_deliveries SET `+replaySet(2)+`
+			WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, now); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, now, accountID, persondb.AuditWebhookRetried, deliveryID,
+			map[string]string{"endpointId": endpointID})
 	})
 	if err != nil {
 		return WebhookDelivery{}, fmt.Errorf("retry webhook delivery %s: %w", deliveryID, err)
@@ -99,14 +106,19 @@ func (s *Store) ReplayWebhookDeliveries(ctx context.Context, accountID, endpoint
 		if dryRun {
 			return tx.GetContext(ctx, &n, `SELECT count(*) FROM webhook_deliveries WHERE `+failedWithin, endpointID, f.Since, until)
 		}
+		now := s.Now()
 		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET `+replaySet(4)+` WHERE `+failedWithin,
-			endpointID, f.Since, until, s.Now())
+			endpointID, f.Since, until, now)
 		if err != nil {
 			return err
 		}
 		affected, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
 		n = int(affected)
-		return err
+		return persondb.RecordChange(ctx, tx, now, accountID, persondb.AuditWebhooksReplayed, endpointID,
+			map[string]string{"deliveries": strconv.Itoa(n)})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("replay webhook deliveries of %s: %w", endpointID, pg.Translate(err))

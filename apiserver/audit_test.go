@@ -44,7 +44,8 @@ func TestAuditTrail(t *testing.T) {
 		return items
 	}
 	all := list("")
-	require.Len(t, all, 3, "the account's lines only")
+	require.Len(t, all, 4, "the account's lines only")
+	assert.Equal(t, persondb.AuditClientCreated, all[3]["action"], "the test's API client, made by the operator")
 	assert.Equal(t, "person.role_changed", all[0]["action"])
 	assert.Equal(t, anna.ID, all[0]["actor"])
 	assert.Equal(t, "anna@shop.example", all[0]["actorEmail"])
@@ -54,9 +55,9 @@ func TestAuditTrail(t *testing.T) {
 	assert.Nil(t, all[2]["actorEmail"])
 
 	assert.Len(t, list("actor="+anna.ID), 2)
-	assert.Len(t, list("actor=operator"), 1)
+	assert.Len(t, list("actor=operator"), 2)
 	assert.Len(t, list("from="+url.QueryEscape(all[1]["at"].(string))), 2, "from is inclusive")
-	assert.Len(t, list("to="+url.QueryEscape(all[1]["at"].(string))), 1, "to is exclusive")
+	assert.Len(t, list("to="+url.QueryEscape(all[1]["at"].(string))), 2, "to is exclusive")
 
 	// Pages of one, through the cursor.
 	var seen []any
@@ -70,11 +71,11 @@ func TestAuditTrail(t *testing.T) {
 		}
 		q = "limit=1&cursor=" + url.QueryEscape(next)
 	}
-	assert.Len(t, seen, 3)
+	assert.Len(t, seen, 4)
 
 	r := e.do(t, http.MethodGet, "/audit", otherToken, nil)
 	require.Equal(t, http.StatusOK, r.status)
-	assert.Len(t, r.object(t)["items"], 1, "another account sees its own trail only")
+	assert.Len(t, r.object(t)["items"], 2, "another account sees its own trail only: its client and Cora")
 
 	requireProblem(t, e.get(t, "/audit?actor=anna@shop.example"), http.StatusBadRequest, "actor")
 	requireProblem(t, e.get(t, "/audit?from=2026-03-02T00:00:00Z&to=2026-03-01T00:00:00Z"), http.StatusBadRequest, "to")
@@ -145,5 +146,7 @@ func TestEveryChangeNamesItsClient(t *testing.T) {
 		persondb.AuditWebhookEndpointChanged, persondb.AuditWebhookEndpointDeleted,
 	}, got)
 	all, _ := items(t, e.get(t, "/audit?limit=100"))
-	assert.Len(t, all, len(got), "nothing else: the customer's review is in the review's history, not the trail")
+	require.Len(t, all, len(got)+1, "nothing else: the customer's review is in the review's history, not the trail")
+	assert.Equal(t, persondb.AuditClientCreated, all[len(all)-1]["action"], "the client itself, made by the operator")
+	assert.Equal(t, clientOf(t, e.token), all[len(all)-1]["target"])
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -40,8 +43,14 @@ func (s *Store) LinkClient(ctx context.Context, accountID, issuer, clientID, nam
 }
 
 func (s *Store) insertClient(ctx context.Context, c Client) error {
-	_, err := s.db.NamedExecContext(ctx, `INSERT INTO api_clients (`+clientColumns+`)
-		VALUES (:id, :account_id, :name, :access_group, :issuer, :client_id, :secret_hash, :not_before, :created_at)`, c)
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.NamedExecContext(ctx, `INSERT INTO api_clients (`+clientColumns+`)
+			VALUES (:id, :account_id, :name, :access_group, :issuer, :client_id, :secret_hash, :not_before, :created_at)`, c); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, c.CreatedAt, c.AccountID, persondb.AuditClientCreated, c.ID,
+			map[string]string{"accessGroup": c.AccessGroup})
+	})
 	if err != nil {
 		return fmt.Errorf("insert client: %w", pg.Translate(err))
 	}
@@ -70,14 +79,14 @@ func (s *Store) ListClients(ctx context.Context, accountID string) ([]Client, er
 
 // DeleteClient removes a client; its tokens stop working at once.
 func (s *Store) DeleteClient(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM api_clients WHERE id = $1`, id)
-	if err != nil {
-		return pg.Translate(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return pg.ErrNotFound
-	}
-	return nil
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		var accountID string
+		if err := tx.GetContext(ctx, &accountID, `DELETE FROM api_clients WHERE id = $1 RETURNING account_id`, id); err != nil {
+			return err
+		}
+		return persondb.RecordChange(ctx, tx, s.Now(), accountID, persondb.AuditClientDeleted, id, nil)
+	})
+	return pg.Translate(err)
 }
 
 // RevokeTokens sets the client's not-before to now: every token issued

@@ -41,6 +41,8 @@ const (
 	AuditEventTypeCreated       = "event_type.created"
 	AuditEventTypeChanged       = "event_type.updated"
 	AuditBrandingChanged        = "account.branding_updated"
+	AuditClientCreated          = "client.created"
+	AuditClientDeleted          = "client.deleted"
 
 	AuditPersonCreated  = "person.created"
 	AuditRoleChanged    = "person.role_changed"
@@ -62,7 +64,7 @@ func AuditActions() []string {
 		AuditTemplateSaved, AuditTemplateDeleted, AuditWebhookEndpointAdded, AuditWebhookEndpointChanged,
 		AuditWebhookEndpointDeleted, AuditWebhookSecretRotated, AuditWebhookRetried,
 		AuditWebhooksReplayed, AuditInviteSettingChanged, AuditEventTypeCreated, AuditEventTypeChanged,
-		AuditBrandingChanged, AuditPersonCreated, AuditRoleChanged, AuditPersonDisabled, AuditSignedOut,
+		AuditBrandingChanged, AuditClientCreated, AuditClientDeleted, AuditPersonCreated, AuditRoleChanged, AuditPersonDisabled, AuditSignedOut,
 		AuditPersonLinked, AuditPersonErased, AuditLinkSent, AuditSessionStarted, AuditSessionEnded,
 	}
 }

@@ -451,7 +451,7 @@ func (a *Auth) SignedIn(w http.ResponseWriter, r *http.Request) (Person, bool) {
 	}
 	if ok {
 		return Person{ID: s.Person.ID, AccountID: s.Person.AccountID, Email: s.Person.Email, Role: string(s.Person.Role),
-			CSRFToken: s.CSRFToken}, true
+			Language: s.Person.Language, CSRFToken: s.CSRFToken}, true
 	}
 	if _, err := r.Cookie(a.session); err == nil {
 		a.setCookie(w, a.session, "", -1)

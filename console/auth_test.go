@@ -90,8 +90,8 @@ func (g *rig) serve(prov console.Provider) {
 	secrets, err := webhook.NewSecretBox(secretkey.Derive(rigSecretKey, secretkey.WebhookSecret))
 	require.NoError(g.t, err)
 	h, err := console.New(console.Options{WebhookSecrets: secrets, BaseURL: g.url, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Webhooks: g.st.Webhooks, Templates: lib, People: g.ps, Logger: logger,
-		Now: g.clock.Now})
+		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Webhooks: g.st.Webhooks, Templates: lib, People: g.ps, PeopleStore: g.ps,
+		Logger: logger, Now: g.clock.Now})
 	require.NoError(g.t, err)
 	require.NoError(g.t, auth.Mount(h))
 	g.srv.Config.Handler = h
@@ -517,4 +517,52 @@ func TestSignInNeverLeavesTheConsole(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.StatusCode, next)
 		assert.Equal(t, g.url+want, p.URL.String(), "after signing in from next=%q", next)
 	}
+}
+
+// TestPersonChoosesTheLanguage: a person reads the console in the
+// language they chose on the settings page, whatever their browser asks
+// for, until they choose their browser's again; a language the console
+// does not have is refused at its field.
+func TestPersonChoosesTheLanguage(t *testing.T) {
+	t.Parallel()
+	g := builtIn(t)
+	anna := g.person("anna@shop.example", people.Viewer)
+	b := g.browser()
+	b.Header.Set("Accept-Language", "fr-CH, fr;q=0.9")
+	settings := g.signIn(b, "anna@shop.example", "/console/settings")
+	require.Equal(t, http.StatusOK, settings.StatusCode, settings.Body)
+	lang := func(p *webform.Page) string {
+		t.Helper()
+		html := webform.Find(p.Doc, func(n *htmlNode) bool { return n.Data == "html" })
+		require.NotEmpty(t, html)
+		return webform.Attr(html[0], "lang")
+	}
+	assert.Equal(t, "fr", lang(settings), "the browser's, while the person has chosen none")
+
+	form := settings.Form(t, "/console/settings/language")
+	saved := b.Submit(settings, form, map[string]string{"language": "de"})
+	require.Equal(t, http.StatusSeeOther, saved.StatusCode, saved.Body)
+	saved = b.Follow(saved)
+	assert.Equal(t, "de", lang(saved), "a viewer chooses their own language")
+	assert.Contains(t, saved.Body, "Sprache gespeichert.")
+	assert.Equal(t, "de", lang(b.Get(g.url+"/console/reviews")), "on every page")
+	got, err := g.ps.Person(context.Background(), g.account, anna.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "de", got.Language)
+
+	refused := b.Submit(settings, form, map[string]string{"language": "xx"})
+	assert.Equal(t, http.StatusBadRequest, refused.StatusCode)
+	assert.NotEmpty(t, webform.Find(refused.Doc, func(n *htmlNode) bool { return webform.Attr(n, "id") == "language-error" }))
+
+	back := b.Follow(b.Submit(settings, form, map[string]string{"language": ""}))
+	assert.Equal(t, "fr", lang(back), "the browser's again")
+	trail, _, err := g.ps.Audit(context.Background(), g.account, persondb.AuditFilter{Actor: people.PersonActor(anna.ID)}, pg.Page{})
+	require.NoError(t, err)
+	var changes []string
+	for _, e := range trail {
+		if e.Action == persondb.AuditLanguageChanged {
+			changes = append(changes, e.Detail["language"])
+		}
+	}
+	assert.Equal(t, []string{"", "de"}, changes, "each choice is in the trail, newest first")
 }

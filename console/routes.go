@@ -36,6 +36,7 @@ func (h *Handler) routes() []route {
 		{http.MethodPost, "/webhooks/{id}/replay", ReplayWebhook, h.replayWebhook},
 
 		{http.MethodGet, "/settings", Read, h.settings},
+		{http.MethodPost, "/settings/language", ChooseLanguage, h.saveLanguage},
 		{http.MethodGet, "/settings/branding/advice", Read, h.brandingAdvice},
 		{http.MethodPost, "/settings/branding", EditBranding, h.saveBranding},
 		{http.MethodPost, "/settings/invite-settings/{id}", EditSettings, h.saveInviteSetting},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/brand"
+	"github.com/touchpoint/touchpoint/locale"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/store"
@@ -38,6 +39,7 @@ type PeopleStore interface {
 	CreatePerson(ctx context.Context, by people.Actor, accountID, email string, role people.Role) (persondb.Person, error)
 	SetRole(ctx context.Context, by people.Actor, accountID, id string, role people.Role) (persondb.Person, error)
 	Disable(ctx context.Context, by people.Actor, accountID, id string) (persondb.Person, int, error)
+	SetLanguage(ctx context.Context, by people.Actor, accountID, id, lang string) (persondb.Person, error)
 }
 
 type settingsView struct {
@@ -57,6 +59,13 @@ type settingsView struct {
 	SettingID                                        string // the invite setting whose form was refused
 	Me                                               string // the person's own id: no one disables themself here
 	CanBrand, CanSettings, CanClients, CanPeople     bool
+	// The person's own choice of language ("" for the browser's) and
+	// the choices, each named in its own language; CanLanguage: the
+	// console keeps people's choices (it has their store).
+	CanLanguage   bool
+	Language      string
+	LanguageCodes []string
+	LanguageNames []string
 }
 
 // inviteSettingRow is an invite setting with the names of its event type
@@ -105,6 +114,12 @@ func (h *Handler) settingsView(w http.ResponseWriter, r *http.Request, p Person)
 		CanBrand: h.opts.Allows(p.Role, EditBranding), CanSettings: h.opts.Allows(p.Role, EditSettings),
 		CanClients: h.opts.Allows(p.Role, ManageClients), CanPeople: h.opts.Allows(p.Role, ManagePeople)}
 	v.Advice = advice(v.Brand.Color)
+	v.CanLanguage, v.Language = h.opts.PeopleStore != nil, p.Language
+	v.LanguageCodes = append([]string{""}, locale.Names(h.views.texts)...)
+	v.LanguageNames = []string{h.translator(r)("language_browser")}
+	for _, l := range v.LanguageCodes[1:] {
+		v.LanguageNames = append(v.LanguageNames, h.views.texts[l]["language_name"])
+	}
 	settings, _, err := h.opts.Accounts.ListInviteSettings(ctx, p.AccountID, accountdb.InviteSettingFilter{}, store.Page{Limit: 100})
 	if err != nil {
 		h.fail(w, r, err)
@@ -314,6 +329,30 @@ func (h *Handler) deleteClient(w http.ResponseWriter, r *http.Request, p Person)
 		return
 	}
 	h.seeOther(w, r, "/settings#clients-h", "client_deleted")
+}
+
+// saveLanguage sets the console's language the person reads in: one of
+// the console's, or "" for their browser's.
+func (h *Handler) saveLanguage(w http.ResponseWriter, r *http.Request, p Person) {
+	if h.opts.PeopleStore == nil {
+		h.notFound(w, r)
+		return
+	}
+	lang := r.PostForm.Get("language")
+	if lang != "" && h.views.texts[lang] == nil {
+		v, ok := h.settingsView(w, r, p)
+		if !ok {
+			return
+		}
+		v.Errors.add("language", h.translator(r)("error_choice"))
+		h.refused(w, r, v)
+		return
+	}
+	if _, err := h.opts.PeopleStore.SetLanguage(r.Context(), people.PersonActor(p.ID), p.AccountID, p.ID, lang); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.seeOther(w, r, "/settings#language-h", "language_saved")
 }
 
 // addPerson lets a person sign in to the account with a role.

@@ -182,6 +182,7 @@ type Action string
 // The console's actions.
 const (
 	Read           Action = "read"
+	ChooseLanguage Action = "self.language"
 	ReplyReview    Action = "review.reply"
 	ReportReview   Action = "review.report"
 	EditTemplates  Action = "template.edit"
@@ -289,13 +290,16 @@ func (h *Handler) forbidden(w http.ResponseWriter, r *http.Request) {
 // seeOther sends the browser on after a form did its work (Post/Redirect/
 // Get), to path below the console with the notice done shown there.
 func (h *Handler) seeOther(w http.ResponseWriter, r *http.Request, path string, done string) {
-	u := strings.TrimSuffix(Prefix, "/") + path
+	u, fragment, _ := strings.Cut(strings.TrimSuffix(Prefix, "/")+path, "#")
 	if done != "" {
 		sep := "?"
 		if strings.Contains(u, "?") {
 			sep = "&"
 		}
 		u += sep + "done=" + url.QueryEscape(done)
+	}
+	if fragment != "" { // after the query, or the query would be part of it
+		u += "#" + fragment
 	}
 	http.Redirect(w, r, u, http.StatusSeeOther)
 }

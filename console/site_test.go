@@ -56,7 +56,7 @@ const (
 // edits templates, sends tests, cancels and retries invites, retries and
 // replays webhook deliveries; owner everything).
 var roles = map[console.Action]string{
-	console.Read: "viewer", console.ReplyReview: "editor", console.ReportReview: "editor", console.EditTemplates: "editor",
+	console.Read: "viewer", console.ChooseLanguage: "viewer", console.ReplyReview: "editor", console.ReportReview: "editor", console.EditTemplates: "editor",
 	console.SendTest: "editor", console.CancelInvite: "editor", console.RetryInvite: "editor", console.RetryWebhook: "editor",
 	console.ReplayWebhook: "editor", console.ManagePeople: "owner", console.ManageClients: "owner", console.ManageWebhooks: "owner",
 	console.EditBranding: "owner", console.EditSettings: "owner", console.Suppress: "owner", console.Unsuppress: "owner",

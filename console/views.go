@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"net/http"
 	"path"
 	"slices"
@@ -112,6 +113,17 @@ func loadViews() (*views, error) {
 		v.tmpl[name] = t
 	}
 	return v, nil
+}
+
+// Languages lists the languages the console is written in ("da", "de",
+// "en", …), sorted.
+func Languages() []string {
+	files, _ := fs.Glob(localeFiles, "locales/*.json") // the pattern is valid
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = strings.TrimSuffix(path.Base(f), ".json")
+	}
+	return out
 }
 
 // loadTexts reads locales/*.json, every language with exactly the keys

@@ -51,6 +51,7 @@ type Action string
 const (
 	Read           Action = "read"            // see anything of the account
 	SignOut        Action = "sign_out"        // end one's own session
+	ChooseLanguage Action = "self.language"   // the console's language one reads in
 	ReplyReview    Action = "review.reply"    // write, change or delete a reply
 	ReportReview   Action = "review.report"   // report a review
 	EditTemplates  Action = "template.edit"   // change the shop's templates
@@ -74,6 +75,7 @@ const (
 var minRole = map[Action]Role{
 	Read:           Viewer,
 	SignOut:        Viewer,
+	ChooseLanguage: Viewer,
 	ReplyReview:    Editor,
 	ReportReview:   Editor,
 	EditTemplates:  Editor,

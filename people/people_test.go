@@ -20,6 +20,7 @@ func TestWhoMayDoWhat(t *testing.T) {
 	want := map[people.Action][]people.Role{
 		people.Read:           {v, e, o},
 		people.SignOut:        {v, e, o},
+		people.ChooseLanguage: {v, e, o},
 		people.ReplyReview:    {e, o},
 		people.ReportReview:   {e, o},
 		people.EditTemplates:  {e, o},

@@ -276,7 +276,7 @@ func Tables() []Table {
 		// person is erased by `touchpoint users erase`, which clears the
 		// address (the row stays, so the trail's usr-… names someone) and
 		// deletes the rest. Tokens, codes and cookies are kept as hashes.
-		{Name: "people", Columns: []Column{written("email", text.Identifier)}, None: []string{"id", "account_id", "role"}},
+		{Name: "people", Columns: []Column{written("email", text.Identifier)}, None: []string{"id", "account_id", "role", "language"}},
 		{Name: "person_identities", None: []string{"issuer", "subject", "person_id"}},
 		{Name: "sign_in_links", None: []string{"id", "token_hash", "browser_hash", "person_id", "client_id", "redirect_uri",
 			"state", "nonce", "code_challenge"}},

@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/touchpoint/touchpoint/config"
+	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
@@ -20,7 +22,8 @@ import (
 const usersUsage = `usage:
   touchpoint users create --account acc-… --email ADDRESS --role owner|editor|viewer [--json]
   touchpoint users list --account acc-… [--json]
-  touchpoint users update (--email ADDRESS | --id usr-…) --role owner|editor|viewer [--json]
+  touchpoint users update (--email ADDRESS | --id usr-…) [--role owner|editor|viewer] [--language LANG] [--json]
+      --language: the console's language the person reads in (da, de, en, es, fr, nl), or browser
   touchpoint users disable (--email ADDRESS | --id usr-…)      ends the person's sessions at once
   touchpoint users sign-out (--email ADDRESS | --id usr-…)     ends every session of the person
   touchpoint users link (--email ADDRESS | --id usr-…) --issuer URL --subject SUB
@@ -35,6 +38,7 @@ func peopleOf(st *store.Store) *persondb.Store { return persondb.New(pg.NewDB(st
 type usersFlags struct {
 	fs                                     *flag.FlagSet
 	account, email, id, role, iss, subject string
+	language                               string
 	asJSON                                 bool
 }
 
@@ -48,6 +52,7 @@ func (env *environment) runUsers(ctx context.Context, args []string) error {
 	f.fs.StringVar(&f.email, "email", "", "the person's email address")
 	f.fs.StringVar(&f.id, "id", "", "the person's id (usr-…)")
 	f.fs.StringVar(&f.role, "role", "", "owner, editor or viewer")
+	f.fs.StringVar(&f.language, "language", "", "the console's language of the person, or browser for their browser's")
 	f.fs.StringVar(&f.iss, "issuer", "", "the OpenID Connect provider, exactly as the iss of its ID tokens")
 	f.fs.StringVar(&f.subject, "subject", "", "the person's sub at that provider")
 	f.fs.BoolVar(&f.asJSON, "json", false, "print JSON")
@@ -114,12 +119,14 @@ type personJSON struct {
 	AccountID  string     `json:"accountId"`
 	Email      string     `json:"email"`
 	Role       string     `json:"role"`
+	Language   string     `json:"language"` // "" for the browser's
 	DisabledAt *time.Time `json:"disabledAt"`
 	CreatedAt  time.Time  `json:"createdAt"`
 }
 
 func personOut(p persondb.Person) personJSON {
-	return personJSON{ID: p.ID, AccountID: p.AccountID, Email: p.Email, Role: string(p.Role), DisabledAt: p.DisabledAt, CreatedAt: p.CreatedAt}
+	return personJSON{ID: p.ID, AccountID: p.AccountID, Email: p.Email, Role: string(p.Role), Language: p.Language,
+		DisabledAt: p.DisabledAt, CreatedAt: p.CreatedAt}
 }
 
 func (env *environment) listUsers(ctx context.Context, ps *persondb.Store, f usersFlags) error {
@@ -180,18 +187,39 @@ func (env *environment) changeUser(ctx context.Context, cfg config.Config, ps *p
 	by := people.Operator
 	switch sub {
 	case "update":
+		if f.role == "" && f.language == "" {
+			return errors.New("users update: give --role, --language or both")
+		}
 		role, ok := people.ParseRole(f.role)
-		if !ok {
+		if f.role != "" && !ok {
 			return errors.New("users update: --role must be owner, editor or viewer")
 		}
-		p, err := ps.SetRole(ctx, by, p.AccountID, p.ID, role)
-		if err != nil {
-			return fmt.Errorf("users update: %w", err)
+		langs := console.Languages()
+		lang := f.language
+		if lang == "browser" {
+			lang = ""
+		} else if lang != "" && !slices.Contains(langs, lang) {
+			return fmt.Errorf("users update: --language must be one of %s, or browser", strings.Join(langs, ", "))
+		}
+		var err error
+		if f.role != "" {
+			if p, err = ps.SetRole(ctx, by, p.AccountID, p.ID, role); err != nil {
+				return fmt.Errorf("users update: %w", err)
+			}
+		}
+		if f.language != "" {
+			if p, err = ps.SetLanguage(ctx, by, p.AccountID, p.ID, lang); err != nil {
+				return fmt.Errorf("users update: %w", err)
+			}
 		}
 		if f.asJSON {
 			return jsonOut(env.stdout).Encode(personOut(p))
 		}
-		fmt.Fprintf(env.stdout, "person %s (%q) is now %s\n", p.ID, p.Email, p.Role)
+		language := p.Language
+		if language == "" {
+			language = "their browser's language"
+		}
+		fmt.Fprintf(env.stdout, "person %s (%q) is %s, and reads the console in %s\n", p.ID, p.Email, p.Role, language)
 	case "disable":
 		p, ended, err := ps.Disable(ctx, by, p.AccountID, p.ID)
 		if err != nil {

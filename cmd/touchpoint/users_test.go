@@ -57,7 +57,18 @@ func TestUsersCLI(t *testing.T) {
 
 	out, err = runCLI(t, vars, "users", "update", "--email", "ben@shop.example", "--role", "owner")
 	require.NoError(t, err)
-	assert.Contains(t, out, "is now owner")
+	assert.Contains(t, out, "is owner, and reads the console in their browser's language")
+	out, err = runCLI(t, vars, "users", "update", "--email", "ben@shop.example", "--language", "de", "--json")
+	require.NoError(t, err)
+	assert.Contains(t, out, `"language":"de"`)
+	assert.Contains(t, out, `"role":"owner"`, "a language alone leaves the role")
+	_, err = runCLI(t, vars, "users", "update", "--email", "ben@shop.example", "--language", "klingon")
+	assert.ErrorContains(t, err, "--language must be one of da, de, en, es, fr, nl, or browser")
+	_, err = runCLI(t, vars, "users", "update", "--email", "ben@shop.example")
+	assert.ErrorContains(t, err, "give --role, --language or both")
+	out, err = runCLI(t, vars, "users", "update", "--email", "ben@shop.example", "--language", "browser")
+	require.NoError(t, err)
+	assert.Contains(t, out, "reads the console in their browser's language")
 
 	// A session of Anna's ends when she is disabled.
 	db, err := store.Open(context.Background(), vars["DATABASE_URL"])
@@ -100,5 +111,6 @@ func TestUsersCLI(t *testing.T) {
 		actions = append(actions, e.Action)
 	}
 	assert.Equal(t, []string{persondb.AuditPersonErased, persondb.AuditSignedOut, persondb.AuditPersonLinked, persondb.AuditPersonDisabled,
+		persondb.AuditLanguageChanged, persondb.AuditLanguageChanged,
 		persondb.AuditRoleChanged, persondb.AuditPersonCreated, persondb.AuditPersonCreated}, actions, "the operator's changes, newest first")
 }

@@ -44,15 +44,16 @@ const (
 	AuditClientCreated          = "client.created"
 	AuditClientDeleted          = "client.deleted"
 
-	AuditPersonCreated  = "person.created"
-	AuditRoleChanged    = "person.role_changed"
-	AuditPersonDisabled = "person.disabled"
-	AuditSignedOut      = "person.signed_out" // every session of a person ended
-	AuditPersonLinked   = "person.linked"
-	AuditPersonErased   = "person.erased"
-	AuditLinkSent       = "sign_in.link_sent"
-	AuditSessionStarted = "session.started"
-	AuditSessionEnded   = "session.ended"
+	AuditPersonCreated   = "person.created"
+	AuditRoleChanged     = "person.role_changed"
+	AuditLanguageChanged = "person.language_changed"
+	AuditPersonDisabled  = "person.disabled"
+	AuditSignedOut       = "person.signed_out" // every session of a person ended
+	AuditPersonLinked    = "person.linked"
+	AuditPersonErased    = "person.erased"
+	AuditLinkSent        = "sign_in.link_sent"
+	AuditSessionStarted  = "session.started"
+	AuditSessionEnded    = "session.ended"
 )
 
 // AuditActions lists every action the trail records: the API's
@@ -64,7 +65,7 @@ func AuditActions() []string {
 		AuditTemplateSaved, AuditTemplateDeleted, AuditWebhookEndpointAdded, AuditWebhookEndpointChanged,
 		AuditWebhookEndpointDeleted, AuditWebhookSecretRotated, AuditWebhookRetried,
 		AuditWebhooksReplayed, AuditInviteSettingChanged, AuditEventTypeCreated, AuditEventTypeChanged,
-		AuditBrandingChanged, AuditClientCreated, AuditClientDeleted, AuditPersonCreated, AuditRoleChanged, AuditPersonDisabled, AuditSignedOut,
+		AuditBrandingChanged, AuditClientCreated, AuditClientDeleted, AuditPersonCreated, AuditRoleChanged, AuditLanguageChanged, AuditPersonDisabled, AuditSignedOut,
 		AuditPersonLinked, AuditPersonErased, AuditLinkSent, AuditSessionStarted, AuditSessionEnded,
 	}
 }

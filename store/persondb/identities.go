@@ -80,6 +80,6 @@ func (s *Store) MatchByEmail(ctx context.Context, issuer, subject, email string)
 
 // prefixed is personColumns qualified by a table alias.
 func prefixed(alias string) string {
-	return alias + ".id, " + alias + ".account_id, " + alias + ".email, " + alias + ".role, " + alias + ".disabled_at, " +
+	return alias + ".id, " + alias + ".account_id, " + alias + ".email, " + alias + ".role, " + alias + ".language, " + alias + ".disabled_at, " +
 		alias + ".created_at, " + alias + ".updated_at"
 }

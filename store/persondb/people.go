@@ -19,6 +19,9 @@ type Person struct {
 	AccountID string      `db:"account_id"`
 	Email     string      `db:"email"` // lower case; "" once erased
 	Role      people.Role `db:"role"`
+	// Language is the console's language the person chose; "" for their
+	// browser's.
+	Language string `db:"language"`
 	// DisabledAt is when the person was disabled (or erased); nil while
 	// they may sign in.
 	DisabledAt *time.Time `db:"disabled_at"`
@@ -29,7 +32,7 @@ type Person struct {
 // Active reports whether the person may sign in.
 func (p Person) Active() bool { return p.DisabledAt == nil }
 
-const personColumns = `id, account_id, email, role, disabled_at, created_at, updated_at`
+const personColumns = `id, account_id, email, role, language, disabled_at, created_at, updated_at`
 
 // ErrDisabled: the person is disabled; nothing of theirs changes.
 var ErrDisabled = errors.New("the person is disabled")
@@ -42,7 +45,7 @@ func (s *Store) CreatePerson(ctx context.Context, by people.Actor, accountID, em
 	p := Person{ID: pg.NewID(people.IDPrefix), AccountID: accountID, Email: email, Role: role, CreatedAt: now, UpdatedAt: now}
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.NamedExecContext(ctx, `INSERT INTO people (`+personColumns+`)
-			VALUES (:id, :account_id, :email, :role, :disabled_at, :created_at, :updated_at)`, p); err != nil {
+			VALUES (:id, :account_id, :email, :role, :language, :disabled_at, :created_at, :updated_at)`, p); err != nil {
 			return err
 		}
 		return RecordTx(ctx, tx, now, Entry{AccountID: accountID, Actor: by, Action: AuditPersonCreated, Target: p.ID,
@@ -114,6 +117,27 @@ func (s *Store) change(ctx context.Context, accountID, id string, apply func(tx 
 		return RecordTx(ctx, tx, s.Now(), e)
 	})
 	return p, err
+}
+
+// SetLanguage sets the console's language a person reads in (lang, which
+// the caller checked is one of the console's; "" for their browser's).
+// Changing it is the person's own business, but the trail records it as
+// every change.
+func (s *Store) SetLanguage(ctx context.Context, by people.Actor, accountID, id, lang string) (Person, error) {
+	p, err := s.change(ctx, accountID, id, func(tx *sqlx.Tx, p *Person) (Entry, error) {
+		if p.Language == lang {
+			return Entry{}, nil
+		}
+		p.Language, p.UpdatedAt = lang, s.Now()
+		if _, err := tx.ExecContext(ctx, `UPDATE people SET language = $2, updated_at = $3 WHERE id = $1`, p.ID, lang, p.UpdatedAt); err != nil {
+			return Entry{}, err
+		}
+		return Entry{Actor: by, Action: AuditLanguageChanged, Detail: map[string]string{"language": lang}}, nil
+	})
+	if err != nil {
+		return Person{}, fmt.Errorf("set language: %w", pg.Translate(err))
+	}
+	return p, nil
 }
 
 // SetRole changes a person's role. A disabled person's role stays:

@@ -88,6 +88,7 @@ func (s *Store) Session(ctx context.Context, tokenHash []byte, idle time.Duratio
 		  AND s.last_seen_at > $3 AND s.expires_at > $2
 		RETURNING s.id, s.csrf_token, s.issuer, s.created_at, s.last_seen_at, s.expires_at,
 		  p.id AS "person.id", p.account_id AS "person.account_id", p.email AS "person.email", p.role AS "person.role",
+		  p.language AS "person.language",
 		  p.disabled_at AS "person.disabled_at", p.created_at AS "person.created_at", p.updated_at AS "person.updated_at"`,
 		tokenHash, now, now.Add(-idle))
 	if err != nil {

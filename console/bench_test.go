@@ -2,19 +2,15 @@ package console_test
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
@@ -38,27 +34,6 @@ func benchRows(b *testing.B) int {
 		}
 	}
 	return n
-}
-
-// plans collects what auto_explain says of each statement, as notices.
-type plans struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (p *plans) notice(n *pq.Error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.buf.WriteString(n.Message)
-	p.buf.WriteString("\n")
-}
-
-func (p *plans) take() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.buf.String()
-	p.buf.Reset()
-	return s
 }
 
 // BenchmarkPages measures every page of the console as a person loads it
@@ -85,35 +60,8 @@ func BenchmarkPages(b *testing.B) {
 	}
 	b.Logf("seeded %d events and reviews in %s", rows, time.Since(start).Round(time.Second))
 
-	// One connection, so the session's auto_explain settings hold for
-	// every statement of the pages.
-	var pl plans
-	connector, err := pq.NewConnector(testdb.URL(b, base))
-	if err != nil {
-		b.Fatal(err)
-	}
-	db := sqlx.NewDb(sql.OpenDB(pq.ConnectorWithNoticeHandler(connector, pl.notice)), "postgres")
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	b.Cleanup(func() { db.Close() })
-	for _, q := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_level = 'notice'`, `SET client_min_messages = 'notice'`,
-		`SET auto_explain.log_analyze = on`, `SET auto_explain.log_buffers = on`, `SET auto_explain.log_nested_statements = on`,
-		`SET auto_explain.log_min_duration = -1`} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			b.Fatalf("%s: %v", q, err)
-		}
-	}
-	explain := func(on bool) {
-		v := "-1"
-		if on {
-			v = "0"
-		}
-		if _, err := db.ExecContext(ctx, `SET auto_explain.log_min_duration = `+v); err != nil {
-			b.Fatal(err)
-		}
-		pl.take()
-	}
-
+	ex := testdb.NewExplainer(b, base)
+	db := ex.DB
 	st := storeset.New(db, "P7D")
 	lib, err := templates.Load()
 	if err != nil {
@@ -176,10 +124,10 @@ func BenchmarkPages(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) {
 			if !explained[p.name] {
 				explained[p.name] = true
-				explain(true)
+				ex.Explain(b, true)
 				load(p.path)
-				b.Logf("query plans of %s:\n%s", p.path, pl.take())
-				explain(false)
+				b.Logf("query plans of %s:\n%s", p.path, ex.Take())
+				ex.Explain(b, false)
 			}
 			load(p.path) // warm
 			durations := make([]time.Duration, 0, b.N)

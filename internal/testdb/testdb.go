@@ -46,6 +46,7 @@ import (
 	_ "github.com/lib/pq" // the driver
 
 	"github.com/touchpoint/touchpoint/schema"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // ServerURL is the maintenance database of the test server.
@@ -115,7 +116,7 @@ const (
 func New(tb testing.TB) *sqlx.DB {
 	tb.Helper()
 	dsn := NewURL(tb)
-	db, err := sqlx.Open("postgres", dsn)
+	db, err := pg.NewPool(dsn) // as Touchpoint's own pools, with their session's settings
 	if err != nil {
 		tb.Fatalf("testdb: open: %v", err)
 	}

@@ -1,9 +1,11 @@
 package pg_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -53,4 +55,22 @@ func TestTimeIDs(t *testing.T) {
 	got, ok := pg.IDTime(fromSQL)
 	require.True(t, ok, fromSQL)
 	assert.Equal(t, at, got)
+}
+
+// TestPoolsTurnJITOff: every connection of a pool Open makes runs without
+// JIT compilation, whichever connection of the pool a statement gets.
+func TestPoolsTurnJITOff(t *testing.T) {
+	t.Parallel()
+	db, err := pg.OpenPool(context.Background(), testdb.URL(t, testdb.New(t)), 3)
+	require.NoError(t, err)
+	defer db.Close()
+	conns := make([]*sqlx.Conn, 3) // three connections at once: three made
+	for i := range conns {
+		conns[i], err = db.Connx(context.Background())
+		require.NoError(t, err)
+		defer conns[i].Close()
+		var jit string
+		require.NoError(t, conns[i].GetContext(context.Background(), &jit, `SHOW jit`))
+		assert.Equal(t, "off", jit, "connection %d", i)
+	}
 }

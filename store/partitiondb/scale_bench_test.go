@@ -1,0 +1,195 @@
+package partitiondb_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/partitiondb"
+)
+
+// scaleRows is how many events BenchmarkPartitionsAtScale spreads over
+// twelve months: 20,000,000, or TOUCHPOINT_PARTITION_BENCH_ROWS.
+func scaleRows(b *testing.B) int {
+	n := 20_000_000
+	if v := os.Getenv("TOUCHPOINT_PARTITION_BENCH_ROWS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1200 {
+			b.Fatalf("TOUCHPOINT_PARTITION_BENCH_ROWS=%q: want a count of at least 1200", v)
+		}
+	}
+	return n
+}
+
+// BenchmarkPartitionsAtScale measures the partitioned events table at
+// scale: one account's events over the twelve months before this one (all
+// sent, 50,000 customers). It reports the p99 of the event list's first
+// page and of the console's two searches (by customer email, by order
+// reference), logging each one's plans once (auto_explain, analyze); then
+// how long housekeeping takes to drop the oldest month, the p99 of
+// accepts made meanwhile (from a second before the drop to a second
+// after), and the dead tuples the drop leaves (none: nothing is deleted).
+// Targets: the lists p99 ≤ 20 ms, the drop ≤ 1 s, accepts p99 ≤ 25 ms.
+// Run it on a quiet machine:
+//
+//	go test -run '^$' -bench PartitionsAtScale -benchtime 1000x -timeout 3h -v ./store/partitiondb/
+//
+// (TOUCHPOINT_PARTITION_BENCH_ROWS=120000 makes a quick run.)
+func BenchmarkPartitionsAtScale(b *testing.B) {
+	rows := scaleRows(b)
+	base := testdb.New(b)
+	ctx := context.Background()
+	a := eventfixture.NewAccount(b, base, eventfixture.Setting{})
+	now := time.Now().UTC()
+	thisMonth := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	first := thisMonth.AddDate(0, -12, 0)
+	if _, err := base.ExecContext(ctx, `SELECT touchpoint_ensure_partitions($1, $2)`, first, now); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	const chunk = 500_000
+	for from := 1; from <= rows; from += chunk {
+		to := min(from+chunk-1, rows)
+		// Event i falls in month i % 12, spread over the month's seconds.
+		if _, err := base.ExecContext(ctx, `INSERT INTO events (id, account_id, event_type_id, channel_id, received_at, type,
+				customer_email, customer_reference, transaction_reference, transaction_date, payload, invite_setting_id, delay,
+				delay_from, invite_status, sent_at, attempts, updated_at)
+			SELECT 'evt-' || gen_random_uuid(), $1, $2, $3, at, 'order', 'c' || (i % 50000) || '@example.com', 'C-' || (i % 50000),
+				'T-' || i, at, '{}', $4, 'PT0S', 'event', 'sent', at + interval '1 minute', 1, at + interval '1 minute'
+			FROM generate_series($5::int, $6::int) i,
+			LATERAL (SELECT $7::timestamptz + (i % 12) * interval '1 month' + (i / 12 % 2400000) * interval '1 second' AS at) t`,
+			a.AccountID, a.EventTypeID, a.ChannelID, a.SettingID, from, to, first); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := base.ExecContext(ctx, `VACUUM ANALYZE events`); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d events over 12 months in %s", rows, time.Since(start).Round(time.Second))
+
+	// The lists, on one connection, so that auto_explain holds for them.
+	ex := testdb.NewExplainer(b, base)
+	lists := store.New(ex.DB, "P7D")
+	searches := []struct {
+		name   string
+		filter func(i int) store.EventFilter
+	}{
+		{"list", func(int) store.EventFilter { return store.EventFilter{} }},
+		{"by-email", func(i int) store.EventFilter {
+			return store.EventFilter{CustomerEmail: fmt.Sprintf("c%d@example.com", i*7919%50000)}
+		}},
+		{"by-order", func(i int) store.EventFilter {
+			return store.EventFilter{TransactionReference: fmt.Sprintf("T-%d", 1+i*7919%rows)}
+		}},
+	}
+	took := make([][]time.Duration, len(searches))
+	b.ResetTimer()
+	for i := range b.N {
+		for k, s := range searches {
+			if i == 0 {
+				ex.Explain(b, true)
+			}
+			t0 := time.Now()
+			page, _, err := lists.ListEvents(ctx, a.AccountID, s.filter(i), store.Page{Limit: 50})
+			took[k] = append(took[k], time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(page) == 0 {
+				b.Fatalf("%s found nothing", s.name)
+			}
+			if i == 0 {
+				b.Logf("plans of %s:\n%s", s.name, ex.Take())
+				ex.Explain(b, false)
+			}
+		}
+	}
+	b.StopTimer()
+	for k, s := range searches {
+		b.ReportMetric(p99(took[k]), s.name+"-p99-ms")
+	}
+
+	// Drop the oldest month while accepts go on.
+	st := store.New(base, "P7D")
+	parts := st.Partitions
+	if _, _, err := parts.Maintain(ctx, partitiondb.Options{}); err != nil { // the months ahead, first
+		b.Fatal(err)
+	}
+	deadBefore := deadTuples(b, base)
+	keep := now.Sub(first.AddDate(0, 1, 0)) - time.Hour // the oldest month is past it, the next is not
+	var mu sync.Mutex
+	var accepts []time.Duration
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				t0 := time.Now()
+				_, err := st.Events.AcceptEvent(ctx, eventdb.NewEvent{AccountID: a.AccountID, Type: "order", ChannelID: a.ChannelID,
+					CustomerEmail: "new@example.com", TransactionReference: fmt.Sprintf("N-%d-%d", w, i), TransactionDate: time.Now(),
+					Payload: []byte(`{"customer":{"email":"new@example.com"}}`)})
+				d := time.Since(t0)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				mu.Lock()
+				accepts = append(accepts, d)
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	t0 := time.Now()
+	round, _, err := parts.Maintain(ctx, partitiondb.Options{Retention: keep, OutboxKeep: 1000 * time.Hour, WebhookKeep: 1000 * time.Hour})
+	drop := time.Since(t0)
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !slices.Contains(round.Dropped, "events_"+first.Format("2006_01")) {
+		b.Fatalf("the oldest month was not dropped: %+v", round)
+	}
+	b.Logf("dropped %s in %s; %d accepts meanwhile", strings.Join(round.Dropped, ", "), drop.Round(time.Millisecond), len(accepts))
+	b.ReportMetric(float64(drop.Microseconds())/1000, "drop-ms")
+	b.ReportMetric(p99(accepts), "accept-p99-ms")
+	b.ReportMetric(float64(deadTuples(b, base)-deadBefore), "dead-tuples-added")
+}
+
+// p99 is the 99th percentile of ds, in milliseconds.
+func p99(ds []time.Duration) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[(len(s)*99+99)/100-1].Microseconds()) / 1000
+}
+
+// deadTuples is the dead tuples of the events partitions, as the
+// statistics have them once this session's counts are flushed.
+func deadTuples(b *testing.B, db *sqlx.DB) int64 {
+	b.Helper()
+	var n int64
+	if err := db.Get(&n, `SELECT COALESCE(sum(n_dead_tup), 0)::bigint FROM pg_stat_user_tables, pg_stat_force_next_flush()
+		WHERE relname LIKE 'events\_%'`); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}

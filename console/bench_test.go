@@ -4,9 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,14 +24,7 @@ import (
 // benchRows is how many events and reviews the account of BenchmarkPages
 // holds: 1,000,000 each, or TOUCHPOINT_CONSOLE_BENCH_ROWS.
 func benchRows(b *testing.B) int {
-	n := 1_000_000
-	if v := os.Getenv("TOUCHPOINT_CONSOLE_BENCH_ROWS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 100 {
-			b.Fatalf("TOUCHPOINT_CONSOLE_BENCH_ROWS=%q: want a count of at least 100", v)
-		}
-	}
-	return n
+	return testdb.Rows(b, "TOUCHPOINT_CONSOLE_BENCH_ROWS", 1_000_000, 100)
 }
 
 // BenchmarkPages measures every page of the console as a person loads it

@@ -3,6 +3,7 @@ package testdb
 import (
 	"context"
 	"database/sql"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,4 +76,19 @@ func (e *Explainer) notice(n *pq.Error) {
 	defer e.mu.Unlock()
 	e.b.WriteString(n.Message)
 	e.b.WriteString("\n")
+}
+
+// Rows is how many rows a benchmark at scale seeds: def, or the count in
+// the environment variable env (at least least), for a quick run.
+func Rows(tb testing.TB, env string, def, least int) int {
+	tb.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least {
+		tb.Fatalf("%s=%q: want a count of at least %d", env, v, least)
+	}
+	return n
 }

@@ -3,9 +3,7 @@ package partitiondb_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,14 +21,7 @@ import (
 // scaleRows is how many events BenchmarkPartitionsAtScale spreads over
 // twelve months: 20,000,000, or TOUCHPOINT_PARTITION_BENCH_ROWS.
 func scaleRows(b *testing.B) int {
-	n := 20_000_000
-	if v := os.Getenv("TOUCHPOINT_PARTITION_BENCH_ROWS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1200 {
-			b.Fatalf("TOUCHPOINT_PARTITION_BENCH_ROWS=%q: want a count of at least 1200", v)
-		}
-	}
-	return n
+	return testdb.Rows(b, "TOUCHPOINT_PARTITION_BENCH_ROWS", 20_000_000, 1200)
 }
 
 // BenchmarkPartitionsAtScale measures the partitioned events table at

@@ -15,7 +15,7 @@ VERSION_FLAG  := $(if $(VERSION),-X main.version=$(VERSION))
 # go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race.
 FUZZTIME      ?= 50000x
 
-.PHONY: all build build-prod run check gofmt test test-files fuzz lint bench clean
+.PHONY: all build build-prod run check gofmt test test-files fuzz bench-smoke lint bench clean
 
 all: build
 
@@ -58,7 +58,15 @@ test:
 	$(GO) test -race -tags '$(RACE_TAGS)' -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS) || status=1; \
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./devtemporal/ || status=1; \
 	$(MAKE) --no-print-directory fuzz || status=1; \
+	$(MAKE) --no-print-directory bench-smoke || status=1; \
 	exit $$status
+
+# The benchmarks at scale, once each over a few thousand rows: they are
+# run by hand on a quiet machine, and this keeps them running as the
+# schema and the code move under them.
+bench-smoke:
+	TOUCHPOINT_CONSOLE_BENCH_ROWS=2000 TOUCHPOINT_PARTITION_BENCH_ROWS=12000 \
+		$(GO) test -tags nodev -run '^$$' -bench 'BenchmarkPages|BenchmarkPartitionsAtScale' -benchtime 1x ./console/ ./store/partitiondb/
 
 test-files:
 	@.ci/untested-files '$(RACE_TAGS)' "$(RACE_PKGS)" '' ./devtemporal/

@@ -44,6 +44,10 @@ func BenchmarkPages(b *testing.B) {
 	acc := eventfixture.NewAccount(b, base, eventfixture.Setting{})
 	other := eventfixture.NewAccount(b, base, eventfixture.Setting{})
 	start := time.Now()
+	// The events span 400 days: their months' partitions first.
+	if _, err := base.ExecContext(ctx, `SELECT touchpoint_ensure_partitions(now() - interval '401 days', now())`); err != nil {
+		b.Fatal(err)
+	}
 	seedAccount(b, base, acc, rows)
 	seedAccount(b, base, other, rows/10) // a neighbour, so no query may forget the account
 	if _, err := base.ExecContext(ctx, `VACUUM ANALYZE`); err != nil {
@@ -141,7 +145,7 @@ func BenchmarkPages(b *testing.B) {
 
 // consoleOf is the console for the benchmark: one owner signed in.
 func consoleOf(baseURL string, st *store.Store, lib *templates.Library, secrets *webhook.SecretBox, p console.Person) (*console.Handler, error) {
-	return console.New(console.Options{BaseURL: baseURL, Store: st, Accounts: st.Accounts, Stats: st.Stats, Templates: lib,
+	return console.New(console.Options{BaseURL: baseURL, Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Templates: lib,
 		WebhookSecrets: secrets, Clients: st.Auth, PeopleStore: persondb.New(pg.NewDB(st.DB())),
 		SignedIn: func(http.ResponseWriter, *http.Request) (console.Person, bool) { return p, true },
 		Allows:   func(string, console.Action) bool { return true }})
@@ -179,8 +183,8 @@ func seedAccount(b *testing.B, db *sqlx.DB, a *eventfixture.Account, n int) {
 		        $4, 'PT0S', 'event', 'sent', 'email', t, t
 		 FROM (SELECT i, now() - (i * interval '400 days' / $5) AS t FROM generate_series(1, $5) i) g`,
 			[]any{a.AccountID, a.EventTypeID, a.ChannelID, a.SettingID, n}},
-		{`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome)
-		 SELECT id, 'invite', 1, 'email', sent_at, sent_at, 'sent' FROM events WHERE account_id = $1`, []any{a.AccountID}},
+		{`INSERT INTO send_attempts (event_id, kind, n, medium, started_at, finished_at, outcome, event_received_at)
+		 SELECT id, 'invite', 1, 'email', sent_at, sent_at, 'sent', received_at FROM events WHERE account_id = $1`, []any{a.AccountID}},
 		{`INSERT INTO reviews (id, account_id, event_id, event_type_id, channel_id, rating, comment, locale, created_at, updated_at,
 			reply_text, reply_created_at, reply_updated_at)
 		 SELECT 'rev-' || md5('r' || e.id)::uuid, $1, e.id, $2, $3, 1 + (abs(hashtext(e.id)) % 5), 'A comment of the customer',

@@ -188,8 +188,10 @@ func (s *Store) decideForAccount(ctx context.Context, accountID, id, action stri
 		if err := s.apply(ctx, tx, id, c); err != nil {
 			return err
 		}
-		if err := persondb.RecordChange(ctx, tx, s.Now(), accountID, action, id, nil); err != nil {
-			return err
+		if c.Changed() { // a cancel made again changes nothing, and is not a change of the trail
+			if err := persondb.RecordChange(ctx, tx, s.Now(), accountID, action, id, map[string]string{"send": string(c.Kind)}); err != nil {
+				return err
+			}
 		}
 		return tx.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id)
 	})

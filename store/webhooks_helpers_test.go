@@ -1,62 +1,12 @@
 package store_test
 
-import (
-	"context"
-	"sync/atomic"
-	"testing"
-	"time"
+import "github.com/touchpoint/touchpoint/internal/webhookfixture"
 
-	"github.com/jmoiron/sqlx"
-	"github.com/stretchr/testify/require"
-
-	"github.com/touchpoint/touchpoint/internal/eventfixture"
-	"github.com/touchpoint/touchpoint/internal/testdb"
-	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/store/webhookdb"
-	"github.com/touchpoint/touchpoint/storeset"
+// The webhook helpers of internal/webhookfixture, by their names here.
+var (
+	webhookStore = webhookfixture.Store
+	ticking      = webhookfixture.Ticking
+	endpoint     = webhookfixture.Endpoint
+	deliveries   = webhookfixture.Deliveries
+	typesOf      = webhookfixture.TypesOf
 )
-
-// webhookStore is a store over a fresh database, the database itself (for
-// what the tests set up beside the store) and an account maker.
-func webhookStore(t *testing.T) (*store.Store, *sqlx.DB, func(eventfixture.Setting) *eventfixture.Account) {
-	t.Helper()
-	db := testdb.New(t)
-	st := storeset.New(db, "P7D")
-	return st, db, func(s eventfixture.Setting) *eventfixture.Account {
-		return eventfixture.NewAccount(t, db, s)
-	}
-}
-
-// ticking makes st's clock advance a millisecond at every reading from
-// start, so the rows a test writes have distinct, ordered times.
-func ticking(st *store.Store, start time.Time) {
-	var n atomic.Int64
-	st.SetClock(func() time.Time { return start.Add(time.Duration(n.Add(1)) * time.Millisecond) })
-}
-
-// endpoint creates an endpoint of account subscribed to events.
-func endpoint(t *testing.T, st *store.Store, accountID string, events ...string) webhookdb.WebhookEndpoint {
-	t.Helper()
-	id := store.NewID("whk")
-	ep, err := st.Webhooks.CreateWebhookEndpoint(context.Background(), webhookdb.WebhookEndpoint{ID: id, AccountID: accountID,
-		URL: "https://hooks.example.com/" + id, Events: events, Secret: []byte("sealed " + id)})
-	require.NoError(t, err)
-	return ep
-}
-
-// deliveries lists an endpoint's deliveries, newest first.
-func deliveries(t *testing.T, st *store.Store, ep webhookdb.WebhookEndpoint) []webhookdb.WebhookDelivery {
-	t.Helper()
-	ds, _, err := st.Webhooks.ListWebhookDeliveries(context.Background(), ep.AccountID, ep.ID, "", store.Page{Limit: 200})
-	require.NoError(t, err)
-	return ds
-}
-
-// typesOf are the types of deliveries, oldest first.
-func typesOf(ds []webhookdb.WebhookDelivery) []string {
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[len(ds)-1-i] = d.Type
-	}
-	return out
-}

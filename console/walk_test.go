@@ -22,17 +22,11 @@ import (
 // A page that is navigating away answers nothing: that is waited out too.
 func waitFor(t *testing.T, tab context.Context, js string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](js))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %v", js, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		assert.NoError(c, err)
+		assert.True(c, ok, "waiting for %s", js)
+	}, 20*time.Second, 50*time.Millisecond)
 }
 
 // clear empties a field, as selecting its text and deleting it would.

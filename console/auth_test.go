@@ -554,6 +554,7 @@ func TestPersonChoosesTheLanguage(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, refused.StatusCode)
 	assert.NotEmpty(t, webform.Find(refused.Doc, func(n *htmlNode) bool { return webform.Attr(n, "id") == "language-error" }))
 
+	g.clock.Advance(time.Second) // the rig's clock stands still: the trail orders by time
 	back := b.Follow(b.Submit(settings, form, map[string]string{"language": ""}))
 	assert.Equal(t, "fr", lang(back), "the browser's again")
 	trail, _, err := g.ps.Audit(context.Background(), g.account, persondb.AuditFilter{Actor: people.PersonActor(anna.ID)}, pg.Page{})

@@ -56,7 +56,7 @@ const attemptsColumn = `(SELECT json_agg(json_build_object('n', a.n, 'kind', a.k
 		                 ELSE json_build_object('source', a.template_source, 'version', a.template_version) END,
 		'providerEvents', ` + mailEventsColumn + `)
 		ORDER BY a.started_at, a.kind, a.n)
-	 FROM send_attempts a WHERE a.event_id = events.id) AS attempt_history`
+	 FROM send_attempts a WHERE a.event_id = events.id AND a.event_received_at = events.received_at) AS attempt_history`
 
 // History decodes the event's send attempts, oldest first.
 func (e Event) History() ([]Attempt, error) {

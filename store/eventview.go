@@ -128,7 +128,7 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter,
 	q := `SELECT ` + eventColumns + ` FROM events WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY received_at DESC, id DESC LIMIT $` + strconv.Itoa(len(args))
 	var rows []Event
-	if err := s.read(ctx).SelectContext(ctx, &rows, q, args...); err != nil {
+	if err := s.readPlanned(ctx).SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, nil, fmt.Errorf("list events: %w", translate(err))
 	}
 	rows, next := trim(rows, p.Limit, func(e Event) Cursor { return Cursor{CreatedAt: e.ReceivedAt, ID: e.ID} })

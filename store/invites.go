@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
@@ -23,38 +24,36 @@ import (
 // planned each time).
 type inviteStatements struct {
 	plan, reminderPlan, lockInvite, lockReminder, writeInvite, writeReminder,
-	claimRead, addressLock, suppressed, recentlyInvited, content preparedStmt
+	claimRead, addressLock, suppressed, recentlyInvited, content *pg.Stmt
 	// Locks an event for a change that is counted (statsdb).
-	lockEvent preparedStmt
+	lockEvent *pg.Stmt
 	// The statements of the funnel's counts, prepared with these.
 	stats *statsdb.Store
 }
 
-func newInviteStatements(stats *statsdb.Store) *inviteStatements {
+func newInviteStatements(db *sqlx.DB, stats *statsdb.Store) *inviteStatements {
 	return &inviteStatements{stats: stats,
-		plan:            preparedStmt{query: planSQL},
-		reminderPlan:    preparedStmt{query: reminderPlanSQL},
-		lockInvite:      preparedStmt{query: lockInviteSQL},
-		lockReminder:    preparedStmt{query: lockReminderSQL},
-		writeInvite:     preparedStmt{query: writeInviteSQL},
-		writeReminder:   preparedStmt{query: writeReminderSQL},
-		claimRead:       preparedStmt{query: claimReadSQL},
-		addressLock:     preparedStmt{query: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`},
-		suppressed:      preparedStmt{query: `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND address = $2)`},
-		recentlyInvited: preparedStmt{query: recentlyInvitedSQL},
-		content:         preparedStmt{query: contentSQL},
-		lockEvent:       preparedStmt{query: lockEventSQL},
+		plan:            pg.NewStmt(db, planSQL),
+		reminderPlan:    pg.NewStmt(db, reminderPlanSQL),
+		lockInvite:      pg.NewStmt(db, lockInviteSQL),
+		lockReminder:    pg.NewStmt(db, lockReminderSQL),
+		writeInvite:     pg.NewStmt(db, writeInviteSQL),
+		writeReminder:   pg.NewStmt(db, writeReminderSQL),
+		claimRead:       pg.NewStmt(db, claimReadSQL),
+		addressLock:     pg.NewStmt(db, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`),
+		suppressed:      pg.NewStmt(db, `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND address = $2)`),
+		recentlyInvited: pg.NewStmt(db, recentlyInvitedSQL),
+		content:         pg.NewStmt(db, contentSQL),
+		lockEvent:       pg.NewStmt(db, lockEventSQL),
 	}
 }
 
 // prepareForTx makes the statements that run inside transactions ready
-// before one begins (see preparedStmt.on).
-func (st *inviteStatements) prepareForTx(ctx context.Context, db *sqlx.DB) error {
-	for _, p := range []*preparedStmt{&st.lockInvite, &st.lockReminder, &st.writeInvite, &st.writeReminder,
-		&st.claimRead, &st.addressLock, &st.suppressed, &st.recentlyInvited, &st.lockEvent} {
-		if _, err := p.get(ctx, db); err != nil {
-			return err
-		}
+// before one begins (see pg.Stmt.On).
+func (st *inviteStatements) prepareForTx(ctx context.Context) error {
+	if err := pg.PrepareAll(ctx, st.lockInvite, st.lockReminder, st.writeInvite, st.writeReminder,
+		st.claimRead, st.addressLock, st.suppressed, st.recentlyInvited, st.lockEvent); err != nil {
+		return err
 	}
 	return st.stats.Prepare(ctx)
 }
@@ -107,11 +106,11 @@ func (s *Store) LoadPlan(ctx context.Context, k invite.Kind, eventID string) (in
 		DelayFrom       string        `db:"delay_from"`
 		SendWindow      []byte        `db:"send_window"`
 	}
-	stmt := &s.invite.plan
+	stmt := s.invite.plan
 	if k == invite.KindReminder {
-		stmt = &s.invite.reminderPlan
+		stmt = s.invite.reminderPlan
 	}
-	if err := s.getPrepared(ctx, nil, stmt, &r, eventID); err != nil {
+	if err := stmt.Get(ctx, nil, &r, eventID); err != nil {
 		return invite.Plan{}, fmt.Errorf("load %s plan: %w", k, translate(err))
 	}
 	p := invite.Plan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive,
@@ -172,7 +171,7 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 		SentAt    *time.Time `db:"sent_at"`
 		accountdb.Account
 	}
-	if err := s.getPrepared(ctx, nil, &s.invite.content, &r, eventID); err != nil {
+	if err := s.invite.content.Get(ctx, nil, &r, eventID); err != nil {
 		return InviteContent{}, fmt.Errorf("load invite content: %w", translate(err))
 	}
 	var p struct {
@@ -201,7 +200,7 @@ const lockEventSQL = `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`
 // first time only (opened reports whether this was it). A review counts
 // as an opening too (SaveReview). Nothing but the time is kept.
 func (s *Store) MarkOpened(ctx context.Context, eventID string) (opened bool, err error) {
-	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
+	if err := s.invite.prepareForTx(ctx); err != nil {
 		return false, fmt.Errorf("mark opened: %w", translate(err))
 	}
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {

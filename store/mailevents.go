@@ -156,7 +156,7 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 	if _, changes := invite.NextDelivery("", r.Outcome); changes {
 		var counted *stats.Facts
 		if r.Kind == invite.KindInvite {
-			if err := s.execPrepared(ctx, tx, &s.invite.lockEvent, r.EventID); err != nil {
+			if err := s.invite.lockEvent.Exec(ctx, tx, r.EventID); err != nil {
 				return "", err
 			}
 			f, err := s.Stats.FactsTx(ctx, tx, r.EventID)
@@ -229,14 +229,15 @@ type MailDelivery struct {
 // invite's and the reminder's message, keyed by kind.
 const mailDeliveryColumn = `(SELECT json_object_agg(d.message, json_build_object('status', d.status, 'provider', d.provider,
 		'at', to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))
-	 FROM mail_deliveries d WHERE d.event_id = events.id) AS mail_delivery`
+	 FROM mail_deliveries d WHERE d.event_id = events.id AND d.event_received_at = events.received_at) AS mail_delivery`
 
 // mailEventsColumn is the reports kept for a send attempt, oldest first,
 // for attemptsColumn (a is the attempt).
 const mailEventsColumn = `(SELECT json_agg(json_build_object('provider', m.provider, 'outcome', m.outcome,
 		'detail', COALESCE(m.detail, ''), 'at', to_char(m.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
 		ORDER BY m.occurred_at, m.provider_id)
-	 FROM mail_events m WHERE m.event_id = a.event_id AND m.message = a.kind AND m.attempt = a.n)`
+	 FROM mail_events m WHERE m.event_id = a.event_id AND m.event_received_at = a.event_received_at
+	   AND m.message = a.kind AND m.attempt = a.n)`
 
 // AccountMail is an account's mail of the last 24 hours.
 type AccountMail struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // The send pipeline's side of the database. An event's invite and its
@@ -59,18 +60,18 @@ const (
 
 // lockStmt and writeStmt are the statements that lock and write the send
 // of kind k.
-func (st *inviteStatements) lockStmt(k invite.Kind) *preparedStmt {
+func (st *inviteStatements) lockStmt(k invite.Kind) *pg.Stmt {
 	if k == invite.KindReminder {
-		return &st.lockReminder
+		return st.lockReminder
 	}
-	return &st.lockInvite
+	return st.lockInvite
 }
 
-func (st *inviteStatements) writeStmt(k invite.Kind) *preparedStmt {
+func (st *inviteStatements) writeStmt(k invite.Kind) *pg.Stmt {
 	if k == invite.KindReminder {
-		return &st.writeReminder
+		return st.writeReminder
 	}
-	return &st.writeInvite
+	return st.writeInvite
 }
 
 // change runs the rule of one step on the event's send of kind k (see
@@ -82,13 +83,13 @@ func (s *Store) change(ctx context.Context, k invite.Kind, eventID string,
 	if !k.Valid() {
 		return invite.Change{}, fmt.Errorf("%s: unknown kind of send %q", eventID, k)
 	}
-	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
+	if err := s.invite.prepareForTx(ctx); err != nil {
 		return invite.Change{}, fmt.Errorf("%s %s: %w", k, eventID, translate(err))
 	}
 	var out invite.Change
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var cur sendState
-		if err := s.getPrepared(ctx, tx, s.invite.lockStmt(k), &cur, eventID); err != nil {
+		if err := s.invite.lockStmt(k).Get(ctx, tx, &cur, eventID); err != nil {
 			return err
 		}
 		c, err := rule(tx, cur)
@@ -152,7 +153,7 @@ func (s *Store) applyEffects(ctx context.Context, tx *sqlx.Tx, eventID string, c
 	if c.Kind == invite.KindReminder {
 		args = []any{eventID, n.Status, n.Reason, n.ScheduledFor, n.SentAt, now}
 	}
-	if err := s.execPrepared(ctx, tx, s.invite.writeStmt(c.Kind), args...); err != nil {
+	if err := s.invite.writeStmt(c.Kind).Exec(ctx, tx, args...); err != nil {
 		return err
 	}
 	if c.Number != "" {
@@ -255,7 +256,7 @@ func (s *Store) ClaimSend(ctx context.Context, k invite.Kind, eventID string, op
 			return invite.Claim(k, cur.State, invite.ClaimFacts{})
 		}
 		var r claimRow
-		if err := s.getPrepared(ctx, tx, &s.invite.claimRead, &r, eventID, k.StopsOnReview()); err != nil {
+		if err := s.invite.claimRead.Get(ctx, tx, &r, eventID, k.StopsOnReview()); err != nil {
 			return invite.Change{}, fmt.Errorf("read setting: %w", err)
 		}
 		f := invite.ClaimFacts{EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive, Medium: r.Medium,
@@ -347,10 +348,10 @@ const claimReadSQL = `
 // it is not, as the lock is released before that send ends.
 func (s *Store) mayReach(ctx context.Context, tx *sqlx.Tx, eventID string, r claimRow, address string,
 	window time.Duration) (suppressed, recent bool, err error) {
-	if err := s.execPrepared(ctx, tx, &s.invite.addressLock, suppressionLockKey(r.AccountID, address)); err != nil {
+	if err := s.invite.addressLock.Exec(ctx, tx, suppressionLockKey(r.AccountID, address)); err != nil {
 		return false, false, fmt.Errorf("address lock: %w", err)
 	}
-	if err := s.getPrepared(ctx, tx, &s.invite.suppressed, &suppressed, r.AccountID, address); err != nil {
+	if err := s.invite.suppressed.Get(ctx, tx, &suppressed, r.AccountID, address); err != nil {
 		return false, false, fmt.Errorf("suppression list: %w", err)
 	}
 	if suppressed || window == 0 {
@@ -361,7 +362,7 @@ func (s *Store) mayReach(ctx context.Context, tx *sqlx.Tx, eventID string, r cla
 		recent, err = s.throttleSMS(ctx, tx, eventID, r.AccountID, address, since)
 		return false, recent, err
 	}
-	if err := s.getPrepared(ctx, tx, &s.invite.recentlyInvited, &recent, r.AccountID, address, eventID, since); err != nil {
+	if err := s.invite.recentlyInvited.Get(ctx, tx, &recent, r.AccountID, address, eventID, since); err != nil {
 		return false, false, fmt.Errorf("throttle: %w", err)
 	}
 	return false, recent, nil

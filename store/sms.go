@@ -58,7 +58,8 @@ type SMSDelivery = sms.Delivery
 const smsDeliveryColumn = `(SELECT json_object_agg(d.message,
 		json_build_object('status', d.status, 'errorCode', d.error_code, 'updatedAt', d.updated_at))
 	 FROM (SELECT DISTINCT ON (message) message, status, error_code, updated_at FROM sms_deliveries
-	       WHERE event_id = events.id ORDER BY message, created_at DESC) d) AS sms_delivery`
+	       WHERE event_id = events.id AND event_received_at = events.received_at
+	       ORDER BY message, created_at DESC) d) AS sms_delivery`
 
 // deliveryRank orders the statuses of a message, so a report that arrives
 // late (sent after delivered) does not overwrite a later one. Unknown

@@ -5,7 +5,6 @@ package store
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -98,7 +97,7 @@ type Store struct {
 	// Partitions keeps the monthly partitions (housekeeping).
 	Partitions *partitiondb.Store
 	// The statements every event or invite runs are prepared once (see
-	// preparedStmt).
+	// pg.Stmt).
 	invite *inviteStatements
 }
 
@@ -109,74 +108,7 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	accounts := accountdb.New(base, defaultInviteDelay)
 	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accounts, Stats: stats,
 		Events: eventdb.New(base, accounts), Webhooks: webhookdb.New(base, accounts), Partitions: partitiondb.New(base),
-		invite: newInviteStatements(stats)}
-}
-
-// preparedStmt is a statement prepared on first use and kept: running it
-// is one round trip (bind, execute) where an unprepared query with
-// arguments is two (parse and describe, then bind and execute), and
-// PostgreSQL can reuse its plan. database/sql prepares it again on each
-// connection it runs on, including replacements for lost ones.
-type preparedStmt struct {
-	query string
-	stmt  atomic.Pointer[sqlx.Stmt]
-}
-
-// get returns the statement, preparing it if no call has yet. Nobody
-// waits on a lock while another caller talks to PostgreSQL: callers that
-// race to prepare it each do, and all but the first close theirs.
-func (p *preparedStmt) get(ctx context.Context, db *sqlx.DB) (*sqlx.Stmt, error) {
-	if stmt := p.stmt.Load(); stmt != nil {
-		return stmt, nil
-	}
-	stmt, err := db.PreparexContext(ctx, p.query)
-	if err != nil {
-		return nil, err
-	}
-	if !p.stmt.CompareAndSwap(nil, stmt) {
-		stmt.Close()
-	}
-	return p.stmt.Load(), nil
-}
-
-// on returns the statement ready to run in tx, or on the pool when tx is
-// nil. In a transaction database/sql reuses the statement prepared on the
-// transaction's connection, preparing it there first if it must.
-//
-// Preparing a statement for the pool takes a pool connection, so a
-// transaction never does it: holding one connection while waiting for
-// another, enough concurrent transactions would empty the pool and wait
-// on each other until they time out. Callers get their statements before
-// they begin; one that is not ready yet is prepared for this transaction
-// alone.
-func (p *preparedStmt) on(ctx context.Context, db *sqlx.DB, tx *sqlx.Tx) (*sqlx.Stmt, error) {
-	if tx == nil {
-		return p.get(ctx, db)
-	}
-	if stmt := p.stmt.Load(); stmt != nil {
-		return tx.StmtxContext(ctx, stmt), nil
-	}
-	return tx.PreparexContext(ctx, p.query)
-}
-
-// getPrepared runs p for one row into dest, in tx or, when tx is nil, on
-// the pool.
-func (s *Store) getPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, dest any, args ...any) error {
-	stmt, err := p.on(ctx, s.db, tx)
-	if err != nil {
-		return err
-	}
-	return stmt.GetContext(ctx, dest, args...)
-}
-
-// execPrepared runs p for no rows, as getPrepared.
-func (s *Store) execPrepared(ctx context.Context, tx *sqlx.Tx, p *preparedStmt, args ...any) error {
-	stmt, err := p.on(ctx, s.db, tx)
-	if err != nil {
-		return err
-	}
-	_, err = stmt.ExecContext(ctx, args...)
-	return err
+		invite: newInviteStatements(db, stats)}
 }
 
 // DB exposes the pool to the few callers that need a raw handle
@@ -191,6 +123,10 @@ func (s *Store) UseReplica(r *pg.Replica) { s.base.UseReplica(r) }
 // read is where a read that may be a little behind goes: the replica or
 // the primary (pg.DB.Read). Every other read, and every write, uses s.db.
 func (s *Store) read(ctx context.Context) pg.Queryer { return s.base.Read(ctx) }
+
+// readPlanned is read for the event lists, whose planning over every
+// monthly partition costs more than their run (pg.DB.ReadPlanned).
+func (s *Store) readPlanned(ctx context.Context) pg.Queryer { return s.base.ReadPlanned(ctx) }
 
 // Now is the store's clock truncated to the milliseconds that every
 // timestamp is returned with, so keyset cursors compare exactly.

@@ -96,7 +96,7 @@ func (s *Store) AddSuppressionBy(ctx context.Context, accountID, address string,
 
 func (s *Store) addSuppressionTx(ctx context.Context, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID, by string) (sup Suppression, created bool, err error) {
-	if err := s.invite.prepareForTx(ctx, s.db); err != nil {
+	if err := s.invite.prepareForTx(ctx); err != nil {
 		return Suppression{}, false, fmt.Errorf("suppress address: %w", translate(err))
 	}
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
@@ -125,11 +125,11 @@ func (s *Store) addSuppressionAs(ctx context.Context, tx *sqlx.Tx, accountID, ad
 	// row is locked first, as every send locks it before the address.
 	countOnEvent := reason == invite.Unsubscribed && eventID != ""
 	if countOnEvent {
-		if err := s.execPrepared(ctx, tx, &s.invite.lockEvent, eventID); err != nil {
+		if err := s.invite.lockEvent.Exec(ctx, tx, eventID); err != nil {
 			return Suppression{}, false, err
 		}
 	}
-	if err := s.execPrepared(ctx, tx, &s.invite.addressLock, suppressionLockKey(accountID, address)); err != nil {
+	if err := s.invite.addressLock.Exec(ctx, tx, suppressionLockKey(accountID, address)); err != nil {
 		return Suppression{}, false, err
 	}
 	var ev *string

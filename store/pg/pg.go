@@ -39,12 +39,13 @@ var (
 // with: one clock, so that a test that sets it sets every repository's.
 type DB struct {
 	pool    *sqlx.DB
+	stmts   *Statements             // the reads of ReadPlanned on the primary
 	replica atomic.Pointer[Replica] // nil: every read on the primary (see Read)
 	now     func() time.Time
 }
 
 // NewDB wraps an open pool, with the wall clock.
-func NewDB(pool *sqlx.DB) *DB { return &DB{pool: pool, now: time.Now} }
+func NewDB(pool *sqlx.DB) *DB { return &DB{pool: pool, stmts: NewStatements(pool), now: time.Now} }
 
 // Pool is the connection pool.
 func (d *DB) Pool() *sqlx.DB { return d.pool }

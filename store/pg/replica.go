@@ -70,6 +70,7 @@ type ReplicaOptions struct {
 // measured against the primary, and the clients that wrote lately.
 type Replica struct {
 	pool, primary *sqlx.DB
+	stmts         *Statements // the reads of DB.ReadPlanned on the replica
 	opts          ReplicaOptions
 
 	mu        sync.Mutex
@@ -111,7 +112,7 @@ func OpenReplica(url string, primary *sqlx.DB, maxConns int, opts ReplicaOptions
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Replica{pool: pool, primary: primary, opts: opts, writes: map[string]time.Time{},
+	return &Replica{pool: pool, primary: primary, stmts: NewStatements(pool), opts: opts, writes: map[string]time.Time{},
 		down: errors.New("not measured yet")}, nil
 }
 
@@ -397,14 +398,28 @@ type Queryer interface {
 // repeated on the primary.
 func (d *DB) Read(ctx context.Context) Queryer {
 	r := d.replica.Load()
-	if r == nil {
+	if r == nil || !r.servesRead(ctx) {
 		return d.pool
 	}
+	return replicaRead{r: r, replica: r.pool, primary: d.pool}
+}
+
+// ReadPlanned is Read for a read whose planning costs more than its run,
+// with a text drawn from a small set (see Statements): it runs as a
+// prepared statement, and PostgreSQL reuses its plan.
+func (d *DB) ReadPlanned(ctx context.Context) Queryer {
+	r := d.replica.Load()
+	if r == nil || !r.servesRead(ctx) {
+		return prepared{d.stmts}
+	}
+	return replicaRead{r: r, replica: prepared{r.stmts}, primary: prepared{d.stmts}}
+}
+
+// servesRead reports whether ctx was marked by Reads and the replica
+// serves its client.
+func (r *Replica) servesRead(ctx context.Context) bool {
 	client, marked := ctx.Value(readsKey{}).(string)
-	if !marked || !r.serves(client) {
-		return d.pool
-	}
-	return replicaRead{r: r, primary: d.pool}
+	return marked && r.serves(client)
 }
 
 // UseReplica sends the reads of DB.Read to r where they may go.
@@ -413,12 +428,12 @@ func (d *DB) UseReplica(r *Replica) { d.replica.Store(r) }
 // replicaRead runs a read on the replica, and on the primary when the
 // replica fails it.
 type replicaRead struct {
-	r       *Replica
-	primary *sqlx.DB
+	r                *Replica
+	replica, primary Queryer
 }
 
 func (q replicaRead) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	err := q.r.pool.GetContext(ctx, dest, query, args...)
+	err := q.replica.GetContext(ctx, dest, query, args...)
 	if q.r.failed(ctx, err) {
 		return q.primary.GetContext(ctx, dest, query, args...)
 	}
@@ -426,7 +441,7 @@ func (q replicaRead) GetContext(ctx context.Context, dest any, query string, arg
 }
 
 func (q replicaRead) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	err := q.r.pool.SelectContext(ctx, dest, query, args...)
+	err := q.replica.SelectContext(ctx, dest, query, args...)
 	if q.r.failed(ctx, err) {
 		// Rows read before the failure are dropped: Select appends.
 		if v := reflect.ValueOf(dest); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Slice {
@@ -438,7 +453,7 @@ func (q replicaRead) SelectContext(ctx context.Context, dest any, query string, 
 }
 
 func (q replicaRead) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	rows, err := q.r.pool.QueryContext(ctx, query, args...)
+	rows, err := q.replica.QueryContext(ctx, query, args...)
 	if q.r.failed(ctx, err) {
 		return q.primary.QueryContext(ctx, query, args...)
 	}
@@ -446,7 +461,7 @@ func (q replicaRead) QueryContext(ctx context.Context, query string, args ...any
 }
 
 func (q replicaRead) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
-	rows, err := q.r.pool.QueryxContext(ctx, query, args...)
+	rows, err := q.replica.QueryxContext(ctx, query, args...)
 	if q.r.failed(ctx, err) {
 		return q.primary.QueryxContext(ctx, query, args...)
 	}
@@ -456,7 +471,7 @@ func (q replicaRead) QueryxContext(ctx context.Context, query string, args ...an
 // QueryRowxContext has no second try: its error comes with Scan. Use
 // GetContext.
 func (q replicaRead) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
-	return q.r.pool.QueryRowxContext(ctx, query, args...)
+	return q.replica.QueryRowxContext(ctx, query, args...)
 }
 
 // parseLSN reads a WAL position as PostgreSQL writes it ("16/B374D848").

@@ -2,6 +2,8 @@ package pg
 
 import (
 	"context"
+	"database/sql"
+	"sync"
 	"sync/atomic"
 
 	"github.com/jmoiron/sqlx"
@@ -99,4 +101,107 @@ func PrepareAll(ctx context.Context, stmts ...*Stmt) error {
 		}
 	}
 	return nil
+}
+
+// maxStatements bounds a Statements: each statement is prepared on every
+// connection it runs on, and a plan over every monthly partition takes
+// PostgreSQL's memory per connection.
+const maxStatements = 32
+
+// Statements keeps a Stmt per query text, for reads whose text is built
+// from a request's filters (a list's WHERE): a small set of texts that
+// repeat. PostgreSQL plans a statement's first runs with their values,
+// then, when that costs no less, keeps one generic plan per connection.
+// That is the point for a read over every monthly partition, whose
+// planning costs more than its run: no filter names the month, so a plan
+// with the values prunes nothing that the generic plan's start does not.
+// Past maxStatements texts, a query runs unprepared.
+type Statements struct {
+	db     *sqlx.DB
+	mu     sync.Mutex
+	byText map[string]*Stmt
+}
+
+// NewStatements is the statements of db, none prepared yet.
+func NewStatements(db *sqlx.DB) *Statements {
+	return &Statements{db: db, byText: map[string]*Stmt{}}
+}
+
+// stmt returns the statement of query; nil when the set is full.
+func (c *Statements) stmt(query string) *Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.byText[query]; ok {
+		return s
+	}
+	if len(c.byText) >= maxStatements {
+		return nil
+	}
+	s := NewStmt(c.db, query)
+	c.byText[query] = s
+	return s
+}
+
+// Len is how many query texts have a statement.
+func (c *Statements) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byText)
+}
+
+// prepared is a Queryer that runs each query as one of its Statements.
+type prepared struct{ stmts *Statements }
+
+func (p prepared) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	s := p.stmts.stmt(query)
+	if s == nil {
+		return p.stmts.db.GetContext(ctx, dest, query, args...)
+	}
+	return s.Get(ctx, nil, dest, args...)
+}
+
+func (p prepared) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	s := p.stmts.stmt(query)
+	if s == nil {
+		return p.stmts.db.SelectContext(ctx, dest, query, args...)
+	}
+	return s.Select(ctx, nil, dest, args...)
+}
+
+func (p prepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	s := p.stmts.stmt(query)
+	if s == nil {
+		return p.stmts.db.QueryContext(ctx, query, args...)
+	}
+	stmt, err := s.Prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return stmt.QueryContext(ctx, args...)
+}
+
+func (p prepared) QueryxContext(ctx context.Context, query string, args ...any) (*sqlx.Rows, error) {
+	s := p.stmts.stmt(query)
+	if s == nil {
+		return p.stmts.db.QueryxContext(ctx, query, args...)
+	}
+	stmt, err := s.Prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return stmt.QueryxContext(ctx, args...)
+}
+
+// QueryRowxContext prepares on the pool's statement as the others do; an
+// error in preparing comes with Scan.
+func (p prepared) QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
+	s := p.stmts.stmt(query)
+	if s == nil {
+		return p.stmts.db.QueryRowxContext(ctx, query, args...)
+	}
+	stmt, err := s.Prepare(ctx)
+	if err != nil {
+		return p.stmts.db.QueryRowxContext(ctx, query, args...)
+	}
+	return stmt.QueryRowxContext(ctx, args...)
 }

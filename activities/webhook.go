@@ -75,20 +75,22 @@ func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookInput
 			// TOUCHPOINT_SECRET_KEY can be fixed within the retries.
 			log.ErrorContext(ctx, "webhook secret does not open", "error", err)
 			return w.record(ctx, log, in.DeliveryID, webhook.Result{Outcome: webhook.Failed,
-				Err: "cannot sign: the endpoint's secret could not be read (server configuration)"})
+				Err: "cannot sign: the endpoint's secret could not be read (server configuration)"}, 0)
 		}
 		secrets = append(secrets, secret)
 	}
+	started := time.Now()
 	res := w.Client.Deliver(ctx, webhook.Delivery{URL: att.URL, MsgID: att.Delivery.ID, Timestamp: w.now(),
 		Body: att.Delivery.Payload, Secrets: secrets})
-	return w.record(ctx, log, in.DeliveryID, res)
+	return w.record(ctx, log, in.DeliveryID, res, time.Since(started))
 }
 
-// record stores the attempt and turns its outcome into the activity's
-// answer.
-func (w *Webhooks) record(ctx context.Context, log *slog.Logger, deliveryID string, res webhook.Result) (workflows.WebhookResult, error) {
+// record stores the attempt, which took took, and turns its outcome into
+// the activity's answer.
+func (w *Webhooks) record(ctx context.Context, log *slog.Logger, deliveryID string, res webhook.Result,
+	took time.Duration) (workflows.WebhookResult, error) {
 	d, err := w.Store.RecordWebhookAttempt(ctx, deliveryID, webhookdb.AttemptResult{StatusCode: res.StatusCode, Error: res.Err,
-		Delivered: res.Outcome == webhook.Succeeded, Gone: res.Outcome == webhook.Gone})
+		Delivered: res.Outcome == webhook.Succeeded, Gone: res.Outcome == webhook.Gone, Took: took})
 	if err != nil {
 		// Not recorded: the attempt is made again (same webhook-id), so a
 		// delivered message may arrive twice, never be lost.

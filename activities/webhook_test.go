@@ -233,6 +233,11 @@ func TestDeliverWebhookTimesOut(t *testing.T) {
 	assert.Equal(t, webhookdb.DeliveryPending, d.Status)
 	assert.False(t, d.LastStatusCode.Valid)
 	assert.Equal(t, "no answer within 300ms", d.LastError.String)
+	// The attempt's log says it went unanswered, and how long it waited.
+	require.Len(t, d.AttemptLog, 1)
+	assert.Zero(t, d.AttemptLog[0].StatusCode)
+	assert.Equal(t, "no answer within 300ms", d.AttemptLog[0].Error)
+	assert.GreaterOrEqual(t, d.AttemptLog[0].TookMs, int64(300))
 }
 
 // TestDeliverWebhookRefusesPrivateAddresses: without AllowPrivate no

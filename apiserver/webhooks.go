@@ -76,19 +76,38 @@ type webhookPatch struct {
 
 // deliveryJSON is a delivery as GET /webhooks/{id}/deliveries lists it.
 type deliveryJSON struct {
-	ID             string     `json:"id"`
-	Type           string     `json:"type"`
-	Status         string     `json:"status"`
-	Reason         *string    `json:"reason"`
-	Attempts       int        `json:"attempts"`
-	LastStatusCode *int       `json:"lastStatusCode"`
-	LastError      *string    `json:"lastError"`
-	CreatedAt      timestamp  `json:"createdAt"`
-	DeliveredAt    *timestamp `json:"deliveredAt"`
+	ID             string        `json:"id"`
+	Type           string        `json:"type"`
+	Status         string        `json:"status"`
+	Reason         *string       `json:"reason"`
+	Attempts       int           `json:"attempts"`
+	LastStatusCode *int          `json:"lastStatusCode"`
+	LastError      *string       `json:"lastError"`
+	CreatedAt      timestamp     `json:"createdAt"`
+	DeliveredAt    *timestamp    `json:"deliveredAt"`
+	AttemptLog     []attemptJSON `json:"attemptLog"`
+}
+
+// attemptJSON is one attempt of a delivery's log.
+type attemptJSON struct {
+	At         timestamp `json:"at"`
+	StatusCode *int      `json:"statusCode"`
+	Error      *string   `json:"error"`
+	TookMs     int64     `json:"tookMs"`
 }
 
 func deliveryOut(d webhookdb.WebhookDelivery) deliveryJSON {
-	out := deliveryJSON{ID: d.ID, Type: d.Type, Status: d.Status, Attempts: d.Attempts, CreatedAt: timestamp(d.CreatedAt)}
+	out := deliveryJSON{ID: d.ID, Type: d.Type, Status: d.Status, Attempts: d.Attempts, CreatedAt: timestamp(d.CreatedAt),
+		AttemptLog: make([]attemptJSON, len(d.AttemptLog))}
+	for i, a := range d.AttemptLog {
+		out.AttemptLog[i] = attemptJSON{At: timestamp(a.At), TookMs: a.TookMs}
+		if a.StatusCode != 0 {
+			out.AttemptLog[i].StatusCode = &a.StatusCode
+		}
+		if a.Error != "" {
+			out.AttemptLog[i].Error = &a.Error
+		}
+	}
 	if d.LastStatusCode.Valid {
 		code := int(d.LastStatusCode.Int32)
 		out.LastStatusCode = &code

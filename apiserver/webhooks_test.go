@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -168,7 +170,7 @@ func TestAPIStateChangesEmitWebhooks(t *testing.T) {
 	ds, _ := items(t, e.get(t, "/webhooks/"+hook["id"].(string)+"/deliveries"))
 	require.Len(t, ds, 1)
 	assert.Equal(t, map[string]any{"id": ds[0]["id"], "type": "invite.cancelled", "status": "pending", "reason": nil, "attempts": float64(0),
-		"lastStatusCode": nil, "lastError": nil, "createdAt": ds[0]["createdAt"], "deliveredAt": nil}, ds[0])
+		"lastStatusCode": nil, "lastError": nil, "createdAt": ds[0]["createdAt"], "deliveredAt": nil, "attemptLog": []any{}}, ds[0])
 	assert.True(t, store.ValidID("msg", ds[0]["id"].(string)))
 	pending, _ := items(t, e.get(t, "/webhooks/"+hook["id"].(string)+"/deliveries?status=pending"))
 	assert.Len(t, pending, 1)
@@ -192,6 +194,13 @@ func (r *openAPIRun) createWebhooks(t *testing.T) []string {
 // of createWebhooks, after events have given the first one a delivery.
 func (r *openAPIRun) webhookOperations(t *testing.T, ids []string) {
 	first := "/webhooks/" + ids[0]
+	// The newest delivery was tried once, so that its log has an attempt.
+	ds, _, err := r.e.store.Webhooks.ListWebhookDeliveries(context.Background(), r.e.account, ids[0], "", store.Page{Limit: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, ds, "the examples' cancel was delivered to the first endpoint")
+	_, err = r.e.store.Webhooks.RecordWebhookAttempt(context.Background(), ds[0].ID,
+		webhookdb.AttemptResult{StatusCode: 503, Error: "503 Service Unavailable", Took: 177 * time.Millisecond})
+	require.NoError(t, err)
 	deliveries := r.success(t, "GET /webhooks/{id}/deliveries", apiCall{path: first + "/deliveries"}, "")
 	require.NotEmpty(t, asList(deliveries["items"]), "the examples' cancel was delivered to the first endpoint")
 	r.success(t, "GET /webhooks", apiCall{path: "/webhooks"}, "")

@@ -12,17 +12,30 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
-// delivery inserts a delivery of the endpoint with a status, as the
-// worker leaves it.
+// delivery makes a delivery of the endpoint as the worker leaves it: three
+// attempts answered 500, then given up (status "failed") or answered 204
+// ("succeeded").
 func (s *site) delivery(t *testing.T, accountID, endpointID, status string, created time.Time) string {
 	t.Helper()
+	ctx := context.Background()
 	id := store.NewID("msg")
-	_, err := s.db.Exec(`INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, status, reason, attempts,
-		last_status_code, last_error, created_at, next_start_at, started_at)
-		VALUES ($1, $2, $3, 'review.created', '{}', $4, CASE WHEN $4 = 'failed' THEN 'retries_exhausted' END, 3, 500,
-		        'HTTP 500: upstream down', $5, $5, $5)`, id, endpointID, accountID, status, created)
+	_, err := s.db.Exec(`INSERT INTO webhook_deliveries (id, endpoint_id, account_id, type, payload, created_at, next_start_at, started_at)
+		VALUES ($1, $2, $3, 'review.created', '{}', $4, $4, $4)`, id, endpointID, accountID, created)
+	require.NoError(t, err)
+	for range 3 {
+		_, err := s.st.Webhooks.RecordWebhookAttempt(ctx, id, webhookdb.AttemptResult{StatusCode: 500,
+			Error: "HTTP 500: upstream down", Took: 120 * time.Millisecond})
+		require.NoError(t, err)
+	}
+	switch status {
+	case "failed":
+		_, err = s.st.Webhooks.FailWebhookDelivery(ctx, id, webhookdb.ReasonRetriesExhausted, "")
+	case "succeeded":
+		_, err = s.st.Webhooks.RecordWebhookAttempt(ctx, id, webhookdb.AttemptResult{StatusCode: 204, Delivered: true})
+	}
 	require.NoError(t, err)
 	return id
 }
@@ -66,6 +79,12 @@ func TestWebhooks(t *testing.T) {
 	assert.Contains(t, list, "failed retries_exhausted")
 	assert.Contains(t, list, "3 attempts · last answer 500")
 	assert.Contains(t, list, "HTTP 500: upstream down")
+	// Each attempt, with its answer and how long it took: three of each
+	// delivery, and the one that succeeded.
+	assert.Contains(t, list, "Attempts (3)")
+	assert.Contains(t, list, "Attempts (4)")
+	assert.Equal(t, 6, strings.Count(list, "answered 500 · 120 ms · HTTP 500: upstream down"), list)
+	assert.Contains(t, list, "answered 204 · 0 ms")
 	onlyFailed := s.get(t, viewerA, "/console/webhooks/"+ep.ID+"?status=failed")
 	assert.NotContains(t, text(onlyFailed.byID("deliveries-h").Parent), "succeeded ·")
 

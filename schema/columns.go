@@ -251,14 +251,17 @@ func Tables() []Table {
 		}, None: []string{"review_id", "account_id", "event_id", "action", "status", "reason", "actor"}},
 		// A delivery's body carries the customer reference, the product
 		// keys and the texts of a review (its other strings are ids and
-		// words of the vocabulary); its error is the shop's receiver's
-		// answer as Touchpoint words it.
+		// words of the vocabulary); its errors are the shop's receiver's
+		// answers as Touchpoint words them.
 		{Name: "webhook_deliveries", Rows: Owner{Event: "event_id"}, Columns: []Column{
 			{Name: "payload", Class: Personal, Erase: Redact, Kind: text.Identifier, Fields: map[string]text.Kind{
 				"data.comment": text.Multiline, "data.products.*.comment": text.Multiline,
 				"data.note": text.Multiline, "data.reply.text": text.Multiline,
 			}},
 			freeText("last_error", 0),
+			// The log's errors are last_error's words, one per attempt; a
+			// document is redacted string by string.
+			{Name: "attempt_log", Class: Personal, Erase: Redact},
 		}, None: []string{"id", "endpoint_id", "account_id", "type", "status", "reason", "start_error", "event_id"}},
 		{Name: "recipient_daily_sends", Rows: Owner{AddressHash: "address_hash"}, Columns: []Column{
 			personal("address_hash", DeleteRow, 0), // tells whoever has the address that it was sent to

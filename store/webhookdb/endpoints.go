@@ -217,10 +217,45 @@ type WebhookDelivery struct {
 	LastError      sql.NullString  `db:"last_error"`
 	CreatedAt      time.Time       `db:"created_at"`
 	DeliveredAt    sql.NullTime    `db:"delivered_at"`
+	// AttemptLog is the last attemptLogSize attempts, oldest first.
+	AttemptLog DeliveryAttempts `db:"attempt_log"`
+}
+
+// attemptLogSize is how many attempts a delivery's log keeps: the retry
+// schedule's attempts of one run and more, without a row growing without
+// bound through replays.
+const attemptLogSize = 20
+
+// DeliveryAttempt is one attempt at a delivery as its log keeps it.
+type DeliveryAttempt struct {
+	At         time.Time `json:"at"`                   // when it ended
+	StatusCode int       `json:"statusCode,omitempty"` // the HTTP status answered; 0: none
+	Error      string    `json:"error,omitempty"`      // why it did not succeed; "" when it did
+	TookMs     int64     `json:"tookMs"`
+}
+
+// DeliveryAttempts is a delivery's attempt log, oldest first.
+type DeliveryAttempts []DeliveryAttempt
+
+// Scan reads the log from its JSON column.
+func (a *DeliveryAttempts) Scan(src any) error {
+	var raw []byte
+	switch v := src.(type) {
+	case []byte:
+		raw = v
+	case string:
+		raw = []byte(v)
+	case nil:
+		*a = nil
+		return nil
+	default:
+		return fmt.Errorf("attempt log: cannot scan %T", src)
+	}
+	return json.Unmarshal(raw, a)
 }
 
 const webhookDeliveryColumns = `id, endpoint_id, account_id, type, payload, status, reason, attempts, last_status_code,
-	last_error, created_at, delivered_at`
+	last_error, created_at, delivered_at, attempt_log`
 
 // ListWebhookDeliveries returns a page of an endpoint's deliveries, newest
 // first, of one status when status is not "". pg.ErrNotFound when the
@@ -272,7 +307,7 @@ func (s *Store) LoadWebhookAttempt(ctx context.Context, deliveryID string) (Webh
 		PreviousExpiresAt *time.Time `db:"previous_expires_at"`
 	}
 	err := s.db.GetContext(ctx, &r, `SELECT d.id, d.endpoint_id, d.account_id, d.type, d.payload, d.status, d.reason, d.attempts,
-		       d.last_status_code, d.last_error, d.created_at, d.delivered_at,
+		       d.last_status_code, d.last_error, d.created_at, d.delivered_at, d.attempt_log,
 		       e.url, e.enabled, e.secret, e.previous_secret, e.previous_expires_at
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
 		WHERE d.id = $1`, deliveryID)
@@ -293,10 +328,11 @@ type AttemptResult struct {
 	Delivered  bool   // answered 2xx
 	// Gone: answered 410; the endpoint is disabled and the delivery fails.
 	Gone bool
+	Took time.Duration // how long the attempt took
 }
 
-// RecordWebhookAttempt counts an attempt and keeps its status code and
-// error. A delivered attempt makes the delivery succeeded — whatever it
+// RecordWebhookAttempt counts an attempt, adds it to the delivery's log
+// and keeps its status code and error. A delivered attempt makes the delivery succeeded — whatever it
 // was, since the receiver has it. A 410 fails the delivery and disables
 // the endpoint, giving up its other pending deliveries, in one
 // transaction. Otherwise the status is unchanged: the retry schedule
@@ -316,12 +352,21 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, deliveryID string, r A
 		// The answer is kept while the delivery is pending, and when it
 		// delivered; an attempt that ends after the delivery was given up
 		// (its endpoint disabled meanwhile) leaves the reason it was.
-		err := tx.GetContext(ctx, &d, `UPDATE webhook_deliveries SET attempts = attempts + 1,
+		logged, err := json.Marshal(DeliveryAttempt{At: now, StatusCode: r.StatusCode, Error: pg.Truncate(r.Error, 1000),
+			TookMs: r.Took.Milliseconds()})
+		if err != nil {
+			return err
+		}
+		// The log drops its oldest attempt when it is full.
+		err = tx.GetContext(ctx, &d, `UPDATE webhook_deliveries SET attempts = attempts + 1,
 			last_status_code = CASE WHEN status = 'pending' OR $4 THEN NULLIF($2, 0) ELSE last_status_code END,
 			last_error = CASE WHEN status = 'pending' OR $4 THEN NULLIF($3, '') ELSE last_error END,
 			status = `+status+`,
-			delivered_at = CASE WHEN $4 THEN COALESCE(delivered_at, $5) ELSE delivered_at END
-			WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, r.StatusCode, pg.Truncate(r.Error, 1000), r.Delivered, now)
+			delivered_at = CASE WHEN $4 THEN COALESCE(delivered_at, $5) ELSE delivered_at END,
+			attempt_log = (CASE WHEN jsonb_array_length(attempt_log) >= $7 THEN attempt_log - 0 ELSE attempt_log END)
+				|| jsonb_build_array($6::jsonb)
+			WHERE id = $1 RETURNING `+webhookDeliveryColumns, deliveryID, r.StatusCode, pg.Truncate(r.Error, 1000), r.Delivered, now,
+			string(logged), attemptLogSize)
 		if err != nil || !r.Gone {
 			return err
 		}

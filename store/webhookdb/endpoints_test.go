@@ -2,6 +2,7 @@ package webhookdb_test
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -319,12 +320,22 @@ func TestWebhookAttempts(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, got.LastStatusCode.Valid, "no answer, no status code")
 	st.SetClock(func() time.Time { return now.Add(time.Minute) })
-	got, err = st.Webhooks.RecordWebhookAttempt(ctx, d.ID, webhookdb.AttemptResult{StatusCode: 204, Delivered: true})
+	got, err = st.Webhooks.RecordWebhookAttempt(ctx, d.ID, webhookdb.AttemptResult{StatusCode: 204, Delivered: true,
+		Took: 87 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, webhookdb.DeliverySucceeded, got.Status)
 	assert.Equal(t, 3, got.Attempts)
 	assert.False(t, got.LastError.Valid)
 	assert.Equal(t, now.Add(time.Minute), got.DeliveredAt.Time)
+	// Each attempt is in the log, oldest first, with its own answer.
+	assert.Equal(t, webhookdb.DeliveryAttempts{
+		{At: now, StatusCode: 503, Error: "503 Service Unavailable"},
+		{At: now, Error: "no answer within 10s"},
+		{At: now.Add(time.Minute), StatusCode: 204, TookMs: 87},
+	}, got.AttemptLog)
+	listed := deliveries(t, st, ep)
+	require.Equal(t, d.ID, listed[0].ID)
+	assert.Equal(t, got.AttemptLog, listed[0].AttemptLog, "the list reads the log")
 	got, err = st.Webhooks.FailWebhookDelivery(ctx, d.ID, webhookdb.ReasonRetriesExhausted, "gave up")
 	require.NoError(t, err)
 	assert.Equal(t, webhookdb.DeliverySucceeded, got.Status, "a delivery that succeeded is not given up")
@@ -484,4 +495,26 @@ func TestWebhookStartClaims(t *testing.T) {
 	assert.Equal(t, retried, b.Starts[2].ID, "due last")
 	assert.Equal(t, 1, b.Starts[2].StartAttempts)
 	require.NoError(t, b.Release())
+}
+
+// TestWebhookAttemptLogKeepsTheLast20: a delivery retried past the log's
+// size keeps its 20 latest attempts, while attempts counts them all.
+func TestWebhookAttemptLogKeepsTheLast20(t *testing.T) {
+	t.Parallel()
+	st, _, account := webhookStore(t)
+	ctx := context.Background()
+	a := account(eventfixture.Setting{})
+	ep := endpoint(t, st, a.AccountID, webhook.InviteScheduled)
+	_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), st.Now())
+	require.NoError(t, err)
+	d := deliveries(t, st, ep)[0]
+	var got webhookdb.WebhookDelivery
+	for n := 1; n <= 25; n++ {
+		got, err = st.Webhooks.RecordWebhookAttempt(ctx, d.ID, webhookdb.AttemptResult{StatusCode: 500, Error: fmt.Sprintf("attempt %d", n)})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 25, got.Attempts)
+	require.Len(t, got.AttemptLog, 20)
+	assert.Equal(t, "attempt 6", got.AttemptLog[0].Error)
+	assert.Equal(t, "attempt 25", got.AttemptLog[19].Error)
 }

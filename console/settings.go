@@ -193,7 +193,7 @@ func (h *Handler) saveBranding(w http.ResponseWriter, r *http.Request, p Person)
 		Color: strings.ToUpper(strings.TrimSpace(f.Get("color"))), ReplyTo: strings.TrimSpace(f.Get("replyTo"))}
 	check := func(field string, err error) {
 		if err != nil {
-			v.Errors.add(field, t("error_brand", "problem", err.Error()))
+			v.Errors.add(field, sayProblem(t, err))
 		}
 	}
 	check("displayName", brand.ValidateDisplayName(b.DisplayName))
@@ -233,12 +233,12 @@ func (h *Handler) saveInviteSetting(w http.ResponseWriter, r *http.Request, p Pe
 		is.Active = f.Get("active") == "on"
 		is.Delay = strings.TrimSpace(f.Get("delay"))
 		if _, err := sendtime.ParseDuration(is.Delay); err != nil {
-			errs.add("delay-"+id, t("error_duration", "problem", err.Error()))
+			errs.add("delay-"+id, sayProblem(t, err))
 		}
 		is.ReminderDelay = strings.TrimSpace(f.Get("reminder"))
 		if is.ReminderDelay != "" {
 			if _, err := sendtime.ParseReminderDelay(is.ReminderDelay); err != nil {
-				errs.add("reminder-"+id, t("error_duration", "problem", err.Error()))
+				errs.add("reminder-"+id, sayProblem(t, err))
 			}
 		}
 		start, end, zone := strings.TrimSpace(f.Get("windowStart")), strings.TrimSpace(f.Get("windowEnd")), strings.TrimSpace(f.Get("windowTimeZone"))
@@ -247,7 +247,7 @@ func (h *Handler) saveInviteSetting(w http.ResponseWriter, r *http.Request, p Pe
 		} else {
 			win := sendtime.SendWindow{Start: start, End: end, TimeZone: zone}
 			if err := win.Validate(); err != nil {
-				errs.add("windowStart-"+id, t("error_window", "problem", err.Error()))
+				errs.add("windowStart-"+id, sayProblem(t, err))
 			}
 			is.SendWindow = &win
 		}

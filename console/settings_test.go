@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/brand"
+	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -128,4 +129,50 @@ func TestClientsAndPeople(t *testing.T) {
 	ps, _ = s.ps.People(ctx, s.a.AccountID)
 	assert.Equal(t, people.Owner, ps[0].Role)
 	assert.NotNil(t, ps[0].DisabledAt)
+}
+
+// TestRuleProblemsInThePersonsLanguage: what the rules refuse in a form
+// is said at its field in the person's language, not in the rules'
+// English detail for API clients.
+func TestRuleProblemsInThePersonsLanguage(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, func(o *console.Options) {
+		signedIn := o.SignedIn
+		o.SignedIn = func(w http.ResponseWriter, r *http.Request) (console.Person, bool) {
+			p, ok := signedIn(w, r)
+			p.Language = "de"
+			return p, ok
+		}
+	})
+	id := s.a.SettingID
+	bad := s.post(t, ownerA, "/console/settings/invite-settings/"+id, url.Values{"delay": {"7 days"}, "reminder": {"P60D"},
+		"windowStart": {"25:00"}, "windowEnd": {"18:00"}, "windowTimeZone": {"Mars/Olympus"}})
+	require.Equal(t, http.StatusBadRequest, bad.status)
+	for field, want := range map[string]string{
+		"delay-" + id + "-error":       "Schreiben Sie eine Dauer wie P7D (7 Tage)",
+		"reminder-" + id + "-error":    "Höchstens 30 Tage.",
+		"windowStart-" + id + "-error": "Schreiben Sie jede Uhrzeit als HH:MM, von 00:00 bis 23:59. Wählen Sie eine Zeitzone",
+	} {
+		require.NotNil(t, bad.byID(field), field)
+		got := text(bad.byID(field))
+		assert.Contains(t, got, want, field)
+		assert.NotContains(t, got, "must", "%s: no English detail", field)
+	}
+
+	brandBad := s.post(t, ownerA, "/console/settings/branding", url.Values{"displayName": {" "}, "color": {"green"},
+		"logoUrl": {"http://x.example/l.png"}, "replyTo": {"Shop <shop@example.com>"}})
+	require.Equal(t, http.StatusBadRequest, brandBad.status)
+	for field, want := range map[string]string{
+		"displayName-error": "Schreiben Sie den Namen, den Ihre Kunden kennen.",
+		"color-error":       "Schreiben Sie eine Farbe als #RRGGBB",
+		"logoUrl-error":     "vollständige https://-Adresse eines Bildes",
+		"replyTo-error":     "Schreiben Sie eine E-Mail-Adresse",
+	} {
+		require.NotNil(t, brandBad.byID(field), field)
+		assert.Contains(t, text(brandBad.byID(field)), want, field)
+	}
+
+	hook := s.post(t, ownerA, "/console/webhooks", url.Values{"url": {"https://10.1.2.3/hook"}, "events": {"review.created"}})
+	require.Equal(t, http.StatusBadRequest, hook.status)
+	assert.Contains(t, text(hook.byID("url-error")), "Die Adresse muss im Internet erreichbar sein")
 }

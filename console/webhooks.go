@@ -59,7 +59,7 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, p Person
 	t := h.translator(r)
 	v.URL, v.Events = strings.TrimSpace(r.PostForm.Get("url")), r.PostForm["events"]
 	if err := webhook.ValidateURL(v.URL, h.opts.WebhookAllowPrivate); err != nil {
-		v.Errors.add("url", t("error_webhook_url", "problem", err.Error()))
+		v.Errors.add("url", sayProblem(t, err))
 	}
 	if len(v.Events) == 0 {
 		v.Errors.add("events-"+v.Types[0], t("error_webhook_events"))

@@ -12,6 +12,27 @@ import (
 // MaxDelay is the longest delay an invite setting may have.
 const MaxDelay = 180 * 24 * time.Hour
 
+// The kinds of problem of a duration or a send window, for a reader that
+// says them in its own words (errors.Is); each error's text is the
+// detail written for API clients.
+var (
+	ErrDuration         = errors.New("not an ISO 8601 duration of days, weeks, hours, minutes or seconds")
+	ErrDelayTooLong     = errors.New("longer than the maximum of 180 days")
+	ErrReminderTooLong  = errors.New("longer than the maximum of 30 days")
+	ErrTimeOfDay        = errors.New("not a time of day written HH:MM")
+	ErrTimeZone         = errors.New("not an IANA time zone name")
+	ErrWindowNoDuration = errors.New("a window from a time to the same time")
+)
+
+// problem is an error of one of the kinds above, in words of its own.
+type problem struct {
+	kind error
+	msg  string
+}
+
+func (p problem) Error() string { return p.msg }
+func (p problem) Unwrap() error { return p.kind }
+
 // ParseDuration parses an ISO 8601 duration of the two forms Touchpoint
 // accepts: PnW, or PnDTnHnMnS with every part optional but at least one
 // present (seconds may carry up to nine fractional digits after a '.').
@@ -21,10 +42,10 @@ const MaxDelay = 180 * 24 * time.Hour
 func ParseDuration(s string) (time.Duration, error) {
 	d, err := parseDuration(s)
 	if err != nil {
-		return 0, err
+		return 0, problem{ErrDuration, err.Error()}
 	}
 	if d > MaxDelay {
-		return 0, fmt.Errorf("%q is longer than the maximum of 180 days (P180D)", s)
+		return 0, problem{ErrDelayTooLong, fmt.Sprintf("%q is longer than the maximum of 180 days (P180D)", s)}
 	}
 	return d, nil
 }
@@ -169,7 +190,7 @@ const MaxReminderDelay = 30 * 24 * time.Hour
 func ParseReminderDelay(s string) (time.Duration, error) {
 	d, err := ParseDuration(s)
 	if err == nil && d > MaxReminderDelay {
-		err = fmt.Errorf("%q is longer than the maximum of 30 days (P30D)", s)
+		err = problem{ErrReminderTooLong, fmt.Sprintf("%q is longer than the maximum of 30 days (P30D)", s)}
 	}
 	return d, err
 }

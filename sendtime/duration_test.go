@@ -167,3 +167,29 @@ func TestSendWindow(t *testing.T) {
 		assert.Equal(t, tc.fields, fields, "%+v", tc.w)
 	}
 }
+
+// TestProblemKinds: each refusal names its kind (errors.Is), so that a
+// reader can say it in its own words, and keeps its detail for the API.
+func TestProblemKinds(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		kind   error
+		detail string
+	}{
+		{func() error { _, err := sendtime.ParseDuration(""); return err }(), sendtime.ErrDuration, "must not be empty"},
+		{func() error { _, err := sendtime.ParseDuration("P1Y"); return err }(), sendtime.ErrDuration, "years and months"},
+		{func() error { _, err := sendtime.ParseDuration("3D"); return err }(), sendtime.ErrDuration, "must start with P"},
+		{func() error { _, err := sendtime.ParseDuration("P181D"); return err }(), sendtime.ErrDelayTooLong, "P180D"},
+		{func() error { _, err := sendtime.ParseReminderDelay("P31D"); return err }(), sendtime.ErrReminderTooLong, "P30D"},
+		{sendtime.SendWindow{Start: "9:00", End: "17:00", TimeZone: "UTC"}.Validate(), sendtime.ErrTimeOfDay, "start: "},
+		{sendtime.SendWindow{Start: "09:00", End: "24:00", TimeZone: "UTC"}.Validate(), sendtime.ErrTimeOfDay, "end: "},
+		{sendtime.SendWindow{Start: "09:00", End: "17:00", TimeZone: "Mars/Olympus"}.Validate(), sendtime.ErrTimeZone, "timeZone: "},
+		{sendtime.SendWindow{Start: "09:00", End: "09:00", TimeZone: "UTC"}.Validate(), sendtime.ErrWindowNoDuration, "must differ"},
+	} {
+		require.Error(t, c.err)
+		assert.ErrorIs(t, c.err, c.kind, c.err.Error())
+		assert.Contains(t, c.err.Error(), c.detail)
+	}
+	_, err := sendtime.ParseDuration("P3D")
+	assert.NoError(t, err)
+}

@@ -25,12 +25,15 @@ type Window struct {
 }
 
 // FieldError names the invalid field of a SendWindow by its JSON name
-// ("start", "end" or "timeZone"). Message is written for API clients.
+// ("start", "end" or "timeZone"). Message is written for API clients;
+// Kind is ErrTimeOfDay, ErrTimeZone or ErrWindowNoDuration.
 type FieldError struct {
 	Field, Message string
+	Kind           error
 }
 
 func (e FieldError) Error() string { return e.Field + ": " + e.Message }
+func (e FieldError) Unwrap() error { return e.Kind }
 
 // Validate reports every invalid field as a FieldError, joined with
 // errors.Join; nil means Parse succeeds.
@@ -45,18 +48,19 @@ func (w SendWindow) Parse() (Window, error) {
 	var errs []error
 	start, err := parseClock(w.Start)
 	if err != nil {
-		errs = append(errs, FieldError{"start", err.Error()})
+		errs = append(errs, FieldError{"start", err.Error(), ErrTimeOfDay})
 	}
 	end, err := parseClock(w.End)
 	if err != nil {
-		errs = append(errs, FieldError{"end", err.Error()})
+		errs = append(errs, FieldError{"end", err.Error(), ErrTimeOfDay})
 	}
 	loc, err := LoadTimeZone(w.TimeZone)
 	if err != nil {
-		errs = append(errs, FieldError{"timeZone", err.Error()})
+		errs = append(errs, FieldError{"timeZone", err.Error(), ErrTimeZone})
 	}
 	if len(errs) == 0 && start == end {
-		errs = append(errs, FieldError{"end", "must differ from start (a window of no time or of the whole day is not a window; remove the window to allow any time)"})
+		errs = append(errs, FieldError{"end", "must differ from start (a window of no time or of the whole day is not a window; " +
+			"remove the window to allow any time)", ErrWindowNoDuration})
 	}
 	if len(errs) > 0 {
 		return Window{}, errors.Join(errs...)

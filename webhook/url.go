@@ -14,6 +14,28 @@ import (
 // MaxURLLength bounds an endpoint URL.
 const MaxURLLength = 2048
 
+// The kinds of problem of an endpoint URL, for a reader that says them
+// in its own words (errors.Is); each error's text is the detail written
+// for API clients.
+var (
+	ErrURLForm      = errors.New("not an absolute URL with a host, without user, password or fragment")
+	ErrURLNotHTTPS  = errors.New("not https")
+	ErrURLNotPublic = errors.New("not a public address")
+)
+
+// urlProblem is an error of one of the kinds above, in words of its own.
+type urlProblem struct {
+	kind error
+	msg  string
+}
+
+func (p urlProblem) Error() string { return p.msg }
+func (p urlProblem) Unwrap() error { return p.kind }
+
+func formProblem(format string, args ...any) error {
+	return urlProblem{ErrURLForm, fmt.Sprintf(format, args...)}
+}
+
 // ValidateURL checks an endpoint URL given to the API (create or patch).
 // The messages read after the field name ("url must use https").
 //
@@ -32,12 +54,12 @@ func ValidateURL(raw string, allowPrivate bool) error {
 	host := u.Hostname()
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if kind := nonPublic(ip); kind != "" {
-			return fmt.Errorf("must point to a public address; %s is a %s address", host, kind)
+			return urlProblem{ErrURLNotPublic, fmt.Sprintf("must point to a public address; %s is a %s address", host, kind)}
 		}
 		return nil
 	}
 	if h := strings.TrimSuffix(strings.ToLower(host), "."); h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return fmt.Errorf("must point to a public address; %s is this machine", host)
+		return urlProblem{ErrURLNotPublic, fmt.Sprintf("must point to a public address; %s is this machine", host)}
 	}
 	return nil
 }
@@ -46,42 +68,42 @@ func ValidateURL(raw string, allowPrivate bool) error {
 // delivery, leaving addresses to the dial-time check.
 func checkURLForm(raw string, allowPrivate bool) (*url.URL, error) {
 	if len(raw) > MaxURLLength {
-		return nil, fmt.Errorf("must be at most %d characters", MaxURLLength)
+		return nil, formProblem("must be at most %d characters", MaxURLLength)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Opaque != "" {
-		return nil, errors.New("must be an absolute URL such as https://example.com/webhooks")
+		return nil, formProblem("must be an absolute URL such as https://example.com/webhooks")
 	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && allowPrivate:
 	case u.Scheme == "http":
-		return nil, errors.New("must use https")
+		return nil, urlProblem{ErrURLNotHTTPS, "must use https"}
 	default:
-		return nil, fmt.Errorf("must use https, not %s", u.Scheme)
+		return nil, urlProblem{ErrURLNotHTTPS, "must use https, not " + u.Scheme}
 	}
 	if u.User != nil {
-		return nil, errors.New("must not contain a user name or password; authenticate requests by their signature")
+		return nil, formProblem("must not contain a user name or password; authenticate requests by their signature")
 	}
 	if u.Hostname() == "" {
-		return nil, errors.New("must have a host")
+		return nil, formProblem("must have a host")
 	}
 	if numeric, ok := numericHost(u.Hostname()); numeric && !ok {
-		return nil, fmt.Errorf("must write an IPv4 address as four decimal numbers such as 93.184.215.14; "+
+		return nil, formProblem("must write an IPv4 address as four decimal numbers such as 93.184.215.14; "+
 			"%s is a spelling that resolvers read as another address", u.Hostname())
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, errors.New("must have a port between 1 and 65535")
+			return nil, formProblem("must have a port between 1 and 65535")
 		}
 	} else if strings.HasSuffix(u.Host, ":") {
-		return nil, errors.New("must have a port after the colon")
+		return nil, formProblem("must have a port after the colon")
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return nil, errors.New("must not have a fragment (#…); it is never sent")
+		return nil, formProblem("must not have a fragment (#…); it is never sent")
 	}
 	if err := text.Check(text.URL, raw); err != nil {
-		return nil, err // a character no URL field may hold
+		return nil, urlProblem{ErrURLForm, err.Error()} // a character no URL field may hold
 	}
 	return u, nil
 }

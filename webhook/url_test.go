@@ -95,3 +95,23 @@ func TestValidateURL(t *testing.T) {
 		})
 	}
 }
+
+// TestURLProblemKinds: each refusal names its kind, so that the console
+// can say it in the person's language.
+func TestURLProblemKinds(t *testing.T) {
+	t.Parallel()
+	for url, kind := range map[string]error{
+		"hooks.example.com/x":                  webhook.ErrURLForm,
+		"https://user:pw@hooks.example.com/x":  webhook.ErrURLForm,
+		"https://hooks.example.com/x#frag":     webhook.ErrURLForm,
+		"https://hooks.example.com:0/x":        webhook.ErrURLForm,
+		"https://" + strings.Repeat("a", 2049): webhook.ErrURLForm,
+		"http://hooks.example.com/x":           webhook.ErrURLNotHTTPS,
+		"ftp://hooks.example.com/x":            webhook.ErrURLNotHTTPS,
+		"https://10.0.0.7/x":                   webhook.ErrURLNotPublic,
+		"https://localhost/x":                  webhook.ErrURLNotPublic,
+	} {
+		err := webhook.ValidateURL(url, false)
+		assert.ErrorIs(t, err, kind, url)
+	}
+}

@@ -2,8 +2,8 @@ package webhookdb_test
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"

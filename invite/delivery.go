@@ -17,6 +17,28 @@ const (
 	MailDeferred   MailOutcome = "deferred"
 )
 
+// SMSReport is one report of an SMS provider's status callback on a
+// message it took.
+type SMSReport struct {
+	MessageSID string
+	// EventID is the event the message belongs to, as the callback URL
+	// names it; "" when it does not, in which case only a message reported
+	// on before is updated.
+	EventID string
+	// Reminder: the message carried the event's reminder, not its invite.
+	Reminder  bool
+	Status    string // the provider's MessageStatus: queued, sent, delivered, undelivered, failed, …
+	ErrorCode int    // why it was undelivered or failed; 0 if none
+	// Suppress, when set, puts the number on the suppression list of the
+	// event's account with this reason: the report says the customer
+	// opted out (unsubscribed) or the number can never be reached
+	// (bounced).
+	Suppress SuppressionReason
+	// Number is the recipient in E.164 as the report names it; "" falls
+	// back to the number the claim recorded.
+	Number string
+}
+
 var mailOutcomes = []MailOutcome{MailDelivered, MailBounced, MailComplained, MailDeferred}
 
 // MailOutcomes lists every mail outcome.

@@ -42,31 +42,9 @@ type CallbackKeys struct {
 	StatusURL, InboundURL string
 }
 
-// Delivery is one report of the provider's status callback on a
-// message it took.
-type Delivery struct {
-	MessageSID string
-	// EventID is the event the message belongs to, as the callback URL
-	// names it; "" when it does not, in which case only a message reported
-	// on before is updated.
-	EventID string
-	// Reminder: the message carried the event's reminder, not its invite.
-	Reminder  bool
-	Status    string // the provider's MessageStatus: queued, sent, delivered, undelivered, failed, …
-	ErrorCode int    // why it was undelivered or failed; 0 if none
-	// Suppress, when set, puts the number on the suppression list of the
-	// event's account with this reason: the report says the customer
-	// opted out (unsubscribed) or the number can never be reached
-	// (bounced).
-	Suppress invite.SuppressionReason
-	// Number is the recipient in E.164 as the report names it; "" falls
-	// back to the number the claim recorded.
-	Number string
-}
-
 // CallbackStore is what the callbacks need of the store.
 type CallbackStore interface {
-	RecordSMSDelivery(ctx context.Context, d Delivery) (bool, error)
+	RecordSMSDelivery(ctx context.Context, d invite.SMSReport) (bool, error)
 	SuppressTextedNumber(ctx context.Context, number string, reason invite.SuppressionReason) (int, error)
 }
 
@@ -184,7 +162,7 @@ func (c *Callbacks) ServeStatus(w http.ResponseWriter, r *http.Request) {
 		c.o.Fail(w, r, refuse(http.StatusBadRequest, "%s", err))
 		return
 	}
-	d := Delivery{MessageSID: st.MessageSID, EventID: eventID, Reminder: reminder, Status: st.Status, ErrorCode: st.ErrorCode}
+	d := invite.SMSReport{MessageSID: st.MessageSID, EventID: eventID, Reminder: reminder, Status: st.Status, ErrorCode: st.ErrorCode}
 	switch {
 	case st.OptedOut():
 		d.Suppress = invite.Unsubscribed

@@ -9,7 +9,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/sms"
 )
 
 // Invites by SMS keep three things here besides the invite
@@ -49,10 +48,6 @@ func (s *Store) throttleSMS(ctx context.Context, tx *sqlx.Tx, eventID, accountID
 	return recent, nil
 }
 
-// SMSDelivery is a status callback's report on a message, as package sms
-// reads it.
-type SMSDelivery = sms.Delivery
-
 // smsDeliveryColumn is Event.SMSDelivery: the newest message of each
 // kind (a retried invite is a new message) with its last report.
 const smsDeliveryColumn = `(SELECT json_object_agg(d.message,
@@ -74,7 +69,7 @@ const deliveryRank = `CASE %s WHEN 'read' THEN 4
 // nothing, when the event is gone (deleted since) or, for a report
 // without an event, the message is unknown: the provider need not hear of
 // it, since nothing can be done.
-func (s *Store) RecordSMSDelivery(ctx context.Context, d SMSDelivery) (bool, error) {
+func (s *Store) RecordSMSDelivery(ctx context.Context, d invite.SMSReport) (bool, error) {
 	message := "invite"
 	if d.Reminder {
 		message = "reminder"

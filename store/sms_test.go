@@ -107,7 +107,7 @@ func TestRecordSMSDelivery(t *testing.T) {
 	ctx := context.Background()
 	a := account(eventfixture.Setting{Medium: invite.SMS})
 	id := sendText(t, st, a, mobile)
-	record := func(d store.SMSDelivery) bool {
+	record := func(d invite.SMSReport) bool {
 		t.Helper()
 		ok, err := st.RecordSMSDelivery(ctx, d)
 		require.NoError(t, err)
@@ -115,16 +115,16 @@ func TestRecordSMSDelivery(t *testing.T) {
 	}
 
 	assert.Nil(t, delivery(t, st, a.AccountID, id), "no report yet")
-	assert.True(t, record(store.SMSDelivery{MessageSID: "SM1", EventID: id, Status: "sent"}))
+	assert.True(t, record(invite.SMSReport{MessageSID: "SM1", EventID: id, Status: "sent"}))
 	assert.Equal(t, map[string]map[string]any{"invite": {"status": "sent", "errorCode": nil}}, delivery(t, st, a.AccountID, id))
-	assert.True(t, record(store.SMSDelivery{MessageSID: "SM1", EventID: id, Status: "delivered"}))
-	assert.True(t, record(store.SMSDelivery{MessageSID: "SM1", EventID: id, Status: "sent"}), "a late report is taken …")
+	assert.True(t, record(invite.SMSReport{MessageSID: "SM1", EventID: id, Status: "delivered"}))
+	assert.True(t, record(invite.SMSReport{MessageSID: "SM1", EventID: id, Status: "sent"}), "a late report is taken …")
 	assert.Equal(t, "delivered", delivery(t, st, a.AccountID, id)["invite"]["status"], "… but does not overwrite a later status")
 
 	// The reminder's message, reported without the event in its URL once
 	// it is known, and undelivered for a reason that suppresses the number.
-	assert.True(t, record(store.SMSDelivery{MessageSID: "SM2", EventID: id, Reminder: true, Status: "queued"}))
-	assert.True(t, record(store.SMSDelivery{MessageSID: "SM2", Status: "undelivered", ErrorCode: 30005, Suppress: invite.Bounced}))
+	assert.True(t, record(invite.SMSReport{MessageSID: "SM2", EventID: id, Reminder: true, Status: "queued"}))
+	assert.True(t, record(invite.SMSReport{MessageSID: "SM2", Status: "undelivered", ErrorCode: 30005, Suppress: invite.Bounced}))
 	assert.Equal(t, map[string]map[string]any{
 		"invite":   {"status": "delivered", "errorCode": nil},
 		"reminder": {"status": "undelivered", "errorCode": float64(30005)},
@@ -137,19 +137,19 @@ func TestRecordSMSDelivery(t *testing.T) {
 	assert.Equal(t, id, *sup.EventID)
 
 	// A retried invite is a new message: the newest is shown.
-	assert.True(t, record(store.SMSDelivery{MessageSID: "SM3", EventID: id, Status: "queued"}))
+	assert.True(t, record(invite.SMSReport{MessageSID: "SM3", EventID: id, Status: "queued"}))
 	assert.Equal(t, "queued", delivery(t, st, a.AccountID, id)["invite"]["status"])
 
 	// The number the report names wins over the recorded one.
-	assert.True(t, record(store.SMSDelivery{MessageSID: "SM4", EventID: id, Status: "failed", ErrorCode: 21610,
+	assert.True(t, record(invite.SMSReport{MessageSID: "SM4", EventID: id, Status: "failed", ErrorCode: 21610,
 		Suppress: invite.Unsubscribed, Number: "+4915199999999"}))
 	sup, err = st.Suppression(ctx, a.AccountID, "+4915199999999")
 	require.NoError(t, err)
 	assert.Equal(t, invite.Unsubscribed, sup.Reason)
 
 	// Nothing to attach it to.
-	assert.False(t, record(store.SMSDelivery{MessageSID: "SM5", EventID: store.NewID("evt"), Status: "delivered"}), "unknown event")
-	assert.False(t, record(store.SMSDelivery{MessageSID: "SM6", Status: "delivered"}), "unknown message, no event")
+	assert.False(t, record(invite.SMSReport{MessageSID: "SM5", EventID: store.NewID("evt"), Status: "delivered"}), "unknown event")
+	assert.False(t, record(invite.SMSReport{MessageSID: "SM6", Status: "delivered"}), "unknown message, no event")
 	var n int
 	require.NoError(t, st.DB().GetContext(ctx, &n, `SELECT count(*) FROM sms_deliveries WHERE message_sid IN ('SM5', 'SM6')`))
 	assert.Zero(t, n)

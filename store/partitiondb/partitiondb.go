@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -38,9 +39,11 @@ type group struct {
 	// keep is how long after a month has ended it is kept; kept reports
 	// whether the group is kept forever (retention 0).
 	keep func(o Options) (time.Duration, bool)
-	// open is a condition on the deciding table's rows: a month with such
-	// a row is kept whatever its age, as work not finished.
-	open string
+	// open are conditions on the deciding table's rows: a month with a
+	// row that meets one is kept whatever its age, as work not finished.
+	// Each is the predicate of a partial index, so that asking costs an
+	// index look-up, not a scan of a month of rows beside the accepts.
+	open []string
 }
 
 // groups are the partitioned tables by how long their months are kept.
@@ -51,14 +54,15 @@ var groups = []group{
 	// an invite or reminder still to be sent stays.
 	{tables: []string{"send_attempts", "mail_events", "mail_deliveries", "sms_deliveries", "invite_rollup_slots", "events"},
 		keep: func(o Options) (time.Duration, bool) { return o.Retention, o.Retention <= 0 },
-		open: `invite_status IN ('pending', 'scheduled', 'sending') OR reminder_status IN ('scheduled', 'sending')`},
+		open: []string{`invite_status = 'scheduled'`, `invite_status IN ('pending', 'sending')`,
+			`reminder_status = 'scheduled'`, `reminder_status = 'sending'`}},
 	// Start orders: done ones are deleted as they age (housekeeping); a
 	// month goes once every order in it is done.
 	{tables: []string{"outbox"}, keep: func(o Options) (time.Duration, bool) { return o.OutboxKeep, false },
-		open: `done_at IS NULL`},
+		open: []string{`done_at IS NULL`}},
 	// Webhook deliveries stay listed for WebhookKeep after their month.
 	{tables: []string{"webhook_deliveries"}, keep: func(o Options) (time.Duration, bool) { return o.WebhookKeep, false },
-		open: `status = 'pending'`},
+		open: []string{`status = 'pending'`}},
 	// A token's use is of no use once the token has expired.
 	{tables: []string{"token_uses"}, keep: func(Options) (time.Duration, bool) { return 0, false }},
 }
@@ -160,10 +164,9 @@ func (s *Store) dropGroup(ctx context.Context, conn *sqlx.Conn, g group, o Optio
 		if p.month.AddDate(0, 1, 0).After(now.Add(-keep)) {
 			continue // still kept
 		}
-		if g.open != "" && !p.detaching {
+		if len(g.open) > 0 && !p.detaching {
 			var open bool
-			if err := conn.GetContext(ctx, &open, `SELECT EXISTS (SELECT 1 FROM `+pq.QuoteIdentifier(p.name)+
-				` WHERE `+g.open+`)`); err != nil {
+			if err := conn.GetContext(ctx, &open, openSQL(p.name, g.open)); err != nil {
 				return fmt.Errorf("partitions: look into %s: %w", p.name, pg.Translate(err))
 			}
 			if open {
@@ -183,6 +186,16 @@ func (s *Store) dropGroup(ctx context.Context, conn *sqlx.Conn, g group, o Optio
 		}
 	}
 	return nil
+}
+
+// openSQL asks whether table has a row that meets one of conds, one
+// EXISTS a condition, so that each is answered by its partial index.
+func openSQL(table string, conds []string) string {
+	ask := make([]string, len(conds))
+	for i, c := range conds {
+		ask[i] = `EXISTS (SELECT 1 FROM ` + pq.QuoteIdentifier(table) + ` WHERE ` + c + `)`
+	}
+	return `SELECT ` + strings.Join(ask, ` OR `)
 }
 
 // dropPartition detaches the partition name of parent concurrently (or

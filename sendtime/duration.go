@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/touchpoint/touchpoint/internal/problem"
 )
 
 // MaxDelay is the longest delay an invite setting may have.
@@ -24,15 +26,6 @@ var (
 	ErrWindowNoDuration = errors.New("a window from a time to the same time")
 )
 
-// problem is an error of one of the kinds above, in words of its own.
-type problem struct {
-	kind error
-	msg  string
-}
-
-func (p problem) Error() string { return p.msg }
-func (p problem) Unwrap() error { return p.kind }
-
 // ParseDuration parses an ISO 8601 duration of the two forms Touchpoint
 // accepts: PnW, or PnDTnHnMnS with every part optional but at least one
 // present (seconds may carry up to nine fractional digits after a '.').
@@ -42,10 +35,10 @@ func (p problem) Unwrap() error { return p.kind }
 func ParseDuration(s string) (time.Duration, error) {
 	d, err := parseDuration(s)
 	if err != nil {
-		return 0, problem{ErrDuration, err.Error()}
+		return 0, problem.New(ErrDuration, err.Error())
 	}
 	if d > MaxDelay {
-		return 0, problem{ErrDelayTooLong, fmt.Sprintf("%q is longer than the maximum of 180 days (P180D)", s)}
+		return 0, problem.New(ErrDelayTooLong, fmt.Sprintf("%q is longer than the maximum of 180 days (P180D)", s))
 	}
 	return d, nil
 }
@@ -190,7 +183,7 @@ const MaxReminderDelay = 30 * 24 * time.Hour
 func ParseReminderDelay(s string) (time.Duration, error) {
 	d, err := ParseDuration(s)
 	if err == nil && d > MaxReminderDelay {
-		err = problem{ErrReminderTooLong, fmt.Sprintf("%q is longer than the maximum of 30 days (P30D)", s)}
+		err = problem.New(ErrReminderTooLong, fmt.Sprintf("%q is longer than the maximum of 30 days (P30D)", s))
 	}
 	return d, err
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/touchpoint/touchpoint/internal/problem"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -23,17 +24,9 @@ var (
 	ErrURLNotPublic = errors.New("not a public address")
 )
 
-// urlProblem is an error of one of the kinds above, in words of its own.
-type urlProblem struct {
-	kind error
-	msg  string
-}
-
-func (p urlProblem) Error() string { return p.msg }
-func (p urlProblem) Unwrap() error { return p.kind }
-
+// formProblem is a refusal of kind ErrURLForm.
 func formProblem(format string, args ...any) error {
-	return urlProblem{ErrURLForm, fmt.Sprintf(format, args...)}
+	return problem.New(ErrURLForm, fmt.Sprintf(format, args...))
 }
 
 // ValidateURL checks an endpoint URL given to the API (create or patch).
@@ -54,12 +47,12 @@ func ValidateURL(raw string, allowPrivate bool) error {
 	host := u.Hostname()
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if kind := nonPublic(ip); kind != "" {
-			return urlProblem{ErrURLNotPublic, fmt.Sprintf("must point to a public address; %s is a %s address", host, kind)}
+			return problem.New(ErrURLNotPublic, fmt.Sprintf("must point to a public address; %s is a %s address", host, kind))
 		}
 		return nil
 	}
 	if h := strings.TrimSuffix(strings.ToLower(host), "."); h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return urlProblem{ErrURLNotPublic, fmt.Sprintf("must point to a public address; %s is this machine", host)}
+		return problem.New(ErrURLNotPublic, fmt.Sprintf("must point to a public address; %s is this machine", host))
 	}
 	return nil
 }
@@ -78,9 +71,9 @@ func checkURLForm(raw string, allowPrivate bool) (*url.URL, error) {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && allowPrivate:
 	case u.Scheme == "http":
-		return nil, urlProblem{ErrURLNotHTTPS, "must use https"}
+		return nil, problem.New(ErrURLNotHTTPS, "must use https")
 	default:
-		return nil, urlProblem{ErrURLNotHTTPS, "must use https, not " + u.Scheme}
+		return nil, problem.New(ErrURLNotHTTPS, "must use https, not "+u.Scheme)
 	}
 	if u.User != nil {
 		return nil, formProblem("must not contain a user name or password; authenticate requests by their signature")
@@ -103,7 +96,7 @@ func checkURLForm(raw string, allowPrivate bool) (*url.URL, error) {
 		return nil, formProblem("must not have a fragment (#…); it is never sent")
 	}
 	if err := text.Check(text.URL, raw); err != nil {
-		return nil, urlProblem{ErrURLForm, err.Error()} // a character no URL field may hold
+		return nil, problem.New(ErrURLForm, err.Error()) // a character no URL field may hold
 	}
 	return u, nil
 }

@@ -109,7 +109,7 @@ func (p inviteSettingPatch) apply(is *accountdb.InviteSetting) error {
 	}
 	if p.DelayFrom.Set {
 		is.DelayFrom = p.DelayFrom.Value
-		errs.check("delayFrom", oneOf(is.DelayFrom, accountdb.DelayFromEvent, accountdb.DelayFromTransaction, accountdb.DelayFromDelivery))
+		errs.check("delayFrom", oneOf(is.DelayFrom, sendtime.FromEvent, sendtime.FromTransaction, sendtime.FromDelivery))
 	}
 	if p.MinDaysBetweenInvites.Set {
 		is.MinDaysBetweenInvites = p.MinDaysBetweenInvites.Value

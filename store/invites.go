@@ -75,15 +75,12 @@ const planSQL = `
 	JOIN invite_settings s ON s.id = e.invite_setting_id
 	WHERE e.id = $1`
 
-// reminderPlanSQL reads a reminder's plan in the shape of planSQL: its
-// delay is the setting's reminder delay as it is now, counted from the
-// time the invite was sent ("" when the invite was not sent).
+// reminderPlanSQL reads what a reminder's plan is made from
+// (sendtime.ReminderPlan): the invite's send and the setting's reminder
+// delay as it is now.
 const reminderPlanSQL = `
-	SELECT COALESCE(e.reminder_status, '') AS invite_status, et.active AS event_type_active, s.active AS setting_active,
-	       COALESCE(e.sent_at, e.received_at) AS received_at, COALESCE(e.sent_at, e.received_at) AS transaction_date,
-	       '' AS delivery_date,
-	       CASE WHEN e.invite_status = 'sent' AND e.sent_at IS NOT NULL THEN COALESCE(s.reminder_delay, '') ELSE '' END AS delay,
-	       '` + accountdb.DelayFromEvent + `' AS delay_from, e.send_window
+	SELECT COALESCE(e.reminder_status, '') AS reminder_status, et.active AS event_type_active, s.active AS setting_active,
+	       e.invite_status, e.sent_at, COALESCE(s.reminder_delay, '') AS reminder_delay, e.send_window
 	FROM events e
 	JOIN event_types et ON et.id = e.event_type_id
 	JOIN invite_settings s ON s.id = e.invite_setting_id
@@ -91,10 +88,12 @@ const reminderPlanSQL = `
 
 // LoadPlan returns what scheduling the send of kind k starts from (see
 // invite.Plan): for an invite the event's schedule copy; for a reminder
-// the setting's reminder delay from the time the invite was sent, with
-// Plan.Delay "" when none is due; and whether the event type and the
-// invite setting are active now.
+// sendtime.ReminderPlan, with Plan.Delay "" when none is due; and whether
+// the event type and the invite setting are active now.
 func (s *Store) LoadPlan(ctx context.Context, k invite.Kind, eventID string) (invite.Plan, error) {
+	if k == invite.KindReminder {
+		return s.loadReminderPlan(ctx, eventID)
+	}
 	var r struct {
 		Status          invite.Status `db:"invite_status"`
 		EventTypeActive bool          `db:"event_type_active"`
@@ -106,26 +105,54 @@ func (s *Store) LoadPlan(ctx context.Context, k invite.Kind, eventID string) (in
 		DelayFrom       string        `db:"delay_from"`
 		SendWindow      []byte        `db:"send_window"`
 	}
-	stmt := s.invite.plan
-	if k == invite.KindReminder {
-		stmt = s.invite.reminderPlan
-	}
-	if err := stmt.Get(ctx, nil, &r, eventID); err != nil {
+	if err := s.invite.plan.Get(ctx, nil, &r, eventID); err != nil {
 		return invite.Plan{}, fmt.Errorf("load %s plan: %w", k, translate(err))
 	}
-	p := invite.Plan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive,
+	window, err := decodeSendWindow(eventID, r.SendWindow)
+	if err != nil {
+		return invite.Plan{}, err
+	}
+	return invite.Plan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive,
 		Plan: sendtime.Plan{ReceivedAt: r.ReceivedAt.UTC(), TransactionDate: r.TransactionDate.UTC(),
-			DeliveryDate: r.DeliveryDate, Delay: r.Delay, DelayFrom: r.DelayFrom}}
-	if k == invite.KindReminder && r.Delay == "" {
-		return invite.Plan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive}, nil
+			DeliveryDate: r.DeliveryDate, Delay: r.Delay, DelayFrom: r.DelayFrom, SendWindow: window}}, nil
+}
+
+func (s *Store) loadReminderPlan(ctx context.Context, eventID string) (invite.Plan, error) {
+	var r struct {
+		Status          invite.Status `db:"reminder_status"`
+		EventTypeActive bool          `db:"event_type_active"`
+		SettingActive   bool          `db:"setting_active"`
+		InviteStatus    invite.Status `db:"invite_status"`
+		SentAt          *time.Time    `db:"sent_at"`
+		ReminderDelay   string        `db:"reminder_delay"`
+		SendWindow      []byte        `db:"send_window"`
 	}
-	if r.SendWindow != nil {
-		p.Plan.SendWindow = new(sendtime.SendWindow)
-		if err := json.Unmarshal(r.SendWindow, p.Plan.SendWindow); err != nil {
-			return invite.Plan{}, fmt.Errorf("event %s: decode send_window: %w", eventID, err)
-		}
+	if err := s.invite.reminderPlan.Get(ctx, nil, &r, eventID); err != nil {
+		return invite.Plan{}, fmt.Errorf("load %s plan: %w", invite.KindReminder, translate(err))
 	}
+	p := invite.Plan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive}
+	if r.InviteStatus != invite.Sent {
+		return p, nil // a reminder follows only an invite whose status is sent
+	}
+	window, err := decodeSendWindow(eventID, r.SendWindow)
+	if err != nil {
+		return invite.Plan{}, err
+	}
+	p.Plan, _ = sendtime.ReminderPlan(r.SentAt, r.ReminderDelay, window)
 	return p, nil
+}
+
+// decodeSendWindow reads an event's copy of its setting's send window;
+// nil when it has none.
+func decodeSendWindow(eventID string, raw []byte) (*sendtime.SendWindow, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	w := new(sendtime.SendWindow)
+	if err := json.Unmarshal(raw, w); err != nil {
+		return nil, fmt.Errorf("event %s: decode send_window: %w", eventID, err)
+	}
+	return w, nil
 }
 
 // lowerEmail is an email address as the suppression list and the

@@ -14,13 +14,6 @@ import (
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
-// Invite setting values.
-const (
-	DelayFromEvent       = "event"
-	DelayFromTransaction = "transaction"
-	DelayFromDelivery    = "delivery"
-)
-
 // InviteSetting governs the invites of one (channel, event type) pair.
 type InviteSetting struct {
 	ID                    string
@@ -30,7 +23,7 @@ type InviteSetting struct {
 	Active                bool
 	Medium                invite.Medium
 	Delay                 string               // ISO 8601 duration, as sent
-	DelayFrom             string               // DelayFrom…
+	DelayFrom             string               // sendtime.FromEvent, FromTransaction or FromDelivery
 	SendWindow            *sendtime.SendWindow // nil: any time
 	MinDaysBetweenInvites int
 	// ReminderDelay is the wait from the invite's sending to its reminder

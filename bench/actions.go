@@ -1,16 +1,13 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
-	"regexp"
-	"strconv"
 	"time"
 
+	"github.com/touchpoint/touchpoint/bench/capacity"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -28,13 +25,6 @@ type Actions struct {
 	ByType map[string]int64 `json:"by_type"`
 }
 
-// actionLine is one series of the `action` metric in the Prometheus text
-// format: action{action_type="…",namespace="…"} 12.
-var (
-	actionLine  = regexp.MustCompile(`^action\{([^}]*)\} (\S+)`)
-	actionLabel = regexp.MustCompile(`(\w+)="([^"]*)"`)
-)
-
 // actions reads the `action` metric of dev's embedded Temporal server from
 // dev's /metrics: the Actions so far in its namespace, by action type.
 func (d *devChild) actions(ctx context.Context) (map[string]int64, error) {
@@ -50,7 +40,7 @@ func (d *devChild) actions(ctx context.Context) (map[string]int64, error) {
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("read dev's metrics: %s", res.Status)
 	}
-	return parseActions(res.Body, d.target.Temporal.Namespace())
+	return capacity.ParseActions(res.Body, d.target.Temporal.Namespace())
 }
 
 // settledActions reads the metric until it holds still for a second, at
@@ -71,33 +61,6 @@ func (d *devChild) settledActions(ctx context.Context) (map[string]int64, error)
 		prev = cur
 	}
 	return prev, err
-}
-
-// parseActions reads the series of the `action` metric of namespace from
-// a Prometheus text exposition.
-func parseActions(r io.Reader, namespace string) (map[string]int64, error) {
-	out := map[string]int64{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		m := actionLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		labels := map[string]string{}
-		for _, l := range actionLabel.FindAllStringSubmatch(m[1], -1) {
-			labels[l[1]] = l[2]
-		}
-		if labels["namespace"] != namespace {
-			continue
-		}
-		v, err := strconv.ParseFloat(m[2], 64)
-		if err != nil {
-			return nil, fmt.Errorf("action metric: %q: %w", sc.Text(), err)
-		}
-		out[labels["action_type"]] += int64(v)
-	}
-	return out, sc.Err()
 }
 
 // measureActions waits until the workflows of events have closed (an

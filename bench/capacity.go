@@ -3,13 +3,13 @@ package bench
 // The run of `touchpoint bench --capacity`: a realistic mix — invites, a
 // reminder for a share of them, reviews through the feedback form, the
 // mail provider's reports, a webhook endpoint subscribed to everything —
-// and what it cost, measured from outside the processes: PostgreSQL's
-// catalogue and statistics, the Temporal server's `action` metric and the
-// workflows' histories, the processes' CPU from their /metrics. The model
-// that turns it into docs/capacity.md is capacitymodel.go.
+// and what it cost, measured from outside the processes: the workflows'
+// histories, and through package capacity PostgreSQL's catalogue and
+// statistics, the Temporal server's `action` metric and the processes'
+// CPU. The model that turns it into docs/capacity.md is package
+// capacity's.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,10 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -31,12 +28,12 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
+	"github.com/touchpoint/touchpoint/bench/capacity"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -77,11 +74,6 @@ type CapacityOptions struct {
 // invites, as most do, short enough for a run.
 const capacityReminder = "PT2M"
 
-// statsSettle is how long bench waits for PostgreSQL's statistics to
-// take in the last work: an idle server process reports its counts
-// within 10 s (PostgreSQL 15).
-const statsSettle = 11 * time.Second
-
 func (c CapacityOptions) validate(t Target, dev bool) error {
 	switch {
 	case !c.On:
@@ -120,7 +112,7 @@ type capacityRun struct {
 // Capacity runs the capacity mix against o.Target, or a `touchpoint dev`
 // it starts and stops when o.Target.BaseURL is empty, and returns what it
 // measured; with o.Capacity.Doc set it writes the document there.
-func Capacity(ctx context.Context, o Options) (*Measurements, error) {
+func Capacity(ctx context.Context, o Options) (*capacity.Measurements, error) {
 	if o.Reminder == "" {
 		o.Reminder = capacityReminder
 	}
@@ -147,7 +139,7 @@ func Capacity(ctx context.Context, o Options) (*Measurements, error) {
 	}
 	if o.Capacity.Doc != "" {
 		var b bytes.Buffer
-		if err := WriteCapacityDoc(&b, Model(*m, DefaultAssumptions, DailyVolumes)); err != nil {
+		if err := capacity.WriteDoc(&b, capacity.Model(*m, capacity.DefaultAssumptions, capacity.DailyVolumes)); err != nil {
 			return m, err
 		}
 		if err := os.WriteFile(o.Capacity.Doc, b.Bytes(), 0o644); err != nil {
@@ -157,15 +149,7 @@ func Capacity(ctx context.Context, o Options) (*Measurements, error) {
 	return m, nil
 }
 
-// snapshot is what the stack has spent so far.
-type snapshot struct {
-	db                 pg.Footprint
-	actions            map[string]int64
-	api, worker, combo []float64 // CPU seconds of each process
-	postgres           *float64
-}
-
-func measureCapacity(ctx context.Context, o Options, dev *devChild) (*Measurements, error) {
+func measureCapacity(ctx context.Context, o Options, dev *devChild) (*capacity.Measurements, error) {
 	c := o.Capacity
 	r := &capacityRun{o: o, dev: dev, prog: newProgress(o.Stderr),
 		noRedirect: &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -222,7 +206,7 @@ func measureCapacity(ctx context.Context, o Options, dev *devChild) (*Measuremen
 	if err != nil {
 		return nil, err
 	}
-	load := loadAverage()
+	load := capacity.LoadAverage()
 
 	// The mix.
 	nReminded := int(float64(o.Events)*c.ReminderShare + 0.5)
@@ -248,7 +232,7 @@ func measureCapacity(ctx context.Context, o Options, dev *devChild) (*Measuremen
 		return nil, err
 	}
 	events = append(events, rest...)
-	mix := Mix{Invites: len(events), ReminderSet: nReminded, Endpoints: 1, Concurrency: o.Concurrency}
+	mix := capacity.Mix{Invites: len(events), ReminderSet: nReminded, Endpoints: 1, Concurrency: o.Concurrency}
 	// Reviews, spread over both kinds: every k-th invite.
 	var reviewed []string
 	if c.ReviewShare > 0 {
@@ -311,12 +295,12 @@ func measureCapacity(ctx context.Context, o Options, dev *devChild) (*Measuremen
 		}
 	}
 	mix.Deliveries = len(deliveries)
-	m := &Measurements{Taken: time.Now().UTC(), Revision: revision(), Topology: c.Topology, Mix: mix}
+	m := &capacity.Measurements{Taken: time.Now().UTC(), Revision: capacity.Revision(), Topology: c.Topology, Mix: mix}
 	m.Load = c.LoadNote
 	if m.Load == "" {
-		m.Load = loadWords(load, loadAverage())
+		m.Load = capacity.LoadWords(load, capacity.LoadAverage())
 	}
-	perInvite(m, before, after)
+	capacity.PerInvite(m, before, after)
 	wfIDs := make([]string, 0, len(ids)+len(deliveries))
 	for _, id := range ids {
 		wfIDs = append(wfIDs, workflows.WorkflowID(id))
@@ -340,93 +324,15 @@ func measureCapacity(ctx context.Context, o Options, dev *devChild) (*Measuremen
 	return m, nil
 }
 
-// perInvite puts what was spent between before and after on m, per
-// invite of its mix.
-func perInvite(m *Measurements, before, after snapshot) {
-	n := float64(max(m.Mix.Invites, 1))
-	was := map[string]pg.TableFootprint{}
-	for _, t := range before.db.Tables {
-		was[t.Table] = t
-	}
-	for _, t := range after.db.Tables {
-		b := was[t.Table]
-		m.Tables = append(m.Tables, TableCost{Table: t.Table, Rows: float64(t.Rows-b.Rows) / n,
-			TableBytes: float64(t.TableBytes-b.TableBytes) / n, IndexBytes: float64(t.IndexBytes-b.IndexBytes) / n})
-	}
-	a, b := after.db, before.db
-	m.RowWrites = float64(a.Inserted+a.Updated+a.Deleted-b.Inserted-b.Updated-b.Deleted) / n
-	m.WALBytes = float64(a.WALBytes-b.WALBytes) / n
-	m.ActionsByType = map[string]float64{}
-	for typ, v := range after.actions {
-		if d := v - before.actions[typ]; d != 0 {
-			m.ActionsByType[typ] = float64(d) / n
-			m.Actions += float64(d) / n
-		}
-	}
-	cpu := func(b, a []float64) *float64 {
-		if len(a) == 0 {
-			return nil
-		}
-		s := 0.0
-		for i := range a {
-			s += a[i] - b[i]
-		}
-		s /= n
-		return &s
-	}
-	m.APICPU, m.WorkerCPU, m.CombinedCPU = cpu(before.api, after.api), cpu(before.worker, after.worker), cpu(before.combo, after.combo)
-	if before.postgres != nil && after.postgres != nil {
-		s := (*after.postgres - *before.postgres) / n
-		m.PostgresCPU = &s
-	}
-}
-
-// snapshot reads what the stack has spent so far, once PostgreSQL's
-// statistics have taken in the work before.
-func (r *capacityRun) snapshot(ctx context.Context) (snapshot, error) {
-	select {
-	case <-ctx.Done():
-		return snapshot{}, ctx.Err()
-	case <-time.After(statsSettle):
-	}
-	var s snapshot
-	var err error
-	if s.db, err = pg.ReadFootprint(ctx, r.db.DB()); err != nil {
-		return s, err
-	}
+// snapshot reads what the stack has spent so far.
+func (r *capacityRun) snapshot(ctx context.Context) (capacity.Snapshot, error) {
 	c := r.o.Capacity
-	if s.actions, err = readActions(ctx, c.TemporalMetrics, r.o.Target.Temporal.Namespace()); err != nil {
-		return s, err
-	}
+	src := capacity.Sources{DB: r.db.DB(), TemporalMetrics: c.TemporalMetrics, Namespace: r.o.Target.Temporal.Namespace(),
+		APIMetrics: c.APIMetrics, WorkerMetrics: c.WorkerMetrics, PostgresPID: c.PostgresPID}
 	if r.dev != nil {
-		v, err := scrapeCPU(ctx, "http://"+r.dev.vars["TOUCHPOINT_METRICS_ADDR"]+"/metrics")
-		if err != nil {
-			return s, err
-		}
-		s.combo = []float64{v}
+		src.CombinedMetrics = "http://" + r.dev.vars["TOUCHPOINT_METRICS_ADDR"] + "/metrics"
 	}
-	for _, u := range c.APIMetrics {
-		v, err := scrapeCPU(ctx, u)
-		if err != nil {
-			return s, err
-		}
-		s.api = append(s.api, v)
-	}
-	for _, u := range c.WorkerMetrics {
-		v, err := scrapeCPU(ctx, u)
-		if err != nil {
-			return s, err
-		}
-		s.worker = append(s.worker, v)
-	}
-	if c.PostgresPID != 0 {
-		v, err := treeCPUSeconds(c.PostgresPID)
-		if err != nil {
-			return s, fmt.Errorf("PostgreSQL's CPU: %w", err)
-		}
-		s.postgres = &v
-	}
-	return s, nil
+	return capacity.Read(ctx, src)
 }
 
 // each calls fn for every id, the run's concurrency at once.
@@ -546,7 +452,7 @@ func (r *capacityRun) deliveriesSettled(ctx context.Context, endpointID string) 
 
 // histories adds the events and bytes of the workflows' histories to m,
 // per invite.
-func (r *capacityRun) histories(ctx context.Context, tc client.Client, ids []string, m *Measurements) error {
+func (r *capacityRun) histories(ctx context.Context, tc client.Client, ids []string, m *capacity.Measurements) error {
 	var events, size atomic.Int64
 	err := r.each(ctx, "histories", ids, func(ctx context.Context, id string) error {
 		d, err := tc.DescribeWorkflowExecution(ctx, id, "")
@@ -624,77 +530,3 @@ func startHookReceiver() (*hookReceiver, error) {
 }
 
 func (h *hookReceiver) close() { h.srv.Close() }
-
-// readActions reads the `action` metric of namespace from a Temporal
-// server's (or dev's) /metrics.
-func readActions(ctx context.Context, metricsURL, namespace string) (map[string]int64, error) {
-	body, err := scrape(ctx, metricsURL)
-	if err != nil {
-		return nil, err
-	}
-	return parseActions(bytes.NewReader(body), namespace)
-}
-
-// scrapeCPU reads a process's process_cpu_seconds_total from its
-// /metrics.
-func scrapeCPU(ctx context.Context, metricsURL string) (float64, error) {
-	body, err := scrape(ctx, metricsURL)
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "process_cpu_seconds_total "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
-		}
-	}
-	return 0, fmt.Errorf("%s serves no process_cpu_seconds_total", metricsURL)
-}
-
-func scrape(ctx context.Context, metricsURL string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", metricsURL, err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read %s: %s", metricsURL, res.Status)
-	}
-	return io.ReadAll(res.Body)
-}
-
-// revision is the VCS revision the binary was built from, "" when it
-// does not say.
-func revision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	settings := map[string]string{}
-	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
-	}
-	rev := settings["vcs.revision"]
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" && settings["vcs.modified"] == "true" {
-		rev += " with uncommitted changes"
-	}
-	return rev
-}
-
-// loadWords says what the machine's load average was at the start and
-// the end of the run.
-func loadWords(start, end float64) string {
-	if start < 0 || end < 0 {
-		return "The machine's load was not read."
-	}
-	return fmt.Sprintf("The machine's load average (1 minute) was %.1f at the start of the measured run and %.1f at its end, on %d cores.",
-		start, end, runtime.NumCPU())
-}

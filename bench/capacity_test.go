@@ -5,12 +5,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/bench/capacity"
 	"github.com/touchpoint/touchpoint/internal/testbin"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 )
@@ -32,7 +34,7 @@ func TestCapacityOnDev(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("measured: %+v", *m)
 
-	assert.Equal(t, Mix{Invites: 12, ReminderSet: 4, Reviews: 3, Reminders: m.Mix.Reminders, Reports: 12 + m.Mix.Reminders,
+	assert.Equal(t, capacity.Mix{Invites: 12, ReminderSet: 4, Reviews: 3, Reminders: m.Mix.Reminders, Reports: 12 + m.Mix.Reminders,
 		Deliveries: m.Mix.Deliveries, Endpoints: 1, Concurrency: 4}, m.Mix)
 	// Every fourth invite is reviewed, one of the four with a reminder
 	// among them: its reminder is cancelled when the review comes before
@@ -40,7 +42,7 @@ func TestCapacityOnDev(t *testing.T) {
 	assert.Contains(t, []int{3, 4}, m.Mix.Reminders, "the reminders not cancelled by a review")
 	// Each invite is scheduled, sent and delivered; a review, a reminder.
 	assert.GreaterOrEqual(t, m.Mix.Deliveries, 3*12+3+3)
-	tables := map[string]TableCost{}
+	tables := map[string]capacity.TableCost{}
 	for _, tc := range m.Tables {
 		tables[tc.Table] = tc
 	}
@@ -65,4 +67,23 @@ func TestCapacityOnDev(t *testing.T) {
 	assert.Contains(t, string(raw), "# Capacity")
 	assert.Contains(t, string(raw), "12 invites, each to its own address")
 	requireWellFormedTables(t, string(raw))
+}
+
+// requireWellFormedTables fails on a Markdown table whose rows have
+// another number of cells than its header.
+func requireWellFormedTables(t *testing.T, doc string) {
+	t.Helper()
+	cells := 0
+	for _, line := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			cells = 0
+			continue
+		}
+		n := strings.Count(strings.TrimSpace(line), "|") - 1
+		if cells == 0 {
+			cells = n
+			continue
+		}
+		require.Equal(t, cells, n, "a row of another width: %q", line)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -18,3 +20,6 @@ func New(db *sqlx.DB, defaultInviteDelay string) *store.Store {
 	st.Webhooks.Messages = webhook.Messages{}
 	return st
 }
+
+// People is the repository of people on st's pool.
+func People(st *store.Store) *persondb.Store { return persondb.New(pg.NewDB(st.DB())) }

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/touchpoint/touchpoint/bench"
+	"github.com/touchpoint/touchpoint/bench/capacity"
 )
 
 // runBench is `touchpoint bench`: the load generator of package
@@ -25,7 +26,7 @@ func (env *environment) runBench(ctx context.Context, args []string) error {
 	o.LogLevel, o.Stderr = env.getenv("TOUCHPOINT_LOG_LEVEL"), env.stderr
 	var res any // a typed nil would print "null"
 	if o.Capacity.On {
-		var m *bench.Measurements
+		var m *capacity.Measurements
 		if m, err = bench.Capacity(ctx, o); m != nil {
 			res = m
 		}

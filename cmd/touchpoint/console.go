@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -43,7 +44,7 @@ type consoleParts struct {
 // sign-in.
 func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger, parts consoleParts) (http.Handler, error) {
 	logger = logger.With("component", "console")
-	ps := peopleOf(st)
+	ps := storeset.People(st)
 	auth, err := console.NewAuth(console.AuthOptions{BaseURL: cfg.BaseURL, Provider: consoleProvider(cfg), Store: ps,
 		SecretKey: cfg.SecretKey, Logger: logger})
 	if err != nil {

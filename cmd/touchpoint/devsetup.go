@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 // devSecretKey returns the key `touchpoint dev` keeps in its data dir,
@@ -71,7 +72,7 @@ func seedDev(ctx context.Context, st *store.Store, newSecret func() (string, []b
 	if err != nil {
 		return creds, err
 	}
-	ps := peopleOf(st)
+	ps := storeset.People(st)
 	if _, err := ps.PersonByEmail(ctx, devOwner); errors.Is(err, store.ErrNotFound) {
 		if _, err := ps.CreatePerson(ctx, people.Operator, creds.AccountID, devOwner, people.Owner); err != nil {
 			return creds, fmt.Errorf("seed the dev owner: %w", err)

@@ -25,7 +25,7 @@ var usageCommand = regexp.MustCompile(`touchpoint ([a-z][a-z-]*) ([a-z][a-z-]*)`
 
 // TestHelpListsEveryCommand: `touchpoint --help` lists every command, and
 // for a command with subcommands, each subcommand that its own usage text
-// (every `const …Usage` of this package) shows.
+// (every `const …Usage` of this package and of package admincli) shows.
 func TestHelpListsEveryCommand(t *testing.T) {
 	t.Parallel()
 	var help bytes.Buffer
@@ -44,6 +44,10 @@ func TestHelpListsEveryCommand(t *testing.T) {
 
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
+	adminFiles, err := filepath.Glob(filepath.Join("..", "..", "admincli", "*.go"))
+	require.NoError(t, err)
+	require.NotEmpty(t, adminFiles)
+	files = append(files, adminFiles...)
 	subs := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

@@ -39,25 +39,27 @@ func (env *environment) flags(name string) *flag.FlagSet {
 	return fs
 }
 
-// commands lists every subcommand, in the order the usage shows them.
-// `dev` exists in the default build only (dev.go; nodev.go stands in).
+// commands lists every subcommand, in the order the usage shows them: the
+// processes, and the admin commands of package admincli. `dev` exists in
+// the default build only (dev.go; nodev.go stands in).
 func (env *environment) commands() []command {
+	admin := env.admin()
 	return []command{
 		{"dev", devSummary, env.runDev},
 		{"api", "run the HTTP API", env.runAPICommand},
 		{"auth", "run the built-in OAuth 2.0 / OIDC issuer", env.runAuthCommand},
 		{"worker", "run the Temporal worker; worker versions [set-current BUILD_ID]: the worker deployment's builds", env.runWorkerCommand},
 		{"migrate", "apply the PostgreSQL schema", env.runMigrate},
-		{"accounts", "manage accounts: accounts create|update|set-quota|rotate-publication-key", env.runAccounts},
-		{"clients", "manage API clients: clients create|link|list|delete|revoke-tokens", env.runClients},
-		{"users", "the people of the console: users create|list|update|disable|sign-out|link|erase", env.runUsers},
-		{"keys", "the built-in issuer's signing keys: keys list|rotate|retire KID", env.runKeys},
-		{"suppressions", "the suppression list: suppressions import --account acc-… FILE", env.runSuppressions},
-		{"stats", "the funnel of an account: stats --account acc-… [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--time-zone …]", env.runStats},
-		{"invites", "ops: invites show evt-… | invites retry evt-… | invites retry --failed [--since 24h] [--reason …] [--dry-run] …", env.runInvites},
-		{"webhooks", "ops: webhooks enable --endpoint whk-… | webhooks replay --endpoint whk-… [--since 72h] [--until …] [--dry-run]", env.runWebhooks},
-		{"customers", "privacy: customers erase --account acc-… (--email E | --reference R)", env.runCustomers},
-		{"reviews", "moderation: reviews reported [--account acc-…] | reviews moderate --id rev-… --decision publish|remove --note …", env.runReviews},
+		{"accounts", "manage accounts: accounts create|update|set-quota|rotate-publication-key", admin.RunAccounts},
+		{"clients", "manage API clients: clients create|link|list|delete|revoke-tokens", admin.RunClients},
+		{"users", "the people of the console: users create|list|update|disable|sign-out|link|erase", admin.RunUsers},
+		{"keys", "the built-in issuer's signing keys: keys list|rotate|retire KID", admin.RunKeys},
+		{"suppressions", "the suppression list: suppressions import --account acc-… FILE", admin.RunSuppressions},
+		{"stats", "the funnel of an account: stats --account acc-… [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--time-zone …]", admin.RunStats},
+		{"invites", "ops: invites show evt-… | invites retry evt-… | invites retry --failed [--since 24h] [--reason …] [--dry-run] …", admin.RunInvites},
+		{"webhooks", "ops: webhooks enable --endpoint whk-… | webhooks replay --endpoint whk-… [--since 72h] [--until …] [--dry-run]", admin.RunWebhooks},
+		{"customers", "privacy: customers erase --account acc-… (--email E | --reference R)", admin.RunCustomers},
+		{"reviews", "moderation: reviews reported [--account acc-…] | reviews moderate --id rev-… --decision publish|remove --note …", admin.RunReviews},
 		{"bench", "measure accepted events/s and invites sent/s: bench [--events N] [--concurrency C] [--baseline]", env.runBench},
 		{"healthcheck", "GET a URL; exit 0 on a 2xx answer (container health checks)", env.runHealthcheck},
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/touchpoint/touchpoint/starter"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/temporalclient"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -98,7 +99,7 @@ func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *s
 		if err != nil {
 			return nil, fmt.Errorf("mail: %w", err)
 		}
-		opts.People, opts.Mail = peopleOf(st), mailer
+		opts.People, opts.Mail = storeset.People(st), mailer
 		opts.RelyingParties = []authserver.RelyingParty{consoleParty(cfg)}
 	} else {
 		logger.Warn("TOUCHPOINT_SMTP_URL is not set: nobody can sign in to the console through the built-in issuer, " +
@@ -525,7 +526,7 @@ func joinDeploymentPart(cfg config.Config, tc client.Client, logger *slog.Logger
 // versions`, which shows and sets the worker deployment's current build.
 func (env *environment) runWorkerCommand(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "versions" {
-		return env.runWorkerVersions(ctx, args[1:])
+		return env.admin().RunWorkerVersions(ctx, args[1:])
 	}
 	cfg, st, err := startProcess(ctx, env, "worker", args)
 	if err != nil {

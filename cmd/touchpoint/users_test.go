@@ -29,7 +29,7 @@ func TestUsersCLI(t *testing.T) {
 
 	out, err = runCLI(t, vars, "users", "create", "--account", acc.AccountID, "--email", " Anna@Shop.Example ", "--role", "editor", "--json")
 	require.NoError(t, err)
-	var anna personJSON
+	var anna struct{ ID, Email, Role string }
 	require.NoError(t, json.Unmarshal([]byte(out), &anna))
 	assert.True(t, store.ValidID("usr", anna.ID))
 	assert.Equal(t, "anna@shop.example", anna.Email, "kept in lower case")

@@ -1,4 +1,4 @@
-package bench
+package capacity
 
 import (
 	"strings"
@@ -17,7 +17,7 @@ action{action_type="grpc_StartWorkflowExecution",namespace="default"} 2
 action{action_type="grpc_StartWorkflowExecution",namespace="temporal-system"} 7
 touchpoint_events_accepted_total 5
 `
-	got, err := parseActions(strings.NewReader(text), "default")
+	got, err := ParseActions(strings.NewReader(text), "default")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"command_BatchMarkers": 3, "grpc_StartWorkflowExecution": 2}, got)
 }

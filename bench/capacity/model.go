@@ -1,10 +1,12 @@
-package bench
-
-// The capacity model of `touchpoint bench --capacity`: what one invite
-// of a realistic mix was measured to cost, turned into what 10 thousand,
-// 1 million and 10 million invites a day need. Pure: Model computes,
-// WriteCapacityDoc renders docs/capacity.md from capacity.md.tmpl; the
-// run that measures is capacity.go.
+// Package capacity is what `touchpoint bench --capacity` measures of a
+// stack and the capacity model that follows from it. The model (this
+// file): what one invite of a realistic mix was measured to cost, turned
+// into what 10 thousand, 1 million and 10 million invites a day need.
+// Pure: Model computes, WriteDoc renders docs/capacity.md from
+// capacity.md.tmpl. What the stack spent is read from outside its
+// processes (measure.go); the run that drives the mix is package bench's,
+// on its load generator.
+package capacity
 
 import (
 	"cmp"
@@ -287,9 +289,9 @@ var capacityTemplate string
 // the committed document again from them and compares.
 const measurementsMark = "<!-- measurements: "
 
-// WriteCapacityDoc renders r as docs/capacity.md, its measurements at the
+// WriteDoc renders r as docs/capacity.md, its measurements at the
 // end in a comment.
-func WriteCapacityDoc(w io.Writer, r Report) error {
+func WriteDoc(w io.Writer, r Report) error {
 	var doc strings.Builder
 	if err := renderCapacity(&doc, r); err != nil {
 		return err
@@ -304,9 +306,9 @@ func WriteCapacityDoc(w io.Writer, r Report) error {
 	return err
 }
 
-// ReadCapacityMeasurements reads back the measurements a document of
-// WriteCapacityDoc was rendered from.
-func ReadCapacityMeasurements(doc string) (Measurements, error) {
+// ReadMeasurements reads back the measurements a document of
+// WriteDoc was rendered from.
+func ReadMeasurements(doc string) (Measurements, error) {
 	var m Measurements
 	_, rest, ok := strings.Cut(doc, measurementsMark)
 	raw, _, closed := strings.Cut(rest, " -->")

@@ -1,4 +1,4 @@
-package bench
+package capacity
 
 import (
 	"bytes"
@@ -111,7 +111,7 @@ func TestModel(t *testing.T) {
 func TestCapacityDoc(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	require.NoError(t, WriteCapacityDoc(&b, Model(fixedMeasurements(), DefaultAssumptions, DailyVolumes)))
+	require.NoError(t, WriteDoc(&b, Model(fixedMeasurements(), DefaultAssumptions, DailyVolumes)))
 	doc := b.String()
 	assert.False(t, strings.Contains(doc, "<no value>"))
 	requireWellFormedTables(t, doc)
@@ -139,7 +139,7 @@ func TestCapacityDoc(t *testing.T) {
 	combined := 0.02
 	m.APICPU, m.WorkerCPU, m.CombinedCPU, m.PostgresCPU = nil, nil, &combined, nil
 	b.Reset()
-	require.NoError(t, WriteCapacityDoc(&b, Model(m, DefaultAssumptions, DailyVolumes)))
+	require.NoError(t, WriteDoc(&b, Model(m, DefaultAssumptions, DailyVolumes)))
 	doc = b.String()
 	requireWellFormedTables(t, doc)
 	for _, want := range []string{
@@ -178,23 +178,23 @@ var updateCapacityDoc = flag.Bool("update-capacity-doc", false,
 // and its template make of the measurements it holds — nothing in it is
 // typed by hand, and a change of the model is a change of the document.
 // A new run writes a new one (touchpoint bench --capacity); a change of
-// the model renders it again: go test ./bench -run TestCommittedCapacityDoc -update-capacity-doc.
+// the model renders it again: go test ./bench/capacity -run TestCommittedCapacityDoc -update-capacity-doc.
 func TestCommittedCapacityDoc(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("..", "docs", "capacity.md")
+	path := filepath.Join("..", "..", "docs", "capacity.md")
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	m, err := ReadCapacityMeasurements(string(raw))
+	m, err := ReadMeasurements(string(raw))
 	require.NoError(t, err)
 	assert.Positive(t, m.Mix.Invites, "a run's measurements")
 	var b bytes.Buffer
-	require.NoError(t, WriteCapacityDoc(&b, Model(m, DefaultAssumptions, DailyVolumes)))
+	require.NoError(t, WriteDoc(&b, Model(m, DefaultAssumptions, DailyVolumes)))
 	if *updateCapacityDoc {
 		require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
 		return
 	}
 	assert.True(t, bytes.Equal(raw, b.Bytes()),
-		"docs/capacity.md is not what the model makes of its measurements: run go test ./bench -run TestCommittedCapacityDoc -update-capacity-doc")
+		"docs/capacity.md is not what the model makes of its measurements: run go test ./bench/capacity -run TestCommittedCapacityDoc -update-capacity-doc")
 }
 
 // TestCapacityDocRoundTrip: the measurements written into a document are
@@ -204,10 +204,10 @@ func TestCapacityDocRoundTrip(t *testing.T) {
 	m := fixedMeasurements()
 	m.Topology = "a stack run with --base-url --> here"
 	var b bytes.Buffer
-	require.NoError(t, WriteCapacityDoc(&b, Model(m, DefaultAssumptions, DailyVolumes)))
-	got, err := ReadCapacityMeasurements(b.String())
+	require.NoError(t, WriteDoc(&b, Model(m, DefaultAssumptions, DailyVolumes)))
+	got, err := ReadMeasurements(b.String())
 	require.NoError(t, err)
 	assert.Equal(t, m, got)
-	_, err = ReadCapacityMeasurements("# Capacity\n")
+	_, err = ReadMeasurements("# Capacity\n")
 	assert.ErrorContains(t, err, "no measurements")
 }

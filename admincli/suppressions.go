@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"bufio"
@@ -19,7 +19,8 @@ const suppressionsUsage = `usage:
       (the flags may also follow FILE) FILE holds one address a line (an email, or a mobile number in E.164); "-" reads standard input.
       Blank lines and lines starting with # are skipped; addresses already on the list stay as they are`
 
-func (env *environment) runSuppressions(ctx context.Context, args []string) error {
+// RunSuppressions is `touchpoint suppressions import`.
+func (env *Env) RunSuppressions(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "import" {
 		return errors.New(suppressionsUsage)
 	}
@@ -43,7 +44,7 @@ func (env *environment) runSuppressions(ctx context.Context, args []string) erro
 		return fmt.Errorf("suppressions import: %w", err)
 	}
 	defer in.Close()
-	_, st, err := adminStore(ctx, env, false)
+	_, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}

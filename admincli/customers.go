@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"context"
@@ -20,7 +20,8 @@ const customersUsage = `usage:
       cancelled, the customer's email, names, address, mobile and reference leave their events, the
       review comments and the webhook messages about them; reviews and the suppression list are kept`
 
-func (env *environment) runCustomers(ctx context.Context, args []string) error {
+// RunCustomers is `touchpoint customers erase`.
+func (env *Env) RunCustomers(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "erase" {
 		return errors.New(customersUsage)
 	}
@@ -38,7 +39,7 @@ func (env *environment) runCustomers(ctx context.Context, args []string) error {
 	case (*email == "") == (*reference == "") || fs.NArg() > 0:
 		return errors.New(customersUsage)
 	}
-	cfg, st, err := adminStore(ctx, env, false)
+	cfg, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -77,11 +78,11 @@ func printErasure(out io.Writer, e store.Erasure, told int) {
 // answers; it returns how many were told. A workflow not told finds the
 // cancel in PostgreSQL before it would send, so this only ends the runs
 // sooner.
-func signalCancels(ctx context.Context, cfg config.Config, env *environment, eventIDs []string) int {
+func signalCancels(ctx context.Context, cfg config.Config, env *Env, eventIDs []string) int {
 	if len(eventIDs) == 0 {
 		return 0
 	}
-	tc, err := dialTemporal(cfg, env.logger, nil)
+	tc, err := env.dialTemporal(cfg)
 	if err != nil {
 		return 0
 	}

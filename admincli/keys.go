@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"context"
@@ -15,10 +15,10 @@ const keysUsage = `usage:
   touchpoint keys rotate [--json]     publish a new key now; it signs once every verifier has refetched the keys
   touchpoint keys retire KID          withdraw a key (compromise): no longer published or accepted`
 
-// runKeys is `touchpoint keys`: the built-in issuer's signing keys, run
+// RunKeys is `touchpoint keys`: the built-in issuer's signing keys, run
 // against PostgreSQL directly like the other admin commands (it needs
 // TOUCHPOINT_SECRET_KEY to seal a new key).
-func (env *environment) runKeys(ctx context.Context, args []string) error {
+func (env *Env) RunKeys(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(keysUsage)
 	}
@@ -32,12 +32,12 @@ func (env *environment) runKeys(ctx context.Context, args []string) error {
 	if n, ok := want[sub]; !ok || fs.NArg() != n {
 		return errors.New(keysUsage)
 	}
-	cfg, st, err := adminStore(ctx, env, true)
+	cfg, st, err := env.openStore(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer st.DB().Close()
-	issuer, err := authserver.New(ctx, issuerOptions(cfg, st.Auth, env.logger))
+	issuer, err := authserver.New(ctx, env.issuerOptions(cfg, st.Auth))
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"context"
@@ -18,10 +18,10 @@ const webhooksUsage = `usage:
       (failed deliveries made in the period, at most 31 days, are sent again, with their webhook-id,
       by a running touchpoint worker; the endpoint must be enabled)`
 
-// runWebhooks is `touchpoint webhooks`: ops' enabling of an endpoint and
+// RunWebhooks is `touchpoint webhooks`: ops' enabling of an endpoint and
 // replay of failed deliveries, the same as PATCH /webhooks/{id}
 // {"enabled": true} and POST /webhooks/{id}/replay.
-func (env *environment) runWebhooks(ctx context.Context, args []string) error {
+func (env *Env) RunWebhooks(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(webhooksUsage)
 	}
@@ -36,7 +36,7 @@ func (env *environment) runWebhooks(ctx context.Context, args []string) error {
 
 // webhookEndpointFlag parses the flags of a `webhooks` subcommand, which
 // names one endpoint with --endpoint, and checks the endpoint's id.
-func webhookEndpointFlag(env *environment, sub string, args []string, more func(fs *flag.FlagSet)) (string, error) {
+func webhookEndpointFlag(env *Env, sub string, args []string, more func(fs *flag.FlagSet)) (string, error) {
 	fs := flag.NewFlagSet("webhooks "+sub, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	endpoint := fs.String("endpoint", "", "the endpoint (whk-…)")
@@ -56,12 +56,12 @@ func webhookEndpointFlag(env *environment, sub string, args []string, more func(
 }
 
 // enableWebhook is `webhooks enable`.
-func (env *environment) enableWebhook(ctx context.Context, args []string) error {
+func (env *Env) enableWebhook(ctx context.Context, args []string) error {
 	endpoint, err := webhookEndpointFlag(env, "enable", args, nil)
 	if err != nil {
 		return err
 	}
-	_, st, err := adminStore(ctx, env, false)
+	_, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (env *environment) enableWebhook(ctx context.Context, args []string) error 
 }
 
 // replayWebhook is `webhooks replay`.
-func (env *environment) replayWebhook(ctx context.Context, args []string) error {
+func (env *Env) replayWebhook(ctx context.Context, args []string) error {
 	var since, until *string
 	var dryRun *bool
 	endpoint, err := webhookEndpointFlag(env, "replay", args, func(fs *flag.FlagSet) {
@@ -104,7 +104,7 @@ func (env *environment) replayWebhook(ctx context.Context, args []string) error 
 	if bound, problem := f.Problem(now); bound != "" {
 		return fmt.Errorf("webhooks replay: --%s: %s", bound, problem)
 	}
-	_, st, err := adminStore(ctx, env, false)
+	_, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
-	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/storeset"
 )
 
 const usersUsage = `usage:
@@ -31,9 +31,6 @@ const usersUsage = `usage:
   touchpoint users erase (--email ADDRESS | --id usr-…)
       forgets the person's address and sign-ins; the audit trail keeps their usr-… id`
 
-// peopleOf is the repository of people on the store's pool.
-func peopleOf(st *store.Store) *persondb.Store { return persondb.New(pg.NewDB(st.DB())) }
-
 // usersFlags are the flags of every `users` subcommand.
 type usersFlags struct {
 	fs                                     *flag.FlagSet
@@ -42,7 +39,8 @@ type usersFlags struct {
 	asJSON                                 bool
 }
 
-func (env *environment) runUsers(ctx context.Context, args []string) error {
+// RunUsers is `touchpoint users`: the people of the console.
+func (env *Env) RunUsers(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(usersUsage)
 	}
@@ -62,12 +60,12 @@ func (env *environment) runUsers(ctx context.Context, args []string) error {
 	if f.fs.NArg() > 0 {
 		return errors.New(usersUsage)
 	}
-	cfg, st, err := adminStore(ctx, env, false)
+	cfg, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer st.DB().Close()
-	ps := peopleOf(st)
+	ps := storeset.People(st)
 	switch sub {
 	case "create":
 		return env.createUser(ctx, st, ps, f)
@@ -83,7 +81,7 @@ func (env *environment) runUsers(ctx context.Context, args []string) error {
 	return errors.New(usersUsage)
 }
 
-func (env *environment) createUser(ctx context.Context, st *store.Store, ps *persondb.Store, f usersFlags) error {
+func (env *Env) createUser(ctx context.Context, st *store.Store, ps *persondb.Store, f usersFlags) error {
 	if !store.ValidID("acc", f.account) {
 		return errors.New("users create: --account must be an account id (acc-…)")
 	}
@@ -129,7 +127,7 @@ func personOut(p persondb.Person) personJSON {
 		DisabledAt: p.DisabledAt, CreatedAt: p.CreatedAt}
 }
 
-func (env *environment) listUsers(ctx context.Context, ps *persondb.Store, f usersFlags) error {
+func (env *Env) listUsers(ctx context.Context, ps *persondb.Store, f usersFlags) error {
 	if !store.ValidID("acc", f.account) {
 		return errors.New("users list: --account must be an account id (acc-…)")
 	}
@@ -183,7 +181,7 @@ func findUser(ctx context.Context, ps *persondb.Store, sub string, f usersFlags)
 }
 
 // changeUser runs update, disable, sign-out, link and erase on a person.
-func (env *environment) changeUser(ctx context.Context, cfg config.Config, ps *persondb.Store, sub string, p persondb.Person, f usersFlags) error {
+func (env *Env) changeUser(ctx context.Context, cfg config.Config, ps *persondb.Store, sub string, p persondb.Person, f usersFlags) error {
 	by := people.Operator
 	switch sub {
 	case "update":

@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"context"
@@ -25,7 +25,8 @@ const reviewsUsage = `usage:
       The decision and its note go into the review's history and to the shop's review.moderated
       webhooks`
 
-func (env *environment) runReviews(ctx context.Context, args []string) error {
+// RunReviews is `touchpoint reviews`: the operator's moderation.
+func (env *Env) RunReviews(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(reviewsUsage)
 	}
@@ -61,7 +62,7 @@ type reportedProductJSON struct {
 	Comment string `json:"comment"`
 }
 
-func (env *environment) reviewsReported(ctx context.Context, args []string) error {
+func (env *Env) reviewsReported(ctx context.Context, args []string) error {
 	fs := env.flags("reviews reported")
 	account := fs.String("account", "", "only this account's reviews (acc-…)")
 	limit := fs.Int("limit", 100, "at most this many, 1–1000")
@@ -77,7 +78,7 @@ func (env *environment) reviewsReported(ctx context.Context, args []string) erro
 	case *limit < 1 || *limit > 1000:
 		return errors.New("reviews reported: --limit must be from 1 to 1000")
 	}
-	_, st, err := adminStore(ctx, env, false)
+	_, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func printReported(out io.Writer, r store.ReportedReview) {
 	}
 }
 
-func (env *environment) reviewsModerate(ctx context.Context, args []string) error {
+func (env *Env) reviewsModerate(ctx context.Context, args []string) error {
 	fs := env.flags("reviews moderate")
 	id := fs.String("id", "", "the review (rev-…, required)")
 	decision := fs.String("decision", "", "publish or remove (required)")
@@ -173,7 +174,7 @@ func (env *environment) reviewsModerate(ctx context.Context, args []string) erro
 	case review.TooLong(cleaned):
 		return fmt.Errorf("reviews moderate: --note must be at most %d characters", review.MaxText)
 	}
-	_, st, err := adminStore(ctx, env, false)
+	_, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}

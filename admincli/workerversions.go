@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 
 const workerVersionsUsage = "usage: touchpoint worker versions [--json] | touchpoint worker versions set-current BUILD_ID [--json]"
 
-// runWorkerVersions is `touchpoint worker versions`: the builds of the
+// RunWorkerVersions is `touchpoint worker versions`: the builds of the
 // worker deployment, which one is current and which drain; and
 // `set-current BUILD_ID`, which makes a build current (a deploy's last
 // step, or a rollback to the build before).
-func (env *environment) runWorkerVersions(ctx context.Context, args []string) error {
+func (env *Env) RunWorkerVersions(ctx context.Context, args []string) error {
 	fs := env.flags("worker versions")
 	asJSON := fs.Bool("json", false, "print the deployment as JSON")
 	rest, err := parseInterspersed(fs, args)
@@ -34,7 +34,7 @@ func (env *environment) runWorkerVersions(ctx context.Context, args []string) er
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	tc, err := dialTemporal(cfg, env.logger, nil)
+	tc, err := env.dialTemporal(cfg)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (env *environment) runWorkerVersions(ctx context.Context, args []string) er
 	if *asJSON {
 		return json.NewEncoder(env.stdout).Encode(d)
 	}
-	fmt.Fprintf(env.stdout, "worker deployment %s (this binary is build %s)\n", workflows.DeploymentName, buildVersion())
+	fmt.Fprintf(env.stdout, "worker deployment %s (this binary is build %s)\n", workflows.DeploymentName, env.buildVersion)
 	fmt.Fprintf(env.stdout, "current  %s\n", orNone(d.Current))
 	if d.Ramping != "" {
 		fmt.Fprintf(env.stdout, "ramping  %s (%.0f%%)\n", d.Ramping, d.RampingPercent)

@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"context"
@@ -26,7 +26,8 @@ const invitesUsage = `usage:
   touchpoint invites retry --failed [--since 24h|2026-11-20T00:00:00Z] [--until …] [--account acc-…]
       [--event-type ety-…] [--channel chl-…] [--reason rejected,retries_exhausted,…] [--include-uncertain] [--dry-run]`
 
-func (env *environment) runInvites(ctx context.Context, args []string) error {
+// RunInvites is `touchpoint invites`: ops' look at an invite and retries.
+func (env *Env) RunInvites(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(invitesUsage)
 	}
@@ -60,7 +61,7 @@ func (env *environment) runInvites(ctx context.Context, args []string) error {
 			return fmt.Errorf("invites retry: %w", err)
 		}
 	}
-	cfg, st, err := adminStore(ctx, env, false)
+	cfg, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -257,7 +258,7 @@ func oneLine(s string, n int) string {
 
 // showInvite prints the event, its invite state and, when Temporal can be
 // reached, its workflow's status and `status` query.
-func showInvite(ctx context.Context, env *environment, cfg config.Config, st *store.Store, id string, asJSON bool) error {
+func showInvite(ctx context.Context, env *Env, cfg config.Config, st *store.Store, id string, asJSON bool) error {
 	acc, err := eventAccount(ctx, st, id)
 	if err != nil {
 		return err
@@ -379,8 +380,8 @@ func (w workflowInfo) summary() string {
 
 // describeWorkflow asks Temporal for the event's workflow; an unreachable
 // Temporal is reported, not fatal: the database state is shown anyway.
-func describeWorkflow(ctx context.Context, cfg config.Config, env *environment, eventID string) workflowInfo {
-	tc, err := dialTemporal(cfg, env.logger, nil)
+func describeWorkflow(ctx context.Context, cfg config.Config, env *Env, eventID string) workflowInfo {
+	tc, err := env.dialTemporal(cfg)
 	if err != nil {
 		return workflowInfo{Error: err.Error()}
 	}

@@ -1,4 +1,4 @@
-package main
+package admincli
 
 import (
 	"context"
@@ -18,7 +18,8 @@ const statsUsage = `usage:
       30 days up to today) in the time zone (default UTC): each step's count, its share of the
       accepted events and a bar`
 
-func (env *environment) runStats(ctx context.Context, args []string) error {
+// RunStats is `touchpoint stats`: the funnel of an account.
+func (env *Env) RunStats(ctx context.Context, args []string) error {
 	fs := env.flags("stats")
 	account := fs.String("account", "", "account id (acc-…, required)")
 	from := fs.String("from", "", "first day, YYYY-MM-DD (default: 29 days before --to)")
@@ -53,7 +54,7 @@ func (env *environment) runStats(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("stats: %s", strings.Join(msgs, "; "))
 	}
-	_, st, err := adminStore(ctx, env, false)
+	_, st, err := env.openStore(ctx, false)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ import (
 // Prefix is where the console is served, below the base URL.
 const Prefix = "/console/"
 
+// HomePath is the console's start page.
+const HomePath = Prefix
+
 // Person is who is signed in, as the pages need them.
 type Person struct {
 	ID        string // usr-…: who did what, in every history
@@ -200,6 +203,10 @@ const (
 	Unsuppress     Action = "suppression.lift"
 )
 
+// Allows is the role check of the console's routes: the one table of
+// package people.
+func Allows(role string, a Action) bool { return people.Allows(people.Role(role), people.Action(a)) }
+
 // route is one page or form of the console: the only list of what it
 // answers and what each answer needs the person to be allowed.
 type route struct {
@@ -219,7 +226,7 @@ func (h *Handler) guard(rt route) http.Handler {
 		}
 		r = r.WithContext(people.WithActor(context.WithValue(r.Context(), personKey{}, p), people.PersonActor(p.ID)))
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if !h.sameOrigin(r) || !validCSRF(r, p.CSRFToken) {
+			if !h.sameOrigin(r) || !ValidCSRF(r, p.CSRFToken) {
 				h.forbidden(w, r)
 				return
 			}

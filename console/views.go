@@ -86,7 +86,7 @@ type views struct {
 
 // pageNames are the templates/<name>.html that define "main" for the
 // layout.
-var pageNames = []string{"error", "overview", "reviews", "review", "invites", "invite", "suppressions", "templates", "template", "webhooks", "webhook", "settings"}
+var pageNames = []string{"error", "signin", "overview", "reviews", "review", "invites", "invite", "suppressions", "templates", "template", "webhooks", "webhook", "settings"}
 
 func loadViews() (*views, error) {
 	texts, err := loadTexts()

@@ -25,4 +25,4 @@ func (h *Handler) Forbidden(w http.ResponseWriter, r *http.Request) { h.forbidde
 
 // SetHeaders sets the headers of every console page, for an answer that
 // is not a page (a redirect).
-func (h *Handler) SetHeaders(hd http.Header) { h.setHeaders(hd) }
+func (h *Handler) SetHeaders(hd http.Header) { h.views.SetHeaders(hd) }

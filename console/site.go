@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/console/view"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -139,7 +140,7 @@ type Handler struct {
 	origin string // scheme://host of BaseURL
 	base   string // BaseURL without its trailing slash
 	mux    *http.ServeMux
-	views  *views
+	views  *view.Views
 	log    *slog.Logger
 	now    func() time.Time
 }
@@ -164,13 +165,13 @@ func New(opts Options) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	if h.views, err = loadViews(); err != nil {
+	if h.views, err = view.Load(funcs, opts.HSTS); err != nil {
 		return nil, err
 	}
 	for _, rt := range h.routes() {
 		h.mux.Handle(rt.method+" "+strings.TrimSuffix(Prefix, "/")+rt.path, h.guard(rt))
 	}
-	h.mux.HandleFunc("GET "+Prefix+"assets/{name}", h.asset)
+	h.mux.HandleFunc("GET "+Prefix+"assets/{name}", h.views.ServeAsset)
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) { h.notFound(w, r) })
 	return h, nil
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/config"
-	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/console/view"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
@@ -192,7 +192,7 @@ func (env *Env) changeUser(ctx context.Context, cfg config.Config, ps *persondb.
 		if f.role != "" && !ok {
 			return errors.New("users update: --role must be owner, editor or viewer")
 		}
-		langs := console.Languages()
+		langs := view.Languages()
 		lang := f.language
 		if lang == "browser" {
 			lang = ""

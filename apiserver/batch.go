@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/internal/giveway"
+	"github.com/touchpoint/touchpoint/internal/httpmw"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
@@ -24,6 +25,14 @@ const (
 	maxBatchEvents = 500
 	maxBatchBody   = 8 << 20
 )
+
+// DefaultBatchInflightBytes is the default cap on the request bytes of
+// POST /events/batch in flight in one API process.
+const DefaultBatchInflightBytes = 64 << 20
+
+// DefaultBatchReadTimeout is how long a batch's body may take to arrive
+// when Options leaves it 0.
+const DefaultBatchReadTimeout = 10 * time.Second
 
 // batchIn is POST /events/batch. Its events are decoded one by one, so
 // that each gets its own problem.
@@ -105,7 +114,7 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 func (s *server) takeBatch(w http.ResponseWriter, r *http.Request) (batchOut, error) {
 	account := accountID(r)
 	body, held, err := s.readBatch(w, r, account)
-	defer s.batchBytes.give(account, held)
+	defer s.batchBytes.Give(account, held)
 	if err != nil {
 		return batchOut{}, err
 	}
@@ -121,7 +130,7 @@ func (s *server) readBatch(w http.ResponseWriter, r *http.Request, account strin
 	// body is refused, so that nothing more of it is read.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(s.batchReadTimeout)) // unsupported only by writers that read nothing from a peer
-	body, held, err := s.batchBytes.read(account, r.Body, maxBatchBody)
+	body, held, err := s.batchBytes.Read(account, r.Body, maxBatchBody)
 	if err == nil {
 		_ = rc.SetReadDeadline(time.Time{})
 	} else {
@@ -131,15 +140,15 @@ func (s *server) readBatch(w http.ResponseWriter, r *http.Request, account strin
 	switch {
 	case err == nil:
 		return body, held, nil
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, httpmw.ErrTooLarge):
 		e = newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", maxBatchBody)
-	case errors.Is(err, errAccountBytes):
+	case errors.Is(err, httpmw.ErrAccountBytes):
 		e = newError(http.StatusServiceUnavailable, "this account's batches hold as many bytes as one account may in this "+
-			"API process (%d, a quarter of its %d); retry later", s.batchBytes.share, s.batchBytes.limit)
+			"API process (%d, a quarter of its %d); retry later", s.batchBytes.Share(), s.batchBytes.Limit())
 		e.header = map[string]string{"Retry-After": strconv.Itoa(retryAfter)}
-	case errors.Is(err, errProcessBytes):
+	case errors.Is(err, httpmw.ErrProcessBytes):
 		e = newError(http.StatusServiceUnavailable, "this API process holds as many batch bytes as it may (%d); retry later",
-			s.batchBytes.limit)
+			s.batchBytes.Limit())
 		e.header = map[string]string{"Retry-After": strconv.Itoa(retryAfter)}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		e = newError(http.StatusRequestTimeout, "the body did not arrive within %s", s.batchReadTimeout)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/authserver"
-	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/console/signin"
 	"github.com/touchpoint/touchpoint/internal/webform"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store/persondb"
@@ -57,7 +57,7 @@ func TestConsoleTokensDoNotOpenTheAPI(t *testing.T) {
 	verifier := oauth2.GenerateVerifier()
 	b := webform.New(t)
 	page := b.Get(e.issuerURL + authserver.AuthorizePath + "?" + url.Values{"response_type": {"code"},
-		"client_id": {console.ClientID}, "redirect_uri": {testAudience + console.CallbackPath}, "scope": {"openid email"},
+		"client_id": {signin.ClientID}, "redirect_uri": {testAudience + signin.CallbackPath}, "scope": {"openid email"},
 		"state": {"s"}, "nonce": {"n"}, "code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)},
 		"code_challenge_method": {"S256"}}.Encode())
 	require.Equal(t, http.StatusOK, page.StatusCode)
@@ -76,8 +76,8 @@ func TestConsoleTokensDoNotOpenTheAPI(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, back.StatusCode)
 	code := back.Location().Query().Get("code")
 
-	status, tok := e.requestToken(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {console.ClientID},
-		"code": {code}, "redirect_uri": {testAudience + console.CallbackPath}, "code_verifier": {verifier}})
+	status, tok := e.requestToken(t, url.Values{"grant_type": {"authorization_code"}, "client_id": {signin.ClientID},
+		"code": {code}, "redirect_uri": {testAudience + signin.CallbackPath}, "code_verifier": {verifier}})
 	require.Equal(t, http.StatusOK, status, "%v", tok)
 	for _, name := range []string{"id_token", "access_token"} {
 		r := e.do(t, http.MethodGet, "/channels", tok[name].(string), nil)

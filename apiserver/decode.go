@@ -2,11 +2,11 @@ package apiserver
 
 import (
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
 
+	"github.com/touchpoint/touchpoint/internal/httpmw"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 )
 
@@ -45,25 +45,15 @@ func checkJSONType(r *http.Request) error {
 	return nil
 }
 
-// readBody reads a request body of at most limit bytes (413 above). A
-// body of declared length is read into a buffer of exactly that size, and
-// one declared longer than limit is refused before a byte of it is read.
+// readBody reads a request body of at most limit bytes (httpmw.ReadBody:
+// 413 above, refused before a byte is read when its declared length is
+// longer).
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
+	body, err := httpmw.ReadBody(w, r, limit)
+	switch {
+	case errors.Is(err, httpmw.ErrTooLarge):
 		return nil, newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", limit)
-	}
-	if r.ContentLength >= 0 {
-		body := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, body); err != nil {
-			return nil, newError(http.StatusBadRequest, "the body could not be read")
-		}
-		return body, nil
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return nil, newError(http.StatusRequestEntityTooLarge, "the body is larger than %d bytes", limit)
-		}
+	case err != nil:
 		return nil, newError(http.StatusBadRequest, "the body could not be read")
 	}
 	return body, nil

@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/console/signin"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/syncbuf"
 	"github.com/touchpoint/touchpoint/internal/testdb"
@@ -150,7 +151,7 @@ func (e *env) startIssuer(t testing.TB) {
 	issuer, err := authserver.New(context.Background(), authserver.Options{Store: e.authStore.Auth, Issuer: e.issuerURL,
 		Audience: testAudience, SecretKey: testSecretKey, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
 		People: persondb.New(pg.NewDB(e.authStore.DB())), Mail: mailer, RelyingParties: []authserver.RelyingParty{{
-			ClientID: console.ClientID, RedirectURIs: []string{testAudience + console.CallbackPath}, Home: testAudience + console.HomePath}}})
+			ClientID: signin.ClientID, RedirectURIs: []string{testAudience + signin.CallbackPath}, Home: testAudience + console.HomePath}}})
 	require.NoError(t, err)
 	ts.Config.Handler = validated(t, issuer, true)
 	ts.Start()

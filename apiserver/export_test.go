@@ -30,16 +30,6 @@ func Routes() []Route {
 
 // BatchBytesInFlight is the number of request bytes of batches that the
 // server holds now; BatchBytesOf, of them those of one account.
-func (a *Server) BatchBytesInFlight() int64 {
-	b := a.s.batchBytes
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
+func (a *Server) BatchBytesInFlight() int64 { return a.s.batchBytes.Held() }
 
-func (a *Server) BatchBytesOf(account string) int64 {
-	b := a.s.batchBytes
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.byAccount[account]
-}
+func (a *Server) BatchBytesOf(account string) int64 { return a.s.batchBytes.HeldBy(account) }

@@ -2,18 +2,16 @@ package apiserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/httpmw"
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/sms"
 )
@@ -47,108 +45,36 @@ func accountID(r *http.Request) string { return infoFrom(r.Context()).principal.
 // in histories.
 func clientID(r *http.Request) string { return infoFrom(r.Context()).principal.ClientID }
 
-// requestID adopts a sane incoming X-Request-Id (so a caller's id follows
-// the request through the logs) or makes one, and echoes it. Every answer
-// also says X-Content-Type-Options: nosniff, so no browser takes a JSON
-// or YAML answer that echoes input for a page or a script.
+// requestID gives every request its id (httpmw.RequestID) and the info
+// that the later steps fill in.
 func requestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		if !saneRequestID(id) {
-			b := make([]byte, 16)
-			rand.Read(b) // never fails
-			id = hex.EncodeToString(b)
-		}
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("X-Request-Id", id)
-		info := &reqInfo{id: id}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
-	})
+	return httpmw.RequestID(func(ctx context.Context, id string) context.Context {
+		return context.WithValue(ctx, infoKey{}, &reqInfo{id: id})
+	}, next)
 }
 
-// saneRequestID accepts 1–128 characters that cannot forge log lines or
-// headers: letters, digits and . _ : -.
-func saneRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:-", c)) {
-			return false
-		}
-	}
-	return true
-}
-
-// recorder remembers the status and size of an answer for the log.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (rec *recorder) WriteHeader(status int) {
-	if rec.status == 0 {
-		rec.status = status
-	}
-	rec.ResponseWriter.WriteHeader(status)
-}
-
-func (rec *recorder) Write(b []byte) (int, error) {
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
-	n, err := rec.ResponseWriter.Write(b)
-	rec.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the real writer.
-func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
-
-// logRequests writes one JSON line per request: 5xx at error level (with
-// the internal error), probes at debug. It logs the path with every
-// address in it masked (loggedPath), but neither the query string (it may
-// hold customer emails) nor any header (the Authorization header above
-// all).
+// logRequests writes one JSON line per request (httpmw.Log): 5xx at error
+// level (with the internal error), probes at debug. It logs the path with
+// every address in it masked (loggedPath), but neither the query string
+// (it may hold customer emails) nor any header (the Authorization header
+// above all).
 func (s *server) logRequests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
+	describe := func(r *http.Request) httpmw.Line {
 		info := infoFrom(r.Context())
-		if rec.status == 0 {
-			rec.status = http.StatusOK
-		}
-		level := slog.LevelInfo
-		switch {
-		case rec.status >= 500:
-			level = slog.LevelError
-		case info.route == "/healthz" || info.route == "/readyz":
-			level = slog.LevelDebug
-		}
-		attrs := []slog.Attr{
-			slog.String("request_id", info.id),
-			slog.String("method", r.Method),
-			slog.String("path", loggedPath(r.URL)),
-			slog.String("route", info.route),
-			slog.Int("status", rec.status),
-			slog.Int64("bytes", rec.bytes),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.String("remote_addr", r.RemoteAddr),
-		}
+		line := httpmw.Line{RequestID: info.id, Path: loggedPath(r.URL), Route: info.route, Err: info.err,
+			Probe: info.route == "/healthz" || info.route == "/readyz"}
 		if p := info.principal; p.AccountID != "" {
-			attrs = append(attrs, slog.String("account_id", p.AccountID), slog.String("client_id", p.ClientID))
+			line.Attrs = append(line.Attrs, slog.String("account_id", p.AccountID), slog.String("client_id", p.ClientID))
 		}
 		if info.eventID != "" {
-			attrs = append(attrs, slog.String("event_id", info.eventID))
+			line.Attrs = append(line.Attrs, slog.String("event_id", info.eventID))
 		}
-		if info.err != nil {
-			attrs = append(attrs, slog.String("error", info.err.Error()))
-		}
-		s.log.LogAttrs(r.Context(), level, "request", attrs...)
-		s.metrics.Request("api", info.route, r.Method, rec.status, time.Since(start))
-	})
+		return line
+	}
+	observe := func(route, method string, status int, took time.Duration) {
+		s.metrics.Request("api", route, method, status, took)
+	}
+	return httpmw.Log(s.log, describe, observe, next)
 }
 
 // loggedPath is a request's path as the log shows it: each segment that
@@ -192,25 +118,15 @@ func phoneLike(s string) bool {
 // recoverPanics answers a panicking handler with a plain 500 and records
 // the panic and its stack for the log line.
 func (s *server) recoverPanics(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			v := recover()
-			if v == nil {
-				return
-			}
-			if v == http.ErrAbortHandler { // the documented way to abort a response
-				panic(v)
-			}
-			info := infoFrom(r.Context())
-			info.err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
-			if rec, ok := w.(*recorder); ok && rec.status != 0 {
-				return // too late to change the answer
-			}
-			writeProblem(w, info.id, newError(http.StatusInternalServerError,
-				"internal error; report the request id %s if it persists", info.id))
-		}()
-		next.ServeHTTP(w, r)
-	})
+	return httpmw.Recover(func(w http.ResponseWriter, r *http.Request, err error, answered bool) {
+		info := infoFrom(r.Context())
+		info.err = err
+		if answered {
+			return // too late to change the answer
+		}
+		writeProblem(w, info.id, newError(http.StatusInternalServerError,
+			"internal error; report the request id %s if it persists", info.id))
+	}, next)
 }
 
 // authenticate reads the bearer token and asks the Authenticator who it

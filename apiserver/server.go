@@ -1,8 +1,9 @@
 // Package apiserver is Touchpoint's HTTP API: the routes of routes.go,
 // their handlers, the middleware every request passes (request id, log,
-// panic recovery, authentication and access groups), the reading of JSON
-// bodies (decoded by internal/jsonstrict), and RFC 9457 problem answers
-// chosen in one place (fail).
+// panic recovery and body limits, whose mechanics are internal/httpmw's;
+// authentication and access groups), the reading of JSON bodies (decoded
+// by internal/jsonstrict), and RFC 9457 problem answers chosen in one
+// place (fail).
 package apiserver
 
 import (
@@ -24,6 +25,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/giveway"
+	"github.com/touchpoint/touchpoint/internal/httpmw"
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
 	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/metrics"
@@ -204,7 +206,7 @@ type server struct {
 
 	// batchBytes caps the bytes of batches in flight; a batch's body
 	// must arrive within batchReadTimeout.
-	batchBytes       *byteBudget
+	batchBytes       *httpmw.ByteBudget
 	batchReadTimeout time.Duration
 
 	// The public endpoints of reviews.
@@ -286,7 +288,7 @@ func New(opts Options) *Server {
 	if opts.BatchInflightBytes <= 0 {
 		opts.BatchInflightBytes = DefaultBatchInflightBytes
 	}
-	s.batchBytes = newByteBudget(opts.BatchInflightBytes)
+	s.batchBytes = httpmw.NewByteBudget(opts.BatchInflightBytes)
 	if s.batchReadTimeout = opts.BatchReadTimeout; s.batchReadTimeout <= 0 {
 		s.batchReadTimeout = DefaultBatchReadTimeout
 	}

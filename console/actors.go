@@ -49,7 +49,7 @@ func (h *Handler) actorNames(r *http.Request, p Person, actors []string) map[str
 // a handler (a form's errors).
 func (h *Handler) translator(r *http.Request) func(key string, pairs ...any) string {
 	p, _ := personFrom(r.Context())
-	d := page{texts: h.views.texts[h.views.language(p, r)]}
+	d := page{texts: h.views.Texts[h.views.Language(p.Language, r)]}
 	return func(key string, pairs ...any) string {
 		s, err := d.T(key, pairs...)
 		if err != nil {

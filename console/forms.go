@@ -13,9 +13,9 @@ const csrfField = "csrf_token"
 // maxForm bounds a form's body: the longest is a template's, well below.
 const maxForm = 256 << 10
 
-// validCSRF reports whether the request's form carries the session's
+// ValidCSRF reports whether the request's form carries the session's
 // token. Compared in constant time; an empty token never matches.
-func validCSRF(r *http.Request, token string) bool {
+func ValidCSRF(r *http.Request, token string) bool {
 	r.Body = http.MaxBytesReader(nil, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil || token == "" {
 		return false

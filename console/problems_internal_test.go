@@ -7,15 +7,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/console/view"
 )
 
 // TestEveryRuleProblemIsSaidInEveryLanguage: each kind of problem the
 // rules name has its text in each language of the console, with its
 // values filled in; an error of no known kind keeps its own words.
 func TestEveryRuleProblemIsSaidInEveryLanguage(t *testing.T) {
-	texts, err := loadTexts()
+	v, err := view.Load(funcs, false)
 	require.NoError(t, err)
-	for _, lang := range Languages() {
+	texts := v.Texts
+	for _, lang := range view.Languages() {
 		d := page{texts: texts[lang]}
 		for _, p := range ruleProblems {
 			s, err := d.T(p.key, p.pairs...)

@@ -188,7 +188,7 @@ func (h *Handler) loadReview(w http.ResponseWriter, r *http.Request, p Person) (
 	}
 	v := reviewView{Review: rev, Reasons: review.Reasons(), Reply: rev.ReplyText,
 		CanReply: h.opts.Allows(p.Role, ReplyReview), CanReport: h.opts.Allows(p.Role, ReportReview)}
-	v.Author = rev.Author(h.views.language(p, r))
+	v.Author = rev.Author(h.views.Language(p.Language, r))
 	if rev.Public {
 		v.VerifyURL = h.base + "/public/reviews/" + rev.ID + "/verify"
 	}

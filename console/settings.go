@@ -115,10 +115,10 @@ func (h *Handler) settingsView(w http.ResponseWriter, r *http.Request, p Person)
 		CanClients: h.opts.Allows(p.Role, ManageClients), CanPeople: h.opts.Allows(p.Role, ManagePeople)}
 	v.Advice = advice(v.Brand.Color)
 	v.CanLanguage, v.Language = h.opts.PeopleStore != nil, p.Language
-	v.LanguageCodes = append([]string{""}, locale.Names(h.views.texts)...)
+	v.LanguageCodes = append([]string{""}, locale.Names(h.views.Texts)...)
 	v.LanguageNames = []string{h.translator(r)("language_browser")}
 	for _, l := range v.LanguageCodes[1:] {
-		v.LanguageNames = append(v.LanguageNames, h.views.texts[l]["language_name"])
+		v.LanguageNames = append(v.LanguageNames, h.views.Texts[l]["language_name"])
 	}
 	settings, _, err := h.opts.Accounts.ListInviteSettings(ctx, p.AccountID, accountdb.InviteSettingFilter{}, store.Page{Limit: 100})
 	if err != nil {
@@ -339,7 +339,7 @@ func (h *Handler) saveLanguage(w http.ResponseWriter, r *http.Request, p Person)
 		return
 	}
 	lang := r.PostForm.Get("language")
-	if lang != "" && h.views.texts[lang] == nil {
+	if lang != "" && h.views.Texts[lang] == nil {
 		v, ok := h.settingsView(w, r, p)
 		if !ok {
 			return

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/console/view"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -38,6 +39,9 @@ import (
 
 // Prefix is where the console is served, below the base URL.
 const Prefix = "/console/"
+
+// HomePath is the console's start page.
+const HomePath = Prefix
 
 // Person is who is signed in, as the pages need them.
 type Person struct {
@@ -136,7 +140,7 @@ type Handler struct {
 	origin string // scheme://host of BaseURL
 	base   string // BaseURL without its trailing slash
 	mux    *http.ServeMux
-	views  *views
+	views  *view.Views
 	log    *slog.Logger
 	now    func() time.Time
 }
@@ -161,13 +165,13 @@ func New(opts Options) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	if h.views, err = loadViews(); err != nil {
+	if h.views, err = view.Load(funcs, opts.HSTS); err != nil {
 		return nil, err
 	}
 	for _, rt := range h.routes() {
 		h.mux.Handle(rt.method+" "+strings.TrimSuffix(Prefix, "/")+rt.path, h.guard(rt))
 	}
-	h.mux.HandleFunc("GET "+Prefix+"assets/{name}", h.asset)
+	h.mux.HandleFunc("GET "+Prefix+"assets/{name}", h.views.ServeAsset)
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) { h.notFound(w, r) })
 	return h, nil
 }
@@ -200,6 +204,10 @@ const (
 	Unsuppress     Action = "suppression.lift"
 )
 
+// Allows is the role check of the console's routes: the one table of
+// package people.
+func Allows(role string, a Action) bool { return people.Allows(people.Role(role), people.Action(a)) }
+
 // route is one page or form of the console: the only list of what it
 // answers and what each answer needs the person to be allowed.
 type route struct {
@@ -219,7 +227,7 @@ func (h *Handler) guard(rt route) http.Handler {
 		}
 		r = r.WithContext(people.WithActor(context.WithValue(r.Context(), personKey{}, p), people.PersonActor(p.ID)))
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if !h.sameOrigin(r) || !validCSRF(r, p.CSRFToken) {
+			if !h.sameOrigin(r) || !ValidCSRF(r, p.CSRFToken) {
 				h.forbidden(w, r)
 				return
 			}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/touchpoint/touchpoint/console/view"
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
@@ -343,11 +344,11 @@ func (h *Handler) previewTemplate(w http.ResponseWriter, r *http.Request, p Pers
 		body = b.String()
 	}
 	hd := w.Header()
-	hd.Set("Content-Type", contentTypeHTML)
-	hd.Set(headerCSP, previewCSP)
-	hd.Set(headerNoSniff, "nosniff")
-	hd.Set(headerCacheControl, noStore)
-	hd.Set(headerReferrerPolicy, "no-referrer")
+	hd.Set("Content-Type", view.ContentTypeHTML)
+	hd.Set(view.HeaderCSP, previewCSP)
+	hd.Set(view.HeaderNoSniff, "nosniff")
+	hd.Set(view.HeaderCacheControl, view.NoStore)
+	hd.Set(view.HeaderReferrerPolicy, "no-referrer")
 	_, _ = io.WriteString(w, body)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/console/signin"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
@@ -21,11 +22,11 @@ import (
 // the built-in issuer, reached where the API fetches its discovery
 // document (TOUCHPOINT_OIDC_DISCOVERY_URL) with the console as its
 // public client.
-func consoleProvider(cfg config.Config) console.Provider {
+func consoleProvider(cfg config.Config) signin.Provider {
 	if c := cfg.Console; c.Issuer != "" {
-		return console.Provider{Issuer: c.Issuer, ClientID: c.ClientID, ClientSecret: c.ClientSecret, MatchEmail: c.MatchEmail}
+		return signin.Provider{Issuer: c.Issuer, ClientID: c.ClientID, ClientSecret: c.ClientSecret, MatchEmail: c.MatchEmail}
 	}
-	return console.Provider{Issuer: cfg.AuthURL, DiscoveryURL: cfg.OIDCDiscoveryURL, ClientID: console.ClientID, BuiltIn: true}
+	return signin.Provider{Issuer: cfg.AuthURL, DiscoveryURL: cfg.OIDCDiscoveryURL, ClientID: signin.ClientID, BuiltIn: true}
 }
 
 // consoleParts are what the console shares with the API of its process:
@@ -45,7 +46,7 @@ type consoleParts struct {
 func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger, parts consoleParts) (http.Handler, error) {
 	logger = logger.With("component", "console")
 	ps := storeset.People(st)
-	auth, err := console.NewAuth(console.AuthOptions{BaseURL: cfg.BaseURL, Provider: consoleProvider(cfg), Store: ps,
+	auth, err := signin.New(signin.Options{BaseURL: cfg.BaseURL, Provider: consoleProvider(cfg), Store: ps,
 		SecretKey: cfg.SecretKey, Logger: logger})
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger, par
 		return nil, err
 	}
 	h, err := console.New(console.Options{BaseURL: cfg.BaseURL, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, People: ps, Logger: logger,
+		SignOutPath: signin.SignOutPath, Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, People: ps, Logger: logger,
 		HSTS: strings.HasPrefix(cfg.BaseURL, "https://"), Templates: lib,
 		SampleFeedbackURL: parts.fb.URL(templates.SampleEventID), SampleUnsubscribeURL: parts.unsub.URL(templates.SampleEventID),
 		WebhookSecrets: parts.secrets, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
@@ -67,8 +68,6 @@ func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger, par
 	if err != nil {
 		return nil, err
 	}
-	if err := auth.Mount(h); err != nil {
-		return nil, err
-	}
+	auth.Mount(h)
 	return h, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/console/signin"
 	"github.com/touchpoint/touchpoint/health"
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
@@ -124,7 +125,7 @@ func authPart(ctx context.Context, cfg config.Config, st *store.Store, logger *s
 // API's base URL. Both processes derive it from the same configuration,
 // so nothing needs registering.
 func consoleParty(cfg config.Config) authserver.RelyingParty {
-	return authserver.RelyingParty{ClientID: console.ClientID, RedirectURIs: []string{cfg.BaseURL + console.CallbackPath},
+	return authserver.RelyingParty{ClientID: signin.ClientID, RedirectURIs: []string{cfg.BaseURL + signin.CallbackPath},
 		Home: cfg.BaseURL + console.HomePath}
 }
 

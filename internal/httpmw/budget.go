@@ -1,19 +1,10 @@
-package apiserver
+package httpmw
 
 import (
 	"errors"
 	"io"
 	"sync"
-	"time"
 )
-
-// DefaultBatchInflightBytes is the default cap on the request bytes of
-// POST /events/batch in flight in one API process.
-const DefaultBatchInflightBytes = 64 << 20
-
-// DefaultBatchReadTimeout is how long a batch's body may take to arrive
-// when Options leaves it 0.
-const DefaultBatchReadTimeout = 10 * time.Second
 
 // accountShare is the part of the budget one account may hold: a
 // quarter, so one account's uploads always leave room for the others'.
@@ -28,14 +19,14 @@ const readChunk = 32 << 10
 // the collector.
 var chunks = sync.Pool{New: func() any { return new([readChunk]byte) }}
 
-// byteBudget caps the bytes that requests hold at once in one process,
+// ByteBudget caps the bytes that requests hold at once in one process,
 // and the part of them one account holds. Bytes are counted as they are
 // read, never as a request declares them, so a client that declares much
 // and sends little holds little; they are given back when the request's
 // answer is decided. A read that does not fit is refused at once, never
 // queued: waiting requests would hold their connections, and the client
 // is better told to come back (503 with Retry-After).
-type byteBudget struct {
+type ByteBudget struct {
 	mu        sync.Mutex
 	limit     int64 // the process's
 	share     int64 // one account's
@@ -43,34 +34,56 @@ type byteBudget struct {
 	byAccount map[string]int64
 }
 
-func newByteBudget(limit int64) *byteBudget {
-	return &byteBudget{limit: limit, share: limit / accountShare, byAccount: map[string]int64{}}
+// NewByteBudget is a budget of limit bytes, a quarter of them for one
+// account.
+func NewByteBudget(limit int64) *ByteBudget {
+	return &ByteBudget{limit: limit, share: limit / accountShare, byAccount: map[string]int64{}}
 }
 
 // Why a read did not fit.
 var (
-	errProcessBytes = errors.New("the process holds as many batch bytes as it may")
-	errAccountBytes = errors.New("the account holds as many batch bytes as it may")
+	ErrProcessBytes = errors.New("the process holds as many batch bytes as it may")
+	ErrAccountBytes = errors.New("the account holds as many batch bytes as it may")
 )
+
+// Limit is the bytes the process may hold.
+func (b *ByteBudget) Limit() int64 { return b.limit }
+
+// Share is the bytes one account may hold.
+func (b *ByteBudget) Share() int64 { return b.share }
+
+// Held is the bytes held now.
+func (b *ByteBudget) Held() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// HeldBy is the bytes one account holds now.
+func (b *ByteBudget) HeldBy(account string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byAccount[account]
+}
 
 // take counts n more bytes held for the account if they fit both its
 // share and the process's limit.
-func (b *byteBudget) take(account string, n int64) error {
+func (b *ByteBudget) take(account string, n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case b.byAccount[account]+n > b.share:
-		return errAccountBytes
+		return ErrAccountBytes
 	case b.used+n > b.limit:
-		return errProcessBytes
+		return ErrProcessBytes
 	}
 	b.used += n
 	b.byAccount[account] += n
 	return nil
 }
 
-// give gives back n bytes the account took.
-func (b *byteBudget) give(account string, n int64) {
+// Give gives back n bytes the account took.
+func (b *ByteBudget) Give(account string, n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used -= n
@@ -79,14 +92,11 @@ func (b *byteBudget) give(account string, n int64) {
 	}
 }
 
-// errTooLarge: a body longer than read's limit.
-var errTooLarge = errors.New("the body is too large")
-
-// read reads body whole, at most limit bytes (errTooLarge above), taking
+// Read reads body whole, at most limit bytes (ErrTooLarge above), taking
 // the bytes from the account's budget as they arrive. It returns what it
 // read and how many bytes it holds — also on error: the caller gives
 // them back once the request's answer is decided.
-func (b *byteBudget) read(account string, body io.Reader, limit int64) (data []byte, held int64, err error) {
+func (b *ByteBudget) Read(account string, body io.Reader, limit int64) (data []byte, held int64, err error) {
 	var read []*[readChunk]byte // the body is their first held bytes
 	defer func() {
 		for _, c := range read {
@@ -104,7 +114,7 @@ func (b *byteBudget) read(account string, body io.Reader, limit int64) (data []b
 				return nil, held, err
 			}
 			if held += int64(n); held > limit {
-				return nil, held, errTooLarge
+				return nil, held, ErrTooLarge
 			}
 		}
 		switch {

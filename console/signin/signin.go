@@ -1,16 +1,20 @@
-package console
-
-// Signing in: the console is an OpenID Connect relying party. A sign-in
-// sends the browser to the provider with the authorization code flow,
-// PKCE (S256), a state and a nonce, kept meanwhile in a sealed cookie of
-// the browser's; the callback checks the state, trades the code with the
-// PKCE verifier, checks the ID token (signature, issuer, audience,
-// expiry) and its nonce, finds the person, and starts a fresh session in
-// PostgreSQL, ending whatever session the browser had (no fixation). The
-// session's cookie holds a random token of which PostgreSQL keeps the
-// hash; every request looks it up, so a session ends the moment it is
-// signed out, its person disabled, left idle for 30 minutes, or 12 hours
-// old.
+// Package signin signs people in to the console and out again, and tells
+// the console who is signed in with a request.
+//
+// The console is an OpenID Connect relying party. A sign-in sends the
+// browser to the provider with the authorization code flow, PKCE (S256),
+// a state and a nonce, kept meanwhile in a sealed cookie of the
+// browser's; the callback checks the state, trades the code with the PKCE
+// verifier, checks the ID token (signature, issuer, audience, expiry) and
+// its nonce, finds the person, and starts a fresh session in PostgreSQL,
+// ending whatever session the browser had (no fixation). The session's
+// cookie holds a random token of which PostgreSQL keeps the hash; every
+// request looks it up, so a session ends the moment it is signed out, its
+// person disabled, left idle for 30 minutes, or 12 hours old.
+//
+// Its routes are served on the console's handler, and it answers with the
+// console's own pages (Console).
+package signin
 
 import (
 	"context"
@@ -29,6 +33,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/touchpoint/touchpoint/console"
 	"github.com/touchpoint/touchpoint/internal/opaque"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/people"
@@ -48,8 +53,23 @@ const (
 	signInAge = 30 * time.Minute
 )
 
-// SessionStore is what signing in and out reads and writes.
-type SessionStore interface {
+// Paths of the console's sign-in below the API's base URL.
+const (
+	// Path starts a sign-in at the provider.
+	Path = "/console/sign-in"
+	// CallbackPath is the redirect URI the provider sends the browser
+	// back to with its code.
+	CallbackPath = "/console/callback"
+	// SignOutPath ends the session (POST).
+	SignOutPath = "/console/sign-out"
+)
+
+// ClientID is the console's client at the built-in issuer: a public
+// client (no secret) that proves with PKCE that it asked for the code.
+const ClientID = "touchpoint-console"
+
+// Store is what signing in and out reads and writes.
+type Store interface {
 	StartSession(ctx context.Context, n persondb.NewSession) (persondb.Session, error)
 	Session(ctx context.Context, tokenHash []byte, idle time.Duration) (persondb.Session, error)
 	EndSession(ctx context.Context, tokenHash []byte) error
@@ -79,13 +99,13 @@ type Provider struct {
 	MatchEmail bool
 }
 
-// AuthOptions configure the console's sign-in.
-type AuthOptions struct {
+// Options configure the console's sign-in.
+type Options struct {
 	// BaseURL is the API's public address: the callback is on it, and
 	// under https the cookies are Secure and __Host- prefixed.
 	BaseURL  string
 	Provider Provider
-	Store    SessionStore
+	Store    Store
 	// SecretKey is TOUCHPOINT_SECRET_KEY: it seals the sign-in's state.
 	SecretKey string
 	// HTTPClient reaches the provider; default one with a 10 s timeout.
@@ -96,7 +116,7 @@ type AuthOptions struct {
 
 // Auth signs people in and out of the console and tells who is signed in.
 type Auth struct {
-	o        AuthOptions
+	o        Options
 	base     string
 	origin   string
 	secure   bool
@@ -107,7 +127,24 @@ type Auth struct {
 	now      func() time.Time
 	mu       sync.Mutex
 	provider *provider // nil until discovered
-	pages    *Handler  // renders the sign-in's pages
+	pages    Console   // renders the sign-in's pages
+}
+
+// Console is the console's handler as its sign-in uses it: the sign-in's
+// routes are served on it, and its pages are the console's.
+type Console interface {
+	// HandleFunc serves a route (a pattern of http.ServeMux).
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
+	// SignInPage answers with one of the sign-in's pages: its title and
+	// text by key, and a way to sign in (again).
+	SignInPage(w http.ResponseWriter, r *http.Request, status int, key string)
+	// Fail answers an internal error with a page that hides it.
+	Fail(w http.ResponseWriter, r *http.Request, err error)
+	// Forbidden answers a request the sign-in refuses.
+	Forbidden(w http.ResponseWriter, r *http.Request)
+	// SetHeaders sets the headers of every console page on an answer
+	// that is not one (a redirect).
+	SetHeaders(h http.Header)
 }
 
 // provider is the discovered provider.
@@ -116,9 +153,9 @@ type provider struct {
 	verifier *oidc.IDTokenVerifier
 }
 
-// NewAuth checks the options. The provider is discovered at the first
+// New checks the options. The provider is discovered at the first
 // sign-in, and again after a failure, so the API starts while it is down.
-func NewAuth(o AuthOptions) (*Auth, error) {
+func New(o Options) (*Auth, error) {
 	u, err := url.Parse(o.BaseURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("console: base URL %q is not an absolute http(s) URL", o.BaseURL)
@@ -149,32 +186,19 @@ func NewAuth(o AuthOptions) (*Auth, error) {
 	return a, nil
 }
 
-// Allows is the role check of the console's routes: the one table of
-// package people.
-func Allows(role string, a Action) bool { return people.Allows(people.Role(role), people.Action(a)) }
-
 // Mount serves the sign-in, its callback and the sign-out on the
 // console's handler, whose pages render them.
-func (a *Auth) Mount(h *Handler) error {
-	t, err := h.views.tmpl["error"].Clone()
-	if err == nil {
-		t, err = t.ParseFS(templateFiles, "templates/signin.html")
-	}
-	if err != nil {
-		return fmt.Errorf("parse the console's sign-in page: %w", err)
-	}
-	h.views.tmpl["signin"] = t
-	a.pages = h
-	h.mux.HandleFunc("GET "+SignInPath, a.startSignIn)
-	h.mux.HandleFunc("GET "+CallbackPath, a.callback)
-	h.mux.HandleFunc("POST "+SignOutPath, a.signOut)
-	return nil
+func (a *Auth) Mount(c Console) {
+	a.pages = c
+	c.HandleFunc("GET "+Path, a.startSignIn)
+	c.HandleFunc("GET "+CallbackPath, a.callback)
+	c.HandleFunc("POST "+SignOutPath, a.signOut)
 }
 
 // page answers with one of the sign-in's pages: its title and text by
 // key, and a way to sign in (again).
 func (a *Auth) page(w http.ResponseWriter, r *http.Request, status int, key string) {
-	a.pages.render(w, r, status, "signin", key+"_title", "", errorView{Key: key})
+	a.pages.SignInPage(w, r, status, key)
 }
 
 // discover returns the provider, fetching its discovery document once.
@@ -263,10 +287,10 @@ func (a *Auth) startSignIn(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		a.pages.fail(w, r, fmt.Errorf("seal the sign-in: %w", err))
+		a.pages.Fail(w, r, fmt.Errorf("seal the sign-in: %w", err))
 		return
 	}
-	a.pages.setHeaders(w.Header())
+	a.pages.SetHeaders(w.Header())
 	http.Redirect(w, r, p.oauth.AuthCodeURL(s.State, oidc.Nonce(s.Nonce), oauth2.S256ChallengeOption(s.Verifier)), http.StatusSeeOther)
 }
 
@@ -274,9 +298,9 @@ func (a *Auth) startSignIn(w http.ResponseWriter, r *http.Request) {
 // its start page. Never another site.
 func safeNext(next string) string {
 	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(u.Path, Prefix) || strings.ContainsAny(next, "\\\r\n") ||
+	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(u.Path, console.Prefix) || strings.ContainsAny(next, "\\\r\n") ||
 		strings.HasPrefix(next, "//") {
-		return Prefix
+		return console.Prefix
 	}
 	return u.RequestURI()
 }
@@ -349,7 +373,7 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 		a.page(w, r, http.StatusForbidden, "not_linked")
 		return
 	case err != nil:
-		a.pages.fail(w, r, err)
+		a.pages.Fail(w, r, err)
 		return
 	}
 	a.start(w, r, person, s.Next)
@@ -404,12 +428,12 @@ func (a *Auth) start(w http.ResponseWriter, r *http.Request, p persondb.Person, 
 		return
 	}
 	if err != nil {
-		a.pages.fail(w, r, err)
+		a.pages.Fail(w, r, err)
 		return
 	}
 	a.log.InfoContext(r.Context(), "console: signed in", "person", p.ID, "session", ses.ID, "issuer", a.o.Provider.Issuer)
 	a.setCookie(w, a.session, token, SessionLifetime)
-	a.pages.setHeaders(w.Header())
+	a.pages.SetHeaders(w.Header())
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -443,26 +467,26 @@ func (a *Auth) current(r *http.Request) (persondb.Session, []byte, bool, error) 
 // SignedIn is who is signed in with the request. Without a live
 // session, a page is sent to sign in and back; a form gets a page that
 // says the session has ended.
-func (a *Auth) SignedIn(w http.ResponseWriter, r *http.Request) (Person, bool) {
+func (a *Auth) SignedIn(w http.ResponseWriter, r *http.Request) (console.Person, bool) {
 	s, _, ok, err := a.current(r)
 	if err != nil {
-		a.pages.fail(w, r, err)
-		return Person{}, false
+		a.pages.Fail(w, r, err)
+		return console.Person{}, false
 	}
 	if ok {
-		return Person{ID: s.Person.ID, AccountID: s.Person.AccountID, Email: s.Person.Email, Role: string(s.Person.Role),
+		return console.Person{ID: s.Person.ID, AccountID: s.Person.AccountID, Email: s.Person.Email, Role: string(s.Person.Role),
 			Language: s.Person.Language, CSRFToken: s.CSRFToken}, true
 	}
 	if _, err := r.Cookie(a.session); err == nil {
 		a.setCookie(w, a.session, "", -1)
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		a.pages.setHeaders(w.Header())
-		http.Redirect(w, r, SignInPath+"?"+url.Values{"next": {r.URL.RequestURI()}}.Encode(), http.StatusSeeOther)
-		return Person{}, false
+		a.pages.SetHeaders(w.Header())
+		http.Redirect(w, r, Path+"?"+url.Values{"next": {r.URL.RequestURI()}}.Encode(), http.StatusSeeOther)
+		return console.Person{}, false
 	}
 	a.page(w, r, http.StatusForbidden, "session_ended")
-	return Person{}, false
+	return console.Person{}, false
 }
 
 // signOut is POST /console/sign-out, from the console's own page with
@@ -471,18 +495,18 @@ func (a *Auth) signOut(w http.ResponseWriter, r *http.Request) {
 	s, h, ok, err := a.current(r)
 	switch {
 	case err != nil:
-		a.pages.fail(w, r, err)
+		a.pages.Fail(w, r, err)
 		return
 	case !ok:
 		a.setCookie(w, a.session, "", -1)
 		a.page(w, r, http.StatusOK, "signed_out")
 		return
-	case r.Header.Get("Origin") != a.origin || !validCSRF(r, s.CSRFToken):
-		a.pages.forbidden(w, r)
+	case r.Header.Get("Origin") != a.origin || !console.ValidCSRF(r, s.CSRFToken):
+		a.pages.Forbidden(w, r)
 		return
 	}
 	if err := a.o.Store.EndSession(r.Context(), h); err != nil {
-		a.pages.fail(w, r, err)
+		a.pages.Fail(w, r, err)
 		return
 	}
 	a.setCookie(w, a.session, "", -1)

@@ -1,4 +1,4 @@
-package console_test
+package view_test
 
 import (
 	"encoding/json"

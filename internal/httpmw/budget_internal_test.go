@@ -1,4 +1,4 @@
-package apiserver
+package httpmw
 
 import (
 	"bytes"
@@ -28,29 +28,29 @@ func TestBudgetReadKeepsTheBody(t *testing.T) {
 			body[i] = byte(rand.IntN(256))
 		}
 		for name, wrap := range readers {
-			b := newByteBudget(4 * (4*readChunk + 8))
-			data, held, err := b.read("acc", wrap(bytes.NewReader(body)), int64(size))
+			b := NewByteBudget(4 * (4*readChunk + 8))
+			data, held, err := b.Read("acc", wrap(bytes.NewReader(body)), int64(size))
 			require.NoError(t, err, "%s %d", name, size)
 			assert.Equal(t, body, data, "%s %d", name, size)
 			assert.Equal(t, int64(size), held)
 			assert.Equal(t, int64(size), b.byAccount["acc"])
-			b.give("acc", held)
+			b.Give("acc", held)
 			assert.Zero(t, b.used)
 			assert.Empty(t, b.byAccount)
 
 			if size > 0 {
-				_, held, err = b.read("acc", wrap(bytes.NewReader(body)), int64(size-1))
-				assert.ErrorIs(t, err, errTooLarge, "%s %d", name, size)
+				_, held, err = b.Read("acc", wrap(bytes.NewReader(body)), int64(size-1))
+				assert.ErrorIs(t, err, ErrTooLarge, "%s %d", name, size)
 				assert.Equal(t, held, b.used, "what it took is for the caller to give back")
-				b.give("acc", held)
+				b.Give("acc", held)
 			}
 		}
 	}
-	b := newByteBudget(4 * readChunk)
-	_, held, err := b.read("acc", bytes.NewReader(make([]byte, readChunk+1)), 8<<20)
-	assert.ErrorIs(t, err, errAccountBytes)
+	b := NewByteBudget(4 * readChunk)
+	_, held, err := b.Read("acc", bytes.NewReader(make([]byte, readChunk+1)), 8<<20)
+	assert.ErrorIs(t, err, ErrAccountBytes)
 	assert.Equal(t, int64(readChunk), held, "the share is a quarter")
-	other, _, err := b.read("other", bytes.NewReader(make([]byte, readChunk)), 8<<20)
+	other, _, err := b.Read("other", bytes.NewReader(make([]byte, readChunk)), 8<<20)
 	assert.NoError(t, err)
 	assert.Len(t, other, readChunk)
 }

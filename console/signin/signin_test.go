@@ -1,4 +1,4 @@
-package console_test
+package signin_test
 
 import (
 	"context"
@@ -16,9 +16,11 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
 
 	"github.com/touchpoint/touchpoint/authserver"
 	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/console/signin"
 	"github.com/touchpoint/touchpoint/internal/oidctest"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/internal/testclock"
@@ -79,10 +81,10 @@ func newRig(t *testing.T, tls bool) *rig {
 }
 
 // serve builds the console with its sign-in through prov.
-func (g *rig) serve(prov console.Provider) {
+func (g *rig) serve(prov signin.Provider) {
 	g.t.Helper()
 	logger := slog.New(slog.NewTextHandler(g.t.Output(), nil))
-	auth, err := console.NewAuth(console.AuthOptions{BaseURL: g.url, Provider: prov, Store: g.ps, SecretKey: rigSecretKey,
+	auth, err := signin.New(signin.Options{BaseURL: g.url, Provider: prov, Store: g.ps, SecretKey: rigSecretKey,
 		HTTPClient: g.srv.Client(), Logger: logger, Now: g.clock.Now})
 	require.NoError(g.t, err)
 	lib, err := templates.Load()
@@ -90,10 +92,10 @@ func (g *rig) serve(prov console.Provider) {
 	secrets, err := webhook.NewSecretBox(secretkey.Derive(rigSecretKey, secretkey.WebhookSecret))
 	require.NoError(g.t, err)
 	h, err := console.New(console.Options{WebhookSecrets: secrets, BaseURL: g.url, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: console.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Webhooks: g.st.Webhooks, Templates: lib, People: g.ps, PeopleStore: g.ps,
+		SignOutPath: signin.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Webhooks: g.st.Webhooks, Templates: lib, People: g.ps, PeopleStore: g.ps,
 		Logger: logger, Now: g.clock.Now})
 	require.NoError(g.t, err)
-	require.NoError(g.t, auth.Mount(h))
+	auth.Mount(h)
 	g.srv.Config.Handler = h
 }
 
@@ -108,8 +110,8 @@ func builtIn(t *testing.T) *rig {
 	iss := "http://" + issuer.Listener.Addr().String()
 	srv, err := authserver.New(context.Background(), authserver.Options{Store: g.st.Auth, Issuer: iss, Audience: g.url,
 		SecretKey: rigSecretKey, Now: g.clock.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
-		People: g.ps, Mail: mailer, RelyingParties: []authserver.RelyingParty{{ClientID: console.ClientID,
-			RedirectURIs: []string{g.url + console.CallbackPath}, Home: g.url + console.HomePath}}})
+		People: g.ps, Mail: mailer, RelyingParties: []authserver.RelyingParty{{ClientID: signin.ClientID,
+			RedirectURIs: []string{g.url + signin.CallbackPath}, Home: g.url + console.HomePath}}})
 	require.NoError(t, err)
 	issuer.Config.Handler = srv
 	issuer.Start()
@@ -118,7 +120,7 @@ func builtIn(t *testing.T) *rig {
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	g.serve(console.Provider{Issuer: iss, ClientID: console.ClientID, BuiltIn: true})
+	g.serve(signin.Provider{Issuer: iss, ClientID: signin.ClientID, BuiltIn: true})
 	return g
 }
 
@@ -129,7 +131,7 @@ func external(t *testing.T, matchEmail bool) *rig {
 	g := newRig(t, true)
 	g.provider = oidctest.Start(t, "touchpoint", "console-secret")
 	g.provider.Now = g.clock.Now
-	g.serve(console.Provider{Issuer: g.provider.Issuer(), ClientID: "touchpoint", ClientSecret: "console-secret", MatchEmail: matchEmail})
+	g.serve(signin.Provider{Issuer: g.provider.Issuer(), ClientID: "touchpoint", ClientSecret: "console-secret", MatchEmail: matchEmail})
 	return g
 }
 
@@ -176,7 +178,7 @@ func (g *rig) mailedLink(n int) string {
 func (g *rig) signIn(b *webform.Browser, email, path string) *webform.Page {
 	g.t.Helper()
 	n, _ := filepath.Glob(filepath.Join(g.outbox, "lnk-*.eml"))
-	page := g.walk(b, console.SignInPath+"?"+url.Values{"next": {path}}.Encode())
+	page := g.walk(b, signin.Path+"?"+url.Values{"next": {path}}.Encode())
 	require.Equal(g.t, http.StatusOK, page.StatusCode, page.Body)
 	b.Submit(page, page.Form(g.t, authserver.AuthorizePath), map[string]string{"email": email})
 	link := g.mailedLink(len(n))
@@ -192,7 +194,7 @@ func (g *rig) signIn(b *webform.Browser, email, path string) *webform.Page {
 // whoIs is the address the page's header says is signed in, "" when
 // nobody is.
 func whoIs(p *webform.Page) string {
-	for _, n := range webform.Find(p.Doc, func(n *htmlNode) bool { return webform.Attr(n, "class") == "who" }) {
+	for _, n := range webform.Find(p.Doc, func(n *html.Node) bool { return webform.Attr(n, "class") == "who" }) {
 		return webform.Text(n)
 	}
 	return ""
@@ -226,8 +228,8 @@ func TestSignInThroughTheBuiltInIssuer(t *testing.T) {
 	q := to.Query()
 	assert.Equal(t, authserver.AuthorizePath, to.Path)
 	assert.Equal(t, "code", q.Get("response_type"))
-	assert.Equal(t, console.ClientID, q.Get("client_id"))
-	assert.Equal(t, g.url+console.CallbackPath, q.Get("redirect_uri"))
+	assert.Equal(t, signin.ClientID, q.Get("client_id"))
+	assert.Equal(t, g.url+signin.CallbackPath, q.Get("redirect_uri"))
 	assert.Equal(t, "S256", q.Get("code_challenge_method"))
 	assert.Len(t, q.Get("code_challenge"), 43)
 	assert.NotEmpty(t, q.Get("state"))
@@ -338,11 +340,11 @@ func TestSignOut(t *testing.T) {
 	g.person("anna@shop.example", people.Viewer)
 	b := g.browser()
 	page := g.signIn(b, "anna@shop.example", "/console/")
-	form := page.Form(t, console.SignOutPath)
+	form := page.Form(t, signin.SignOutPath)
 	require.NotEmpty(t, form.Values.Get("csrf_token"))
 
 	post := func(origin string, values url.Values) *webform.Page {
-		req, err := http.NewRequest(http.MethodPost, g.url+console.SignOutPath, strings.NewReader(values.Encode()))
+		req, err := http.NewRequest(http.MethodPost, g.url+signin.SignOutPath, strings.NewReader(values.Encode()))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if origin != "" {
@@ -374,7 +376,7 @@ func TestCallbackTakesOnlyItsOwnBrowsersAnswer(t *testing.T) {
 
 	// Mallory gets a code for herself…
 	attacker := g.browser()
-	start := attacker.Follow(attacker.Get(g.url + console.SignInPath))
+	start := attacker.Follow(attacker.Get(g.url + signin.Path))
 	require.Equal(t, http.StatusSeeOther, start.StatusCode)
 	callback := start.Location()
 	// …and has the victim's browser open the callback with it.
@@ -385,7 +387,7 @@ func TestCallbackTakesOnlyItsOwnBrowsersAnswer(t *testing.T) {
 
 	// A state that is not the sign-in's is refused as well.
 	b := g.browser()
-	start = b.Follow(b.Get(g.url + console.SignInPath))
+	start = b.Follow(b.Get(g.url + signin.Path))
 	forged := start.Location()
 	v := forged.Query()
 	v.Set("state", "not-the-state")
@@ -489,7 +491,7 @@ func TestConsolePagesCannotBeFramed(t *testing.T) {
 	g := builtIn(t)
 	g.person("anna@shop.example", people.Owner)
 	b := g.browser()
-	pages := []*webform.Page{b.Get(g.url + "/console/"), b.Get(g.url + console.CallbackPath), g.signIn(b, "anna@shop.example", "/console/")}
+	pages := []*webform.Page{b.Get(g.url + "/console/"), b.Get(g.url + signin.CallbackPath), g.signIn(b, "anna@shop.example", "/console/")}
 	for _, p := range pages {
 		csp := p.Header.Get("Content-Security-Policy")
 		assert.Contains(t, csp, "frame-ancestors 'none'", "%s", p.URL)
@@ -513,7 +515,7 @@ func TestSignInNeverLeavesTheConsole(t *testing.T) {
 		"/elsewhere":                    "/console/",
 		"/console/reviews?rating=1":     "/console/reviews?rating=1",
 	} {
-		p := g.walk(g.browser(), console.SignInPath+"?"+url.Values{"next": {next}}.Encode())
+		p := g.walk(g.browser(), signin.Path+"?"+url.Values{"next": {next}}.Encode())
 		require.Equal(t, http.StatusOK, p.StatusCode, next)
 		assert.Equal(t, g.url+want, p.URL.String(), "after signing in from next=%q", next)
 	}
@@ -533,7 +535,7 @@ func TestPersonChoosesTheLanguage(t *testing.T) {
 	require.Equal(t, http.StatusOK, settings.StatusCode, settings.Body)
 	lang := func(p *webform.Page) string {
 		t.Helper()
-		html := webform.Find(p.Doc, func(n *htmlNode) bool { return n.Data == "html" })
+		html := webform.Find(p.Doc, func(n *html.Node) bool { return n.Data == "html" })
 		require.NotEmpty(t, html)
 		return webform.Attr(html[0], "lang")
 	}
@@ -552,7 +554,7 @@ func TestPersonChoosesTheLanguage(t *testing.T) {
 
 	refused := b.Submit(settings, form, map[string]string{"language": "xx"})
 	assert.Equal(t, http.StatusBadRequest, refused.StatusCode)
-	assert.NotEmpty(t, webform.Find(refused.Doc, func(n *htmlNode) bool { return webform.Attr(n, "id") == "language-error" }))
+	assert.NotEmpty(t, webform.Find(refused.Doc, func(n *html.Node) bool { return webform.Attr(n, "id") == "language-error" }))
 
 	g.clock.Advance(time.Second) // the rig's clock stands still: the trail orders by time
 	back := b.Follow(b.Submit(settings, form, map[string]string{"language": ""}))

@@ -1,4 +1,4 @@
-package console_test
+package signin_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/authserver"
-	"github.com/touchpoint/touchpoint/console"
+	"github.com/touchpoint/touchpoint/console/signin"
 	"github.com/touchpoint/touchpoint/internal/browsertest"
 	"github.com/touchpoint/touchpoint/internal/oidctest"
 	"github.com/touchpoint/touchpoint/people"
@@ -92,7 +92,7 @@ func TestBrowserSignsInThroughTheBuiltInIssuer(t *testing.T) {
 	look(t, tab, "signed-in")
 
 	// Sign out with the page's own button.
-	resp, err := chromedp.RunResponse(tab, chromedp.Click(chromedp.CSS(`form[action="`+console.SignOutPath+`"] button`)))
+	resp, err := chromedp.RunResponse(tab, chromedp.Click(chromedp.CSS(`form[action="`+signin.SignOutPath+`"] button`)))
 	require.NoError(t, err)
 	assert.EqualValues(t, http.StatusOK, resp.Status)
 	look(t, tab, "signed-out")

@@ -16,6 +16,9 @@ import (
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
+// invitePages are the pages of the invites: the list, an invite with its history, cancel and retry.
+type invitePages struct{ *Handler }
+
 // Invites, for support staff: find a customer's invite by their email
 // address, the order's reference or the event's id, and see everything
 // that became of it — its attempts with the mail provider's reports, its
@@ -65,7 +68,7 @@ func customerOf(e store.Event) customer {
 		Order: p.Transaction.Reference}
 }
 
-func (h *Handler) invites(w http.ResponseWriter, r *http.Request, p Person) {
+func (h invitePages) invites(w http.ResponseWriter, r *http.Request, p Person) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	v := invitesView{Query: q}
 	t := h.translator(r)
@@ -148,7 +151,7 @@ type suppressionRow struct {
 	Who string
 }
 
-func (h *Handler) loadInvite(w http.ResponseWriter, r *http.Request, p Person) (inviteView, bool) {
+func (h invitePages) loadInvite(w http.ResponseWriter, r *http.Request, p Person) (inviteView, bool) {
 	id := r.PathValue("id")
 	if !store.ValidID("evt", id) {
 		h.notFound(w, r)
@@ -233,7 +236,7 @@ func (h *Handler) suppressionOf(r *http.Request, p Person, address string) (*sto
 	return sup, rows, nil
 }
 
-func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request, p Person) {
+func (h invitePages) invitePage(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.loadInvite(w, r, p)
 	if !ok {
 		return
@@ -242,12 +245,12 @@ func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request, p Person) {
 }
 
 // cancelInvite cancels a waiting invite, or the reminder of a sent one.
-func (h *Handler) cancelInvite(w http.ResponseWriter, r *http.Request, p Person) {
+func (h invitePages) cancelInvite(w http.ResponseWriter, r *http.Request, p Person) {
 	h.changeInvite(w, r, p, "cancel", h.opts.Store.CancelInvite, h.opts.Cancelled)
 }
 
 // retryInvite sends a failed invite again: a new run of its workflow.
-func (h *Handler) retryInvite(w http.ResponseWriter, r *http.Request, p Person) {
+func (h invitePages) retryInvite(w http.ResponseWriter, r *http.Request, p Person) {
 	var after func(string)
 	if h.opts.Retried != nil {
 		after = func(string) { h.opts.Retried() }
@@ -255,7 +258,7 @@ func (h *Handler) retryInvite(w http.ResponseWriter, r *http.Request, p Person) 
 	h.changeInvite(w, r, p, "retry", h.opts.Store.RetryInvite, after)
 }
 
-func (h *Handler) changeInvite(w http.ResponseWriter, r *http.Request, p Person, verb string,
+func (h invitePages) changeInvite(w http.ResponseWriter, r *http.Request, p Person, verb string,
 	change func(ctx context.Context, accountID, id string) (store.Event, error), after func(eventID string)) {
 	id := r.PathValue("id")
 	if !store.ValidID("evt", id) {

@@ -13,6 +13,9 @@ import (
 	"github.com/touchpoint/touchpoint/text"
 )
 
+// reviewPages are the pages of the reviews and their replies and reports.
+type reviewPages struct{ *Handler }
+
 // The shop's reviews: the list with its filters, a review's page with its
 // products, history and proof, and the forms that answer and report it.
 // What a reply may hold, what a report does and who may see a review are
@@ -103,7 +106,7 @@ func readFilters(q url.Values, t func(string, ...any) string) (reviewFilters, st
 	return in, f, errs
 }
 
-func (h *Handler) reviews(w http.ResponseWriter, r *http.Request, p Person) {
+func (h reviewPages) reviews(w http.ResponseWriter, r *http.Request, p Person) {
 	q := r.URL.Query()
 	in, f, errs := readFilters(q, h.translator(r))
 	v := reviewsView{Filters: in, Errors: errs, Statuses: review.Statuses(), Filtered: len(in.query()) > 0}
@@ -167,7 +170,7 @@ type historyRow struct {
 	By string // a person's address, "customer", "operator" or a client's id
 }
 
-func (h *Handler) loadReview(w http.ResponseWriter, r *http.Request, p Person) (reviewView, bool) {
+func (h reviewPages) loadReview(w http.ResponseWriter, r *http.Request, p Person) (reviewView, bool) {
 	id := r.PathValue("id")
 	if !store.ValidID("rev", id) {
 		h.notFound(w, r)
@@ -203,7 +206,7 @@ func (h *Handler) loadReview(w http.ResponseWriter, r *http.Request, p Person) (
 	return v, true
 }
 
-func (h *Handler) review(w http.ResponseWriter, r *http.Request, p Person) {
+func (h reviewPages) review(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.loadReview(w, r, p)
 	if !ok {
 		return
@@ -213,7 +216,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, p Person) {
 
 // putReply writes or changes the shop's public reply from the form's
 // textarea "text".
-func (h *Handler) putReply(w http.ResponseWriter, r *http.Request, p Person) {
+func (h reviewPages) putReply(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.loadReview(w, r, p)
 	if !ok {
 		return
@@ -231,7 +234,7 @@ func (h *Handler) putReply(w http.ResponseWriter, r *http.Request, p Person) {
 	h.seeOther(w, r, "/reviews/"+v.Review.ID, "reply_saved")
 }
 
-func (h *Handler) deleteReply(w http.ResponseWriter, r *http.Request, p Person) {
+func (h reviewPages) deleteReply(w http.ResponseWriter, r *http.Request, p Person) {
 	id := r.PathValue("id")
 	if !store.ValidID("rev", id) {
 		h.notFound(w, r)
@@ -247,7 +250,7 @@ func (h *Handler) deleteReply(w http.ResponseWriter, r *http.Request, p Person) 
 
 // reportReview asks the operator to look at the review, for a reason and
 // with an optional note.
-func (h *Handler) reportReview(w http.ResponseWriter, r *http.Request, p Person) {
+func (h reviewPages) reportReview(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.loadReview(w, r, p)
 	if !ok {
 		return
@@ -281,7 +284,7 @@ func (h *Handler) reportReview(w http.ResponseWriter, r *http.Request, p Person)
 }
 
 // textError words review.CheckText's error in the reader's language.
-func (h *Handler) textError(r *http.Request, err error) string {
+func (h reviewPages) textError(r *http.Request, err error) string {
 	t := h.translator(r)
 	if errors.Is(err, review.ErrTextEmpty) {
 		return t("error_required")

@@ -19,6 +19,9 @@ import (
 	"github.com/touchpoint/touchpoint/text"
 )
 
+// settingsPages are the pages of the account's settings: language, branding, invite settings, API clients and people.
+type settingsPages struct{ *Handler }
+
 // Settings, for owners: how the shop presents itself (with the contrast
 // rules' advice as the colour is chosen), when invites go out, the API
 // clients of the shop's systems (a new secret shown once), and the people
@@ -102,7 +105,7 @@ func advice(color string) adviceView {
 	return v
 }
 
-func (h *Handler) settingsView(w http.ResponseWriter, r *http.Request, p Person) (settingsView, bool) {
+func (h settingsPages) settingsView(w http.ResponseWriter, r *http.Request, p Person) (settingsView, bool) {
 	ctx := r.Context()
 	acc, err := h.opts.Accounts.Account(ctx, p.AccountID)
 	if err != nil {
@@ -162,7 +165,7 @@ func (h *Handler) settingsView(w http.ResponseWriter, r *http.Request, p Person)
 	return v, true
 }
 
-func (h *Handler) settings(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) settings(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.settingsView(w, r, p)
 	if !ok {
 		return
@@ -171,18 +174,18 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request, p Person) {
 }
 
 // refused shows the settings again with the problems of a form.
-func (h *Handler) refused(w http.ResponseWriter, r *http.Request, v settingsView) {
+func (h settingsPages) refused(w http.ResponseWriter, r *http.Request, v settingsView) {
 	h.render(w, r, http.StatusBadRequest, "settings", "settings_title", "settings", v)
 }
 
 // brandingAdvice is the contrast advice for the colour being typed, as a
 // piece of the settings page (the script puts it in place).
-func (h *Handler) brandingAdvice(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) brandingAdvice(w http.ResponseWriter, r *http.Request, p Person) {
 	h.renderPart(w, r, "settings", "advice", advice(strings.TrimSpace(r.URL.Query().Get("color"))))
 }
 
 // saveBranding stores the shop's name, logo, colour and reply address.
-func (h *Handler) saveBranding(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) saveBranding(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.settingsView(w, r, p)
 	if !ok {
 		return
@@ -220,7 +223,7 @@ func (h *Handler) saveBranding(w http.ResponseWriter, r *http.Request, p Person)
 }
 
 // saveInviteSetting changes when an invite setting's invites go out.
-func (h *Handler) saveInviteSetting(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) saveInviteSetting(w http.ResponseWriter, r *http.Request, p Person) {
 	id := r.PathValue("id")
 	if !store.ValidID("ist", id) {
 		h.notFound(w, r)
@@ -276,7 +279,7 @@ func (h *Handler) saveInviteSetting(w http.ResponseWriter, r *http.Request, p Pe
 var errSettingRefused = errors.New("the invite setting's form was refused")
 
 // createClient makes an API client and shows its secret, once.
-func (h *Handler) createClient(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) createClient(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.settingsView(w, r, p)
 	if !ok {
 		return
@@ -311,7 +314,7 @@ func (h *Handler) createClient(w http.ResponseWriter, r *http.Request, p Person)
 }
 
 // deleteClient revokes an API client: its tokens stop working.
-func (h *Handler) deleteClient(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) deleteClient(w http.ResponseWriter, r *http.Request, p Person) {
 	id := r.PathValue("id")
 	if h.opts.Clients == nil {
 		h.notFound(w, r)
@@ -333,7 +336,7 @@ func (h *Handler) deleteClient(w http.ResponseWriter, r *http.Request, p Person)
 
 // saveLanguage sets the console's language the person reads in: one of
 // the console's, or "" for their browser's.
-func (h *Handler) saveLanguage(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) saveLanguage(w http.ResponseWriter, r *http.Request, p Person) {
 	if h.opts.PeopleStore == nil {
 		h.notFound(w, r)
 		return
@@ -356,7 +359,7 @@ func (h *Handler) saveLanguage(w http.ResponseWriter, r *http.Request, p Person)
 }
 
 // addPerson lets a person sign in to the account with a role.
-func (h *Handler) addPerson(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) addPerson(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.settingsView(w, r, p)
 	if !ok {
 		return
@@ -393,7 +396,7 @@ func (h *Handler) addPerson(w http.ResponseWriter, r *http.Request, p Person) {
 
 // changePerson sets a person's role, or disables them (which ends their
 // sessions at once).
-func (h *Handler) changePerson(w http.ResponseWriter, r *http.Request, p Person) {
+func (h settingsPages) changePerson(w http.ResponseWriter, r *http.Request, p Person) {
 	id := r.PathValue("id")
 	if h.opts.PeopleStore == nil || !store.ValidID(people.IDPrefix, id) || id == p.ID {
 		h.notFound(w, r)

@@ -12,6 +12,9 @@ import (
 	"github.com/touchpoint/touchpoint/text"
 )
 
+// suppressionPages are the pages of the suppression list.
+type suppressionPages struct{ *Handler }
+
 // The suppression list: who gets no invite, why, and who put them there
 // or took them off. An address a customer asked to leave (unsubscribed,
 // complained) is lifted only with the customer's consent: the store's
@@ -36,7 +39,7 @@ type suppressionsView struct {
 	CanAdd, CanLift       bool
 }
 
-func (h *Handler) suppressions(w http.ResponseWriter, r *http.Request, p Person) {
+func (h suppressionPages) suppressions(w http.ResponseWriter, r *http.Request, p Person) {
 	v, status, ok := h.suppressionsView(w, r, p, r.URL.Query().Get("address"), r.URL.Query().Get("reason"))
 	if !ok {
 		return
@@ -45,7 +48,7 @@ func (h *Handler) suppressions(w http.ResponseWriter, r *http.Request, p Person)
 }
 
 // suppressionsView reads the list, or the one address searched for.
-func (h *Handler) suppressionsView(w http.ResponseWriter, r *http.Request, p Person, address, reason string) (suppressionsView, int, bool) {
+func (h suppressionPages) suppressionsView(w http.ResponseWriter, r *http.Request, p Person, address, reason string) (suppressionsView, int, bool) {
 	t := h.translator(r)
 	v := suppressionsView{Address: address, Reason: reason, Reasons: invite.SuppressionReasons(), AddReason: string(invite.Manual),
 		CanAdd: h.opts.Allows(p.Role, Suppress), CanLift: h.opts.Allows(p.Role, Unsuppress)}
@@ -98,7 +101,7 @@ func (h *Handler) suppressionsView(w http.ResponseWriter, r *http.Request, p Per
 }
 
 // addressError words contact.Normalize's error in the reader's language.
-func (h *Handler) addressError(r *http.Request, err error) string {
+func (h suppressionPages) addressError(r *http.Request, err error) string {
 	t := h.translator(r)
 	var te *text.Error
 	switch {
@@ -113,7 +116,7 @@ func (h *Handler) addressError(r *http.Request, err error) string {
 }
 
 // addSuppression puts an address on the list by hand.
-func (h *Handler) addSuppression(w http.ResponseWriter, r *http.Request, p Person) {
+func (h suppressionPages) addSuppression(w http.ResponseWriter, r *http.Request, p Person) {
 	raw, reason := r.PostForm.Get("address"), invite.SuppressionReason(r.PostForm.Get("reason"))
 	var errs fieldErrors
 	addr, medium, err := contact.Normalize(raw)
@@ -145,7 +148,7 @@ const consentValue = "customer-consent"
 
 // liftSuppression takes an address off the list; an entry that records
 // the customer's own wish needs the consent box ticked.
-func (h *Handler) liftSuppression(w http.ResponseWriter, r *http.Request, p Person) {
+func (h suppressionPages) liftSuppression(w http.ResponseWriter, r *http.Request, p Person) {
 	addr, _, err := contact.Normalize(r.PostForm.Get("address"))
 	if err != nil {
 		h.notFound(w, r)

@@ -16,6 +16,9 @@ import (
 	"github.com/touchpoint/touchpoint/templates"
 )
 
+// templatePages are the pages of the shop's templates: the index, the editor, its preview and test send.
+type templatePages struct{ *Handler }
+
 // The shop's templates: what a customer reads in an invite or a reminder,
 // per kind, language and event type. What a template may hold, which one
 // applies and how it renders are package templates' rules; the editor
@@ -51,7 +54,7 @@ type templatesView struct {
 	Stored map[string]int
 }
 
-func (h *Handler) templatesIndex(w http.ResponseWriter, r *http.Request, p Person) {
+func (h templatePages) templatesIndex(w http.ResponseWriter, r *http.Request, p Person) {
 	ets, _, err := h.opts.Accounts.ListEventTypes(r.Context(), p.AccountID, accountdb.EventTypeFilter{}, store.Page{Limit: 100})
 	if err != nil {
 		h.fail(w, r, err)
@@ -106,7 +109,7 @@ type versionRow struct {
 
 // loadTemplate reads the template in force at the key's level, its
 // versions and what the editor needs around it.
-func (h *Handler) loadTemplate(w http.ResponseWriter, r *http.Request, p Person, key store.TemplateKey) (templateView, bool) {
+func (h templatePages) loadTemplate(w http.ResponseWriter, r *http.Request, p Person, key store.TemplateKey) (templateView, bool) {
 	ctx := r.Context()
 	v := templateView{Key: key, SMS: key.Kind.SMS(), Placeholders: templates.Placeholders,
 		CanEdit: h.opts.Allows(p.Role, EditTemplates), CanTest: h.opts.Allows(p.Role, SendTest) && !key.Kind.SMS(),
@@ -182,7 +185,7 @@ func contentOf(v url.Values) templates.Content {
 		Body: v.Get("body"), ButtonLabel: v.Get("buttonLabel"), Text: v.Get("text")}
 }
 
-func (h *Handler) templateEditor(w http.ResponseWriter, r *http.Request, p Person) {
+func (h templatePages) templateEditor(w http.ResponseWriter, r *http.Request, p Person) {
 	key, ok := templateLevel(r, p)
 	if !ok {
 		h.notFound(w, r)
@@ -198,7 +201,7 @@ func (h *Handler) templateEditor(w http.ResponseWriter, r *http.Request, p Perso
 // sample is the sample data a preview, a test and an SMS's length check
 // render with: the account's branding, the event type's name, sample
 // links that look real and lead nowhere.
-func (h *Handler) sample(ctx context.Context, p Person, lang, eventTypeName string) (templates.Input, error) {
+func (h templatePages) sample(ctx context.Context, p Person, lang, eventTypeName string) (templates.Input, error) {
 	acc, err := h.opts.Accounts.Account(ctx, p.AccountID)
 	if err != nil {
 		return templates.Input{}, err
@@ -212,7 +215,7 @@ func (h *Handler) sample(ctx context.Context, p Person, lang, eventTypeName stri
 // saveTemplate stores the form's template at the page's level as a new
 // version — or, with the form's "preview" button, shows the draft in the
 // preview without storing it.
-func (h *Handler) saveTemplate(w http.ResponseWriter, r *http.Request, p Person) {
+func (h templatePages) saveTemplate(w http.ResponseWriter, r *http.Request, p Person) {
 	key, ok := templateLevel(r, p)
 	if !ok {
 		h.notFound(w, r)
@@ -272,7 +275,7 @@ func templatePath(key store.TemplateKey) string {
 
 // deleteTemplate removes the shop's template at the page's level: the
 // next level applies again. Its versions stay on record.
-func (h *Handler) deleteTemplate(w http.ResponseWriter, r *http.Request, p Person) {
+func (h templatePages) deleteTemplate(w http.ResponseWriter, r *http.Request, p Person) {
 	key, ok := templateLevel(r, p)
 	if !ok {
 		h.notFound(w, r)
@@ -293,7 +296,7 @@ const previewCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src https
 // previewTemplate renders the template in force — or the draft in the
 // query — as a customer would receive it, with sample data: the mail's
 // HTML, or an SMS's text.
-func (h *Handler) previewTemplate(w http.ResponseWriter, r *http.Request, p Person) {
+func (h templatePages) previewTemplate(w http.ResponseWriter, r *http.Request, p Person) {
 	key, ok := templateLevel(r, p)
 	if !ok {
 		h.notFound(w, r)
@@ -362,7 +365,7 @@ var smsPreview = htmltemplate.Must(htmltemplate.New("sms").Parse(`<!DOCTYPE html
 
 // testSend sends the template in force at the page's level to the
 // person's own address, with sample data: a test goes nowhere else.
-func (h *Handler) testSend(w http.ResponseWriter, r *http.Request, p Person) {
+func (h templatePages) testSend(w http.ResponseWriter, r *http.Request, p Person) {
 	key, ok := templateLevel(r, p)
 	if !ok || key.Kind.SMS() {
 		h.notFound(w, r)

@@ -14,6 +14,9 @@ import (
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
+// webhookPages are the pages of the webhook endpoints and their deliveries.
+type webhookPages struct{ *Handler }
+
 // Webhooks: the endpoints a shop's systems hear of its changes at
 // (owners create, enable, disable and rotate them), and each endpoint's
 // deliveries with their attempts and the last answer, which editors
@@ -33,7 +36,7 @@ type webhooksView struct {
 	CanAdd  bool
 }
 
-func (h *Handler) webhooks(w http.ResponseWriter, r *http.Request, p Person) {
+func (h webhookPages) webhooks(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.webhooksView(w, r, p)
 	if !ok {
 		return
@@ -41,7 +44,7 @@ func (h *Handler) webhooks(w http.ResponseWriter, r *http.Request, p Person) {
 	h.render(w, r, http.StatusOK, "webhooks", "webhooks_title", "webhooks", v)
 }
 
-func (h *Handler) webhooksView(w http.ResponseWriter, r *http.Request, p Person) (webhooksView, bool) {
+func (h webhookPages) webhooksView(w http.ResponseWriter, r *http.Request, p Person) (webhooksView, bool) {
 	eps, _, err := h.opts.Webhooks.ListWebhookEndpoints(r.Context(), p.AccountID, store.Page{Limit: 100})
 	if err != nil {
 		h.fail(w, r, err)
@@ -51,7 +54,7 @@ func (h *Handler) webhooksView(w http.ResponseWriter, r *http.Request, p Person)
 }
 
 // createWebhook adds an endpoint and shows its signing secret, once.
-func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, p Person) {
+func (h webhookPages) createWebhook(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.webhooksView(w, r, p)
 	if !ok {
 		return
@@ -111,7 +114,7 @@ type webhookView struct {
 	CanRetry     bool
 }
 
-func (h *Handler) loadWebhook(w http.ResponseWriter, r *http.Request, p Person) (webhookView, bool) {
+func (h webhookPages) loadWebhook(w http.ResponseWriter, r *http.Request, p Person) (webhookView, bool) {
 	id := r.PathValue("id")
 	if !store.ValidID("whk", id) {
 		h.notFound(w, r)
@@ -148,7 +151,7 @@ func (h *Handler) loadWebhook(w http.ResponseWriter, r *http.Request, p Person) 
 	return v, true
 }
 
-func (h *Handler) webhookPage(w http.ResponseWriter, r *http.Request, p Person) {
+func (h webhookPages) webhookPage(w http.ResponseWriter, r *http.Request, p Person) {
 	v, ok := h.loadWebhook(w, r, p)
 	if !ok {
 		return
@@ -157,7 +160,7 @@ func (h *Handler) webhookPage(w http.ResponseWriter, r *http.Request, p Person) 
 }
 
 // setWebhookEnabled turns an endpoint on or off.
-func (h *Handler) setWebhookEnabled(enabled bool) func(w http.ResponseWriter, r *http.Request, p Person) {
+func (h webhookPages) setWebhookEnabled(enabled bool) func(w http.ResponseWriter, r *http.Request, p Person) {
 	return func(w http.ResponseWriter, r *http.Request, p Person) {
 		id := r.PathValue("id")
 		if !store.ValidID("whk", id) {
@@ -178,7 +181,7 @@ func (h *Handler) setWebhookEnabled(enabled bool) func(w http.ResponseWriter, r 
 
 // rotateWebhook makes a new signing secret and shows it once; the old
 // one signs beside it for webhook.SecretOverlap.
-func (h *Handler) rotateWebhook(w http.ResponseWriter, r *http.Request, p Person) {
+func (h webhookPages) rotateWebhook(w http.ResponseWriter, r *http.Request, p Person) {
 	id := r.PathValue("id")
 	if !store.ValidID("whk", id) {
 		h.notFound(w, r)
@@ -206,7 +209,7 @@ func (h *Handler) rotateWebhook(w http.ResponseWriter, r *http.Request, p Person
 }
 
 // retryDelivery sends one failed delivery again.
-func (h *Handler) retryDelivery(w http.ResponseWriter, r *http.Request, p Person) {
+func (h webhookPages) retryDelivery(w http.ResponseWriter, r *http.Request, p Person) {
 	id, msg := r.PathValue("id"), r.PathValue("msg")
 	if !store.ValidID("whk", id) || !store.ValidID("msg", msg) {
 		h.notFound(w, r)
@@ -220,7 +223,7 @@ func (h *Handler) retryDelivery(w http.ResponseWriter, r *http.Request, p Person
 }
 
 // replayWebhook sends the endpoint's failed deliveries of a period again.
-func (h *Handler) replayWebhook(w http.ResponseWriter, r *http.Request, p Person) {
+func (h webhookPages) replayWebhook(w http.ResponseWriter, r *http.Request, p Person) {
 	id := r.PathValue("id")
 	if !store.ValidID("whk", id) {
 		h.notFound(w, r)
@@ -264,7 +267,7 @@ func (h *Handler) replayWebhook(w http.ResponseWriter, r *http.Request, p Person
 
 // replayRefused answers a retry or replay the store refused; false when
 // there was nothing to answer.
-func (h *Handler) replayRefused(w http.ResponseWriter, r *http.Request, p Person, err error) bool {
+func (h webhookPages) replayRefused(w http.ResponseWriter, r *http.Request, p Person, err error) bool {
 	if err == nil {
 		return false
 	}

@@ -325,7 +325,7 @@ func (env *environment) rotatePublicationKey(ctx context.Context, args []string)
 		return err
 	}
 	defer st.DB().Close()
-	keys, err := publication.NewKeys(st, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
+	keys, err := publication.NewKeys(st.Reviews, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
 	if err != nil {
 		return err
 	}

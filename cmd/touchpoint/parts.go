@@ -159,7 +159,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
-	pubKeys, err := publication.NewKeys(st, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
+	pubKeys, err := publication.NewKeys(st.Reviews, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,6 +208,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		Accounts:         st.Accounts,
 		Stats:            st.Stats,
 		Webhooks:         st.Webhooks,
+		Reviews:          st.Reviews,
 		Console:          consoleUI,
 		Auth:             verifier,
 		Logger:           logger,

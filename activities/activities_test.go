@@ -29,6 +29,7 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -541,7 +542,7 @@ func TestSendReminder(t *testing.T) {
 	reviewed := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now(), Email: "ann@example.com"})
 	_, err = h.st.MarkScheduled(t.Context(), invite.KindReminder, reviewed, time.Now())
 	require.NoError(t, err)
-	_, _, err = h.st.SaveReview(t.Context(), store.ReviewInput{EventID: reviewed, Rating: 5, Comment: "great", Locale: "en"})
+	_, _, err = h.st.Reviews.SaveReview(t.Context(), reviewdb.ReviewInput{EventID: reviewed, Rating: 5, Comment: "great", Locale: "en"})
 	require.NoError(t, err)
 	rem, err = h.acts.Send(t.Context(), workflows.EventInput{EventID: reviewed, Kind: invite.KindReminder})
 	require.NoError(t, err)

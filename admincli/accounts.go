@@ -65,7 +65,7 @@ func (env *Env) rotatePublicationKey(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	keys, err := publication.NewKeys(st, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
+	keys, err := publication.NewKeys(st.Reviews, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
 	if err != nil {
 		return err
 	}

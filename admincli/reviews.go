@@ -11,6 +11,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -83,7 +84,7 @@ func (env *Env) reviewsReported(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	rs, err := st.ReportedReviews(ctx, *account, *limit)
+	rs, err := st.Reviews.ReportedReviews(ctx, *account, *limit)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func (env *Env) reviewsReported(ctx context.Context, args []string) error {
 	return nil
 }
 
-func reportedOut(r store.ReportedReview) reportedJSON {
+func reportedOut(r reviewdb.ReportedReview) reportedJSON {
 	out := reportedJSON{ID: r.ID, AccountID: r.AccountID, EventID: r.EventID, ReportReason: r.ReportReason, ReportNote: r.Note,
 		Public: r.Public, Comment: r.Comment, Products: []reportedProductJSON{}}
 	if r.ReportedAt != nil {
@@ -125,7 +126,7 @@ func reportedOut(r store.ReportedReview) reportedJSON {
 // printReported writes one entry of the queue. Every text and key is
 // quoted: they are the customer's and the shop's, and a terminal is no
 // place to run them.
-func printReported(out io.Writer, r store.ReportedReview) {
+func printReported(out io.Writer, r reviewdb.ReportedReview) {
 	shown := "still public until you decide"
 	if !r.Public {
 		shown = "hidden until you decide"
@@ -179,7 +180,7 @@ func (env *Env) reviewsModerate(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.DB().Close()
-	after, changed, err := st.ModerateReview(ctx, *id, review.Decision(*decision), cleaned)
+	after, changed, err := st.Reviews.ModerateReview(ctx, *id, review.Decision(*decision), cleaned)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("reviews moderate: no review %s", *id)
 	}

@@ -41,15 +41,15 @@ func auditOut(e persondb.Entry) auditJSON {
 
 func (s *server) listAudit(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "from", "to", "actor")
-	f := persondb.AuditFilter{From: q.timestamp("from"), To: q.timestamp("to"), Actor: people.Actor(q.get("actor"))}
+	f := persondb.AuditFilter{From: q.timestamp("from"), To: q.timestamp("to"), Actor: people.Actor(q.Get("actor"))}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
-		q.fail("to", "must be after from")
+		q.Fail("to", "must be after from")
 	}
 	if a := f.Actor; a != "" && a != people.Operator && !store.ValidID(people.IDPrefix, string(a)) && !store.ValidID(people.ClientPrefix, string(a)) {
-		q.fail("actor", "must be a person's id (usr-…), an API client's id (cli-…) or operator")
+		q.Fail("actor", "must be a person's id (usr-…), an API client's id (cli-…) or operator")
 	}
-	p := q.page(persondb.AuditPrefix)
-	if err := q.err(); err != nil {
+	p := q.Page(persondb.AuditPrefix)
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}

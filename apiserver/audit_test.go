@@ -12,9 +12,9 @@ import (
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/people"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -108,7 +108,7 @@ func TestEveryChangeNamesItsClient(t *testing.T) {
 		t.Helper()
 		require.Equal(t, status, r.status, "%s", r.body)
 	}
-	rev, _ := e.reviewed(t, store.ReviewInput{Rating: 5, Comment: "warm"})
+	rev, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 5, Comment: "warm"})
 	types, _ := items(t, e.get(t, "/event-types?name=checkout"))
 	etID := types[0]["id"].(string)
 	ok(e.do(t, http.MethodPatch, "/event-types/"+etID, e.token, `{"active":true}`), http.StatusOK)

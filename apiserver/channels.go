@@ -56,8 +56,8 @@ func (s *server) createChannel(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) listChannels(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
-	p := q.page("chl")
-	if err := q.err(); err != nil {
+	p := q.Page("chl")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}

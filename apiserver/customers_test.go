@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -44,7 +45,7 @@ func (s *signals) list() []string {
 // to rec, and returns an env that talks to it.
 func (e *env) withSignals(t *testing.T, rec *signals) *env {
 	t.Helper()
-	api := apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
+	api := apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Reviews: e.store.Reviews, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t),
 		PublicationKeys: testPublicationKeys(t, e.store)})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -108,7 +109,7 @@ func TestEraseCustomerThroughTheAPI(t *testing.T) {
 	assert.Equal(t, "sent", history[1].(map[string]any)["outcome"])
 	assert.Nil(t, history[1].(map[string]any)["detail"])
 
-	_, _, err = e.store.SaveReview(ctx, store.ReviewInput{EventID: sent, Rating: 5, Comment: "lovely", Locale: "en"})
+	_, _, err = e.store.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: sent, Rating: 5, Comment: "lovely", Locale: "en"})
 	require.NoError(t, err)
 	e.create(t, "/suppressions", map[string]any{"address": email, "reason": "manual"})
 	assert.NotEmpty(t, testdb.Copies(t, e.store.DB(), "zoe.quinn@example.com"))

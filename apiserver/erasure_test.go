@@ -122,7 +122,7 @@ func TestErasureLeavesNoCopyAnywhere(t *testing.T) {
 		map[string]any{"text": "We have written to " + email + " about " + order}).status)
 	require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/reviews/"+rev+"/report", e.token,
 		map[string]any{"reason": "spam", "note": "mentions " + reference}).status)
-	_, _, err = e.store.ModerateReview(ctx, rev, review.Publish, "kept: Annabel Leeward wrote it")
+	_, _, err = e.store.Reviews.ModerateReview(ctx, rev, review.Publish, "kept: Annabel Leeward wrote it")
 	require.NoError(t, err)
 
 	// The mail provider reports a bounce in words that name the customer.

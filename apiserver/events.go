@@ -383,26 +383,26 @@ func (s *server) writeEvent(w http.ResponseWriter, r *http.Request, status int, 
 func (s *server) listEvents(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "type", "channelId", "status", "customerEmail", "transactionReference", "receivedFrom", "receivedTo")
 	f := store.EventFilter{
-		Type:                 q.get("type"),
+		Type:                 q.Get("type"),
 		ChannelID:            q.id("channelId", "chl"),
-		Status:               invite.Status(q.get("status")),
-		CustomerEmail:        q.get("customerEmail"),
-		TransactionReference: q.get("transactionReference"),
+		Status:               invite.Status(q.Get("status")),
+		CustomerEmail:        q.Get("customerEmail"),
+		TransactionReference: q.Get("transactionReference"),
 		ReceivedFrom:         q.timestamp("receivedFrom"),
 		ReceivedTo:           q.timestamp("receivedTo"),
 	}
 	if f.Status != "" {
 		if msg := oneOf(f.Status, invite.APIStatuses()...); msg != "" {
-			q.fail("status", msg)
+			q.Fail("status", msg)
 		}
 	}
 	for name, v := range map[string]string{"type": f.Type, "customerEmail": f.CustomerEmail, "transactionReference": f.TransactionReference} {
 		if len(v) > maxText {
-			q.fail(name, fmt.Sprintf("must be at most %d bytes", maxText))
+			q.Fail(name, fmt.Sprintf("must be at most %d bytes", maxText))
 		}
 	}
-	p := q.page("evt")
-	if err := q.err(); err != nil {
+	p := q.Page("evt")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}

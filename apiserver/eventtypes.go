@@ -62,11 +62,11 @@ func (s *server) createEventType(w http.ResponseWriter, r *http.Request) {
 func (s *server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "name", "active")
 	f := accountdb.EventTypeFilter{Active: q.boolean("active")}
-	if name := q.get("name"); name != "" {
+	if name := q.Get("name"); name != "" {
 		f.Name = &name
 	}
-	p := q.page("ety")
-	if err := q.err(); err != nil {
+	p := q.Page("ety")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}

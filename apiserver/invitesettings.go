@@ -180,8 +180,8 @@ func unwrapAll(err error) []error {
 func (s *server) listInviteSettings(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "channelId", "eventTypeId")
 	f := accountdb.InviteSettingFilter{ChannelID: q.id("channelId", "chl"), EventTypeID: q.id("eventTypeId", "ety")}
-	p := q.page("ist")
-	if err := q.err(); err != nil {
+	p := q.Page("ist")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}

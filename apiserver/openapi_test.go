@@ -38,9 +38,9 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
@@ -941,8 +941,8 @@ func (r *openAPIRun) examplesWork(t *testing.T) {
 	r.mailEvents(t, mailed)
 
 	// The customer rates the event's first product too, as the feedback page lets them.
-	_, _, err = e.store.SaveReview(context.Background(), store.ReviewInput{EventID: richest, Rating: 5, Locale: "en",
-		Products: []store.ProductRating{{Index: 0, Rating: 4, Comment: "Thin walls, keeps warm anyway."}}})
+	_, _, err = e.store.Reviews.SaveReview(context.Background(), reviewdb.ReviewInput{EventID: richest, Rating: 5, Locale: "en",
+		Products: []reviewdb.ProductRating{{Index: 0, Rating: 4, Comment: "Thin walls, keeps warm anyway."}}})
 	require.NoError(t, err)
 	reviews := r.success(t, "GET /reviews", apiCall{path: "/reviews", query: "channelId=" + e.channel + "&minRating=1"}, "")
 	require.Len(t, asList(reviews["items"]), 1, "the review of the feedback form examples")
@@ -1291,7 +1291,7 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			return c
 		},
 		"409 POST /reviews/{id}/report": func(c apiCall) apiCall { // removed by the operator
-			_, _, err := e.store.ModerateReview(context.Background(), path.Base(path.Dir(c.path)), review.Remove, "spam")
+			_, _, err := e.store.Reviews.ModerateReview(context.Background(), path.Base(path.Dir(c.path)), review.Remove, "spam")
 			require.NoError(t, err)
 			return c
 		},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
@@ -54,7 +55,8 @@ type apiError struct {
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s", e.status, e.detail) }
 
 // statusError is an error of a package whose handlers the API mounts (a
-// refused SMS callback): its status and its text are for the client.
+// refused SMS callback, a public endpoint's 404): its status and its text
+// are for the client.
 type statusError interface {
 	error
 	HTTPStatus() int
@@ -85,6 +87,19 @@ func invalid(fields ...fieldError) *apiError {
 	return &apiError{status: http.StatusBadRequest, detail: detail, fields: fields}
 }
 
+// queryError is the 400 of a query string refused: about the whole of it
+// when it is malformed, else listing the parameters' mistakes.
+func queryError(e *apiquery.Error) *apiError {
+	if e.Malformed {
+		return badRequest("the query string is malformed")
+	}
+	fields := make([]fieldError, len(e.Fields))
+	for i, f := range e.Fields {
+		fields[i] = fieldError(f)
+	}
+	return invalid(fields...)
+}
+
 // badRequest is a 400 about the request as a whole (malformed JSON, …).
 func badRequest(detail string) *apiError { return newError(http.StatusBadRequest, "%s", detail) }
 
@@ -109,9 +124,12 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var subj *subject
 	var quota *accountdb.QuotaError
 	var refused statusError
+	var badQuery *apiquery.Error
 	errors.As(err, &subj)
 	switch {
 	case errors.As(err, &ae):
+	case errors.As(err, &badQuery):
+		ae = queryError(badQuery)
 	case errors.As(err, &refused):
 		ae = newError(refused.HTTPStatus(), "%s", refused.Error())
 	case errors.Is(err, store.ErrNotFound):

@@ -24,6 +24,7 @@ import (
 	"github.com/touchpoint/touchpoint/apiserver"
 	"github.com/touchpoint/touchpoint/internal/feedschema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // publicHostile is typed by a customer ("… \u202eevil\x07\tend"); the
@@ -67,11 +68,11 @@ func requireNoPersonalData(t testing.TB, body []byte) {
 func TestPublicReviewList(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	named, _ := e.reviewed(t, store.ReviewInput{Rating: 4, Comment: publicHostile, ShowName: true,
-		Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: publicHostile}}})
-	anonymous, _ := e.reviewed(t, store.ReviewInput{Rating: 2, Comment: "meh", Locale: "de"})
-	spam, _ := e.reviewed(t, store.ReviewInput{Rating: 1, Comment: "reported as spam, still public"})
-	hidden, _ := e.reviewed(t, store.ReviewInput{Rating: 5, Comment: "my phone is +49 …"})
+	named, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 4, Comment: publicHostile, ShowName: true,
+		Products: []reviewdb.ProductRating{{Index: 0, Rating: 5, Comment: publicHostile}}})
+	anonymous, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 2, Comment: "meh", Locale: "de"})
+	spam, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 1, Comment: "reported as spam, still public"})
+	hidden, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 5, Comment: "my phone is +49 …"})
 	require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/reviews/"+spam+"/report", e.token, `{"reason":"spam"}`).status)
 	require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/reviews/"+hidden+"/report", e.token, `{"reason":"personal_data"}`).status)
 	require.Equal(t, http.StatusOK, e.do(t, http.MethodPut, "/reviews/"+named+"/reply", e.token, map[string]any{"text": "Thanks & " + publicHostile}).status)
@@ -189,8 +190,8 @@ func keysOf(m map[string]any) []string {
 func TestPublicProductReviewsAndJSONLD(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.reviewed(t, store.ReviewInput{Rating: 5, Comment: publicHostile, Products: []store.ProductRating{{Index: 0, Rating: 4, Comment: publicHostile}}})
-	e.reviewed(t, store.ReviewInput{Products: []store.ProductRating{{Index: 0, Rating: 5}, {Index: 1, Rating: 1}}})
+	e.reviewed(t, reviewdb.ReviewInput{Rating: 5, Comment: publicHostile, Products: []reviewdb.ProductRating{{Index: 0, Rating: 4, Comment: publicHostile}}})
+	e.reviewed(t, reviewdb.ReviewInput{Products: []reviewdb.ProductRating{{Index: 0, Rating: 5}, {Index: 1, Rating: 1}}})
 
 	r := e.anon(t, "/public/products/reviews?account="+e.account+"&gtin=4006381333931")
 	requirePublic(t, r, "application/json")
@@ -248,8 +249,8 @@ func TestPublicProductReviewsAndJSONLD(t *testing.T) {
 func TestPublicProofsAndVerifyPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	id, _ := e.reviewed(t, store.ReviewInput{Rating: 5, Comment: publicHostile})
-	hiddenID, _ := e.reviewed(t, store.ReviewInput{Rating: 1, Comment: "x"})
+	id, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 5, Comment: publicHostile})
+	hiddenID, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 1, Comment: "x"})
 	require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/reviews/"+hiddenID+"/report", e.token, `{"reason":"personal_data"}`).status)
 
 	jr := e.anon(t, "/public/accounts/"+e.account+"/jwks.json")
@@ -298,7 +299,7 @@ func TestPublicProofsAndVerifyPage(t *testing.T) {
 
 	// A product's comment is the customer's too: the proof covers it, and
 	// the page says which texts the proof covers (not the shop's reply).
-	withProduct, _ := e.reviewed(t, store.ReviewInput{Rating: 4, Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: "Dry in the rain"}}})
+	withProduct, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 4, Products: []reviewdb.ProductRating{{Index: 0, Rating: 5, Comment: "Dry in the rain"}}})
 	item = asObjects(e.anon(t, "/public/accounts/"+e.account+"/reviews").object(t)["items"].([]any))[0]
 	require.Equal(t, withProduct, item["id"])
 	payload, err = jws.Verify([]byte(item["proof"].(string)), jws.WithKeySet(set))
@@ -338,7 +339,7 @@ func TestPublicWidget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for i := range 4 {
-		e.reviewed(t, store.ReviewInput{Rating: 5 - i, Comment: publicHostile, Products: []store.ProductRating{{Index: 0, Rating: 4}}})
+		e.reviewed(t, reviewdb.ReviewInput{Rating: 5 - i, Comment: publicHostile, Products: []reviewdb.ProductRating{{Index: 0, Rating: 4}}})
 	}
 	path := "/public/accounts/" + e.account + "/widget"
 	r := e.anon(t, path+"?locale=de&theme=dark")
@@ -391,10 +392,10 @@ func mustParse(t *testing.T, b []byte) *html.Node {
 func TestPublicFeed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.reviewed(t, store.ReviewInput{Rating: 4, ShowName: true, Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: publicHostile},
+	e.reviewed(t, reviewdb.ReviewInput{Rating: 4, ShowName: true, Products: []reviewdb.ProductRating{{Index: 0, Rating: 5, Comment: publicHostile},
 		{Index: 1, Rating: 2, Comment: "Too small"}}})
-	e.reviewed(t, store.ReviewInput{Rating: 3, Products: []store.ProductRating{{Index: 0, Rating: 3}}})
-	hidden, _ := e.reviewed(t, store.ReviewInput{Products: []store.ProductRating{{Index: 0, Rating: 1, Comment: "hidden"}}})
+	e.reviewed(t, reviewdb.ReviewInput{Rating: 3, Products: []reviewdb.ProductRating{{Index: 0, Rating: 3}}})
+	hidden, _ := e.reviewed(t, reviewdb.ReviewInput{Products: []reviewdb.ProductRating{{Index: 0, Rating: 1, Comment: "hidden"}}})
 	require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/reviews/"+hidden+"/report", e.token, `{"reason":"personal_data"}`).status)
 
 	path := "/public/accounts/" + e.account + "/feeds/google-product-reviews.xml"
@@ -481,7 +482,7 @@ func TestPublicReviewsByLanguage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for _, loc := range []string{"en", "en_GB", "de", "de_AT", "fr_CA"} {
-		e.reviewed(t, store.ReviewInput{Rating: 5, Locale: loc})
+		e.reviewed(t, reviewdb.ReviewInput{Rating: 5, Locale: loc})
 	}
 	path := "/public/accounts/" + e.account + "/reviews?locale="
 	for locale, want := range map[string][]string{
@@ -550,8 +551,8 @@ func TestPublicEndpointsSendHSTSOnHTTPS(t *testing.T) {
 func TestPublicProductJSONLDNeedsAReview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.reviewed(t, store.ReviewInput{Rating: 5, Products: []store.ProductRating{{Index: 0, Rating: 4}}})
-	hidden, _ := e.reviewed(t, store.ReviewInput{Rating: 2, Products: []store.ProductRating{{Index: 1, Rating: 1}}})
+	e.reviewed(t, reviewdb.ReviewInput{Rating: 5, Products: []reviewdb.ProductRating{{Index: 0, Rating: 4}}})
+	hidden, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 2, Products: []reviewdb.ProductRating{{Index: 1, Rating: 1}}})
 	require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/reviews/"+hidden+"/report", e.token, `{"reason":"personal_data"}`).status)
 
 	ok := e.anon(t, "/public/products/reviews.jsonld?account="+e.account+"&sku=JKT-1")
@@ -578,8 +579,8 @@ func TestPublicOutputsNameAGTINOnlyWhenItChecks(t *testing.T) {
 	ev := e.minimalEvent("checkout")
 	ev["products"] = []any{map[string]any{"name": "Mug", "sku": "MUG-1", "gtin": "4006381333932"}}
 	eventID := e.acceptEvent(t, ev)
-	rev, _, err := e.store.SaveReview(t.Context(), store.ReviewInput{EventID: eventID, Locale: "en", Rating: 4,
-		Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: "Keeps warm"}}})
+	rev, _, err := e.store.Reviews.SaveReview(t.Context(), reviewdb.ReviewInput{EventID: eventID, Locale: "en", Rating: 4,
+		Products: []reviewdb.ProductRating{{Index: 0, Rating: 5, Comment: "Keeps warm"}}})
 	require.NoError(t, err)
 
 	items, _ := publicItems(t, e.anon(t, "/public/accounts/"+e.account+"/reviews"))

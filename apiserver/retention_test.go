@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // TestRetentionChangesNoPublicAnswer drops the month the reviewed events
@@ -26,14 +27,14 @@ func TestRetentionChangesNoPublicAnswer(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	db := e.store.DB()
-	products := []store.ProductRating{{Index: 0, Rating: 5, Comment: "warm"}}
+	products := []reviewdb.ProductRating{{Index: 0, Rating: 5, Comment: "warm"}}
 
 	// A review of an invite that was sent, and one written through a link
 	// before its invite went out, which went later.
-	sent, sentEvent := e.reviewed(t, store.ReviewInput{Rating: 4, Comment: "good", ShowName: true, Products: products})
+	sent, sentEvent := e.reviewed(t, reviewdb.ReviewInput{Rating: 4, Comment: "good", ShowName: true, Products: products})
 	_, err := db.Exec(`UPDATE events SET invite_status = 'sent', sent_at = $2 WHERE id = $1`, sentEvent, time.Now())
 	require.NoError(t, err)
-	_, early := e.reviewed(t, store.ReviewInput{Rating: 2, Comment: "early", Locale: "de"})
+	_, early := e.reviewed(t, reviewdb.ReviewInput{Rating: 2, Comment: "early", Locale: "de"})
 	_, err = db.Exec(`UPDATE events SET invite_status = 'sent', sent_at = $2 WHERE id = $1`, early, time.Now())
 	require.NoError(t, err)
 

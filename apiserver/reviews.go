@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/review"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -45,7 +45,7 @@ type replyJSON struct {
 	UpdatedAt timestamp `json:"updatedAt"`
 }
 
-func reviewOut(r store.Review) reviewJSON {
+func reviewOut(r reviewdb.Review) reviewJSON {
 	out := reviewJSON{ID: r.ID, EventID: r.EventID, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID, Rating: optInt(r.Rating),
 		Comment: r.Comment, Locale: r.Locale, Author: r.Author(r.Locale), Status: r.Status, Public: r.Public,
 		Products: make([]productReviewJSON, len(r.Products)), CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
@@ -59,7 +59,7 @@ func reviewOut(r store.Review) reviewJSON {
 	return out
 }
 
-func replyOut(r store.Review) *replyJSON {
+func replyOut(r reviewdb.Review) *replyJSON {
 	if r.ReplyCreatedAt == nil {
 		return nil
 	}
@@ -91,7 +91,7 @@ type productJSON struct {
 	ImageURL *string `json:"imageUrl"`
 }
 
-func productReviewOut(p store.ProductReview) productReviewJSON {
+func productReviewOut(p reviewdb.ProductReview) productReviewJSON {
 	return productReviewJSON{ID: p.ID, ReviewID: p.ReviewID, EventID: p.EventID,
 		Product: productJSON{Name: optText(p.Name), SKU: optText(p.SKU), GTIN: optText(p.GTIN), MPN: optText(p.MPN),
 			Brand: optText(p.Brand), URL: optText(p.URL), ImageURL: optText(p.ImageURL)},
@@ -131,15 +131,15 @@ func summaryOut(a review.Aggregate) summaryJSON {
 
 func (s *server) listReviews(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "eventTypeId", "channelId", "rating", "minRating", "status", "createdFrom", "createdTo")
-	f := store.ReviewFilter{EventTypeID: q.id("eventTypeId", "ety"), ChannelID: q.id("channelId", "chl"),
-		Rating: q.rating("rating"), MinRating: q.rating("minRating"), Status: q.status("status"),
+	f := reviewdb.ReviewFilter{EventTypeID: q.id("eventTypeId", "ety"), ChannelID: q.id("channelId", "chl"),
+		Rating: q.Rating("rating"), MinRating: q.Rating("minRating"), Status: q.status("status"),
 		CreatedFrom: q.optTimestamp("createdFrom"), CreatedTo: q.optTimestamp("createdTo")}
-	p := q.page("rev")
-	if err := q.err(); err != nil {
+	p := q.Page("rev")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	rs, next, err := s.store.ListReviews(r.Context(), accountID(r), f, p)
+	rs, next, err := s.reviews.ListReviews(r.Context(), accountID(r), f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -153,7 +153,7 @@ func (s *server) getReview(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	rev, err := s.store.Review(r.Context(), accountID(r), id)
+	rev, err := s.reviews.Review(r.Context(), accountID(r), id)
 	if err != nil {
 		s.fail(w, r, about("review", "", err))
 		return
@@ -165,12 +165,12 @@ func (s *server) getReview(w http.ResponseWriter, r *http.Request) {
 // ratings, from the row kept with every change.
 func (s *server) getReviewSummary(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
-	q.noPage()
-	if err := q.err(); err != nil {
+	q.NoPage()
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	a, err := s.store.ReviewAggregate(r.Context(), accountID(r))
+	a, err := s.reviews.ReviewAggregate(r.Context(), accountID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -180,15 +180,15 @@ func (s *server) getReviewSummary(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) listProductReviews(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "sku", "gtin", "mpn", "minRating", "status", "createdFrom", "createdTo")
-	f := store.ProductReviewFilter{SKU: q.productKey("sku"), GTIN: q.productKey("gtin"), MPN: q.productKey("mpn"),
-		MinRating: q.rating("minRating"), Status: q.status("status"),
+	f := reviewdb.ProductReviewFilter{SKU: q.ProductKey("sku"), GTIN: q.ProductKey("gtin"), MPN: q.ProductKey("mpn"),
+		MinRating: q.Rating("minRating"), Status: q.status("status"),
 		CreatedFrom: q.optTimestamp("createdFrom"), CreatedTo: q.optTimestamp("createdTo")}
-	p := q.page("prv")
-	if err := q.err(); err != nil {
+	p := q.Page("prv")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ps, next, err := s.store.ListProductReviews(r.Context(), accountID(r), f, p)
+	ps, next, err := s.reviews.ListProductReviews(r.Context(), accountID(r), f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -202,7 +202,7 @@ func (s *server) getProductReview(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	p, err := s.store.ProductReview(r.Context(), accountID(r), id)
+	p, err := s.reviews.ProductReview(r.Context(), accountID(r), id)
 	if err != nil {
 		s.fail(w, r, about("product review", "", err))
 		return
@@ -215,13 +215,13 @@ func (s *server) getProductReview(w http.ResponseWriter, r *http.Request) {
 // nobody has rated yet has count 0.
 func (s *server) getProductSummary(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "sku", "gtin", "mpn")
-	q.noPage()
-	key := q.oneProductKey()
-	if err := q.err(); err != nil {
+	q.NoPage()
+	key := q.OneProductKey()
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	a, err := s.store.ProductAggregate(r.Context(), accountID(r), key)
+	a, err := s.reviews.ProductAggregate(r.Context(), accountID(r), key)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -263,7 +263,7 @@ func (s *server) reportReview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info := infoFrom(r.Context())
-	rev, _, err := s.store.ReportReview(r.Context(), accountID(r), id, in.Reason, note, info.principal.ClientID)
+	rev, _, err := s.reviews.ReportReview(r.Context(), accountID(r), id, in.Reason, note, info.principal.ClientID)
 	switch {
 	case errors.Is(err, review.ErrRemoved):
 		s.fail(w, r, newError(http.StatusConflict, "the operator has removed this review; there is nothing left to report"))
@@ -289,7 +289,7 @@ type historyJSON struct {
 	At     timestamp      `json:"at"`
 }
 
-func historyOut(h store.HistoryEntry) historyJSON {
+func historyOut(h reviewdb.HistoryEntry) historyJSON {
 	out := historyJSON{Action: h.Action, Status: h.Status, Note: optText(h.Note), By: h.Actor, At: timestamp(h.At)}
 	if h.Reason != "" {
 		out.Reason = &h.Reason
@@ -306,12 +306,12 @@ func (s *server) reviewHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := parseQuery(r)
-	p := q.pageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
-	if err := q.err(); err != nil {
+	p := q.PageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	hs, next, err := s.store.ReviewHistory(r.Context(), accountID(r), id, p)
+	hs, next, err := s.reviews.ReviewHistory(r.Context(), accountID(r), id, p)
 	if err != nil {
 		s.fail(w, r, about("review", "", err))
 		return
@@ -344,7 +344,7 @@ func (s *server) putReply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	rev, _, err := s.store.SetReply(r.Context(), accountID(r), id, reply, clientID(r))
+	rev, _, err := s.reviews.SetReply(r.Context(), accountID(r), id, reply, clientID(r))
 	if err != nil {
 		s.fail(w, r, about("review", "", err))
 		return
@@ -360,9 +360,9 @@ func (s *server) deleteReply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	err = s.store.DeleteReply(r.Context(), accountID(r), id, clientID(r))
+	err = s.reviews.DeleteReply(r.Context(), accountID(r), id, clientID(r))
 	switch {
-	case errors.Is(err, store.ErrNoReply):
+	case errors.Is(err, reviewdb.ErrNoReply):
 		s.fail(w, r, newError(http.StatusNotFound, "the review has no reply"))
 		return
 	case err != nil:
@@ -380,69 +380,16 @@ func textProblem(s string, required bool) string {
 	return ""
 }
 
-// rating reads a rating filter, 1–5; 0 when absent.
-func (q *query) rating(name string) int {
-	v := q.get(name)
-	if v == "" {
-		return 0
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || !review.ValidRating(n) {
-		q.fail(name, "must be an integer from 1 to 5")
-		return 0
-	}
-	return n
-}
-
 // status reads a publication status filter.
 func (q *query) status(name string) review.Status {
-	v := review.Status(q.get(name))
+	v := review.Status(q.Get(name))
 	if v != "" {
 		if msg := oneOf(v, review.Statuses()...); msg != "" {
-			q.fail(name, msg)
+			q.Fail(name, msg)
 			return ""
 		}
 	}
 	return v
-}
-
-// productKey reads a product key filter (sku, gtin, mpn): matched
-// exactly, at most as long as an event's text fields.
-func (q *query) productKey(name string) string {
-	v := q.get(name)
-	if len(v) > maxText {
-		q.fail(name, "must be at most 1024 bytes")
-		return ""
-	}
-	return v
-}
-
-// oneProductKey reads the product a query names by exactly one of sku,
-// gtin and mpn; the zero key (and a failure) when it names none or more.
-func (q *query) oneProductKey() review.ProductKey {
-	var keys []review.ProductKey
-	for _, k := range review.KeyKinds() {
-		if v := q.productKey(string(k)); v != "" {
-			keys = append(keys, review.ProductKey{Kind: k, Value: v})
-		}
-	}
-	if len(keys) != 1 {
-		if len(q.errs) == 0 {
-			q.fail("sku", "name the product by exactly one of sku, gtin and mpn")
-		}
-		return review.ProductKey{}
-	}
-	return keys[0]
-}
-
-// noPage refuses limit and cursor, which parseQuery admits for lists, on
-// an answer that is not one.
-func (q *query) noPage() {
-	for _, name := range []string{"limit", "cursor"} {
-		if q.values.Has(name) {
-			q.fail(name, "is not a known query parameter: this answer is not a list")
-		}
-	}
 }
 
 // optTimestamp reads an RFC 3339 time; nil when absent.

@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // reviewProducts are the products of the events of these tests.
@@ -27,7 +28,7 @@ var reviewProducts = []any{
 // reviewed accepts an event with reviewProducts for customer Greta
 // Zimmermann and stores its review as the feedback page would; it returns
 // the review's id.
-func (e *env) reviewed(t *testing.T, in store.ReviewInput) (reviewID, eventID string) {
+func (e *env) reviewed(t *testing.T, in reviewdb.ReviewInput) (reviewID, eventID string) {
 	t.Helper()
 	if list, _ := items(t, e.get(t, "/event-types?name=checkout")); len(list) == 0 {
 		e.create(t, "/event-types", map[string]any{"name": "checkout"})
@@ -39,7 +40,7 @@ func (e *env) reviewed(t *testing.T, in store.ReviewInput) (reviewID, eventID st
 	if in.Locale == "" {
 		in.Locale = "en"
 	}
-	r, _, err := e.store.SaveReview(context.Background(), in)
+	r, _, err := e.store.Reviews.SaveReview(context.Background(), in)
 	require.NoError(t, err)
 	return r.ID, in.EventID
 }
@@ -47,11 +48,11 @@ func (e *env) reviewed(t *testing.T, in store.ReviewInput) (reviewID, eventID st
 func TestReviewsAndProductReviews(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	first, firstEvent := e.reviewed(t, store.ReviewInput{Rating: 4, Comment: "good", ShowName: true, Products: []store.ProductRating{
+	first, firstEvent := e.reviewed(t, reviewdb.ReviewInput{Rating: 4, Comment: "good", ShowName: true, Products: []reviewdb.ProductRating{
 		{Index: 0, Rating: 4, Comment: "dry"}, {Index: 1, Rating: 5}}})
-	second, _ := e.reviewed(t, store.ReviewInput{Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: "warm"}}})
-	e.reviewed(t, store.ReviewInput{Rating: 5, Locale: "de", Products: []store.ProductRating{{Index: 0, Rating: 4}}})
-	e.reviewed(t, store.ReviewInput{Rating: 4, Products: []store.ProductRating{{Index: 0, Rating: 4}}})
+	second, _ := e.reviewed(t, reviewdb.ReviewInput{Products: []reviewdb.ProductRating{{Index: 0, Rating: 5, Comment: "warm"}}})
+	e.reviewed(t, reviewdb.ReviewInput{Rating: 5, Locale: "de", Products: []reviewdb.ProductRating{{Index: 0, Rating: 4}}})
+	e.reviewed(t, reviewdb.ReviewInput{Rating: 4, Products: []reviewdb.ProductRating{{Index: 0, Rating: 4}}})
 
 	rev := e.get(t, "/reviews/"+first).object(t)
 	assert.Equal(t, "Greta Z.", rev["author"], "the customer agreed to be named")
@@ -149,7 +150,7 @@ func TestReviewsAndProductReviews(t *testing.T) {
 func TestReportReview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	id, _ := e.reviewed(t, store.ReviewInput{Rating: 1, Comment: "awful", Products: []store.ProductRating{{Index: 0, Rating: 1}}})
+	id, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 1, Comment: "awful", Products: []reviewdb.ProductRating{{Index: 0, Rating: 1}}})
 	report := func(tok string, body any) response {
 		t.Helper()
 		return e.do(t, http.MethodPost, "/reviews/"+id+"/report", tok, body)
@@ -190,7 +191,7 @@ func TestReportReview(t *testing.T) {
 	reported, _ := items(t, e.get(t, "/product-reviews?status=reported"))
 	assert.Len(t, reported, 1)
 
-	_, _, err := e.store.ModerateReview(context.Background(), id, review.Publish, "not personal")
+	_, _, err := e.store.Reviews.ModerateReview(context.Background(), id, review.Publish, "not personal")
 	require.NoError(t, err)
 	p := requireProblem(t, report(e.token, `{"reason":"personal_data"}`), http.StatusConflict)
 	assert.Contains(t, p["detail"], "kept it published")
@@ -210,7 +211,7 @@ func TestReportReview(t *testing.T) {
 	assert.Equal(t, history, append(page, last...))
 	requireProblem(t, e.get(t, "/reviews/"+id+"/history?cursor="+url.QueryEscape(store.Cursor{ID: id}.Encode())), http.StatusBadRequest, "cursor")
 
-	_, _, err = e.store.ModerateReview(context.Background(), id, review.Remove, "fake")
+	_, _, err = e.store.Reviews.ModerateReview(context.Background(), id, review.Remove, "fake")
 	require.NoError(t, err)
 	p = requireProblem(t, report(e.token, `{"reason":"spam"}`), http.StatusConflict)
 	assert.Contains(t, p["detail"], "removed")
@@ -219,7 +220,7 @@ func TestReportReview(t *testing.T) {
 func TestReplies(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	id, _ := e.reviewed(t, store.ReviewInput{Rating: 2})
+	id, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 2})
 	put := func(tok string, body any) response {
 		t.Helper()
 		return e.do(t, http.MethodPut, "/reviews/"+id+"/reply", tok, body)
@@ -281,12 +282,12 @@ func TestShopCannotHideReviews(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	id, eventID := e.reviewed(t, store.ReviewInput{Rating: 1, Comment: "never again", Products: []store.ProductRating{{Index: 0, Rating: 1}}})
-	hidden, _ := e.reviewed(t, store.ReviewInput{Rating: 1, Comment: "the courier's number is 0151 2345678"})
-	rev, err := e.store.Review(ctx, e.account, id)
+	id, eventID := e.reviewed(t, reviewdb.ReviewInput{Rating: 1, Comment: "never again", Products: []reviewdb.ProductRating{{Index: 0, Rating: 1}}})
+	hidden, _ := e.reviewed(t, reviewdb.ReviewInput{Rating: 1, Comment: "the courier's number is 0151 2345678"})
+	rev, err := e.store.Reviews.Review(ctx, e.account, id)
 	require.NoError(t, err)
 	productReview := rev.Products[0].ID
-	shopBefore, err := e.store.ReviewAggregate(ctx, e.account)
+	shopBefore, err := e.store.Reviews.ReviewAggregate(ctx, e.account)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, shopBefore.Count)
 
@@ -335,14 +336,14 @@ func TestShopCannotHideReviews(t *testing.T) {
 		}
 	}
 
-	after, err := e.store.Review(ctx, e.account, id)
+	after, err := e.store.Reviews.Review(ctx, e.account, id)
 	require.NoError(t, err)
 	assert.True(t, after.Public, "no call of the shop takes the review out of public view")
 	assert.True(t, after.Products[0].Public)
-	gone, err := e.store.Review(ctx, e.account, hidden)
+	gone, err := e.store.Reviews.Review(ctx, e.account, hidden)
 	require.NoError(t, err)
 	assert.False(t, gone.Public, "but a report of personal data")
-	shopAfter, err := e.store.ReviewAggregate(ctx, e.account)
+	shopAfter, err := e.store.Reviews.ReviewAggregate(ctx, e.account)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, shopAfter.Count)
 	assert.EqualValues(t, 1, e.get(t, "/products/summary?sku=JKT-1").object(t)["count"])

@@ -131,14 +131,15 @@ func (s *server) routes() []route {
 		{http.MethodGet, pages.UnsubscribePath, page, s.pages.ShowUnsubscribe},
 		{http.MethodPost, pages.UnsubscribePath, page, s.pages.PostUnsubscribe},
 
-		{http.MethodGet, "/public/accounts/{acc}/reviews", publicRead, s.getPublicReviews},
-		{http.MethodGet, "/public/accounts/{acc}/reviews.jsonld", publicRead, s.getAccountJSONLD},
-		{http.MethodGet, "/public/accounts/{acc}/widget", publicPage, s.getWidget},
-		{http.MethodGet, "/public/accounts/{acc}/feeds/google-product-reviews.xml", publicRead, s.getFeed},
-		{http.MethodGet, "/public/accounts/{acc}/jwks.json", publicRead, s.getJWKS},
-		{http.MethodGet, "/public/products/reviews", publicRead, s.getPublicProductReviews},
-		{http.MethodGet, "/public/products/reviews.jsonld", publicRead, s.getProductJSONLD},
-		{http.MethodGet, "/public/reviews/{id}/verify", publicPage, s.getVerifyPage},
+		// The public endpoints of reviews, served by package publicapi.
+		{http.MethodGet, "/public/accounts/{acc}/reviews", publicRead, s.publicReviews.Reviews},
+		{http.MethodGet, "/public/accounts/{acc}/reviews.jsonld", publicRead, s.publicReviews.AccountJSONLD},
+		{http.MethodGet, "/public/accounts/{acc}/widget", publicPage, s.publicReviews.Widget},
+		{http.MethodGet, "/public/accounts/{acc}/feeds/google-product-reviews.xml", publicRead, s.publicReviews.Feed},
+		{http.MethodGet, "/public/accounts/{acc}/jwks.json", publicRead, s.publicReviews.JWKS},
+		{http.MethodGet, "/public/products/reviews", publicRead, s.publicReviews.ProductReviews},
+		{http.MethodGet, "/public/products/reviews.jsonld", publicRead, s.publicReviews.ProductJSONLD},
+		{http.MethodGet, "/public/reviews/{id}/verify", publicPage, s.publicReviews.VerifyPage},
 
 		// The SMS provider's callbacks, served by package sms.
 		{http.MethodPost, sms.StatusPath, public, s.smsCallbacks.ServeStatus},

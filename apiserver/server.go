@@ -2,8 +2,9 @@
 // their handlers, the middleware every request passes (request id, log,
 // panic recovery and body limits, whose mechanics are internal/httpmw's;
 // authentication and access groups), the reading of JSON bodies (decoded
-// by internal/jsonstrict), and RFC 9457 problem answers chosen in one
-// place (fail).
+// by internal/jsonstrict) and of query strings
+// (internal/apiquery), and RFC 9457 problem answers chosen in one place
+// (fail).
 package apiserver
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/touchpoint/touchpoint/pages"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/publication"
+	"github.com/touchpoint/touchpoint/publication/publicapi"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
@@ -50,6 +52,7 @@ type Options struct {
 	Accounts AccountStore       // required
 	Stats    StatsStore         // required
 	Webhooks WebhookStore       // required
+	Reviews  ReviewStore        // required
 	Auth     auth.Authenticator // required
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
@@ -175,6 +178,7 @@ type server struct {
 	accounts  AccountStore
 	stats     StatsStore
 	webhooks  WebhookStore
+	reviews   ReviewStore
 	auth      auth.Authenticator
 	log       *slog.Logger
 	maxBody   int64
@@ -209,12 +213,10 @@ type server struct {
 	batchBytes       *httpmw.ByteBudget
 	batchReadTimeout time.Duration
 
-	// The public endpoints of reviews.
-	publication      *publication.Keys
-	publicBase       string
+	// The public endpoints of reviews, mounted from package publicapi.
+	publicReviews    *publicapi.Handler
 	publicReadLimits *addressLimits
-	hsts             bool         // see Options.HSTS
-	errorPages       *pages.Pages // the widget's and the verify page's errors
+	hsts             bool // see Options.HSTS
 
 	mailEventVerifiers map[string]mailevents.Verifier // by provider
 	reportLimits       *addressLimits                 // of the providers' routes
@@ -237,9 +239,9 @@ func (a *Server) Drain() { a.s.draining.Store(true) }
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
+	if opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
 		opts.PublicationKeys == nil {
-		panic("apiserver.New: Store, Accounts, Stats, Webhooks, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
+		panic("apiserver.New: Store, Accounts, Stats, Webhooks, Reviews, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
 	}
 	if opts.Templates == nil {
 		var err error
@@ -247,13 +249,12 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, webhooks: opts.Webhooks, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, webhooks: opts.Webhooks, reviews: opts.Reviews, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
 		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
 		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate, templates: opts.Templates,
-		publication: opts.PublicationKeys, publicBase: publicBase(opts.PublicBaseURL, opts.FeedbackLinks),
 		publicReadLimits: newAddressLimits(opts.TrustedProxies, publicReadRatePerSecond, publicReadBurst),
 		hsts:             opts.HSTS}
 	if s.notify == nil {
@@ -274,14 +275,17 @@ func New(opts Options) *Server {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	var err error
-	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: pageStore{opts.Accounts, opts.Store},
+	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: pageStore{opts.Accounts, opts.Reviews, opts.Store},
 		FeedbackLinks: opts.FeedbackLinks, UnsubscribeLinks: opts.UnsubscribeLinks, FeedbackLinkTTL: opts.FeedbackLinkTTL,
 		Now: s.now, Metrics: s.metrics, Reviewed: s.signalReview, HSTS: opts.HSTS,
 		Report: func(r *http.Request, err error) { infoFrom(r.Context()).err = err }})
 	if err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
-	if s.errorPages, err = pages.New(); err != nil {
+	s.publicReviews, err = publicapi.New(publicapi.Options{Reviews: opts.Reviews, Accounts: opts.Accounts,
+		Keys: opts.PublicationKeys, BaseURL: opts.PublicBaseURL, FeedbackLinks: opts.FeedbackLinks, Fail: s.fail,
+		Report: func(r *http.Request, err error) { infoFrom(r.Context()).err = err }})
+	if err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
 	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store, Logger: s.log, Fail: s.fail})
@@ -353,12 +357,7 @@ func (s *server) methodNotAllowed(path string, acc access, methods []string) htt
 			s.pages.MethodNotAllowed(w, r, methods)
 			return
 		case publicPage:
-			lang := parseQuery(r, "locale").locale("locale")
-			if lang == "" {
-				lang = publication.AcceptLanguage(r.Header.Get("Accept-Language"))
-				w.Header().Set("Vary", "Accept-Language")
-			}
-			s.errorPages.MethodNotAllowed(w, publication.Pick(lang), methods)
+			s.publicReviews.MethodNotAllowed(w, r, methods)
 			return
 		}
 		e := newError(http.StatusMethodNotAllowed, "%s is not allowed on %s; allowed: %s", r.Method, path, allow)

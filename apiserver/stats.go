@@ -63,23 +63,23 @@ type statsPeriodJSON struct {
 // account's counts for them.
 func (s *server) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeriodJSON, []stats.Group, bool) {
 	q := parseQuery(r, "from", "to", "timeZone", "groupBy")
-	q.noPage()
-	if err := q.err(); err != nil { // malformed, unknown or repeated parameters first
+	q.NoPage()
+	if err := q.Err(); err != nil { // malformed, unknown or repeated parameters first
 		s.fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
-	p, errs := stats.ParsePeriod(q.get("from"), q.get("to"), q.get("timeZone"))
+	p, errs := stats.ParsePeriod(q.Get("from"), q.Get("to"), q.Get("timeZone"))
 	for _, e := range errs {
-		q.fail(e.Param, e.Message)
+		q.Fail(e.Param, e.Message)
 	}
 	by := stats.GroupDay
-	if v := q.get("groupBy"); v != "" {
+	if v := q.Get("groupBy"); v != "" {
 		by = stats.GroupBy(v)
 		if msg := oneOf(by, stats.Groupings()...); msg != "" {
-			q.fail("groupBy", msg)
+			q.Fail("groupBy", msg)
 		}
 	}
-	if err := q.err(); err != nil {
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
@@ -92,7 +92,7 @@ func (s *server) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeriod
 		s.fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
-	return statsPeriodJSON{From: q.get("from"), To: q.get("to"), TimeZone: p.TimeZone(), GroupBy: by},
+	return statsPeriodJSON{From: q.Get("from"), To: q.Get("to"), TimeZone: p.TimeZone(), GroupBy: by},
 		stats.Complete(p, by, groups), true
 }
 

@@ -4,9 +4,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/touchpoint/touchpoint/publication/publicapi"
+	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
@@ -51,9 +54,28 @@ type WebhookStore interface {
 	ReplayWebhookDeliveries(ctx context.Context, accountID, endpointID string, f webhookdb.ReplayFilter, dryRun bool) (int, error)
 }
 
+// ReviewStore is what the API reads and changes of an account's reviews,
+// what the customer pages store of them, and what the public endpoints
+// read (publicapi.Store).
+type ReviewStore interface {
+	publicapi.Store
+	Review(ctx context.Context, accountID, id string) (reviewdb.Review, error)
+	ListReviews(ctx context.Context, accountID string, f reviewdb.ReviewFilter, p store.Page) ([]reviewdb.Review, *store.Cursor, error)
+	ReviewHistory(ctx context.Context, accountID, id string, p store.Page) ([]reviewdb.HistoryEntry, *store.Cursor, error)
+	ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (reviewdb.Review, bool, error)
+	SetReply(ctx context.Context, accountID, id, text, actor string) (reviewdb.Review, bool, error)
+	DeleteReply(ctx context.Context, accountID, id, actor string) error
+	ProductReview(ctx context.Context, accountID, id string) (reviewdb.ProductReview, error)
+	ListProductReviews(ctx context.Context, accountID string, f reviewdb.ProductReviewFilter, p store.Page) ([]reviewdb.ProductReview, *store.Cursor, error)
+
+	ReviewOfEvent(ctx context.Context, eventID string) (reviewdb.Review, error)
+	SaveReview(ctx context.Context, in reviewdb.ReviewInput) (reviewdb.Review, reviewdb.Saved, error)
+}
+
 // pageStore is what the customer pages read and write (pages.Store),
 // from the repositories that keep it.
 type pageStore struct {
 	AccountStore
+	ReviewStore
 	*store.Store
 }

@@ -63,21 +63,21 @@ func normalizeAddress(raw string) (address string, medium invite.Medium, problem
 
 func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "reason", "address")
-	f := store.SuppressionFilter{Reason: invite.SuppressionReason(q.get("reason"))}
+	f := store.SuppressionFilter{Reason: invite.SuppressionReason(q.Get("reason"))}
 	if f.Reason != "" {
 		if msg := oneOf(f.Reason, invite.SuppressionReasons()...); msg != "" {
-			q.fail("reason", msg)
+			q.Fail("reason", msg)
 		}
 	}
-	if v := q.get("address"); v != "" {
+	if v := q.Get("address"); v != "" {
 		addr, _, msg := normalizeAddress(v)
 		if msg != "" {
-			q.fail("address", msg)
+			q.Fail("address", msg)
 		}
 		f.Address = addr
 	}
-	p := q.pageOf(func(id string) bool { _, _, msg := normalizeAddress(id); return msg == "" })
-	if err := q.err(); err != nil {
+	p := q.PageOf(func(id string) bool { _, _, msg := normalizeAddress(id); return msg == "" })
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -140,11 +140,11 @@ func (s *server) suppressionAddress(w http.ResponseWriter, r *http.Request) (str
 // customer asked to hear from the shop again (409 without it).
 func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "confirm")
-	confirm := q.get("confirm")
+	confirm := q.Get("confirm")
 	if confirm != "" && confirm != consentToLift {
-		q.fail("confirm", "must be "+consentToLift)
+		q.Fail("confirm", "must be "+consentToLift)
 	}
-	if err := q.err(); err != nil {
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -171,8 +171,8 @@ func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
 // never was.
 func (s *server) suppressionHistory(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
-	p := q.pageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
-	if err := q.err(); err != nil {
+	p := q.PageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/contact"
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
@@ -96,14 +97,14 @@ func templateKey(r *http.Request) (store.TemplateKey, error) {
 	}
 	q := parseQuery(r, "eventTypeId")
 	for _, name := range []string{"limit", "cursor"} { // known to lists only
-		if q.values.Has(name) {
-			q.fail(name, unknownParameter(name, []string{"eventTypeId"}))
+		if q.Has(name) {
+			q.Fail(name, apiquery.UnknownParameter(name, []string{"eventTypeId"}))
 		}
 	}
-	if err := q.err(); err != nil {
+	if err := q.Err(); err != nil {
 		return store.TemplateKey{}, err
 	}
-	et := q.get("eventTypeId")
+	et := q.Get("eventTypeId")
 	if et != "" && !store.ValidID("ety", et) {
 		return store.TemplateKey{}, newError(http.StatusNotFound, "event type not found")
 	}
@@ -252,24 +253,24 @@ func (s *server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 // ones), newest first.
 func (s *server) listTemplates(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "kind", "locale", "eventTypeId", "level")
-	f := store.TemplateFilter{Kind: templates.Kind(q.get("kind")), Locale: q.get("locale"), EventTypeID: q.id("eventTypeId", "ety")}
+	f := store.TemplateFilter{Kind: templates.Kind(q.Get("kind")), Locale: q.Get("locale"), EventTypeID: q.id("eventTypeId", "ety")}
 	if msg := oneOf(f.Kind, templates.Kinds...); f.Kind != "" && msg != "" {
-		q.fail("kind", msg)
+		q.Fail("kind", msg)
 	}
 	if msg := oneOf(f.Locale, templates.Languages...); f.Locale != "" && msg != "" {
-		q.fail("locale", msg)
+		q.Fail("locale", msg)
 	}
-	switch level := templates.Source(q.get("level")); level {
+	switch level := templates.Source(q.Get("level")); level {
 	case "":
 	case templates.SourceAccount:
 		f.AccountOnly = true
 	case templates.SourceEventType:
 		f.EventTypesOnly = true
 	default:
-		q.fail("level", oneOf(level, templates.SourceAccount, templates.SourceEventType))
+		q.Fail("level", oneOf(level, templates.SourceAccount, templates.SourceEventType))
 	}
-	p := q.page("tpl")
-	if err := q.err(); err != nil {
+	p := q.Page("tpl")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -161,8 +161,8 @@ func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
-	p := q.page("whk")
-	if err := q.err(); err != nil {
+	p := q.Page("whk")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -273,14 +273,14 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := parseQuery(r, "status")
-	status := q.get("status")
+	status := q.Get("status")
 	if status != "" {
 		if msg := oneOf(status, webhookdb.DeliveryPending, webhookdb.DeliverySucceeded, webhookdb.DeliveryFailed); msg != "" {
-			q.fail("status", msg)
+			q.Fail("status", msg)
 		}
 	}
-	p := q.page("msg")
-	if err := q.err(); err != nil {
+	p := q.Page("msg")
+	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}

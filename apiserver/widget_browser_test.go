@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/browsertest"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // widgetReviews gives the account a name and the reviews a widget shows
@@ -29,23 +29,23 @@ func widgetReviews(t *testing.T, e *env) string {
 	}
 	for _, r := range []struct {
 		first, last string
-		in          store.ReviewInput
+		in          reviewdb.ReviewInput
 		reply       string
 	}{
-		{"Ola", "Nordmann", store.ReviewInput{Rating: 4, Comment: "Quick delivery, well packed. The cups are thinner than they look in the pictures.",
-			Products: []store.ProductRating{{Index: 0, Rating: 4, Comment: "Thin walls, keeps warm anyway."}, {Index: 1, Rating: 5}}}, ""},
-		{"Greta", "Zimmermann", store.ReviewInput{Rating: 2, Comment: "The beans arrived a week late.", ShowName: true,
-			Products: []store.ProductRating{{Index: 1, Rating: 3, Comment: "Good beans, too late for the weekend."}}},
+		{"Ola", "Nordmann", reviewdb.ReviewInput{Rating: 4, Comment: "Quick delivery, well packed. The cups are thinner than they look in the pictures.",
+			Products: []reviewdb.ProductRating{{Index: 0, Rating: 4, Comment: "Thin walls, keeps warm anyway."}, {Index: 1, Rating: 5}}}, ""},
+		{"Greta", "Zimmermann", reviewdb.ReviewInput{Rating: 2, Comment: "The beans arrived a week late.", ShowName: true,
+			Products: []reviewdb.ProductRating{{Index: 1, Rating: 3, Comment: "Good beans, too late for the weekend."}}},
 			"We are sorry: the carrier lost a day at the depot. We have sent you a voucher for the next order."},
-		{"Jan", "Jansen", store.ReviewInput{Products: []store.ProductRating{{Index: 0, Rating: 5, Comment: "Perfect crema cup."}}}, ""},
-		{"Ana", "Silva", store.ReviewInput{Rating: 5, Comment: "Great coffee, friendly service.", ShowName: true}, ""},
+		{"Jan", "Jansen", reviewdb.ReviewInput{Products: []reviewdb.ProductRating{{Index: 0, Rating: 5, Comment: "Perfect crema cup."}}}, ""},
+		{"Ana", "Silva", reviewdb.ReviewInput{Rating: 5, Comment: "Great coffee, friendly service.", ShowName: true}, ""},
 	} {
 		ev := e.minimalEvent("checkout")
 		ev["customer"] = map[string]any{"email": "c@example.com", "firstName": r.first, "lastName": r.last}
 		ev["products"] = products
 		r.in.EventID = e.acceptEvent(t, ev)
 		r.in.Locale = "en"
-		rev, _, err := e.store.SaveReview(context.Background(), r.in)
+		rev, _, err := e.store.Reviews.SaveReview(context.Background(), r.in)
 		require.NoError(t, err)
 		if r.reply != "" {
 			body := fmt.Sprintf(`{"text":%q}`, r.reply)

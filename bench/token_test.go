@@ -65,9 +65,9 @@ func TestBenchKeepsItsTokenFresh(t *testing.T) {
 	require.NoError(t, err)
 	secrets, err := webhook.NewSecretBox(secretkey.Derive(key, secretkey.WebhookSecret))
 	require.NoError(t, err)
-	pubKeys, err := publication.NewKeys(st, secretkey.Derive(key, secretkey.PublicationKey), nil)
+	pubKeys, err := publication.NewKeys(st.Reviews, secretkey.Derive(key, secretkey.PublicationKey), nil)
 	require.NoError(t, err)
-	apiSrv.Config.Handler = apiserver.New(apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Auth: verifier, Logger: quiet,
+	apiSrv.Config.Handler = apiserver.New(apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews, Auth: verifier, Logger: quiet,
 		FeedbackLinks: fb, UnsubscribeLinks: unsub, WebhookSecrets: secrets, PublicationKeys: pubKeys})
 	apiSrv.Start()
 	t.Cleanup(apiSrv.Close)

@@ -19,6 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/browsertest"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
@@ -62,7 +63,7 @@ func seeded(t *testing.T) (*site, map[string]string) {
 	s.reviewed(t, s.a, 5, "Fast delivery, great fit.")
 	s.reviewed(t, s.a, 4, "")
 	answered := s.reviewed(t, s.a, 5, "Wonderful service, thank you!")
-	_, _, err = s.st.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thank you, Greta! Enjoy your hikes.", editorA)
+	_, _, err = s.st.Reviews.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thank you, Greta! Enjoy your hikes.", editorA)
 	require.NoError(t, err)
 	inv := s.sentInvite(t, s.a, "greta.zimmermann@example.com")
 	ep, err := s.st.Webhooks.CreateWebhookEndpoint(context.Background(), webhookdb.WebhookEndpoint{ID: store.NewID("whk"), AccountID: s.a.AccountID,
@@ -143,6 +144,6 @@ func TestScreenshots(t *testing.T) {
 	}
 }
 
-func storeRating(index, rating int, comment string) store.ProductRating {
-	return store.ProductRating{Index: index, Rating: rating, Comment: comment}
+func storeRating(index, rating int, comment string) reviewdb.ProductRating {
+	return reviewdb.ProductRating{Index: index, Rating: rating, Comment: comment}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
@@ -63,9 +64,9 @@ type overviewView struct {
 	RatingsHeight int
 	RatingCount   int64
 	Average       string // "4.3"; "" when there is no rating
-	Reported      []store.Review
+	Reported      []reviewdb.Review
 	ReportedCount string // "3", "1000+"
-	Low           []store.Review
+	Low           []reviewdb.Review
 	LowCount      string
 	LowRating     int
 	Bounce        rateView
@@ -121,7 +122,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, p Person) {
 
 	v.FunnelHeight = layoutBars(v.Funnel)
 
-	agg, err := h.opts.Store.ReviewAggregate(ctx, p.AccountID)
+	agg, err := h.opts.Reviews.ReviewAggregate(ctx, p.AccountID)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -139,7 +140,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, p Person) {
 
 	v.RatingsHeight = layoutBars(v.Ratings)
 
-	att, err := h.opts.Store.ReviewAttention(ctx, p.AccountID, lowRating)
+	att, err := h.opts.Reviews.ReviewAttention(ctx, p.AccountID, lowRating)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -147,14 +148,14 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, p Person) {
 	v.ReportedCount, v.LowCount = capped(att.Reported), capped(att.LowUnanswered)
 	page := store.Page{Limit: attentionList}
 	if att.Reported > 0 {
-		if v.Reported, _, err = h.opts.Store.ListReviews(ctx, p.AccountID, store.ReviewFilter{Status: review.Reported}, page); err != nil {
+		if v.Reported, _, err = h.opts.Reviews.ListReviews(ctx, p.AccountID, reviewdb.ReviewFilter{Status: review.Reported}, page); err != nil {
 			h.fail(w, r, err)
 			return
 		}
 	}
 	if att.LowUnanswered > 0 {
 		no := false
-		v.Low, _, err = h.opts.Store.ListReviews(ctx, p.AccountID, store.ReviewFilter{MaxRating: lowRating, Answered: &no}, page)
+		v.Low, _, err = h.opts.Reviews.ListReviews(ctx, p.AccountID, reviewdb.ReviewFilter{MaxRating: lowRating, Answered: &no}, page)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -174,7 +175,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, p Person) {
 
 // withoutRemoved leaves out the reviews the operator removed: nobody
 // sees them, so nobody need answer them.
-func withoutRemoved(rs []store.Review) []store.Review {
+func withoutRemoved(rs []reviewdb.Review) []reviewdb.Review {
 	out := rs[:0]
 	for _, r := range rs {
 		if r.Status != review.Removed {
@@ -200,10 +201,10 @@ func share(n, all int64) string {
 	return strconv.FormatFloat(float64(n)*100/float64(all), 'f', 1, 64) + " %"
 }
 
-// capped writes a count that stops at store.AttentionCap.
+// capped writes a count that stops at reviewdb.AttentionCap.
 func capped(n int64) string {
-	if n >= store.AttentionCap {
-		return strconv.Itoa(store.AttentionCap) + "+"
+	if n >= reviewdb.AttentionCap {
+		return strconv.Itoa(reviewdb.AttentionCap) + "+"
 	}
 	return strconv.FormatInt(n, 10)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -44,7 +45,7 @@ func (f reviewFilters) query() url.Values {
 type reviewsView struct {
 	Filters  reviewFilters
 	Errors   fieldErrors
-	Reviews  []store.Review
+	Reviews  []reviewdb.Review
 	Next     string // the next page's address, "" on the last page
 	Filtered bool
 	Statuses []review.Status
@@ -52,10 +53,10 @@ type reviewsView struct {
 
 // readFilters reads the list's query into a store filter; each value it
 // cannot read is an error on its field, in the reader's language.
-func readFilters(q url.Values, t func(string, ...any) string) (reviewFilters, store.ReviewFilter, fieldErrors) {
+func readFilters(q url.Values, t func(string, ...any) string) (reviewFilters, reviewdb.ReviewFilter, fieldErrors) {
 	in := reviewFilters{Rating: q.Get("rating"), MaxRating: q.Get("maxRating"), Status: q.Get("status"), Product: q.Get("product"),
 		From: q.Get("from"), To: q.Get("to"), Answered: q.Get("answered")}
-	var f store.ReviewFilter
+	var f reviewdb.ReviewFilter
 	var errs fieldErrors
 	rating := func(field, v string) int {
 		if v == "" {
@@ -119,7 +120,7 @@ func (h reviewPages) reviews(w http.ResponseWriter, r *http.Request, p Person) {
 		h.render(w, r, http.StatusBadRequest, "reviews", "reviews_title", "reviews", v)
 		return
 	}
-	rs, next, err := h.opts.Store.ListReviews(r.Context(), p.AccountID, f, page)
+	rs, next, err := h.opts.Reviews.ListReviews(r.Context(), p.AccountID, f, page)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -148,7 +149,7 @@ func readPage(q url.Values) (store.Page, bool) {
 }
 
 type reviewView struct {
-	Review    store.Review
+	Review    reviewdb.Review
 	Author    string
 	History   []historyRow
 	VerifyURL string // the public verify page; "" while the review is not public
@@ -166,7 +167,7 @@ type reviewView struct {
 
 // historyRow is one change of a review, with who made it.
 type historyRow struct {
-	store.HistoryEntry
+	reviewdb.HistoryEntry
 	By string // a person's address, "customer", "operator" or a client's id
 }
 
@@ -176,7 +177,7 @@ func (h reviewPages) loadReview(w http.ResponseWriter, r *http.Request, p Person
 		h.notFound(w, r)
 		return reviewView{}, false
 	}
-	rev, err := h.opts.Store.Review(r.Context(), p.AccountID, id)
+	rev, err := h.opts.Reviews.Review(r.Context(), p.AccountID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		err = errNotFound
 	}
@@ -184,7 +185,7 @@ func (h reviewPages) loadReview(w http.ResponseWriter, r *http.Request, p Person
 		h.fail(w, r, err)
 		return reviewView{}, false
 	}
-	hs, _, err := h.opts.Store.ReviewHistory(r.Context(), p.AccountID, id, store.Page{Limit: 100})
+	hs, _, err := h.opts.Reviews.ReviewHistory(r.Context(), p.AccountID, id, store.Page{Limit: 100})
 	if err != nil {
 		h.fail(w, r, err)
 		return reviewView{}, false
@@ -227,7 +228,7 @@ func (h reviewPages) putReply(w http.ResponseWriter, r *http.Request, p Person) 
 		h.render(w, r, http.StatusBadRequest, "review", "review_title", "reviews", v)
 		return
 	}
-	if _, _, err := h.opts.Store.SetReply(r.Context(), p.AccountID, v.Review.ID, reply, p.ID); err != nil {
+	if _, _, err := h.opts.Reviews.SetReply(r.Context(), p.AccountID, v.Review.ID, reply, p.ID); err != nil {
 		h.fail(w, r, notFound(err))
 		return
 	}
@@ -240,8 +241,8 @@ func (h reviewPages) deleteReply(w http.ResponseWriter, r *http.Request, p Perso
 		h.notFound(w, r)
 		return
 	}
-	err := h.opts.Store.DeleteReply(r.Context(), p.AccountID, id, p.ID)
-	if err != nil && !errors.Is(err, store.ErrNoReply) { // gone already: done
+	err := h.opts.Reviews.DeleteReply(r.Context(), p.AccountID, id, p.ID)
+	if err != nil && !errors.Is(err, reviewdb.ErrNoReply) { // gone already: done
 		h.fail(w, r, notFound(err))
 		return
 	}
@@ -266,7 +267,7 @@ func (h reviewPages) reportReview(w http.ResponseWriter, r *http.Request, p Pers
 		v.ReportErrors.add("note", h.textError(r, err))
 	}
 	if len(v.ReportErrors) == 0 {
-		_, _, err := h.opts.Store.ReportReview(r.Context(), p.AccountID, v.Review.ID, reason, note, p.ID)
+		_, _, err := h.opts.Reviews.ReportReview(r.Context(), p.AccountID, v.Review.ID, reason, note, p.ID)
 		switch {
 		case errors.Is(err, review.ErrRemoved):
 			v.ReportErrors.add("reason-"+string(review.Reasons()[0]), t("error_report_removed"))

@@ -17,11 +17,12 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // accept accepts an event of the account through the store, as the API
 // does, so the funnel counts it; it returns the event's id.
-func (s *site) accept(t *testing.T, a *eventfixture.Account, email string, products ...store.Product) string {
+func (s *site) accept(t *testing.T, a *eventfixture.Account, email string, products ...reviewdb.Product) string {
 	t.Helper()
 	payload, err := json.Marshal(map[string]any{"customer": map[string]string{"email": email, "firstName": "Greta", "lastName": "Zimmermann"},
 		"products": products, "defaultLocale": "de"})
@@ -52,15 +53,15 @@ func (s *site) send(t *testing.T, eventID string) {
 
 // reviewed stores a review of a new event of the account, whose invite
 // was sent first.
-func (s *site) reviewed(t *testing.T, a *eventfixture.Account, rating int, comment string, products ...store.ProductRating) store.Review {
+func (s *site) reviewed(t *testing.T, a *eventfixture.Account, rating int, comment string, products ...reviewdb.ProductRating) reviewdb.Review {
 	t.Helper()
-	var ps []store.Product
+	var ps []reviewdb.Product
 	for range products {
-		ps = append(ps, store.Product{Name: "Trail shoe Fjell", SKU: "FJELL-42", GTIN: "4006381333931"})
+		ps = append(ps, reviewdb.Product{Name: "Trail shoe Fjell", SKU: "FJELL-42", GTIN: "4006381333931"})
 	}
 	ev := s.accept(t, a, "greta@example.com", ps...)
 	s.send(t, ev)
-	r, _, err := s.st.SaveReview(context.Background(), store.ReviewInput{EventID: ev, Rating: rating, Comment: comment, Locale: "de",
+	r, _, err := s.st.Reviews.SaveReview(context.Background(), reviewdb.ReviewInput{EventID: ev, Rating: rating, Comment: comment, Locale: "de",
 		Products: products, ShowName: true})
 	require.NoError(t, err)
 	return r
@@ -79,7 +80,7 @@ func TestOverview(t *testing.T) {
 	s.reviewed(t, s.a, 5, "Great!")
 	s.reviewed(t, s.a, 5, "")
 	rep := s.reviewed(t, s.a, 2, "Call me at +49 151 1234567")
-	_, _, err := s.st.ReportReview(context.Background(), s.a.AccountID, rep.ID, review.PersonalData, "", editorA)
+	_, _, err := s.st.Reviews.ReportReview(context.Background(), s.a.AccountID, rep.ID, review.PersonalData, "", editorA)
 	require.NoError(t, err)
 	s.reviewed(t, s.b, 1, "Another shop's review")
 
@@ -126,10 +127,10 @@ func TestOverview(t *testing.T) {
 func TestReviewsList(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	one := s.reviewed(t, s.a, 1, "Bad", store.ProductRating{Index: 0, Rating: 1})
+	one := s.reviewed(t, s.a, 1, "Bad", reviewdb.ProductRating{Index: 0, Rating: 1})
 	five := s.reviewed(t, s.a, 5, "Good")
 	answered := s.reviewed(t, s.a, 4, "Fine")
-	_, _, err := s.st.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thanks!", editorA)
+	_, _, err := s.st.Reviews.SetReply(context.Background(), s.a.AccountID, answered.ID, "Thanks!", editorA)
 	require.NoError(t, err)
 	s.reviewed(t, s.b, 1, "Another shop's")
 
@@ -187,7 +188,7 @@ func TestReviewsList(t *testing.T) {
 func TestReviewPage(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	r := s.reviewed(t, s.a, 2, "The sole came off.", store.ProductRating{Index: 0, Rating: 2, Comment: "Sole came off"})
+	r := s.reviewed(t, s.a, 2, "The sole came off.", reviewdb.ProductRating{Index: 0, Rating: 2, Comment: "Sole came off"})
 	require.Equal(t, http.StatusSeeOther, s.post(t, editorA, "/console/reviews/"+r.ID+"/reply", url.Values{"text": {"Sorry!"}}).status)
 
 	p := s.get(t, viewerA, "/console/reviews/"+r.ID)
@@ -214,7 +215,7 @@ func TestReviewPage(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusNotFound, s.post(t, ownerA, "/console/reviews/"+other.ID+"/reply", url.Values{"text": {"Hi"}}).status)
 	assert.Equal(t, http.StatusNotFound, s.post(t, ownerA, "/console/reviews/"+other.ID+"/report", url.Values{"reason": {"spam"}}).status)
-	got, err := s.st.Review(context.Background(), s.b.AccountID, other.ID)
+	got, err := s.st.Reviews.Review(context.Background(), s.b.AccountID, other.ID)
 	require.NoError(t, err)
 	assert.Empty(t, got.ReplyText, "another account's review is untouched")
 	assert.Equal(t, review.Published, got.Status)
@@ -240,12 +241,12 @@ func TestReply(t *testing.T) {
 	assert.Equal(t, path+"?done=reply_saved", res.location())
 	done := s.get(t, editorA, res.location())
 	assert.Contains(t, text(done.elements(func(n *htmlNode) bool { return attr(n, "role") == "status" })[0]), "Your reply is published.")
-	got, err := s.st.Review(context.Background(), s.a.AccountID, r.ID)
+	got, err := s.st.Reviews.Review(context.Background(), s.a.AccountID, r.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "Thank you,\nGreta!", got.ReplyText, "cleaned as every reply is")
 
 	require.Equal(t, http.StatusSeeOther, s.post(t, editorA, path+"/reply", url.Values{"text": {"Thanks again"}}).status)
-	got, _ = s.st.Review(context.Background(), s.a.AccountID, r.ID)
+	got, _ = s.st.Reviews.Review(context.Background(), s.a.AccountID, r.ID)
 	assert.Equal(t, "Thanks again", got.ReplyText)
 
 	for _, bad := range []string{"   ", strings.Repeat("x", review.MaxText+1)} {
@@ -254,13 +255,13 @@ func TestReply(t *testing.T) {
 		assert.NotNil(t, res.byID("text-error"))
 		assert.Equal(t, bad, text(res.byID("text"))+strings.Repeat(" ", len(bad)-len(strings.TrimSpace(bad))), "the text is kept")
 	}
-	got, _ = s.st.Review(context.Background(), s.a.AccountID, r.ID)
+	got, _ = s.st.Reviews.Review(context.Background(), s.a.AccountID, r.ID)
 	assert.Equal(t, "Thanks again", got.ReplyText)
 
 	require.Equal(t, http.StatusSeeOther, s.post(t, editorA, path+"/reply/delete", nil).status)
-	got, _ = s.st.Review(context.Background(), s.a.AccountID, r.ID)
+	got, _ = s.st.Reviews.Review(context.Background(), s.a.AccountID, r.ID)
 	assert.Empty(t, got.ReplyText)
-	hs, _, err := s.st.ReviewHistory(context.Background(), s.a.AccountID, r.ID, store.Page{Limit: 10})
+	hs, _, err := s.st.Reviews.ReviewHistory(context.Background(), s.a.AccountID, r.ID, store.Page{Limit: 10})
 	require.NoError(t, err)
 	assert.Equal(t, "reply_deleted", hs[0].Action)
 	assert.Equal(t, editorA, hs[0].Actor, "the history records the person")
@@ -281,7 +282,7 @@ func TestReport(t *testing.T) {
 
 	res = s.post(t, editorA, path+"/report", url.Values{"reason": {"personal_data"}, "note": {"Has the address"}})
 	require.Equal(t, http.StatusSeeOther, res.status)
-	got, err := s.st.Review(context.Background(), s.a.AccountID, r.ID)
+	got, err := s.st.Reviews.Review(context.Background(), s.a.AccountID, r.ID)
 	require.NoError(t, err)
 	assert.Equal(t, review.Reported, got.Status)
 	assert.False(t, got.Public)
@@ -313,7 +314,7 @@ func TestFormsNeedRoleCSRFAndOrigin(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, s.post(t, editorA, path, form, "").status, "no origin %s", suffix)
 		assert.Equal(t, http.StatusUnauthorized, s.post(t, "", path, form).status, "signed out %s", suffix)
 	}
-	got, err := s.st.Review(context.Background(), s.a.AccountID, r.ID)
+	got, err := s.st.Reviews.Review(context.Background(), s.a.AccountID, r.ID)
 	require.NoError(t, err)
 	assert.Empty(t, got.ReplyText)
 	assert.Equal(t, review.Published, got.Status)

@@ -78,6 +78,7 @@ type Options struct {
 	Accounts AccountStore
 	Stats    StatsStore // the funnel's counts of the overview
 	Webhooks WebhookStore
+	Reviews  ReviewStore
 
 	// People names the people in the histories. Optional.
 	People Directory
@@ -149,9 +150,9 @@ type Handler struct {
 // does not parse, and panics without its required options (a wiring
 // mistake).
 func New(opts Options) (*Handler, error) {
-	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.BaseURL == "" ||
+	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil || opts.BaseURL == "" ||
 		opts.Templates == nil || opts.WebhookSecrets == nil {
-		panic("console.New: BaseURL, SignedIn, Allows, Store, Accounts, Stats, Webhooks, Templates and WebhookSecrets are required")
+		panic("console.New: BaseURL, SignedIn, Allows, Store, Accounts, Stats, Webhooks, Reviews, Templates and WebhookSecrets are required")
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {

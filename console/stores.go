@@ -9,6 +9,7 @@ import (
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/templates"
@@ -18,28 +19,28 @@ import (
 // area; the wiring hands it the repositories that keep them.
 type Store interface {
 	OverviewStore
-	ReviewStore
 	InviteStore
 	SuppressionStore
 	TemplateStore
 }
 
-// OverviewStore is what the overview reads.
+// OverviewStore is what the overview reads besides the reviews
+// (ReviewStore).
 type OverviewStore interface {
-	ReviewAggregate(ctx context.Context, accountID string) (review.Aggregate, error)
-	ReviewAttention(ctx context.Context, accountID string, maxRating int) (store.ReviewAttention, error)
 	ComplaintsSince(ctx context.Context, accountID string, since time.Time) (int64, error)
-	ListReviews(ctx context.Context, accountID string, f store.ReviewFilter, p store.Page) ([]store.Review, *store.Cursor, error)
 }
 
-// ReviewStore is what the reviews' pages read and change.
+// ReviewStore is what the reviews' pages read and change, and what the
+// overview reads of the reviews.
 type ReviewStore interface {
-	ListReviews(ctx context.Context, accountID string, f store.ReviewFilter, p store.Page) ([]store.Review, *store.Cursor, error)
-	Review(ctx context.Context, accountID, id string) (store.Review, error)
-	ReviewHistory(ctx context.Context, accountID, id string, p store.Page) ([]store.HistoryEntry, *store.Cursor, error)
-	SetReply(ctx context.Context, accountID, id, text, actor string) (store.Review, bool, error)
+	ReviewAggregate(ctx context.Context, accountID string) (review.Aggregate, error)
+	ReviewAttention(ctx context.Context, accountID string, maxRating int) (reviewdb.ReviewAttention, error)
+	ListReviews(ctx context.Context, accountID string, f reviewdb.ReviewFilter, p store.Page) ([]reviewdb.Review, *store.Cursor, error)
+	Review(ctx context.Context, accountID, id string) (reviewdb.Review, error)
+	ReviewHistory(ctx context.Context, accountID, id string, p store.Page) ([]reviewdb.HistoryEntry, *store.Cursor, error)
+	SetReply(ctx context.Context, accountID, id, text, actor string) (reviewdb.Review, bool, error)
 	DeleteReply(ctx context.Context, accountID, id, actor string) error
-	ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (store.Review, bool, error)
+	ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (reviewdb.Review, bool, error)
 }
 
 // InviteStore is what the invites' pages read and change.

@@ -20,6 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // The handlers of the pages a customer reaches from an invite: no token,
@@ -40,8 +41,8 @@ const retryAfter = 5
 // Store is what the handlers need of the store.
 type Store interface {
 	LoadInviteContent(ctx context.Context, eventID string) (store.InviteContent, error)
-	ReviewOfEvent(ctx context.Context, eventID string) (store.Review, error)
-	SaveReview(ctx context.Context, in store.ReviewInput) (store.Review, store.Saved, error)
+	ReviewOfEvent(ctx context.Context, eventID string) (reviewdb.Review, error)
+	SaveReview(ctx context.Context, in reviewdb.ReviewInput) (reviewdb.Review, reviewdb.Saved, error)
 	AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
 		reason invite.SuppressionReason, eventID string) (store.Suppression, bool, error)
 	MarkOpened(ctx context.Context, eventID string) (bool, error)
@@ -176,7 +177,7 @@ func (h *Handler) feedbackView(c store.InviteContent, sig string) FeedbackView {
 }
 
 // withReview fills v with the review given so far.
-func withReview(v FeedbackView, rev store.Review) FeedbackView {
+func withReview(v FeedbackView, rev reviewdb.Review) FeedbackView {
 	v.Rating, v.Comment, v.ShowName = rev.Rating, rev.Comment, rev.ShowName
 	for _, pr := range rev.Products {
 		for i := range v.Products {
@@ -267,12 +268,12 @@ func (h *Handler) PostFeedback(w http.ResponseWriter, r *http.Request) {
 		h.pages.Feedback(w, http.StatusBadRequest, v)
 		return
 	}
-	in := store.ReviewInput{EventID: c.EventID, Rating: f.Rating, Comment: f.Comment, Locale: h.pages.Pick(c.Locale), ShowName: f.ShowName}
+	in := reviewdb.ReviewInput{EventID: c.EventID, Rating: f.Rating, Comment: f.Comment, Locale: h.pages.Pick(c.Locale), ShowName: f.ShowName}
 	for _, i := range slices.Sorted(maps.Keys(f.Products)) {
-		in.Products = append(in.Products, store.ProductRating{Index: i, Rating: f.Products[i].Rating, Comment: f.Products[i].Comment})
+		in.Products = append(in.Products, reviewdb.ProductRating{Index: i, Rating: f.Products[i].Rating, Comment: f.Products[i].Comment})
 	}
 	rev, saved, err := h.o.Store.SaveReview(r.Context(), in)
-	if errors.Is(err, store.ErrProductIndex) {
+	if errors.Is(err, reviewdb.ErrProductIndex) {
 		h.pages.BadRequest(w, h.pages.Pick(c.Locale))
 		return
 	}
@@ -280,10 +281,10 @@ func (h *Handler) PostFeedback(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if saved == store.SavedCreated && rev.Rating > 0 {
+	if saved == reviewdb.SavedCreated && rev.Rating > 0 {
 		h.o.Metrics.Review(rev.Rating)
 	}
-	if saved != store.SavedUnchanged {
+	if saved != reviewdb.SavedUnchanged {
 		h.o.Reviewed(c.EventID, rev.ID)
 	}
 	h.pages.Thanks(w, ThanksView{Locale: c.Locale, Brand: c.Account.Brand(), Rating: rev.Rating,

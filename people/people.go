@@ -123,12 +123,16 @@ func Allows(r Role, a Action) bool {
 const IDPrefix = "usr"
 
 // Actor is who a change is recorded as: a person (usr-…), an API client
-// (cli-…), or Operator, the admin CLI.
+// (cli-…), Operator, the admin CLI, or Customer.
 type Actor string
 
 // Operator is the actor of the admin CLI: whoever runs `touchpoint` with
 // the database's credentials.
 const Operator Actor = "operator"
+
+// Customer is the actor of a customer's own change: a review posted, an
+// unsubscribe link followed, an SMS STOP.
+const Customer Actor = "customer"
 
 // ClientPrefix is the prefix of an API client's id (cli-<uuid>).
 const ClientPrefix = "cli"

@@ -11,6 +11,6 @@
 // Every output is made by the encoder of its format — html/template,
 // encoding/json, encoding/xml — never by concatenation, so hostile text in
 // a comment comes out escaped and intact. The store reads the rows; this
-// package decides what of them goes out and how; apiserver's handlers
+// package decides what of them goes out and how; publicapi's handlers
 // only pass requests in and answers out.
 package publication

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/review"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // Caches (browsers, CDNs, feed readers) keep a public answer by its
@@ -56,10 +56,10 @@ var FeedRenderer = sync.OnceValue(func() string {
 		{ID: "acc-sample", Name: "Sample shop", DisplayName: "Shop <&> \"Ltd\"", LogoURL: "https://shop.example/logo.png?a=1&b=<2>"},
 		{ID: "acc-sample", Name: "Sample shop", LogoURL: "https://localhost/logo.png"},
 	} {
-		for _, its := range [][]store.FeedItem{items, nil} {
+		for _, its := range [][]reviewdb.FeedItem{items, nil} {
 			var b bytes.Buffer
 			err := Feed{Account: acc, ReviewURL: func(id string) string { return "https://reviews.shop.example/r/" + id + "?a=1&b=2" }}.Write(&b,
-				func(fn func(store.FeedItem) error) error {
+				func(fn func(reviewdb.FeedItem) error) error {
 					for _, it := range its {
 						if err := fn(it); err != nil {
 							return err
@@ -83,9 +83,9 @@ var FeedRenderer = sync.OnceValue(func() string {
 // white space, no address or one the schema refuses, text the encoder
 // escapes or replaces — and one without a comment, which the feed leaves
 // out. Extend it when the feed learns to treat something apart.
-func feedSample() []store.FeedItem {
+func feedSample() []reviewdb.FeedItem {
 	at := time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
-	products := []store.Product{
+	products := []reviewdb.Product{
 		{Name: "Jacket", SKU: "JKT-1", GTIN: "4006381333931", MPN: "M-1", Brand: "Acme", URL: "https://shop.example/jkt", ImageURL: "https://shop.example/jkt.png"},
 		{},
 		{Name: "Pen", GTIN: "96385074"},
@@ -97,12 +97,12 @@ func feedSample() []store.FeedItem {
 		{Name: "</script> ]]> & <b>x</b> \"q\" 'a' \u2028\u202e\x07\U0001F600", SKU: "S<1>", MPN: "M&1", Brand: "Acme ]]>",
 			URL: "https://shop.example/p?a=1&b=2"},
 	}
-	var out []store.FeedItem
+	var out []reviewdb.FeedItem
 	for i, loc := range review.Locales() {
 		for j, p := range products {
 			n := i*len(products) + j
 			id := strconv.Itoa(n)
-			out = append(out, store.FeedItem{ProductReview: store.ProductReview{ID: "prv-" + id, ReviewID: "rev-" + id,
+			out = append(out, reviewdb.FeedItem{ProductReview: reviewdb.ProductReview{ID: "prv-" + id, ReviewID: "rev-" + id,
 				EventID: "evt-" + id, Product: p, Rating: 1 + n%review.MaxRating, Comment: "Comment & <" + id + ">\nline 2",
 				CreatedAt: at.Add(-time.Duration(n) * time.Second)}, Locale: loc, ShowName: n%2 == 0,
 				AuthorFirstName: "Anna Maria", AuthorLastName: "Strauß"})

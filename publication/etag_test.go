@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/publication"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 var update = flag.Bool("update", false, "record the golden feed's hash and its ETag anew")
@@ -36,7 +36,7 @@ type golden struct {
 //
 //	go test ./publication -run TestFeedETagFollowsItsBytes -update
 func TestFeedETagFollowsItsBytes(t *testing.T) {
-	products := []store.Product{
+	products := []reviewdb.Product{
 		{Name: "Jacket", SKU: "JKT-1", GTIN: "4006381333931", MPN: "M-1", Brand: "Acme", URL: "https://shop.example/jkt"},
 		{Name: "Plain"},
 		{Name: "Mug", GTIN: "4006381333932", Brand: "Acme"},
@@ -44,7 +44,7 @@ func TestFeedETagFollowsItsBytes(t *testing.T) {
 		{Name: "Pen \u00e9\u0301 & <nib>", GTIN: "96385074", SKU: "PEN \t1"},
 		{Name: " ", MPN: " M ", Brand: "\u202eAcme"},
 	}
-	items := make([]store.FeedItem, 0, 300)
+	items := make([]reviewdb.FeedItem, 0, 300)
 	for i := range 300 {
 		it := feedItem(i, products[i%len(products)])
 		it.Locale = []string{"en", "de_AT", "fr", "xx"}[i%4]

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/review"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // Google's Product Reviews Feed, version 2.3, written with encoding/xml's
@@ -140,12 +140,12 @@ func hasText(s string) bool { return strings.TrimSpace(s) != "" }
 
 // inFeed reports whether the feed carries a public product review: only
 // one with a comment (the feed's content is required and never empty).
-func inFeed(it store.FeedItem) bool { return hasText(it.Comment) }
+func inFeed(it reviewdb.FeedItem) bool { return hasText(it.Comment) }
 
 // feedReviewOf is one public product review as the feed writes it: the
 // reviewer by the public author's name, marked anonymous unless the
 // customer agreed to be named.
-func (f Feed) feedReviewOf(it store.FeedItem) feedReview {
+func (f Feed) feedReviewOf(it reviewdb.FeedItem) feedReview {
 	name := it.Author(it.Locale)
 	anonymous := "true"
 	if it.ShowName && name != review.VerifiedCustomer(it.Locale) {
@@ -180,11 +180,11 @@ func (f Feed) feedReviewOf(it store.FeedItem) feedReview {
 }
 
 // Write streams the feed to w: each calls its function with every public
-// product review in turn (store.EachPublicProductReview) and stops at its
-// first error; the feed leaves out those without a comment. Once the
-// first bytes are out, an error can only cut the document short; the
-// reader's XML parser then refuses it.
-func (f Feed) Write(w io.Writer, each func(fn func(store.FeedItem) error) error) error {
+// product review in turn (reviewdb.Store.EachPublicProductReview) and
+// stops at its first error; the feed leaves out those without a comment.
+// Once the first bytes are out, an error can only cut the document short;
+// the reader's XML parser then refuses it.
+func (f Feed) Write(w io.Writer, each func(fn func(reviewdb.FeedItem) error) error) error {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	if _, err := bw.WriteString(xml.Header); err != nil {
 		return err
@@ -215,7 +215,7 @@ func (f Feed) Write(w io.Writer, each func(fn func(store.FeedItem) error) error)
 	// <reviews> holds one review or more: it is opened with the first.
 	reviews := xml.StartElement{Name: xml.Name{Local: "reviews"}}
 	n := 0
-	err := each(func(it store.FeedItem) error {
+	err := each(func(it reviewdb.FeedItem) error {
 		if !inFeed(it) {
 			return nil
 		}

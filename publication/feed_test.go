@@ -14,27 +14,28 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // feedItem is a public product review with a comment, of product p.
-func feedItem(i int, p store.Product) store.FeedItem {
-	return store.FeedItem{ProductReview: store.ProductReview{ID: fmt.Sprintf("prv-%d", i), ReviewID: fmt.Sprintf("rev-%d", i),
+func feedItem(i int, p reviewdb.Product) reviewdb.FeedItem {
+	return reviewdb.FeedItem{ProductReview: reviewdb.ProductReview{ID: fmt.Sprintf("prv-%d", i), ReviewID: fmt.Sprintf("rev-%d", i),
 		EventID: fmt.Sprintf("evt-%d", i), Product: p, Rating: 1 + i%5, Comment: "Comment " + fmt.Sprint(i), CreatedAt: created},
 		Locale: "de", ShowName: i%2 == 0, AuthorFirstName: "Greta", AuthorLastName: "Zimmermann"}
 }
 
 // writeFeed writes the feed of items for acc, each review's address on
 // api.example.
-func writeFeed(t *testing.T, acc accountdb.Account, items []store.FeedItem) []byte {
+func writeFeed(t *testing.T, acc accountdb.Account, items []reviewdb.FeedItem) []byte {
 	t.Helper()
 	return write(t, publication.Feed{Account: acc, ReviewURL: func(id string) string { return "https://api.example/public/reviews/" + id + "/verify" }}, items)
 }
 
 // write writes feed with items.
-func write(t *testing.T, feed publication.Feed, items []store.FeedItem) []byte {
+func write(t *testing.T, feed publication.Feed, items []reviewdb.FeedItem) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, feed.Write(&b, func(fn func(store.FeedItem) error) error {
+	require.NoError(t, feed.Write(&b, func(fn func(reviewdb.FeedItem) error) error {
 		for _, it := range items {
 			if err := fn(it); err != nil {
 				return err
@@ -56,7 +57,7 @@ func write(t *testing.T, feed publication.Feed, items []store.FeedItem) []byte {
 // transaction.
 func TestFeedFollowsGoogleSchema(t *testing.T) {
 	t.Parallel()
-	products := map[string]store.Product{
+	products := map[string]reviewdb.Product{
 		"every identifier":       {Name: "Jacket", SKU: "JKT-1", GTIN: "4006381333931", MPN: "M-1", Brand: "Acme", URL: "https://shop.example/jkt"},
 		"none":                   {Name: "Plain"},
 		"no name either":         {},
@@ -75,17 +76,17 @@ func TestFeedFollowsGoogleSchema(t *testing.T) {
 		"without a logo":         {ID: store.NewID("acc"), Name: "Shop"},
 		"a logo the schema bars": {ID: store.NewID("acc"), Name: "Shop", LogoURL: "https://localhost/logo.png"},
 	}
-	var all []store.FeedItem
+	var all []reviewdb.FeedItem
 	for _, p := range products {
 		all = append(all, feedItem(len(all), p))
 	}
 	silent := feedItem(999, products["every identifier"])
 	silent.Comment = " \n"
-	many := make([]store.FeedItem, 0, 700)
+	many := make([]reviewdb.FeedItem, 0, 700)
 	for i := range 700 {
 		many = append(many, feedItem(i, products["every identifier"]))
 	}
-	feeds := map[string][]store.FeedItem{
+	feeds := map[string][]reviewdb.FeedItem{
 		"every kind of product":   all,
 		"no reviews":              nil,
 		"only a silent review":    {silent},

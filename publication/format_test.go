@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -48,12 +49,12 @@ func hostileAccount() accountdb.Account {
 	return accountdb.Account{ID: store.NewID("acc"), Name: "ignored", DisplayName: shopName, LogoURL: "https://shop.example/logo.png?a=1&b=<2>"}
 }
 
-func hostileReview(acc accountdb.Account, showName bool) store.PublicReview {
-	r := store.PublicReview{Review: store.Review{ID: store.NewID("rev"), AccountID: acc.ID, EventID: store.NewID("evt"), Rating: 4,
+func hostileReview(acc accountdb.Account, showName bool) reviewdb.PublicReview {
+	r := reviewdb.PublicReview{Review: reviewdb.Review{ID: store.NewID("rev"), AccountID: acc.ID, EventID: store.NewID("evt"), Rating: 4,
 		Comment: hostile, Locale: "de", Status: review.Published, Public: true, ShowName: showName,
 		AuthorFirstName: "Greta", AuthorLastName: "Zimmermann", ReplyText: hostile, ReplyCreatedAt: &replied,
 		CreatedAt: created, UpdatedAt: created}, TransactionDate: &txDate}
-	r.Products = []store.ProductReview{{ID: store.NewID("prv"), ReviewID: r.ID, Product: store.Product{Name: "Jacket " + hostile,
+	r.Products = []reviewdb.ProductReview{{ID: store.NewID("prv"), ReviewID: r.ID, Product: reviewdb.Product{Name: "Jacket " + hostile,
 		SKU: "JKT-1 ]]>", GTIN: "4006381333931", Brand: "Acme & Co"}, Rating: 5, Comment: hostile}}
 	return r
 }
@@ -63,17 +64,17 @@ func hostileReview(acc accountdb.Account, showName bool) store.PublicReview {
 func TestFeedXMLEscaping(t *testing.T) {
 	t.Parallel()
 	acc := hostileAccount()
-	items := []store.FeedItem{
-		{ProductReview: store.ProductReview{ID: "prv-1", ReviewID: "rev-1", Product: store.Product{Name: hostile, SKU: "S<1>",
+	items := []reviewdb.FeedItem{
+		{ProductReview: reviewdb.ProductReview{ID: "prv-1", ReviewID: "rev-1", Product: reviewdb.Product{Name: hostile, SKU: "S<1>",
 			GTIN: "4006381333931", MPN: "M&1", Brand: "Acme ]]>", URL: "https://shop.example/p?a=1&b=2"}, Rating: 5, Comment: hostile,
 			CreatedAt: created}, Locale: "fr", ShowName: true, AuthorFirstName: "Greta", AuthorLastName: "Zimmermann"},
-		{ProductReview: store.ProductReview{ID: "prv-2", ReviewID: "rev-2", Product: store.Product{Name: "Plain", GTIN: "4006381333932"}, Rating: 1,
+		{ProductReview: reviewdb.ProductReview{ID: "prv-2", ReviewID: "rev-2", Product: reviewdb.Product{Name: "Plain", GTIN: "4006381333932"}, Rating: 1,
 			Comment: "Broke in a week.", CreatedAt: created}, Locale: "de", ShowName: false, AuthorFirstName: "Hans", AuthorLastName: "Meier"},
 		// Rated without a comment: the feed's content is required and
 		// never empty, so these are left out.
-		{ProductReview: store.ProductReview{ID: "prv-3", ReviewID: "rev-3", Product: store.Product{Name: "Mute"}, Rating: 4,
+		{ProductReview: reviewdb.ProductReview{ID: "prv-3", ReviewID: "rev-3", Product: reviewdb.Product{Name: "Mute"}, Rating: 4,
 			CreatedAt: created}, Locale: "en"},
-		{ProductReview: store.ProductReview{ID: "prv-4", ReviewID: "rev-4", Product: store.Product{Name: "Blank"}, Rating: 2,
+		{ProductReview: reviewdb.ProductReview{ID: "prv-4", ReviewID: "rev-4", Product: reviewdb.Product{Name: "Blank"}, Rating: 2,
 			Comment: " \n\t", CreatedAt: created}, Locale: "en"},
 	}
 	raw := write(t, publication.Feed{Account: acc, ReviewURL: func(id string) string { return "https://api.example/public/reviews/" + id + "/verify?x=1&y=2" }}, items)
@@ -174,7 +175,7 @@ func TestFeedStopsAtAReaderError(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
 	err := publication.Feed{Account: hostileAccount(), ReviewURL: func(string) string { return "" }}.Write(io.Discard,
-		func(fn func(store.FeedItem) error) error { return boom })
+		func(fn func(reviewdb.FeedItem) error) error { return boom })
 	assert.ErrorIs(t, err, boom)
 }
 
@@ -187,7 +188,7 @@ func TestJSONLDEscaping(t *testing.T) {
 	agg := review.Aggregate{Count: 3, Sum: 13, Distribution: [5]int64{0, 0, 0, 2, 1}}
 	noRating := hostileReview(acc, false)
 	noRating.Rating = 0
-	rs := []store.PublicReview{hostileReview(acc, true), noRating, hostileReview(acc, false)}
+	rs := []reviewdb.PublicReview{hostileReview(acc, true), noRating, hostileReview(acc, false)}
 	raw, err := publication.MarshalJSONLD(publication.OrganizationOf(acc, agg, rs))
 	require.NoError(t, err)
 	for _, c := range []string{"<", ">", "&"} {
@@ -221,7 +222,7 @@ func TestJSONLDEscaping(t *testing.T) {
 
 	// A product.
 	r := hostileReview(acc, true)
-	ps := []store.PublicProductReview{{ProductReview: r.Products[0], Review: r}}
+	ps := []reviewdb.PublicProductReview{{ProductReview: r.Products[0], Review: r}}
 	ld, err := publication.ProductOf(review.ProductKey{Kind: review.GTIN, Value: "4006381333931"},
 		review.Aggregate{Count: 1, Sum: 5, Distribution: [5]int64{0, 0, 0, 0, 1}}, ps)
 	require.NoError(t, err)
@@ -307,7 +308,7 @@ func withClass(n *html.Node, tag, class string) []*html.Node {
 func TestWidgetHTMLEscaping(t *testing.T) {
 	t.Parallel()
 	acc := hostileAccount()
-	rs := []store.PublicReview{hostileReview(acc, true), hostileReview(acc, false)}
+	rs := []reviewdb.PublicReview{hostileReview(acc, true), hostileReview(acc, false)}
 	agg := review.Aggregate{Count: 4, Sum: 17, Distribution: [5]int64{0, 0, 0, 3, 1}}
 	for _, lang := range publication.Locales() {
 		for _, theme := range []string{"", publication.ThemeLight, publication.ThemeDark} {
@@ -401,7 +402,7 @@ func TestVerifyPageHTML(t *testing.T) {
 			assert.Equal(t, "a.b.c", textOf(withClass(doc, "p", "proof")[0]))
 		}
 	}
-	covers := func(r store.PublicReview, brought publication.ProofCheck) string {
+	covers := func(r reviewdb.PublicReview, brought publication.ProofCheck) string {
 		b, err := publication.VerifyPage{Locale: "en", Account: acc, Review: r, Brought: brought}.Render()
 		require.NoError(t, err)
 		return textOf(elements(parseHTML(t, b), "main")[0])

@@ -13,7 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/review"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
@@ -31,7 +31,7 @@ func TestOneGTINRule(t *testing.T) {
 	for gtin, shown := range map[string]bool{"4006381333931": true, "4006381333932": false, "12345": false} {
 		r := hostileReview(acc, false)
 		r.Products[0].GTIN = gtin
-		pr := store.PublicProductReview{ProductReview: r.Products[0], Review: r}
+		pr := reviewdb.PublicProductReview{ProductReview: r.Products[0], Review: r}
 		want := ""
 		if shown {
 			want = gtin
@@ -40,12 +40,12 @@ func TestOneGTINRule(t *testing.T) {
 		rv, err := keys.ReviewOf(context.Background(), r)
 		require.NoError(t, err)
 		assert.Equal(t, want, rv.Products[0].GTIN, "%s: the list's JSON", gtin)
-		list, err := keys.ProductListOf(context.Background(), acc, review.Aggregate{}, []store.PublicProductReview{pr}, nil)
+		list, err := keys.ProductListOf(context.Background(), acc, review.Aggregate{}, []reviewdb.PublicProductReview{pr}, nil)
 		require.NoError(t, err)
 		assert.Equal(t, want, list.Items[0].Product.GTIN, "%s: the product list's JSON", gtin)
 
 		for _, k := range []review.ProductKey{{Kind: review.GTIN, Value: gtin}, {Kind: review.SKU, Value: r.Products[0].SKU}} {
-			ld, err := publication.ProductOf(k, review.Aggregate{Count: 1, Sum: 5}, []store.PublicProductReview{pr})
+			ld, err := publication.ProductOf(k, review.Aggregate{Count: 1, Sum: 5}, []reviewdb.PublicProductReview{pr})
 			require.NoError(t, err)
 			raw, err := json.Marshal(ld)
 			require.NoError(t, err)
@@ -60,8 +60,8 @@ func TestOneGTINRule(t *testing.T) {
 
 		var feed bytes.Buffer
 		require.NoError(t, publication.Feed{Account: acc, ReviewURL: func(id string) string { return "https://api.example/r/" + id }}.Write(&feed,
-			func(fn func(store.FeedItem) error) error {
-				return fn(store.FeedItem{ProductReview: pr.ProductReview, Locale: "en"})
+			func(fn func(reviewdb.FeedItem) error) error {
+				return fn(reviewdb.FeedItem{ProductReview: pr.ProductReview, Locale: "en"})
 			}))
 		assert.Equal(t, shown, bytes.Contains(feed.Bytes(), []byte("<gtin>"+gtin+"</gtin>")), "%s: the feed", gtin)
 		assert.Equal(t, shown, bytes.Contains(feed.Bytes(), []byte("<gtins>")), "%s: the feed", gtin)

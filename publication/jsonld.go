@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/review"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // JSON-LD is written with encoding/json and its HTML escaping left on:
@@ -102,7 +102,7 @@ func reviewLD(rating int, author, body string, at time.Time) ldReview {
 // OrganizationOf is the account's JSON-LD: an Organization with the
 // aggregate of its public shop ratings and the latest of them (rs, newest
 // first; those without a shop rating are left out).
-func OrganizationOf(a accountdb.Account, agg review.Aggregate, rs []store.PublicReview) Organization {
+func OrganizationOf(a accountdb.Account, agg review.Aggregate, rs []reviewdb.PublicReview) Organization {
 	pub := AccountOf(a)
 	o := Organization{Context: schemaOrg, Type: "Organization", Name: pub.DisplayName, AggregateRating: aggregateLD(agg),
 		Review: []ldReview{}}
@@ -127,7 +127,7 @@ var ErrNotReviewed = errors.New("the product has no public review")
 // public ratings and the latest of them (ps, newest first). A GTIN is
 // named only when it checks (review.PublicGTIN), as in every public
 // output. ErrNotReviewed when ps is empty.
-func ProductOf(k review.ProductKey, agg review.Aggregate, ps []store.PublicProductReview) (LDProduct, error) {
+func ProductOf(k review.ProductKey, agg review.Aggregate, ps []reviewdb.PublicProductReview) (LDProduct, error) {
 	if len(ps) == 0 {
 		return LDProduct{}, ErrNotReviewed
 	}

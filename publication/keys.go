@@ -14,7 +14,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/sealedjwk"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // Algorithm signs the proofs: EdDSA over Ed25519, whose signatures are
@@ -42,7 +42,7 @@ const maxCachedAccounts = 10_000
 // rotated on request, every key ever made published in the account's
 // JWKS.
 type Keys struct {
-	store  *store.Store
+	store  *reviewdb.Store
 	box    *secretkey.Box // seals the private keys
 	now    func() time.Time
 	proofs *proofCache
@@ -61,7 +61,7 @@ type keyRing struct {
 
 // NewKeys keeps publication keys in st, sealed with sealKey (32 bytes:
 // secretkey.Derive(TOUCHPOINT_SECRET_KEY, secretkey.PublicationKey)).
-func NewKeys(st *store.Store, sealKey []byte, now func() time.Time) (*Keys, error) {
+func NewKeys(st *reviewdb.Store, sealKey []byte, now func() time.Time) (*Keys, error) {
 	box, err := secretkey.NewBox(sealKey)
 	if err != nil {
 		return nil, fmt.Errorf("publication key seal: %w", err)
@@ -88,7 +88,7 @@ func (k *Keys) ring(ctx context.Context, accountID string) (*keyRing, error) {
 	}
 	r = k.build(stored)
 	if r.signer == nil {
-		stored, err = k.store.AddPublicationKey(ctx, accountID, func(existing []store.PublicationKey) (*store.PublicationKey, error) {
+		stored, err = k.store.AddPublicationKey(ctx, accountID, func(existing []reviewdb.PublicationKey) (*reviewdb.PublicationKey, error) {
 			if k.build(existing).signer != nil {
 				return nil, nil // another replica made one meanwhile
 			}
@@ -112,7 +112,7 @@ func (k *Keys) ring(ctx context.Context, accountID string) (*keyRing, error) {
 
 // build makes a ring of stored keys (newest first): all are published,
 // the newest that unseals signs.
-func (k *Keys) build(stored []store.PublicationKey) *keyRing {
+func (k *Keys) build(stored []reviewdb.PublicationKey) *keyRing {
 	r := &keyRing{loaded: k.now(), jwks: jose.JSONWebKeySet{Keys: []jose.JSONWebKey{}}}
 	for _, sk := range stored {
 		var pub jose.JSONWebKey
@@ -134,7 +134,7 @@ func (k *Keys) build(stored []store.PublicationKey) *keyRing {
 // published. It returns the new kid.
 func (k *Keys) Rotate(ctx context.Context, accountID string) (string, error) {
 	var kid string
-	stored, err := k.store.AddPublicationKey(ctx, accountID, func([]store.PublicationKey) (*store.PublicationKey, error) {
+	stored, err := k.store.AddPublicationKey(ctx, accountID, func([]reviewdb.PublicationKey) (*reviewdb.PublicationKey, error) {
 		nk, err := k.generate(accountID)
 		if nk != nil {
 			kid = nk.KID
@@ -161,7 +161,7 @@ func (k *Keys) JWKS(ctx context.Context, accountID string) (jose.JSONWebKeySet, 
 }
 
 // generate makes a new Ed25519 key sealed for storage (sealedjwk).
-func (k *Keys) generate(accountID string) (*store.PublicationKey, error) {
+func (k *Keys) generate(accountID string) (*reviewdb.PublicationKey, error) {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate key: %w", err)
@@ -170,7 +170,7 @@ func (k *Keys) generate(accountID string) (*store.PublicationKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &store.PublicationKey{KID: made.KID, AccountID: accountID, Algorithm: string(Algorithm), PrivateKey: made.Sealed,
+	return &reviewdb.PublicationKey{KID: made.KID, AccountID: accountID, Algorithm: string(Algorithm), PrivateKey: made.Sealed,
 		PublicJWK: made.PublicJWK, CreatedAt: k.now().UTC()}, nil
 }
 
@@ -179,7 +179,7 @@ func (k *Keys) generate(accountID string) (*store.PublicationKey, error) {
 func sealLabel(accountID, kid string) []byte { return []byte(accountID + "/" + kid) }
 
 // unseal turns a stored key into a signer.
-func (k *Keys) unseal(sk store.PublicationKey) (jose.Signer, error) {
+func (k *Keys) unseal(sk reviewdb.PublicationKey) (jose.Signer, error) {
 	return sealedjwk.Signer(k.box, sk.PrivateKey, sealLabel(sk.AccountID, sk.KID), sk.Algorithm, sk.KID,
 		(&jose.SignerOptions{}).WithType(ProofType))
 }

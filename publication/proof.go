@@ -12,7 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/touchpoint/touchpoint/review"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // Claims are what a proof states of a review: the payload of its JWS,
@@ -61,14 +61,14 @@ func sha256Hex(s string) string {
 // ClaimsOf are the claims of a public review as it is now: every word the
 // customer published (the review's comment and each product's) by its
 // hash, and the ratings. The shop's reply is the shop's, and not covered.
-func ClaimsOf(r store.PublicReview) Claims { return claimsOf(r, false) }
+func ClaimsOf(r reviewdb.PublicReview) Claims { return claimsOf(r, false) }
 
 // legacyClaimsOf are the claims a proof of r stated before product
 // comments were covered: products without their comment's hash, named by
 // the gtin as the event gave it. Such proofs still verify and match.
-func legacyClaimsOf(r store.PublicReview) Claims { return claimsOf(r, true) }
+func legacyClaimsOf(r reviewdb.PublicReview) Claims { return claimsOf(r, true) }
 
-func claimsOf(r store.PublicReview, legacy bool) Claims {
+func claimsOf(r reviewdb.PublicReview, legacy bool) Claims {
 	c := Claims{ReviewID: r.ID, AccountID: r.AccountID, CommentSha256: sha256Hex(r.Comment),
 		Products: []ProductClaim{}, ReviewedAt: Time(r.UpdatedAt)}
 	if r.Rating != 0 {
@@ -110,7 +110,7 @@ func (c Claims) CoversProductComments() bool {
 
 // Sign is the proof of a public review: a compact JWS of its claims, signed
 // with the account's current publication key.
-func (k *Keys) Sign(ctx context.Context, r store.PublicReview) (string, error) {
+func (k *Keys) Sign(ctx context.Context, r reviewdb.PublicReview) (string, error) {
 	payload, err := json.Marshal(ClaimsOf(r))
 	if err != nil {
 		return "", fmt.Errorf("proof claims: %w", err)
@@ -209,7 +209,7 @@ func (t Time) String() string { return time.Time(t).UTC().Format(timeLayout) }
 // now (ProofMatches; ProofMatchesOlder for one issued before product
 // comments were covered, which covers the rest), a valid proof of r made
 // before it changed (ProofOutdated), or anything else (ProofInvalid).
-func (k *Keys) Check(ctx context.Context, r store.PublicReview, proof string) (ProofCheck, error) {
+func (k *Keys) Check(ctx context.Context, r reviewdb.PublicReview, proof string) (ProofCheck, error) {
 	c, _, err := k.Verify(ctx, r.AccountID, proof)
 	switch {
 	case errors.Is(err, ErrBadProof):

@@ -21,6 +21,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
@@ -28,7 +29,7 @@ const testSecret = "publication-test-secret-key-0123456789abcdef"
 
 func newKeys(t *testing.T, st *store.Store, secret string) *publication.Keys {
 	t.Helper()
-	k, err := publication.NewKeys(st, secretkey.Derive(secret, secretkey.PublicationKey), nil)
+	k, err := publication.NewKeys(st.Reviews, secretkey.Derive(secret, secretkey.PublicationKey), nil)
 	require.NoError(t, err)
 	return k
 }
@@ -44,7 +45,7 @@ func proofSetup(t *testing.T) (*sqlx.DB, *store.Store, *eventfixture.Account, *p
 
 // reviewedFixture stores an event (transaction on 2026-11-20, invite sent
 // on 2026-11-21) of acc and its review; it returns the public review.
-func reviewedFixture(t *testing.T, st *store.Store, acc *eventfixture.Account, in store.ReviewInput) store.PublicReview {
+func reviewedFixture(t *testing.T, st *store.Store, acc *eventfixture.Account, in reviewdb.ReviewInput) reviewdb.PublicReview {
 	t.Helper()
 	in.EventID = acc.Event(t, eventfixture.Event{FirstName: "Greta", LastName: "Zimmermann", Mobile: "+4915112345678",
 		CustomerReference: "CUST-77", Status: "sent", SentAt: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC),
@@ -53,9 +54,9 @@ func reviewedFixture(t *testing.T, st *store.Store, acc *eventfixture.Account, i
 	if in.Locale == "" {
 		in.Locale = "en"
 	}
-	r, _, err := st.SaveReview(context.Background(), in)
+	r, _, err := st.Reviews.SaveReview(context.Background(), in)
 	require.NoError(t, err)
-	pub, err := st.PublicReviewByID(context.Background(), r.ID)
+	pub, err := st.Reviews.PublicReviewByID(context.Background(), r.ID)
 	require.NoError(t, err)
 	return pub
 }
@@ -68,7 +69,7 @@ func TestProofVerifiesWithAnotherJOSELibrary(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, st, acc, keys := proofSetup(t)
-	r := reviewedFixture(t, st, acc, store.ReviewInput{Rating: 4, Comment: "Dry & warm </script>", Products: []store.ProductRating{
+	r := reviewedFixture(t, st, acc, reviewdb.ReviewInput{Rating: 4, Comment: "Dry & warm </script>", Products: []reviewdb.ProductRating{
 		{Index: 0, Rating: 5, Comment: "Fits well & keeps dry"}, {Index: 1, Rating: 3}}})
 
 	proof, err := keys.Sign(ctx, r)
@@ -119,7 +120,7 @@ func TestProofVerifiesWithAnotherJOSELibrary(t *testing.T) {
 	assert.Equal(t, publication.ProofMatches, check)
 
 	// Product ratings only: rating null.
-	onlyProducts := reviewedFixture(t, st, acc, store.ReviewInput{Products: []store.ProductRating{{Index: 1, Rating: 2}}})
+	onlyProducts := reviewedFixture(t, st, acc, reviewdb.ReviewInput{Products: []reviewdb.ProductRating{{Index: 1, Rating: 2}}})
 	proof, err = keys.Sign(ctx, onlyProducts)
 	require.NoError(t, err)
 	payload, err = jws.Verify([]byte(proof), jws.WithKeySet(set))
@@ -144,14 +145,14 @@ func TestProofsCoverProductComments(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, st, acc, keys := proofSetup(t)
-	in := store.ReviewInput{EventID: acc.Event(t, eventfixture.Event{Status: "sent", SentAt: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC),
+	in := reviewdb.ReviewInput{EventID: acc.Event(t, eventfixture.Event{Status: "sent", SentAt: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC),
 		TransactionDate: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Products: []eventfixture.Product{
 			{Name: "Rain jacket", SKU: "JKT-1", GTIN: "4006381333931"}, {Name: "Mug", SKU: "MUG-1", GTIN: "4006381333932"}}}),
-		Locale: "en", Rating: 4, Comment: "Good shop", Products: []store.ProductRating{
+		Locale: "en", Rating: 4, Comment: "Good shop", Products: []reviewdb.ProductRating{
 			{Index: 0, Rating: 5, Comment: "Keeps me dry"}, {Index: 1, Rating: 2, Comment: "Chipped"}}}
-	_, _, err := st.SaveReview(ctx, in)
+	_, _, err := st.Reviews.SaveReview(ctx, in)
 	require.NoError(t, err)
-	rs, _, err := st.PublicReviews(ctx, acc.AccountID, store.PublicReviewFilter{}, store.Page{Limit: 1})
+	rs, _, err := st.Reviews.PublicReviews(ctx, acc.AccountID, reviewdb.PublicReviewFilter{}, store.Page{Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	r := rs[0]
@@ -197,9 +198,9 @@ func TestProofsCoverProductComments(t *testing.T) {
 
 	// A product comment changes: the proof made before no longer matches.
 	in.Products[1].Comment = "Chipped, but the shop replaced it"
-	_, _, err = st.SaveReview(ctx, in)
+	_, _, err = st.Reviews.SaveReview(ctx, in)
 	require.NoError(t, err)
-	now, err := st.PublicReviewByID(ctx, r.ID)
+	now, err := st.Reviews.PublicReviewByID(ctx, r.ID)
 	require.NoError(t, err)
 	got, err = keys.Check(ctx, now, proof)
 	require.NoError(t, err)
@@ -229,7 +230,7 @@ func TestKeyRotation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, st, acc, keys := proofSetup(t)
-	r := reviewedFixture(t, st, acc, store.ReviewInput{Rating: 5, Comment: "great"})
+	r := reviewedFixture(t, st, acc, reviewdb.ReviewInput{Rating: 5, Comment: "great"})
 
 	before, err := keys.Sign(ctx, r)
 	require.NoError(t, err)
@@ -263,9 +264,9 @@ func TestKeyRotation(t *testing.T) {
 	assert.NoError(t, err, "a proof made before the rotation still verifies")
 
 	// The customer changes the review: the old proof is outdated.
-	changed, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: r.EventID, Rating: 2, Comment: "changed my mind", Locale: "en"})
+	changed, _, err := st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: r.EventID, Rating: 2, Comment: "changed my mind", Locale: "en"})
 	require.NoError(t, err)
-	now, err := st.PublicReviewByID(ctx, changed.ID)
+	now, err := st.Reviews.PublicReviewByID(ctx, changed.ID)
 	require.NoError(t, err)
 	check, err := other.Check(ctx, now, after)
 	require.NoError(t, err)
@@ -276,7 +277,7 @@ func TestKeyRotation(t *testing.T) {
 
 	// A proof of another account does not pass for this one's.
 	acc2 := eventfixture.NewAccount(t, db, eventfixture.Setting{})
-	r2 := reviewedFixture(t, st, acc2, store.ReviewInput{Rating: 1})
+	r2 := reviewedFixture(t, st, acc2, reviewdb.ReviewInput{Rating: 1})
 	foreign, err := keys.Sign(ctx, r2)
 	require.NoError(t, err)
 	_, _, err = keys.Verify(ctx, acc.AccountID, foreign)
@@ -292,11 +293,11 @@ func TestKeysAreSealed(t *testing.T) {
 	db := testdb.New(t)
 	st := storeset.New(db, "P7D")
 	acc := eventfixture.NewAccount(t, db, eventfixture.Setting{})
-	r := reviewedFixture(t, st, acc, store.ReviewInput{Rating: 3})
+	r := reviewedFixture(t, st, acc, reviewdb.ReviewInput{Rating: 3})
 	_, err := newKeys(t, st, testSecret).Sign(ctx, r)
 	require.NoError(t, err)
 
-	stored, err := st.PublicationKeys(ctx, acc.AccountID)
+	stored, err := st.Reviews.PublicationKeys(ctx, acc.AccountID)
 	require.NoError(t, err)
 	require.Len(t, stored, 1)
 	assert.Equal(t, "EdDSA", stored[0].Algorithm)

@@ -7,6 +7,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // What is public of a review is decided here and only here: the store
@@ -116,20 +117,20 @@ type List[T Review | ProductReview] struct {
 	NextCursor *string   `json:"nextCursor"`
 }
 
-func replyOf(r store.Review) *Reply {
+func replyOf(r reviewdb.Review) *Reply {
 	if r.ReplyText == "" || r.ReplyCreatedAt == nil {
 		return nil
 	}
 	return &Reply{Text: r.ReplyText, CreatedAt: Time(*r.ReplyCreatedAt)}
 }
 
-func infoOf(p store.Product) ProductInfo {
+func infoOf(p reviewdb.Product) ProductInfo {
 	return ProductInfo{Name: p.Name, SKU: p.SKU, GTIN: review.PublicGTIN(p.GTIN), MPN: p.MPN, Brand: p.Brand, URL: p.URL, ImageURL: p.ImageURL}
 }
 
 // ReviewOf is a public review, signed; its author is named in its own
 // language.
-func (k *Keys) ReviewOf(ctx context.Context, r store.PublicReview) (Review, error) {
+func (k *Keys) ReviewOf(ctx context.Context, r reviewdb.PublicReview) (Review, error) {
 	proof, err := k.Sign(ctx, r)
 	if err != nil {
 		return Review{}, err
@@ -146,7 +147,7 @@ func (k *Keys) ReviewOf(ctx context.Context, r store.PublicReview) (Review, erro
 }
 
 // productReviewOf is a public product review, signed with its review.
-func (k *Keys) productReviewOf(ctx context.Context, p store.PublicProductReview) (ProductReview, error) {
+func (k *Keys) productReviewOf(ctx context.Context, p reviewdb.PublicProductReview) (ProductReview, error) {
 	proof, err := k.Sign(ctx, p.Review)
 	if err != nil {
 		return ProductReview{}, err
@@ -157,12 +158,12 @@ func (k *Keys) productReviewOf(ctx context.Context, p store.PublicProductReview)
 }
 
 // ListOf is the public list of an account's reviews.
-func (k *Keys) ListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, rs []store.PublicReview, next *store.Cursor) (List[Review], error) {
+func (k *Keys) ListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, rs []reviewdb.PublicReview, next *store.Cursor) (List[Review], error) {
 	return listOf(ctx, a, agg, rs, next, k.ReviewOf)
 }
 
 // ProductListOf is the public list of one product's reviews.
-func (k *Keys) ProductListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, ps []store.PublicProductReview, next *store.Cursor) (List[ProductReview], error) {
+func (k *Keys) ProductListOf(ctx context.Context, a accountdb.Account, agg review.Aggregate, ps []reviewdb.PublicProductReview, next *store.Cursor) (List[ProductReview], error) {
 	return listOf(ctx, a, agg, ps, next, k.productReviewOf)
 }
 

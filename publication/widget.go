@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/review"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 //go:embed html/widget.html
@@ -103,7 +103,7 @@ type reviewData struct {
 	Reply, ReplyLabel                 string
 }
 
-func reviewDataOf(lang, shop string, r store.PublicReview, verifyURL string) reviewData {
+func reviewDataOf(lang, shop string, r reviewdb.PublicReview, verifyURL string) reviewData {
 	d := reviewData{Author: r.Author(lang), Date: r.CreatedAt.UTC().Format(time.DateOnly), VerifyURL: verifyURL,
 		Verified: tr(lang, "verifiedReview"), Rating: r.Rating, Stars: stars(r.Rating),
 		RatingText: tr(lang, "starsOutOf5", r.Rating), Comment: r.Comment, ProductsLabel: tr(lang, "products"),
@@ -124,7 +124,7 @@ type Widget struct {
 	// Aggregate is the account's (or, with a product, the product's).
 	Aggregate review.Aggregate
 	// Reviews are the latest (newest first).
-	Reviews []store.PublicReview
+	Reviews []reviewdb.PublicReview
 	// VerifyURL is the verify page of a review.
 	VerifyURL func(reviewID string) string
 	// AllURL links to all reviews ("" on that view itself); NextURL to
@@ -184,7 +184,7 @@ const (
 type VerifyPage struct {
 	Locale  string
 	Account accountdb.Account
-	Review  store.PublicReview
+	Review  reviewdb.PublicReview
 	// Proof is the review's proof as it is now, signed by KID.
 	Proof, KID string
 	// JWKSURL is where the account's keys are published; VerifyURL is

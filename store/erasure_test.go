@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
@@ -56,7 +57,7 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	require.NoError(t, err)
 	_, err = st.MarkScheduled(ctx, invite.KindReminder, sent, time.Now().Add(72*time.Hour))
 	require.NoError(t, err)
-	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: sent, Rating: 4, Comment: "Great. Answer me at ANN.LEE+shop@example.com please", Locale: "en"})
+	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: sent, Rating: 4, Comment: "Great. Answer me at ANN.LEE+shop@example.com please", Locale: "en"})
 	require.NoError(t, err)
 	exec(`INSERT INTO idempotency_keys (account_id, key, request_hash, event_id, created_at, expires_at)
 		VALUES ($1, 'ann.lee+shop@example.com/order-1', '\x00', $2, now(), now() + interval '1 day')`, a.AccountID, sent)
@@ -113,7 +114,7 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 			assert.Equal(t, map[string]string{"contact": "write to [erased]", "campaign": "winter"}, p.Metadata)
 		}
 	}
-	review, err := st.ReviewOfEvent(ctx, sent)
+	review, err := st.Reviews.ReviewOfEvent(ctx, sent)
 	require.NoError(t, err)
 	assert.Equal(t, 4, review.Rating)
 	assert.Equal(t, "Great. Answer me at [erased] please", review.Comment)

@@ -25,7 +25,8 @@ import (
 type inviteStatements struct {
 	plan, reminderPlan, lockInvite, lockReminder, writeInvite, writeReminder,
 	claimRead, addressLock, suppressed, recentlyInvited, content *pg.Stmt
-	// Locks an event for a change that is counted (statsdb).
+	// Locks an event for a change that is counted (statsdb); the
+	// reviews' repository runs it too.
 	lockEvent *pg.Stmt
 	// The statements of the funnel's counts, prepared with these.
 	stats *statsdb.Store
@@ -225,7 +226,8 @@ const lockEventSQL = `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`
 
 // MarkOpened records that the event's feedback page was opened: the
 // first time only (opened reports whether this was it). A review counts
-// as an opening too (SaveReview). Nothing but the time is kept.
+// as an opening too (reviewdb.Store.SaveReview). Nothing but the time is
+// kept.
 func (s *Store) MarkOpened(ctx context.Context, eventID string) (opened bool, err error) {
 	if err := s.invite.prepareForTx(ctx); err != nil {
 		return false, fmt.Errorf("mark opened: %w", translate(err))

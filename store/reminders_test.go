@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 func TestReminderLifecycle(t *testing.T) {
@@ -42,7 +43,7 @@ func TestReminderLifecycle(t *testing.T) {
 	assert.Equal(t, invite.Reminder{Status: invite.Scheduled, ScheduledFor: &at}, rem.Reminder())
 
 	// The claim: a review first skips it.
-	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 5, Comment: "", Locale: "en"})
+	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 5, Comment: "", Locale: "en"})
 	require.NoError(t, err)
 	c, err := st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
 	require.NoError(t, err)

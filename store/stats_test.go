@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
@@ -247,12 +248,12 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 		for range 4 {
 			rw.Go(func() {
 				ok(st.MarkOpened(ctx, id))
-				_, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 2, Locale: "en"})
+				_, _, err := st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 2, Locale: "en"})
 				assert.NoError(t, err)
 			})
 		}
 		rw.Wait()
-		_, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 3 + i, Comment: "changed", Locale: "en"})
+		_, _, err := st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 3 + i, Comment: "changed", Locale: "en"})
 		require.NoError(t, err)
 	}
 	var ow sync.WaitGroup

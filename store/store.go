@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/partitiondb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
@@ -94,6 +95,7 @@ type Store struct {
 	Stats    *statsdb.Store
 	Events   *eventdb.Store
 	Webhooks *webhookdb.Store
+	Reviews  *reviewdb.Store
 	// Partitions keeps the monthly partitions (housekeeping).
 	Partitions *partitiondb.Store
 	// The statements every event or invite runs are prepared once (see
@@ -106,9 +108,11 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	base := pg.NewDB(db)
 	stats := statsdb.New(base)
 	accounts := accountdb.New(base, defaultInviteDelay)
+	webhooks := webhookdb.New(base, accounts)
+	invite := newInviteStatements(db, stats)
 	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accounts, Stats: stats,
-		Events: eventdb.New(base, accounts), Webhooks: webhookdb.New(base, accounts), Partitions: partitiondb.New(base),
-		invite: newInviteStatements(db, stats)}
+		Events: eventdb.New(base, accounts), Webhooks: webhooks, Reviews: reviewdb.New(base, webhooks, stats, invite.lockEvent),
+		Partitions: partitiondb.New(base), invite: invite}
 }
 
 // DB exposes the pool to the few callers that need a raw handle

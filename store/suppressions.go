@@ -27,9 +27,15 @@ type Suppression struct {
 	CreatedAt time.Time                `db:"created_at"`
 }
 
-// ActorProvider is the By of a suppression that a mail or SMS provider's
-// refusal or report made.
-const ActorProvider = "provider"
+// Who made a change of the suppression list (SuppressionChange.By,
+// Suppression.By): the customer, the operator (the admin CLI), the mail
+// or SMS provider whose refusal or report made it, or an API client by
+// its id.
+const (
+	ActorCustomer = string(people.Customer)
+	ActorOperator = string(people.Operator)
+	ActorProvider = "provider"
+)
 
 // SuppressionChange is one line of an address's history on the list.
 type SuppressionChange struct {

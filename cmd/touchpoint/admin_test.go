@@ -143,7 +143,7 @@ func TestRotatePublicationKeyCLI(t *testing.T) {
 	db, err := store.Open(context.Background(), vars["DATABASE_URL"])
 	require.NoError(t, err)
 	defer db.Close()
-	keys, err := storeset.New(db, "P7D").PublicationKeys(context.Background(), acc.AccountID)
+	keys, err := storeset.New(db, "P7D").Reviews.PublicationKeys(context.Background(), acc.AccountID)
 	require.NoError(t, err)
 	require.Len(t, keys, 2, "the older key stays")
 	assert.Equal(t, kids[1], keys[0].KID, "the newest signs")

@@ -161,7 +161,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	if err != nil {
 		return nil, nil, err
 	}
-	pubKeys, err := publication.NewKeys(st, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
+	pubKeys, err := publication.NewKeys(st.Reviews, secretkey.Derive(cfg.SecretKey, secretkey.PublicationKey), nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -210,6 +210,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		Accounts:         st.Accounts,
 		Stats:            st.Stats,
 		Webhooks:         st.Webhooks,
+		Reviews:          st.Reviews,
 		Console:          consoleUI,
 		Auth:             verifier,
 		Logger:           logger,

@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
@@ -31,19 +32,19 @@ func TestReviewsModerationCLI(t *testing.T) {
 	ctx := context.Background()
 	a, b := eventfixture.NewAccount(t, db, eventfixture.Setting{}), eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	products := []eventfixture.Product{{Name: "Rain jacket", SKU: "JKT-1", GTIN: "4006381333931"}}
-	save := func(acc *eventfixture.Account, comment string) store.Review {
+	save := func(acc *eventfixture.Account, comment string) reviewdb.Review {
 		t.Helper()
-		r, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: acc.Event(t, eventfixture.Event{Products: products}), Rating: 1,
-			Comment: comment, Locale: "en", Products: []store.ProductRating{{Index: 0, Rating: 2, Comment: "leaks"}}})
+		r, _, err := st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: acc.Event(t, eventfixture.Event{Products: products}), Rating: 1,
+			Comment: comment, Locale: "en", Products: []reviewdb.ProductRating{{Index: 0, Rating: 2, Comment: "leaks"}}})
 		require.NoError(t, err)
 		return r
 	}
 	spam, private, other := save(a, "BUY CHEAP \x1b[31mWATCHES"), save(a, "my number is 0151 2345678"), save(b, "fine")
-	_, _, err := st.ReportReview(ctx, a.AccountID, spam.ID, review.Spam, "an advert", "cli-a")
+	_, _, err := st.Reviews.ReportReview(ctx, a.AccountID, spam.ID, review.Spam, "an advert", "cli-a")
 	require.NoError(t, err)
-	_, _, err = st.ReportReview(ctx, a.AccountID, private.ID, review.PersonalData, "", "cli-a")
+	_, _, err = st.Reviews.ReportReview(ctx, a.AccountID, private.ID, review.PersonalData, "", "cli-a")
 	require.NoError(t, err)
-	_, _, err = st.ReportReview(ctx, b.AccountID, other.ID, review.NotAnExperience, "", "cli-b")
+	_, _, err = st.Reviews.ReportReview(ctx, b.AccountID, other.ID, review.NotAnExperience, "", "cli-b")
 	require.NoError(t, err)
 
 	out, err := opsCLI(t, vars, "reviews", "reported")
@@ -92,10 +93,10 @@ func TestReviewsModerationCLI(t *testing.T) {
 	assert.NotContains(t, out, private.ID)
 	assert.Contains(t, out, other.ID)
 
-	hs, _, err := st.ReviewHistory(ctx, a.AccountID, spam.ID, store.Page{})
+	hs, _, err := st.Reviews.ReviewHistory(ctx, a.AccountID, spam.ID, store.Page{})
 	require.NoError(t, err)
 	assert.Equal(t, "removed", hs[0].Action)
-	assert.Equal(t, store.ActorOperator, hs[0].Actor)
+	assert.Equal(t, reviewdb.ActorOperator, hs[0].Actor)
 	assert.Equal(t, "advertising", hs[0].Note)
 }
 
@@ -116,10 +117,10 @@ func TestCLIQuotesWhatShopsWrote(t *testing.T) {
 	require.True(t, c.Send)
 	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 \x1b]0;pwned\x07busy"})
 	require.NoError(t, err)
-	r, _, err := st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 1, Comment: "ok", Locale: "en",
-		Products: []store.ProductRating{{Index: 0, Rating: 2, Comment: "leaks"}}})
+	r, _, err := st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 1, Comment: "ok", Locale: "en",
+		Products: []reviewdb.ProductRating{{Index: 0, Rating: 2, Comment: "leaks"}}})
 	require.NoError(t, err)
-	_, _, err = st.ReportReview(ctx, a.AccountID, r.ID, review.Spam, "", "cli-a")
+	_, _, err = st.Reviews.ReportReview(ctx, a.AccountID, r.ID, review.Spam, "", "cli-a")
 	require.NoError(t, err)
 
 	raw := func(t *testing.T, out string) {

@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
@@ -47,7 +48,7 @@ func TestStatsCLI(t *testing.T) {
 		_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: at})
 		require.NoError(t, err)
 	}
-	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: ids[0], Rating: 5, Locale: "en"})
+	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: ids[0], Rating: 5, Locale: "en"})
 	require.NoError(t, err)
 	_, err = st.MarkSkipped(ctx, invite.KindInvite, ids[3], invite.SettingInactive)
 	require.NoError(t, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -125,7 +126,7 @@ func TestRecordHistories(t *testing.T) {
 			assert.Equal(c2, invite.Scheduled, st.Reminder.Status)
 		}
 	}, 10*time.Second, 50*time.Millisecond)
-	rev, _, err := acts.Store.SaveReview(ctx, store.ReviewInput{EventID: in.EventID, Rating: 5, Comment: "", Locale: "en"})
+	rev, _, err := acts.Store.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: in.EventID, Rating: 5, Comment: "", Locale: "en"})
 	require.NoError(t, err)
 	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ReviewSignal, workflows.ReviewReceived{ReviewID: rev.ID}))
 	finish("reminder_skipped_reviewed", run, invite.Sent)

@@ -109,13 +109,13 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	require.NoError(t, err)
 	unsub, err := signedlink.New("https://api.webhookstack.test"+pages.UnsubscribePath, secretkey.Derive(secretKey, secretkey.Unsubscribe))
 	require.NoError(t, err)
-	pubKeys, err := publication.NewKeys(s.st, secretkey.Derive(secretKey, secretkey.PublicationKey), nil)
+	pubKeys, err := publication.NewKeys(s.st.Reviews, secretkey.Derive(secretKey, secretkey.PublicationKey), nil)
 	require.NoError(t, err)
 	notifier := starter.NewNotifier(s.st.Events, quiet)
 	s.api = httptest.NewUnstartedServer(nil)
 	apiURL := "http://" + s.api.Listener.Addr().String()
 	s.texts = newSMSProvider(t, apiURL+sms.StatusPath)
-	api := apiserver.New(apiserver.Options{Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
+	api := apiserver.New(apiserver.Options{Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Reviews: s.st.Reviews, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
 		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true,
 		PublicationKeys: pubKeys,
 		SMS:             &sms.CallbackKeys{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + sms.InboundPath}})

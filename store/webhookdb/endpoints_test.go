@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/webhookfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -200,9 +201,9 @@ func TestReminderReviewAndSuppressionEmitWebhooks(t *testing.T) {
 	_, err = st.FinishSend(ctx, invite.KindReminder, id, invite.SendResult{SentAt: sentAt.Add(72 * time.Hour)})
 	require.NoError(t, err)
 
-	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 2, Comment: "late", Locale: "de"})
+	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 2, Comment: "late", Locale: "de"})
 	require.NoError(t, err)
-	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 4, Comment: "arrived after all", Locale: "de"})
+	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 4, Comment: "arrived after all", Locale: "de"})
 	require.NoError(t, err)
 
 	_, _, err = st.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, id)
@@ -272,9 +273,9 @@ func TestWebhookOutboxIsAtomic(t *testing.T) {
 	st2, err := st.LoadInviteState(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Scheduled, st2.Status, "no change without its webhook")
-	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 5, Comment: "", Locale: "en"})
+	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 5, Comment: "", Locale: "en"})
 	require.Error(t, err)
-	_, err = st.ReviewOfEvent(ctx, id)
+	_, err = st.Reviews.ReviewOfEvent(ctx, id)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 
 	// Without subscribers nothing is written, and nothing can fail.

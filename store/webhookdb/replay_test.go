@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -138,7 +139,7 @@ func TestChangesWhileDisabledAreKeptForReplay(t *testing.T) {
 	require.NoError(t, err)
 
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: t0})
-	_, _, err = st.SaveReview(ctx, store.ReviewInput{EventID: id, Rating: 5, Comment: "fine", Locale: "en"})
+	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 5, Comment: "fine", Locale: "en"})
 	require.NoError(t, err)
 	st.SetClock(func() time.Time { return t0.Add(time.Second) }) // the list's order is by time
 	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), t0)

@@ -1,4 +1,4 @@
-package store
+package reviewdb
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // Review is a customer's review of one event: their rating of the shop
@@ -146,12 +147,12 @@ func (s *Store) SaveReview(ctx context.Context, in ReviewInput) (Review, Saved, 
 	if in.Rating == 0 && len(in.Products) == 0 {
 		return Review{}, SavedUnchanged, ErrNothingRated
 	}
-	if err := s.invite.prepareForTx(ctx); err != nil {
-		return Review{}, SavedUnchanged, fmt.Errorf("save review: %w", translate(err))
+	if err := s.prepareForTx(ctx); err != nil {
+		return Review{}, SavedUnchanged, fmt.Errorf("save review: %w", pg.Translate(err))
 	}
 	var r Review
 	saved := SavedUnchanged
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var err error
 		r, saved, err = s.saveReview(ctx, tx, in)
 		return err
@@ -165,10 +166,10 @@ func (s *Store) SaveReview(ctx context.Context, in ReviewInput) (Review, Saved, 
 func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Review, Saved, error) {
 	// The event's row lock orders two first posts of one event, so the
 	// funnel counts its review once.
-	if err := s.invite.lockEvent.Exec(ctx, tx, in.EventID); err != nil {
+	if err := s.lockEvent.Exec(ctx, tx, in.EventID); err != nil {
 		return Review{}, 0, err
 	}
-	counted, err := s.Stats.FactsTx(ctx, tx, in.EventID)
+	counted, err := s.stats.FactsTx(ctx, tx, in.EventID)
 	if err != nil {
 		return Review{}, 0, err
 	}
@@ -211,14 +212,14 @@ func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Re
 	}
 	now := s.Now()
 	old, err := lockReviewOfEvent(ctx, tx, in.EventID)
-	created := errors.Is(err, ErrNotFound)
+	created := errors.Is(err, pg.ErrNotFound)
 	switch {
 	case created:
 		var id string
 		err = tx.GetContext(ctx, &id, `INSERT INTO reviews (id, account_id, event_id, event_type_id, channel_id, rating, comment, locale,
 				show_name, created_at, updated_at, transaction_date, invited_at, author_first_name, author_last_name)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14) ON CONFLICT (event_id) DO NOTHING RETURNING id`,
-			NewID("rev"), ev.AccountID, in.EventID, ev.EventTypeID, ev.ChannelID, nullRating(in.Rating), in.Comment, in.Locale,
+			pg.NewID("rev"), ev.AccountID, in.EventID, ev.EventTypeID, ev.ChannelID, nullRating(in.Rating), in.Comment, in.Locale,
 			in.ShowName, now, ev.TransactionDate, ev.SentAt, firstName, lastName)
 		if errors.Is(err, sql.ErrNoRows) {
 			// Another post of the same event created it first: this one
@@ -289,7 +290,7 @@ func (s *Store) countReview(ctx context.Context, tx *sqlx.Tx, before stats.Facts
 			return fmt.Errorf("mark opened: %w", err)
 		}
 	}
-	return s.Stats.AddTx(ctx, tx, stats.Delta(&before, after))
+	return s.stats.AddTx(ctx, tx, stats.Delta(&before, after))
 }
 
 // replaceProductReviews makes the review's product reviews those of want
@@ -310,7 +311,7 @@ func (s *Store) replaceProductReviews(ctx context.Context, tx *sqlx.Tx, rev Revi
 			if _, err := tx.ExecContext(ctx, `INSERT INTO product_reviews (id, account_id, review_id, event_id, product_index,
 					name, sku, gtin, mpn, brand, url, image_url, rating, comment, status, report_reason, created_at, updated_at)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)`,
-				NewID("prv"), accountID, rev.ID, rev.EventID, w.Index,
+				pg.NewID("prv"), accountID, rev.ID, rev.EventID, w.Index,
 				nullText(prod.Name), nullText(prod.SKU), nullText(prod.GTIN), nullText(prod.MPN), nullText(prod.Brand),
 				nullText(prod.URL), nullText(prod.ImageURL), w.Rating, w.Comment, rev.Status, nullText(string(rev.ReportReason)), now); err != nil {
 				return fmt.Errorf("insert product review: %w", err)
@@ -373,11 +374,11 @@ func nullText(s string) any {
 }
 
 // lockReviewOfEvent reads the review of an event, locked for the
-// transaction (ErrNotFound: none yet).
+// transaction (pg.ErrNotFound: none yet).
 func lockReviewOfEvent(ctx context.Context, tx *sqlx.Tx, eventID string) (Review, error) {
 	var r Review
 	err := tx.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE event_id = $1 FOR UPDATE`, eventID)
-	return r, translate(err)
+	return r, pg.Translate(err)
 }
 
 // lockReview reads a review of an account, locked for the transaction;
@@ -386,7 +387,7 @@ func lockReview(ctx context.Context, tx *sqlx.Tx, accountID, id string) (Review,
 	var r Review
 	err := tx.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE id = $1 AND ($2 = '' OR account_id = $2) FOR UPDATE`,
 		id, accountID)
-	return r, translate(err)
+	return r, pg.Translate(err)
 }
 
 // reviewIn reads a review with its products in tx.
@@ -404,17 +405,17 @@ func reviewIn(ctx context.Context, tx *sqlx.Tx, id string) (Review, error) {
 func (s *Store) Review(ctx context.Context, accountID, id string) (Review, error) {
 	var r Review
 	if err := s.db.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE id = $1 AND account_id = $2`, id, accountID); err != nil {
-		return Review{}, translate(err)
+		return Review{}, pg.Translate(err)
 	}
 	return r, s.withProducts(ctx, s.db, []*Review{&r})
 }
 
 // ReviewOfEvent returns the review of an event with its product reviews
-// (ErrNotFound: none yet).
+// (pg.ErrNotFound: none yet).
 func (s *Store) ReviewOfEvent(ctx context.Context, eventID string) (Review, error) {
 	var r Review
 	if err := s.db.GetContext(ctx, &r, `SELECT `+reviewColumns+` FROM reviews WHERE event_id = $1`, eventID); err != nil {
-		return Review{}, translate(err)
+		return Review{}, pg.Translate(err)
 	}
 	return r, s.withProducts(ctx, s.db, []*Review{&r})
 }
@@ -435,52 +436,52 @@ type ReviewFilter struct {
 
 // ListReviews returns a page of the account's reviews, newest first, with
 // their product reviews.
-func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilter, p Page) ([]Review, *Cursor, error) {
-	w := newWhere(accountID)
+func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilter, p pg.Page) ([]Review, *pg.Cursor, error) {
+	w := pg.NewWhere(accountID)
 	if f.EventTypeID != "" {
-		w.add("event_type_id = ", f.EventTypeID)
+		w.Add("event_type_id = ", f.EventTypeID)
 	}
 	if f.ChannelID != "" {
-		w.add("channel_id = ", f.ChannelID)
+		w.Add("channel_id = ", f.ChannelID)
 	}
 	if f.Rating != 0 {
-		w.add("rating = ", f.Rating)
+		w.Add("rating = ", f.Rating)
 	}
 	if f.MinRating != 0 {
-		w.add("rating >= ", f.MinRating)
+		w.Add("rating >= ", f.MinRating)
 	}
 	if f.MaxRating != 0 {
-		w.add("rating <= ", f.MaxRating)
+		w.Add("rating <= ", f.MaxRating)
 	}
 	if f.Status != "" {
-		w.add("status = ", string(f.Status))
+		w.Add("status = ", string(f.Status))
 	}
 	switch {
 	case f.Answered == nil:
 	case *f.Answered: // reviews_answered
-		w.cond("reply_text IS NOT NULL")
+		w.Cond("reply_text IS NOT NULL")
 	default: // reviews_unanswered
-		w.cond("reply_text IS NULL")
+		w.Cond("reply_text IS NULL")
 	}
 	if f.Product != "" {
 		// The product reviews of one product are few beside the
 		// account's reviews: read them by the sku, gtin and mpn indexes.
-		v := w.arg(f.Product)
-		w.cond(`id IN (SELECT review_id FROM product_reviews WHERE account_id = $1 AND (sku = ` + v + ` OR gtin = ` + v + ` OR mpn = ` + v + `))`)
+		v := w.Arg(f.Product)
+		w.Cond(`id IN (SELECT review_id FROM product_reviews WHERE account_id = $1 AND (sku = ` + v + ` OR gtin = ` + v + ` OR mpn = ` + v + `))`)
 	}
 	if f.CreatedFrom != nil {
-		w.add("created_at >= ", *f.CreatedFrom)
+		w.Add("created_at >= ", *f.CreatedFrom)
 	}
 	if f.CreatedTo != nil {
-		w.add("created_at < ", *f.CreatedTo)
+		w.Add("created_at < ", *f.CreatedTo)
 	}
 	var rs []Review
-	query, args := w.page(`SELECT `+reviewColumns+` FROM reviews`, p)
-	rd := s.read(ctx)
+	query, args := w.Page(`SELECT `+reviewColumns+` FROM reviews`, p)
+	rd := s.Read(ctx)
 	if err := rd.SelectContext(ctx, &rs, query, args...); err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, pg.Translate(err)
 	}
-	rs, next := trim(rs, pageLimit(p), func(r Review) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
+	rs, next := pg.Trim(rs, pg.PageLimit(p), func(r Review) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	ptrs := make([]*Review, len(rs))
 	for i := range rs {
 		ptrs[i] = &rs[i]
@@ -538,7 +539,7 @@ func (s *Store) ReviewAttention(ctx context.Context, accountID string, maxRating
 		                         AND status <> 'removed' LIMIT $3) l) AS low_unanswered`,
 		accountID, maxRating, AttentionCap)
 	if err != nil {
-		return ReviewAttention{}, fmt.Errorf("review attention: %w", translate(err))
+		return ReviewAttention{}, fmt.Errorf("review attention: %w", pg.Translate(err))
 	}
 	return a, nil
 }

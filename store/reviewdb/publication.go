@@ -1,4 +1,4 @@
-package store
+package reviewdb
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // PublicationKey is one of an account's publication keys, which sign the
@@ -32,7 +33,7 @@ const publicationKeySelect = `SELECT kid, account_id, algorithm, private_key, pu
 func (s *Store) PublicationKeys(ctx context.Context, accountID string) ([]PublicationKey, error) {
 	ks := []PublicationKey{}
 	if err := s.db.SelectContext(ctx, &ks, publicationKeySelect, accountID); err != nil {
-		return nil, fmt.Errorf("list publication keys: %w", translate(err))
+		return nil, fmt.Errorf("list publication keys: %w", pg.Translate(err))
 	}
 	return ks, nil
 }
@@ -40,17 +41,17 @@ func (s *Store) PublicationKeys(ctx context.Context, accountID string) ([]Public
 // AddPublicationKey holds the account's publication-key lock while decide
 // looks at its stored keys (newest first) and returns a key to add, or
 // nil when none is needed; replicas asking at once so agree on one key.
-// It returns every key after the change, newest first (ErrNotFound: no
+// It returns every key after the change, newest first (pg.ErrNotFound: no
 // such account).
 func (s *Store) AddPublicationKey(ctx context.Context, accountID string, decide func(existing []PublicationKey) (*PublicationKey, error)) ([]PublicationKey, error) {
 	var ks []PublicationKey
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var exists bool
 		if err := tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM accounts WHERE id = $1)`, accountID); err != nil {
 			return err
 		}
 		if !exists {
-			return ErrNotFound
+			return pg.ErrNotFound
 		}
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('publication-key:' || $1, 0))`, accountID); err != nil {
 			return fmt.Errorf("lock publication keys: %w", err)
@@ -71,7 +72,7 @@ func (s *Store) AddPublicationKey(ctx context.Context, accountID string, decide 
 		return nil
 	})
 	if err != nil {
-		return nil, translate(err)
+		return nil, pg.Translate(err)
 	}
 	return ks, nil
 }
@@ -82,8 +83,8 @@ func (s *Store) AddPublicationKey(ctx context.Context, accountID string, decide 
 // Only equality means anything.
 func (s *Store) PublicationVersion(ctx context.Context, accountID string) (int64, error) {
 	var v int64
-	err := s.read(ctx).GetContext(ctx, &v, `SELECT COALESCE((SELECT version FROM publication_versions WHERE account_id = $1), 0)`, accountID)
-	return v, translate(err)
+	err := s.Read(ctx).GetContext(ctx, &v, `SELECT COALESCE((SELECT version FROM publication_versions WHERE account_id = $1), 0)`, accountID)
+	return v, pg.Translate(err)
 }
 
 // PublicReview is a public review with what its proof states of the event
@@ -113,49 +114,49 @@ type PublicReviewFilter struct {
 
 // PublicReviews returns a page of the account's public reviews (review.Public)
 // with their product reviews, newest first.
-func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicReviewFilter, p Page) ([]PublicReview, *Cursor, error) {
+func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicReviewFilter, p pg.Page) ([]PublicReview, *pg.Cursor, error) {
 	rs := []PublicReview{}
 	query, args := publicReviewsQuery(accountID, f, p)
-	rd := s.read(ctx)
+	rd := s.Read(ctx)
 	if err := rd.SelectContext(ctx, &rs, query, args...); err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, pg.Translate(err)
 	}
-	rs, next := trim(rs, pageLimit(p), func(r PublicReview) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
+	rs, next := pg.Trim(rs, pg.PageLimit(p), func(r PublicReview) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	return rs, next, s.publicProducts(ctx, rd, rs)
 }
 
 // publicReviewsQuery is the query of PublicReviews: a keyset page of
 // reviews_public (with a rating, its entries filtered in the index), or
 // of reviews_public_language for a language.
-func publicReviewsQuery(accountID string, f PublicReviewFilter, p Page) (string, []any) {
-	w := newWhere(accountID)
-	w.cond("public")
+func publicReviewsQuery(accountID string, f PublicReviewFilter, p pg.Page) (string, []any) {
+	w := pg.NewWhere(accountID)
+	w.Cond("public")
 	if f.Locale != "" {
 		// By its language first, the expression of reviews_public_language,
 		// then, for a locale with a region, by the locale itself.
 		lang, _, region := strings.Cut(f.Locale, "_")
-		w.add("split_part(locale, '_', 1) = ", lang)
+		w.Add("split_part(locale, '_', 1) = ", lang)
 		if region {
-			n := w.arg(f.Locale)
-			w.cond("(locale = " + n + " OR starts_with(locale, " + n + " || '_'))")
+			n := w.Arg(f.Locale)
+			w.Cond("(locale = " + n + " OR starts_with(locale, " + n + " || '_'))")
 		}
 	}
 	if f.MinRating != 0 {
-		w.add("rating >= ", f.MinRating)
+		w.Add("rating >= ", f.MinRating)
 	}
-	return w.page(`SELECT `+publicReviewColumns+` FROM reviews`, p)
+	return w.Page(`SELECT `+publicReviewColumns+` FROM reviews`, p)
 }
 
 // PublicReviewByID returns a public review of any account with its product
-// reviews (ErrNotFound: none, or not public).
+// reviews (pg.ErrNotFound: none, or not public).
 func (s *Store) PublicReviewByID(ctx context.Context, id string) (PublicReview, error) {
 	rs := []PublicReview{}
-	rd := s.read(ctx)
+	rd := s.Read(ctx)
 	if err := rd.SelectContext(ctx, &rs, `SELECT `+publicReviewColumns+` FROM reviews WHERE id = $1 AND public`, id); err != nil {
-		return PublicReview{}, translate(err)
+		return PublicReview{}, pg.Translate(err)
 	}
 	if len(rs) == 0 {
-		return PublicReview{}, ErrNotFound
+		return PublicReview{}, pg.ErrNotFound
 	}
 	return rs[0], s.publicProducts(ctx, rd, rs)
 }
@@ -178,20 +179,20 @@ type PublicProductReview struct {
 
 // PublicProductReviews returns a page of the account's public product
 // reviews of the product with key k, newest first, each with its review.
-func (s *Store) PublicProductReviews(ctx context.Context, accountID string, k review.ProductKey, p Page) ([]PublicProductReview, *Cursor, error) {
+func (s *Store) PublicProductReviews(ctx context.Context, accountID string, k review.ProductKey, p pg.Page) ([]PublicProductReview, *pg.Cursor, error) {
 	if !k.Kind.Valid() {
-		return nil, nil, fmt.Errorf("product key kind %q: %w", k.Kind, ErrNotFound)
+		return nil, nil, fmt.Errorf("product key kind %q: %w", k.Kind, pg.ErrNotFound)
 	}
-	w := newWhere(accountID)
-	w.cond("public")
-	w.add(string(k.Kind)+" = ", k.Value)
+	w := pg.NewWhere(accountID)
+	w.Cond("public")
+	w.Add(string(k.Kind)+" = ", k.Value)
 	ps := []ProductReview{}
-	query, args := w.page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
-	rd := s.read(ctx)
+	query, args := w.Page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
+	rd := s.Read(ctx)
 	if err := rd.SelectContext(ctx, &ps, query, args...); err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, pg.Translate(err)
 	}
-	ps, next := trim(ps, pageLimit(p), func(p ProductReview) Cursor { return Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
+	ps, next := pg.Trim(ps, pg.PageLimit(p), func(p ProductReview) pg.Cursor { return pg.Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
 	ids := make([]string, len(ps))
 	for i, p := range ps {
 		ids[i] = p.ReviewID
@@ -199,7 +200,7 @@ func (s *Store) PublicProductReviews(ctx context.Context, accountID string, k re
 	rs := []PublicReview{}
 	if err := rd.SelectContext(ctx, &rs, `SELECT `+publicReviewColumns+` FROM reviews WHERE id = ANY($1) AND public`,
 		pq.Array(ids)); err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, pg.Translate(err)
 	}
 	if err := s.publicProducts(ctx, rd, rs); err != nil {
 		return nil, nil, err
@@ -239,7 +240,7 @@ func (f FeedItem) Author(loc string) string {
 // however many there are and no query stays open while fn writes to a
 // slow reader. An error of fn stops it and is returned.
 func (s *Store) EachPublicProductReview(ctx context.Context, accountID string, batch int, fn func(FeedItem) error) error {
-	var after *Cursor
+	var after *pg.Cursor
 	items := make([]FeedItem, 0, batch)
 	for {
 		args := []any{accountID, batch}
@@ -249,7 +250,7 @@ func (s *Store) EachPublicProductReview(ctx context.Context, accountID string, b
 			args = append(args, after.CreatedAt, after.ID)
 		}
 		items = items[:0]
-		err := s.read(ctx).SelectContext(ctx, &items, `SELECT p.id, p.account_id, p.review_id, p.event_id, p.product_index,
+		err := s.Read(ctx).SelectContext(ctx, &items, `SELECT p.id, p.account_id, p.review_id, p.event_id, p.product_index,
 				COALESCE(p.name, '') AS name, COALESCE(p.sku, '') AS sku, COALESCE(p.gtin, '') AS gtin, COALESCE(p.mpn, '') AS mpn,
 				COALESCE(p.brand, '') AS brand, COALESCE(p.url, '') AS url, COALESCE(p.image_url, '') AS image_url,
 				p.rating, p.comment, p.status, COALESCE(p.report_reason, '') AS report_reason, p.public, p.created_at, p.updated_at,
@@ -260,7 +261,7 @@ func (s *Store) EachPublicProductReview(ctx context.Context, accountID string, b
 			WHERE p.account_id = $1 AND p.public AND `+cond+`
 			ORDER BY p.created_at DESC, p.id DESC LIMIT $2`, args...)
 		if err != nil {
-			return fmt.Errorf("read public product reviews: %w", translate(err))
+			return fmt.Errorf("read public product reviews: %w", pg.Translate(err))
 		}
 		for _, it := range items {
 			if err := fn(it); err != nil {
@@ -271,6 +272,6 @@ func (s *Store) EachPublicProductReview(ctx context.Context, accountID string, b
 			return nil
 		}
 		last := items[len(items)-1]
-		after = &Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+		after = &pg.Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
 	}
 }

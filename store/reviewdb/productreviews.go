@@ -1,4 +1,4 @@
-package store
+package reviewdb
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // ProductReview is a customer's rating of one product of the event, with
@@ -67,7 +68,7 @@ func (s *Store) ProductReview(ctx context.Context, accountID, id string) (Produc
 	var p ProductReview
 	err := s.db.GetContext(ctx, &p, `SELECT `+productReviewColumns+` FROM product_reviews WHERE id = $1 AND account_id = $2`,
 		id, accountID)
-	return p, translate(err)
+	return p, pg.Translate(err)
 }
 
 // ProductReviewFilter narrows ListProductReviews; zero values do not
@@ -81,35 +82,35 @@ type ProductReviewFilter struct {
 
 // ListProductReviews returns a page of the account's product reviews,
 // newest first.
-func (s *Store) ListProductReviews(ctx context.Context, accountID string, f ProductReviewFilter, p Page) ([]ProductReview, *Cursor, error) {
-	w := newWhere(accountID)
+func (s *Store) ListProductReviews(ctx context.Context, accountID string, f ProductReviewFilter, p pg.Page) ([]ProductReview, *pg.Cursor, error) {
+	w := pg.NewWhere(accountID)
 	if f.SKU != "" {
-		w.add("sku = ", f.SKU)
+		w.Add("sku = ", f.SKU)
 	}
 	if f.GTIN != "" {
-		w.add("gtin = ", f.GTIN)
+		w.Add("gtin = ", f.GTIN)
 	}
 	if f.MPN != "" {
-		w.add("mpn = ", f.MPN)
+		w.Add("mpn = ", f.MPN)
 	}
 	if f.MinRating != 0 {
-		w.add("rating >= ", f.MinRating)
+		w.Add("rating >= ", f.MinRating)
 	}
 	if f.Status != "" {
-		w.add("status = ", string(f.Status))
+		w.Add("status = ", string(f.Status))
 	}
 	if f.CreatedFrom != nil {
-		w.add("created_at >= ", *f.CreatedFrom)
+		w.Add("created_at >= ", *f.CreatedFrom)
 	}
 	if f.CreatedTo != nil {
-		w.add("created_at < ", *f.CreatedTo)
+		w.Add("created_at < ", *f.CreatedTo)
 	}
 	ps := []ProductReview{}
-	query, args := w.page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
-	if err := s.read(ctx).SelectContext(ctx, &ps, query, args...); err != nil {
-		return nil, nil, translate(err)
+	query, args := w.Page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
+	if err := s.Read(ctx).SelectContext(ctx, &ps, query, args...); err != nil {
+		return nil, nil, pg.Translate(err)
 	}
-	ps, next := trim(ps, pageLimit(p), func(p ProductReview) Cursor { return Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
+	ps, next := pg.Trim(ps, pg.PageLimit(p), func(p ProductReview) pg.Cursor { return pg.Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
 	return ps, next, nil
 }
 
@@ -133,8 +134,8 @@ func (a aggregateRow) aggregate() review.Aggregate {
 // review.
 func (s *Store) ReviewAggregate(ctx context.Context, accountID string) (review.Aggregate, error) {
 	var a aggregateRow
-	err := s.read(ctx).GetContext(ctx, &a, `SELECT count, sum, r1, r2, r3, r4, r5 FROM review_aggregates WHERE account_id = $1`, accountID)
-	if err := translate(err); err != nil && err != ErrNotFound {
+	err := s.Read(ctx).GetContext(ctx, &a, `SELECT count, sum, r1, r2, r3, r4, r5 FROM review_aggregates WHERE account_id = $1`, accountID)
+	if err := pg.Translate(err); err != nil && err != pg.ErrNotFound {
 		return review.Aggregate{}, err
 	}
 	return a.aggregate(), nil
@@ -145,9 +146,9 @@ func (s *Store) ReviewAggregate(ctx context.Context, accountID string) (review.A
 // read, kept up to date by every change of a product review.
 func (s *Store) ProductAggregate(ctx context.Context, accountID string, k review.ProductKey) (review.Aggregate, error) {
 	var a aggregateRow
-	err := s.read(ctx).GetContext(ctx, &a, `SELECT count, sum, r1, r2, r3, r4, r5 FROM product_aggregates
+	err := s.Read(ctx).GetContext(ctx, &a, `SELECT count, sum, r1, r2, r3, r4, r5 FROM product_aggregates
 		WHERE account_id = $1 AND key_kind = $2 AND key_value = $3`, accountID, string(k.Kind), k.Value)
-	if err := translate(err); err != nil && err != ErrNotFound {
+	if err := pg.Translate(err); err != nil && err != pg.ErrNotFound {
 		return review.Aggregate{}, err
 	}
 	return a.aggregate(), nil

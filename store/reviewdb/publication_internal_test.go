@@ -1,4 +1,4 @@
-package store
+package reviewdb
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // planNode is a node of EXPLAIN (FORMAT JSON).
@@ -55,18 +56,18 @@ func TestPublicListByRatingUsesItsIndex(t *testing.T) {
 	_, err = db.ExecContext(ctx, `ANALYZE reviews`)
 	require.NoError(t, err)
 
-	deep := &Cursor{CreatedAt: now.Add(-15000 * time.Second), ID: "rev-1-15000"}
+	deep := &pg.Cursor{CreatedAt: now.Add(-15000 * time.Second), ID: "rev-1-15000"}
 	for name, c := range map[string]struct {
 		f PublicReviewFilter
-		p Page
+		p pg.Page
 	}{
-		"five stars, first page":     {PublicReviewFilter{MinRating: 5}, Page{Limit: 20}},
-		"five stars, down a cursor":  {PublicReviewFilter{MinRating: 5}, Page{Limit: 20, After: deep}},
-		"two stars, first page":      {PublicReviewFilter{MinRating: 2}, Page{Limit: 50}},
-		"one star (the JSON-LD's)":   {PublicReviewFilter{MinRating: 1}, Page{Limit: 20}},
-		"four stars, down a cursor":  {PublicReviewFilter{MinRating: 4}, Page{Limit: 50, After: deep}},
-		"five stars, a page of 100":  {PublicReviewFilter{MinRating: 5}, Page{Limit: 100}},
-		"three stars, a page of 100": {PublicReviewFilter{MinRating: 3}, Page{Limit: 100, After: deep}},
+		"five stars, first page":     {PublicReviewFilter{MinRating: 5}, pg.Page{Limit: 20}},
+		"five stars, down a cursor":  {PublicReviewFilter{MinRating: 5}, pg.Page{Limit: 20, After: deep}},
+		"two stars, first page":      {PublicReviewFilter{MinRating: 2}, pg.Page{Limit: 50}},
+		"one star (the JSON-LD's)":   {PublicReviewFilter{MinRating: 1}, pg.Page{Limit: 20}},
+		"four stars, down a cursor":  {PublicReviewFilter{MinRating: 4}, pg.Page{Limit: 50, After: deep}},
+		"five stars, a page of 100":  {PublicReviewFilter{MinRating: 5}, pg.Page{Limit: 100}},
+		"three stars, a page of 100": {PublicReviewFilter{MinRating: 3}, pg.Page{Limit: 100, After: deep}},
 	} {
 		query, args := publicReviewsQuery("acc-1", c.f, c.p)
 		var out []byte

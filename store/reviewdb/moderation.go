@@ -1,4 +1,4 @@
-package store
+package reviewdb
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // Who changed a review, in its history: the customer, the operator (the
 // admin CLI), or the shop's API client by its id.
 const (
-	ActorCustomer = "customer"
-	ActorOperator = "operator"
+	ActorCustomer = string(people.Customer)
+	ActorOperator = string(people.Operator)
 )
 
 // The actions of a review's history.
@@ -89,34 +90,34 @@ var auditedReviewActions = map[string]string{
 }
 
 // ReviewHistory returns a page of the changes of a review of the account,
-// newest first (ErrNotFound: no such review).
-func (s *Store) ReviewHistory(ctx context.Context, accountID, id string, p Page) ([]HistoryEntry, *Cursor, error) {
+// newest first (pg.ErrNotFound: no such review).
+func (s *Store) ReviewHistory(ctx context.Context, accountID, id string, p pg.Page) ([]HistoryEntry, *pg.Cursor, error) {
 	var exists bool
-	rd := s.read(ctx)
+	rd := s.Read(ctx)
 	if err := rd.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM reviews WHERE id = $1 AND account_id = $2)`,
 		id, accountID); err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, pg.Translate(err)
 	}
 	if !exists {
-		return nil, nil, ErrNotFound
+		return nil, nil, pg.ErrNotFound
 	}
 	args := []any{id}
 	cond := "TRUE"
 	if p.After != nil {
 		n, err := strconv.ParseInt(p.After.ID, 10, 64)
 		if err != nil {
-			return nil, nil, ErrBadCursor
+			return nil, nil, pg.ErrBadCursor
 		}
 		cond, args = "(at, id) < ($2, $3)", append(args, p.After.CreatedAt, n)
 	}
 	var hs []HistoryEntry
 	if err := rd.SelectContext(ctx, &hs, `SELECT id, action, status, COALESCE(reason, '') AS reason, COALESCE(note, '') AS note,
-			actor, at FROM review_history WHERE review_id = $1 AND `+cond+` ORDER BY at DESC, id DESC LIMIT `+strconv.Itoa(pageLimit(p)+1),
+			actor, at FROM review_history WHERE review_id = $1 AND `+cond+` ORDER BY at DESC, id DESC LIMIT `+strconv.Itoa(pg.PageLimit(p)+1),
 		args...); err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, pg.Translate(err)
 	}
-	hs, next := trim(hs, pageLimit(p), func(h HistoryEntry) Cursor {
-		return Cursor{CreatedAt: h.At, ID: strconv.FormatInt(h.ID, 10)}
+	hs, next := pg.Trim(hs, pg.PageLimit(p), func(h HistoryEntry) pg.Cursor {
+		return pg.Cursor{CreatedAt: h.At, ID: strconv.FormatInt(h.ID, 10)}
 	})
 	return hs, next, nil
 }
@@ -131,7 +132,7 @@ func (s *Store) ReviewHistory(ctx context.Context, accountID, id string, p Page)
 func (s *Store) ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (Review, bool, error) {
 	var r Review
 	changed := false
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		old, err := lockReview(ctx, tx, accountID, id)
 		if err != nil {
 			return err
@@ -163,7 +164,7 @@ func (s *Store) ModerateReview(ctx context.Context, id string, d review.Decision
 	}
 	var r Review
 	changed := false
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		old, err := lockReview(ctx, tx, "", id)
 		if err != nil {
 			return err
@@ -253,7 +254,7 @@ func (s *Store) ReportedReviews(ctx context.Context, accountID string, limit int
 		FROM reviews WHERE status = 'reported' AND ($1 = '' OR account_id = $1)
 		ORDER BY reported_at, id LIMIT `+strconv.Itoa(limit), accountID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, pg.Translate(err)
 	}
 	ptrs := make([]*Review, len(rs))
 	for i := range rs {
@@ -288,7 +289,7 @@ func (s *Store) DeleteReply(ctx context.Context, accountID, id, actor string) er
 func (s *Store) changeReply(ctx context.Context, accountID, id, text, actor string) (Review, bool, error) {
 	var r Review
 	changed := false
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		old, err := lockReview(ctx, tx, accountID, id)
 		if err != nil {
 			return err

@@ -9,6 +9,9 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
+// accountAPI is the routes of the account and what it sets up: branding, channels, event types, invite settings, the audit log and customers' erasure.
+type accountAPI struct{ *server }
+
 // accountJSON is GET /account: the caller's account and its branding;
 // displayName defaults to name, unset fields are null.
 type accountJSON struct {
@@ -58,7 +61,7 @@ func limitsOut(l accountdb.Limits, now time.Time) limitsJSON {
 }
 
 // writeAccount answers the account with its limits.
-func (s *server) writeAccount(w http.ResponseWriter, r *http.Request, a accountdb.Account) {
+func (s accountAPI) writeAccount(w http.ResponseWriter, r *http.Request, a accountdb.Account) {
 	l, err := s.accounts.AccountLimits(r.Context(), a.ID)
 	if err != nil {
 		s.fail(w, r, err)
@@ -92,7 +95,7 @@ type accountPatch struct {
 	Limits      jsonstrict.ReadOnly         `json:"limits"`
 }
 
-func (s *server) getAccount(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) getAccount(w http.ResponseWriter, r *http.Request) {
 	a, err := s.accounts.Account(r.Context(), accountID(r))
 	if err != nil {
 		s.fail(w, r, err)
@@ -101,7 +104,7 @@ func (s *server) getAccount(w http.ResponseWriter, r *http.Request) {
 	s.writeAccount(w, r, a)
 }
 
-func (s *server) updateAccount(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) updateAccount(w http.ResponseWriter, r *http.Request) {
 	var in accountPatch
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.fail(w, r, err)

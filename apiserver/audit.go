@@ -39,7 +39,7 @@ func auditOut(e persondb.Entry) auditJSON {
 	return out
 }
 
-func (s *server) listAudit(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) listAudit(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "from", "to", "actor")
 	f := persondb.AuditFilter{From: q.timestamp("from"), To: q.timestamp("to"), Actor: people.Actor(q.Get("actor"))}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {

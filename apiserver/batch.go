@@ -89,7 +89,7 @@ type batchOut struct {
 // body that has not arrived whole within the read timeout, 408. So a
 // client that declares much and sends little holds little, and one
 // account's slow or huge uploads leave room for every other account's.
-func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
+func (s eventAPI) createEvents(w http.ResponseWriter, r *http.Request) {
 	if err := checkJSONType(r); err != nil {
 		s.fail(w, r, err)
 		return
@@ -111,7 +111,7 @@ func (s *server) createEvents(w http.ResponseWriter, r *http.Request) {
 
 // takeBatch reads a batch and accepts it, holding its bytes until the
 // answer is decided.
-func (s *server) takeBatch(w http.ResponseWriter, r *http.Request) (batchOut, error) {
+func (s eventAPI) takeBatch(w http.ResponseWriter, r *http.Request) (batchOut, error) {
 	account := accountID(r)
 	body, held, err := s.readBatch(w, r, account)
 	defer s.batchBytes.Give(account, held)
@@ -124,7 +124,7 @@ func (s *server) takeBatch(w http.ResponseWriter, r *http.Request) (batchOut, er
 // readBatch reads a batch's body within the read timeout, counting its
 // bytes against the account's and the process's budget as they arrive.
 // It returns how many bytes it holds, also on error.
-func (s *server) readBatch(w http.ResponseWriter, r *http.Request, account string) ([]byte, int64, error) {
+func (s eventAPI) readBatch(w http.ResponseWriter, r *http.Request, account string) ([]byte, int64, error) {
 	// The deadline is the connection's: lifted once the body is in, so
 	// that what follows does not meet it, and moved to the past when the
 	// body is refused, so that nothing more of it is read.
@@ -164,7 +164,7 @@ func (s *server) readBatch(w http.ResponseWriter, r *http.Request, account strin
 }
 
 // acceptBatch checks and accepts a batch whose bytes are held.
-func (s *server) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
+func (s eventAPI) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 	raws, err := decodeBatch(body)
 	if err != nil {
 		return batchOut{}, err
@@ -225,7 +225,7 @@ func (s *server) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 
 // batchEvent decodes and validates one event of a batch as POST /events
 // does its body.
-func (s *server) batchEvent(r *http.Request, raw json.RawMessage) (eventdb.NewEvent, error) {
+func (s eventAPI) batchEvent(r *http.Request, raw json.RawMessage) (eventdb.NewEvent, error) {
 	if int64(len(raw)) > s.maxBody {
 		return eventdb.NewEvent{}, newError(http.StatusRequestEntityTooLarge, "the event is larger than %d bytes", s.maxBody)
 	}
@@ -280,7 +280,7 @@ func newStoreEvent(in *eventIn, accountID, key string) (eventdb.NewEvent, error)
 }
 
 // batchOutcomeError words a store outcome as POST /events would.
-func (s *server) batchOutcomeError(err error, typ string) error {
+func (s eventAPI) batchOutcomeError(err error, typ string) error {
 	var quota *accountdb.QuotaError
 	switch {
 	case errors.As(err, &quota):

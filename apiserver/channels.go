@@ -28,7 +28,7 @@ type channelIn struct {
 	UpdatedAt jsonstrict.ReadOnly `json:"updatedAt"`
 }
 
-func (s *server) createChannel(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) createChannel(w http.ResponseWriter, r *http.Request) {
 	var in channelIn
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.fail(w, r, err)
@@ -54,7 +54,7 @@ func (s *server) createChannel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, channelOut(ch))
 }
 
-func (s *server) listChannels(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) listChannels(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
 	p := q.Page("chl")
 	if err := q.Err(); err != nil {
@@ -69,7 +69,7 @@ func (s *server) listChannels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newList(chs, next, channelOut))
 }
 
-func (s *server) getChannel(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) getChannel(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "chl", "channel")
 	if err != nil {
 		s.fail(w, r, err)

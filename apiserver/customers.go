@@ -29,7 +29,7 @@ type erasureOut struct {
 // the API's cancel, then their workflows are told), their personal data
 // leaves their events, and reviews and suppressions are kept (see
 // store.EraseCustomer). The address is never logged.
-func (s *server) eraseCustomer(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) eraseCustomer(w http.ResponseWriter, r *http.Request) {
 	var in eraseIn
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.fail(w, r, err)

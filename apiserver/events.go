@@ -21,6 +21,9 @@ import (
 	"github.com/touchpoint/touchpoint/text"
 )
 
+// eventAPI is the routes of the events: accepting them one by one and in batches, the list, cancel and retry.
+type eventAPI struct{ *server }
+
 // Limits of an event; the body limit is Options.MaxBodyBytes.
 const (
 	maxProducts     = 50
@@ -225,7 +228,7 @@ type acceptance struct {
 	EventRef string `json:"EventRef"`
 }
 
-func (s *server) createEvent(w http.ResponseWriter, r *http.Request) {
+func (s eventAPI) createEvent(w http.ResponseWriter, r *http.Request) {
 	defer s.load.BeginAccept(1)()
 	key := r.Header.Get("Idempotency-Key")
 	if !validIdempotencyKey(key) {
@@ -371,7 +374,7 @@ func eventOutOf(e store.Event) (eventOut, error) {
 }
 
 // writeEvent answers with the event.
-func (s *server) writeEvent(w http.ResponseWriter, r *http.Request, status int, e store.Event) {
+func (s eventAPI) writeEvent(w http.ResponseWriter, r *http.Request, status int, e store.Event) {
 	out, err := eventOutOf(e)
 	if err != nil {
 		s.fail(w, r, err)
@@ -380,7 +383,7 @@ func (s *server) writeEvent(w http.ResponseWriter, r *http.Request, status int, 
 	writeJSON(w, status, out)
 }
 
-func (s *server) listEvents(w http.ResponseWriter, r *http.Request) {
+func (s eventAPI) listEvents(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "type", "channelId", "status", "customerEmail", "transactionReference", "receivedFrom", "receivedTo")
 	f := store.EventFilter{
 		Type:                 q.Get("type"),
@@ -421,7 +424,7 @@ func (s *server) listEvents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newList(items, next, func(o eventOut) eventOut { return o }))
 }
 
-func (s *server) getEvent(w http.ResponseWriter, r *http.Request) {
+func (s eventAPI) getEvent(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "evt", "event")
 	if err != nil {
 		s.fail(w, r, err)
@@ -437,7 +440,7 @@ func (s *server) getEvent(w http.ResponseWriter, r *http.Request) {
 
 // cancelEvent decides the cancel in PostgreSQL, so it answers
 // at once even when no worker runs, then tells the workflow.
-func (s *server) cancelEvent(w http.ResponseWriter, r *http.Request) {
+func (s eventAPI) cancelEvent(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "evt", "event")
 	if err != nil {
 		s.fail(w, r, err)
@@ -457,7 +460,7 @@ func (s *server) cancelEvent(w http.ResponseWriter, r *http.Request) {
 
 // retryEvent re-sends a failed invite now: a new workflow run, started by
 // the outbox starter like any other.
-func (s *server) retryEvent(w http.ResponseWriter, r *http.Request) {
+func (s eventAPI) retryEvent(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "evt", "event")
 	if err != nil {
 		s.fail(w, r, err)
@@ -477,7 +480,7 @@ func (s *server) retryEvent(w http.ResponseWriter, r *http.Request) {
 
 // stateConflict words the 409 of a cancel or retry the invite's state
 // does not allow.
-func (s *server) stateConflict(ctx context.Context, id, verb string) error {
+func (s eventAPI) stateConflict(ctx context.Context, id, verb string) error {
 	e, err := s.store.Event(ctx, infoFrom(ctx).principal.AccountID, id)
 	if err != nil {
 		return newError(http.StatusConflict, "the invite's state does not allow it to be %s", verb)

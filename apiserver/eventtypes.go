@@ -37,7 +37,7 @@ type eventTypePatch struct {
 	UpdatedAt jsonstrict.ReadOnly         `json:"updatedAt"`
 }
 
-func (s *server) createEventType(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) createEventType(w http.ResponseWriter, r *http.Request) {
 	var in eventTypeIn
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.fail(w, r, err)
@@ -59,7 +59,7 @@ func (s *server) createEventType(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, eventTypeOut(et))
 }
 
-func (s *server) listEventTypes(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "name", "active")
 	f := accountdb.EventTypeFilter{Active: q.boolean("active")}
 	if name := q.Get("name"); name != "" {
@@ -78,7 +78,7 @@ func (s *server) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newList(ets, next, eventTypeOut))
 }
 
-func (s *server) getEventType(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) getEventType(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "ety", "event type")
 	if err != nil {
 		s.fail(w, r, err)
@@ -92,7 +92,7 @@ func (s *server) getEventType(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, eventTypeOut(et))
 }
 
-func (s *server) updateEventType(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) updateEventType(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "ety", "event type")
 	if err != nil {
 		s.fail(w, r, err)

@@ -177,7 +177,7 @@ func unwrapAll(err error) []error {
 	return []error{err}
 }
 
-func (s *server) listInviteSettings(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) listInviteSettings(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "channelId", "eventTypeId")
 	f := accountdb.InviteSettingFilter{ChannelID: q.id("channelId", "chl"), EventTypeID: q.id("eventTypeId", "ety")}
 	p := q.Page("ist")
@@ -193,7 +193,7 @@ func (s *server) listInviteSettings(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newList(settings, next, inviteSettingOut))
 }
 
-func (s *server) getInviteSetting(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) getInviteSetting(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "ist", "invite setting")
 	if err != nil {
 		s.fail(w, r, err)
@@ -207,7 +207,7 @@ func (s *server) getInviteSetting(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, inviteSettingOut(is))
 }
 
-func (s *server) updateInviteSetting(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) updateInviteSetting(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "ist", "invite setting")
 	if err != nil {
 		s.fail(w, r, err)

@@ -36,7 +36,7 @@ type mailEventsOut struct {
 	Ignored int `json:"ignored"`
 }
 
-func (s *server) mailEvents(w http.ResponseWriter, r *http.Request) {
+func (s suppressionAPI) mailEvents(w http.ResponseWriter, r *http.Request) {
 	provider := mux.Vars(r)["provider"]
 	v := s.mailEventVerifiers[provider]
 	known, ok := mailevents.Lookup(provider)
@@ -121,7 +121,7 @@ func (s *server) mailEvents(w http.ResponseWriter, r *http.Request) {
 
 // refuseMailEvents answers err to a provider's request and counts the
 // refusal.
-func (s *server) refuseMailEvents(w http.ResponseWriter, r *http.Request, provider, reason string, err error) {
+func (s suppressionAPI) refuseMailEvents(w http.ResponseWriter, r *http.Request, provider, reason string, err error) {
 	s.metrics.MailEventRefused(provider, reason)
 	s.fail(w, r, err)
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/touchpoint/touchpoint/text"
 )
 
+// reviewAPI is the routes of the reviews, product reviews and the funnel's counts.
+type reviewAPI struct{ *server }
+
 // The shop's side of its reviews: reading them and their product
 // reviews, the aggregates, reporting a review to the operator and
 // answering it in public. The rules (who may hide what, how an average
@@ -129,7 +132,7 @@ func summaryOut(a review.Aggregate) summaryJSON {
 	return out
 }
 
-func (s *server) listReviews(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) listReviews(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "eventTypeId", "channelId", "rating", "minRating", "status", "createdFrom", "createdTo")
 	f := reviewdb.ReviewFilter{EventTypeID: q.id("eventTypeId", "ety"), ChannelID: q.id("channelId", "chl"),
 		Rating: q.Rating("rating"), MinRating: q.Rating("minRating"), Status: q.status("status"),
@@ -147,7 +150,7 @@ func (s *server) listReviews(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newList(rs, next, reviewOut))
 }
 
-func (s *server) getReview(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) getReview(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
@@ -163,7 +166,7 @@ func (s *server) getReview(w http.ResponseWriter, r *http.Request) {
 
 // getReviewSummary is GET /reviews/summary: the account's public shop
 // ratings, from the row kept with every change.
-func (s *server) getReviewSummary(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) getReviewSummary(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
 	q.NoPage()
 	if err := q.Err(); err != nil {
@@ -178,7 +181,7 @@ func (s *server) getReviewSummary(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, summaryOut(a))
 }
 
-func (s *server) listProductReviews(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) listProductReviews(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "sku", "gtin", "mpn", "minRating", "status", "createdFrom", "createdTo")
 	f := reviewdb.ProductReviewFilter{SKU: q.ProductKey("sku"), GTIN: q.ProductKey("gtin"), MPN: q.ProductKey("mpn"),
 		MinRating: q.Rating("minRating"), Status: q.status("status"),
@@ -196,7 +199,7 @@ func (s *server) listProductReviews(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newList(ps, next, productReviewOut))
 }
 
-func (s *server) getProductReview(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) getProductReview(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "prv", "product review")
 	if err != nil {
 		s.fail(w, r, err)
@@ -213,7 +216,7 @@ func (s *server) getProductReview(w http.ResponseWriter, r *http.Request) {
 // getProductSummary is GET /products/summary?sku=|gtin=|mpn=: the public
 // ratings of one product, from the row kept with every change. A product
 // nobody has rated yet has count 0.
-func (s *server) getProductSummary(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) getProductSummary(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "sku", "gtin", "mpn")
 	q.NoPage()
 	key := q.OneProductKey()
@@ -240,7 +243,7 @@ type reportIn struct {
 // the reason is personal data (see review.Moderation.Report). 200 with the
 // review; 409 when the operator has removed it, or has published it after
 // a report and it has not changed since.
-func (s *server) reportReview(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) reportReview(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
@@ -299,7 +302,7 @@ func historyOut(h reviewdb.HistoryEntry) historyJSON {
 
 // reviewHistory is GET /reviews/{id}/history: every change of the review,
 // newest first.
-func (s *server) reviewHistory(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) reviewHistory(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
@@ -326,7 +329,7 @@ type replyIn struct {
 
 // putReply is PUT /reviews/{id}/reply: sets or replaces the shop's public
 // reply; 200 with the reply.
-func (s *server) putReply(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) putReply(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
@@ -354,7 +357,7 @@ func (s *server) putReply(w http.ResponseWriter, r *http.Request) {
 
 // deleteReply is DELETE /reviews/{id}/reply: 204, or 404 when there is no
 // reply.
-func (s *server) deleteReply(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) deleteReply(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)

@@ -56,74 +56,76 @@ type route struct {
 }
 
 func (s *server) routes() []route {
+	acc, ev, rv := accountAPI{s}, eventAPI{s}, reviewAPI{s}
+	wh, tp, sp := webhookAPI{s}, templateAPI{s}, suppressionAPI{s}
 	return []route{
 		{http.MethodGet, "/healthz", public, s.healthz},
 		{http.MethodGet, "/readyz", public, s.readyz},
 		{http.MethodGet, "/openapi.yaml", public, s.openAPI},
 
-		{http.MethodPost, "/event-types", fullOnly, s.createEventType},
-		{http.MethodGet, "/event-types", anyClient, s.listEventTypes},
-		{http.MethodGet, "/event-types/{id}", anyClient, s.getEventType},
-		{http.MethodPatch, "/event-types/{id}", fullOnly, s.updateEventType},
+		{http.MethodPost, "/event-types", fullOnly, acc.createEventType},
+		{http.MethodGet, "/event-types", anyClient, acc.listEventTypes},
+		{http.MethodGet, "/event-types/{id}", anyClient, acc.getEventType},
+		{http.MethodPatch, "/event-types/{id}", fullOnly, acc.updateEventType},
 
-		{http.MethodPost, "/channels", fullOnly, s.createChannel},
-		{http.MethodGet, "/channels", anyClient, s.listChannels},
-		{http.MethodGet, "/channels/{id}", anyClient, s.getChannel},
+		{http.MethodPost, "/channels", fullOnly, acc.createChannel},
+		{http.MethodGet, "/channels", anyClient, acc.listChannels},
+		{http.MethodGet, "/channels/{id}", anyClient, acc.getChannel},
 
-		{http.MethodGet, "/invite-settings", anyClient, s.listInviteSettings},
-		{http.MethodGet, "/invite-settings/{id}", anyClient, s.getInviteSetting},
-		{http.MethodPatch, "/invite-settings/{id}", fullOnly, s.updateInviteSetting},
+		{http.MethodGet, "/invite-settings", anyClient, acc.listInviteSettings},
+		{http.MethodGet, "/invite-settings/{id}", anyClient, acc.getInviteSetting},
+		{http.MethodPatch, "/invite-settings/{id}", fullOnly, acc.updateInviteSetting},
 
-		{http.MethodPost, "/events", senders, s.createEvent},
-		{http.MethodPost, "/events/batch", senders, s.createEvents},
-		{http.MethodGet, "/events", anyClient, s.listEvents},
-		{http.MethodGet, "/events/{id}", anyClient, s.getEvent},
-		{http.MethodPost, "/events/{id}/cancel", fullOnly, s.cancelEvent},
-		{http.MethodPost, "/events/{id}/retry", fullOnly, s.retryEvent},
+		{http.MethodPost, "/events", senders, ev.createEvent},
+		{http.MethodPost, "/events/batch", senders, ev.createEvents},
+		{http.MethodGet, "/events", anyClient, ev.listEvents},
+		{http.MethodGet, "/events/{id}", anyClient, ev.getEvent},
+		{http.MethodPost, "/events/{id}/cancel", fullOnly, ev.cancelEvent},
+		{http.MethodPost, "/events/{id}/retry", fullOnly, ev.retryEvent},
 
-		{http.MethodGet, "/stats/invites", anyClient, s.inviteStats},
-		{http.MethodGet, "/stats/reviews", anyClient, s.reviewStats},
+		{http.MethodGet, "/stats/invites", anyClient, rv.inviteStats},
+		{http.MethodGet, "/stats/reviews", anyClient, rv.reviewStats},
 
-		{http.MethodGet, "/reviews", anyClient, s.listReviews},
-		{http.MethodGet, "/reviews/summary", anyClient, s.getReviewSummary}, // before /reviews/{id}
-		{http.MethodGet, "/reviews/{id}", anyClient, s.getReview},
-		{http.MethodGet, "/reviews/{id}/history", anyClient, s.reviewHistory},
-		{http.MethodPost, "/reviews/{id}/report", fullOnly, s.reportReview},
-		{http.MethodPut, "/reviews/{id}/reply", fullOnly, s.putReply},
-		{http.MethodDelete, "/reviews/{id}/reply", fullOnly, s.deleteReply},
-		{http.MethodGet, "/product-reviews", anyClient, s.listProductReviews},
-		{http.MethodGet, "/product-reviews/{id}", anyClient, s.getProductReview},
-		{http.MethodGet, "/products/summary", anyClient, s.getProductSummary},
+		{http.MethodGet, "/reviews", anyClient, rv.listReviews},
+		{http.MethodGet, "/reviews/summary", anyClient, rv.getReviewSummary}, // before /reviews/{id}
+		{http.MethodGet, "/reviews/{id}", anyClient, rv.getReview},
+		{http.MethodGet, "/reviews/{id}/history", anyClient, rv.reviewHistory},
+		{http.MethodPost, "/reviews/{id}/report", fullOnly, rv.reportReview},
+		{http.MethodPut, "/reviews/{id}/reply", fullOnly, rv.putReply},
+		{http.MethodDelete, "/reviews/{id}/reply", fullOnly, rv.deleteReply},
+		{http.MethodGet, "/product-reviews", anyClient, rv.listProductReviews},
+		{http.MethodGet, "/product-reviews/{id}", anyClient, rv.getProductReview},
+		{http.MethodGet, "/products/summary", anyClient, rv.getProductSummary},
 
-		{http.MethodGet, "/suppressions", anyClient, s.listSuppressions},
-		{http.MethodPost, "/suppressions", fullOnly, s.createSuppression},
-		{http.MethodDelete, "/suppressions/{address}", fullOnly, s.deleteSuppression},
-		{http.MethodGet, "/suppressions/{address}/history", anyClient, s.suppressionHistory},
+		{http.MethodGet, "/suppressions", anyClient, sp.listSuppressions},
+		{http.MethodPost, "/suppressions", fullOnly, sp.createSuppression},
+		{http.MethodDelete, "/suppressions/{address}", fullOnly, sp.deleteSuppression},
+		{http.MethodGet, "/suppressions/{address}/history", anyClient, sp.suppressionHistory},
 
-		{http.MethodGet, "/webhooks", anyClient, s.listWebhooks},
-		{http.MethodPost, "/webhooks", fullOnly, s.createWebhook},
-		{http.MethodGet, "/webhooks/{id}", anyClient, s.getWebhook},
-		{http.MethodPatch, "/webhooks/{id}", fullOnly, s.updateWebhook},
-		{http.MethodDelete, "/webhooks/{id}", fullOnly, s.deleteWebhook},
-		{http.MethodPost, "/webhooks/{id}/rotate-secret", fullOnly, s.rotateWebhookSecret},
-		{http.MethodGet, "/webhooks/{id}/deliveries", anyClient, s.listWebhookDeliveries},
-		{http.MethodPost, "/webhooks/{id}/deliveries/{msg}/retry", fullOnly, s.retryWebhookDelivery},
-		{http.MethodPost, "/webhooks/{id}/replay", fullOnly, s.replayWebhook},
+		{http.MethodGet, "/webhooks", anyClient, wh.listWebhooks},
+		{http.MethodPost, "/webhooks", fullOnly, wh.createWebhook},
+		{http.MethodGet, "/webhooks/{id}", anyClient, wh.getWebhook},
+		{http.MethodPatch, "/webhooks/{id}", fullOnly, wh.updateWebhook},
+		{http.MethodDelete, "/webhooks/{id}", fullOnly, wh.deleteWebhook},
+		{http.MethodPost, "/webhooks/{id}/rotate-secret", fullOnly, wh.rotateWebhookSecret},
+		{http.MethodGet, "/webhooks/{id}/deliveries", anyClient, wh.listWebhookDeliveries},
+		{http.MethodPost, "/webhooks/{id}/deliveries/{msg}/retry", fullOnly, wh.retryWebhookDelivery},
+		{http.MethodPost, "/webhooks/{id}/replay", fullOnly, wh.replayWebhook},
 
-		{http.MethodPost, "/customers/erase", fullOnly, s.eraseCustomer},
+		{http.MethodPost, "/customers/erase", fullOnly, acc.eraseCustomer},
 
-		{http.MethodGet, "/audit", fullOnly, s.listAudit},
+		{http.MethodGet, "/audit", fullOnly, acc.listAudit},
 
-		{http.MethodGet, "/account", anyClient, s.getAccount},
-		{http.MethodPatch, "/account", fullOnly, s.updateAccount},
+		{http.MethodGet, "/account", anyClient, acc.getAccount},
+		{http.MethodPatch, "/account", fullOnly, acc.updateAccount},
 
-		{http.MethodGet, "/templates", anyClient, s.listTemplates},
-		{http.MethodPost, "/templates/preview", anyClient, s.previewTemplate},
-		{http.MethodPost, "/templates/test-send", fullOnly, s.testSend},
-		{http.MethodGet, "/templates/test-sends/{id}", anyClient, s.getTestSend},
-		{http.MethodGet, "/templates/{kind}/{locale}", anyClient, s.getTemplate},
-		{http.MethodPut, "/templates/{kind}/{locale}", fullOnly, s.putTemplate},
-		{http.MethodDelete, "/templates/{kind}/{locale}", fullOnly, s.deleteTemplate},
+		{http.MethodGet, "/templates", anyClient, tp.listTemplates},
+		{http.MethodPost, "/templates/preview", anyClient, tp.previewTemplate},
+		{http.MethodPost, "/templates/test-send", fullOnly, tp.testSend},
+		{http.MethodGet, "/templates/test-sends/{id}", anyClient, tp.getTestSend},
+		{http.MethodGet, "/templates/{kind}/{locale}", anyClient, tp.getTemplate},
+		{http.MethodPut, "/templates/{kind}/{locale}", fullOnly, tp.putTemplate},
+		{http.MethodDelete, "/templates/{kind}/{locale}", fullOnly, tp.deleteTemplate},
 
 		// The customer pages, served by package pages.
 		{http.MethodGet, s.feedbackPath, page, s.pages.ShowFeedback},
@@ -147,6 +149,6 @@ func (s *server) routes() []route {
 
 		// The mail providers' reports of what became of a message, each
 		// verified as its provider signs it.
-		{http.MethodPost, "/mail-events/{provider}", providerReport, s.mailEvents},
+		{http.MethodPost, "/mail-events/{provider}", providerReport, sp.mailEvents},
 	}
 }

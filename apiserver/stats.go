@@ -61,7 +61,7 @@ type statsPeriodJSON struct {
 
 // statsQuery reads from, to, timeZone and groupBy, and the groups of the
 // account's counts for them.
-func (s *server) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeriodJSON, []stats.Group, bool) {
+func (s reviewAPI) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeriodJSON, []stats.Group, bool) {
 	q := parseQuery(r, "from", "to", "timeZone", "groupBy")
 	q.NoPage()
 	if err := q.Err(); err != nil { // malformed, unknown or repeated parameters first
@@ -96,7 +96,7 @@ func (s *server) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeriod
 		stats.Complete(p, by, groups), true
 }
 
-func (s *server) inviteStats(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) inviteStats(w http.ResponseWriter, r *http.Request) {
 	period, groups, ok := s.statsQuery(w, r)
 	if !ok {
 		return
@@ -112,7 +112,7 @@ func (s *server) inviteStats(w http.ResponseWriter, r *http.Request) {
 	}{period, inviteStatsOut(stats.Group{Counts: stats.Total(groups)}), items})
 }
 
-func (s *server) reviewStats(w http.ResponseWriter, r *http.Request) {
+func (s reviewAPI) reviewStats(w http.ResponseWriter, r *http.Request) {
 	period, groups, ok := s.statsQuery(w, r)
 	if !ok {
 		return

@@ -13,6 +13,9 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 )
 
+// suppressionAPI is the routes of the suppression list and the mail providers' reports.
+type suppressionAPI struct{ *server }
+
 // suppressionJSON is an entry of the suppression list.
 type suppressionJSON struct {
 	Address   string                   `json:"address"`
@@ -61,7 +64,7 @@ func normalizeAddress(raw string) (address string, medium invite.Medium, problem
 	return address, medium, ""
 }
 
-func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
+func (s suppressionAPI) listSuppressions(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "reason", "address")
 	f := store.SuppressionFilter{Reason: invite.SuppressionReason(q.Get("reason"))}
 	if f.Reason != "" {
@@ -91,7 +94,7 @@ func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 
 // createSuppression puts an address on the list: 201, or 200 with the
 // entry unchanged when it is there already.
-func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
+func (s suppressionAPI) createSuppression(w http.ResponseWriter, r *http.Request) {
 	var in suppressionIn
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.fail(w, r, err)
@@ -125,7 +128,7 @@ func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
 // suppressionAddress reads the {address} path segment: percent-escaped or
 // literal; emails match case-insensitively. An address that cannot be
 // one is not on any list: 404.
-func (s *server) suppressionAddress(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (s suppressionAPI) suppressionAddress(w http.ResponseWriter, r *http.Request) (string, bool) {
 	addr, _, msg := normalizeAddress(mux.Vars(r)["address"])
 	if msg != "" {
 		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
@@ -138,7 +141,7 @@ func (s *server) suppressionAddress(w http.ResponseWriter, r *http.Request) (str
 // An unsubscribe or a spam complaint is the customer's own wish: lifting
 // it needs ?confirm=customer-consent, the client's statement that the
 // customer asked to hear from the shop again (409 without it).
-func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
+func (s suppressionAPI) deleteSuppression(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "confirm")
 	confirm := q.Get("confirm")
 	if confirm != "" && confirm != consentToLift {
@@ -169,7 +172,7 @@ func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
 // suppressionHistory is GET /suppressions/{address}/history: every time
 // the address was put on the list or lifted, newest first; 404 when it
 // never was.
-func (s *server) suppressionHistory(w http.ResponseWriter, r *http.Request) {
+func (s suppressionAPI) suppressionHistory(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
 	p := q.PageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
 	if err := q.Err(); err != nil {

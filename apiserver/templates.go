@@ -18,6 +18,9 @@ import (
 	"github.com/touchpoint/touchpoint/templates"
 )
 
+// templateAPI is the routes of the shop's templates, their previews and test sends.
+type templateAPI struct{ *server }
+
 // The shop's own templates (package templates checks and renders them;
 // these handlers read the request, ask the store and answer).
 
@@ -121,7 +124,7 @@ func kindList() string {
 
 // getTemplate answers the effective template: the event type's (with
 // ?eventTypeId=), else the account's, else the built-in one.
-func (s *server) getTemplate(w http.ResponseWriter, r *http.Request) {
+func (s templateAPI) getTemplate(w http.ResponseWriter, r *http.Request) {
 	key, err := templateKey(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -157,7 +160,7 @@ func (s *server) getTemplate(w http.ResponseWriter, r *http.Request) {
 
 // putTemplate stores a template at the level of the path: 201 when the
 // level had none, else 200, with the new version.
-func (s *server) putTemplate(w http.ResponseWriter, r *http.Request) {
+func (s templateAPI) putTemplate(w http.ResponseWriter, r *http.Request) {
 	key, err := templateKey(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -188,7 +191,7 @@ func (s *server) putTemplate(w http.ResponseWriter, r *http.Request) {
 // checkTemplate checks a template of the kind as the templates' rules
 // demand (templates.Library.Check, with the account's sample data),
 // naming its fields with prefix in errors.
-func (s *server) checkTemplate(r *http.Request, kind templates.Kind, lang, eventTypeID string, in templates.Content, prefix string) (templates.Content, error) {
+func (s templateAPI) checkTemplate(r *http.Request, kind templates.Kind, lang, eventTypeID string, in templates.Content, prefix string) (templates.Content, error) {
 	var sample templates.Input
 	if kind.SMS() {
 		var err error
@@ -214,7 +217,7 @@ func (s *server) checkTemplate(r *http.Request, kind templates.Kind, lang, event
 
 // sample is the sample data of a preview, a test send or an SMS length
 // check: the account's branding, the event type's name, sample links.
-func (s *server) sample(r *http.Request, lang, eventTypeID string) (templates.Input, error) {
+func (s templateAPI) sample(r *http.Request, lang, eventTypeID string) (templates.Input, error) {
 	acc, err := s.accounts.Account(r.Context(), accountID(r))
 	if err != nil {
 		return templates.Input{}, err
@@ -236,7 +239,7 @@ func (s *server) sample(r *http.Request, lang, eventTypeID string) (templates.In
 
 // deleteTemplate removes the template of the path's level: 204, after
 // which the next level applies.
-func (s *server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
+func (s templateAPI) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 	key, err := templateKey(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -251,7 +254,7 @@ func (s *server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 
 // listTemplates lists the account's own templates (never the built-in
 // ones), newest first.
-func (s *server) listTemplates(w http.ResponseWriter, r *http.Request) {
+func (s templateAPI) listTemplates(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "kind", "locale", "eventTypeId", "level")
 	f := store.TemplateFilter{Kind: templates.Kind(q.Get("kind")), Locale: q.Get("locale"), EventTypeID: q.id("eventTypeId", "ety")}
 	if msg := oneOf(f.Kind, templates.Kinds...); f.Kind != "" && msg != "" {
@@ -311,7 +314,7 @@ const sourceRequest templates.Source = "request"
 // template given, or the effective one; with sample data, or with the
 // data of one of the account's events (its links stay samples, so a
 // preview never hands out a customer's working link).
-func (s *server) previewTemplate(w http.ResponseWriter, r *http.Request) {
+func (s templateAPI) previewTemplate(w http.ResponseWriter, r *http.Request) {
 	var in previewIn
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.fail(w, r, err)
@@ -389,7 +392,7 @@ func kindAndLanguage(kind, lang string) (templates.Kind, string, error) {
 // previewData is the data a preview renders: sample data, or the data of
 // the account's event eventID (another account's is 404), then also the
 // template in force for that event.
-func (s *server) previewData(r *http.Request, kind templates.Kind, lang, eventTypeID, eventID string) (templates.Input, templates.Chosen, error) {
+func (s templateAPI) previewData(r *http.Request, kind templates.Kind, lang, eventTypeID, eventID string) (templates.Input, templates.Chosen, error) {
 	in, err := s.sample(r, lang, eventTypeID)
 	if err != nil || eventID == "" {
 		return in, templates.Chosen{}, err
@@ -460,7 +463,7 @@ func testSendOut(t store.TestSend) testSendJSON {
 // list is refused (422); each test counts against the day's test sends,
 // the daily cap of sends to its address and the account's daily send
 // quota (429 when used up).
-func (s *server) testSend(w http.ResponseWriter, r *http.Request) {
+func (s templateAPI) testSend(w http.ResponseWriter, r *http.Request) {
 	var in testSendIn
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.fail(w, r, err)
@@ -519,7 +522,7 @@ func testAddress(kind templates.Kind, raw string) (to, masked, problem string) {
 	return a, contact.Mask(a), ""
 }
 
-func (s *server) getTestSend(w http.ResponseWriter, r *http.Request) {
+func (s templateAPI) getTestSend(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "tts", "test send")
 	if err != nil {
 		s.fail(w, r, err)

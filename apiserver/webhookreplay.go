@@ -32,7 +32,7 @@ type replayOut struct {
 	DryRun   bool `json:"dryRun"`
 }
 
-func (s *server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "whk", "webhook")
 	if err != nil {
 		s.fail(w, r, err)
@@ -51,7 +51,7 @@ func (s *server) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, deliveryOut(d))
 }
 
-func (s *server) replayWebhook(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) replayWebhook(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "whk", "webhook")
 	if err != nil {
 		s.fail(w, r, err)

@@ -14,6 +14,9 @@ import (
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
+// webhookAPI is the routes of the webhook endpoints and their deliveries.
+type webhookAPI struct{ *server }
+
 // Webhook endpoints and their deliveries. An endpoint's
 // secret is made here, shown once (on create and on rotation) and handed
 // to the store sealed; the deliveries themselves are written by the store
@@ -125,7 +128,7 @@ func deliveryOut(d webhookdb.WebhookDelivery) deliveryJSON {
 	return out
 }
 
-func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) createWebhook(w http.ResponseWriter, r *http.Request) {
 	var in webhookIn
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		s.fail(w, r, err)
@@ -159,7 +162,7 @@ func (s *server) createWebhook(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, webhookWithSecret{webhookOut(ep), secret})
 }
 
-func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r)
 	p := q.Page("whk")
 	if err := q.Err(); err != nil {
@@ -174,7 +177,7 @@ func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newList(eps, next, webhookOut))
 }
 
-func (s *server) getWebhook(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) getWebhook(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "whk", "webhook")
 	if err != nil {
 		s.fail(w, r, err)
@@ -190,7 +193,7 @@ func (s *server) getWebhook(w http.ResponseWriter, r *http.Request) {
 
 // updateWebhook applies a merge patch. Disabling an endpoint gives up its
 // pending deliveries; enabling it again delivers what happens from then on.
-func (s *server) updateWebhook(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) updateWebhook(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "whk", "webhook")
 	if err != nil {
 		s.fail(w, r, err)
@@ -231,7 +234,7 @@ func (s *server) updateWebhook(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, webhookOut(ep))
 }
 
-func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "whk", "webhook")
 	if err != nil {
 		s.fail(w, r, err)
@@ -247,7 +250,7 @@ func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 // rotateWebhookSecret gives the endpoint a new secret, shown in the
 // answer; the old one goes on signing beside it for SecretOverlap. The
 // request has no body.
-func (s *server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "whk", "webhook")
 	if err != nil {
 		s.fail(w, r, err)
@@ -266,7 +269,7 @@ func (s *server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, webhookWithSecret{webhookOut(ep), secret})
 }
 
-func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
+func (s webhookAPI) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "whk", "webhook")
 	if err != nil {
 		s.fail(w, r, err)
@@ -293,11 +296,11 @@ func (s *server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 }
 
 // newWebhookSecret makes a secret for endpoint id and seals it.
-func (s *server) newWebhookSecret(id string) (secret string, sealed []byte, err error) {
+func (s webhookAPI) newWebhookSecret(id string) (secret string, sealed []byte, err error) {
 	return s.webhookSecrets.New(id)
 }
 
-func (s *server) checkWebhookURL(u string) string {
+func (s webhookAPI) checkWebhookURL(u string) string {
 	if err := webhook.ValidateURL(u, s.webhookAllowPrivate); err != nil {
 		return err.Error()
 	}

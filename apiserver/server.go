@@ -282,7 +282,7 @@ func New(opts Options) *Server {
 	if s.errorPages, err = pages.New(); err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
-	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store, Logger: s.log, Fail: s.fail})
+	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store.Reports, Logger: s.log, Fail: s.fail})
 	if opts.BatchInflightBytes <= 0 {
 		opts.BatchInflightBytes = DefaultBatchInflightBytes
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
 
 // suppressionJSON is an entry of the suppression list.
@@ -22,7 +23,7 @@ type suppressionJSON struct {
 	CreatedAt timestamp                `json:"createdAt"`
 }
 
-func suppressionOut(x store.Suppression) suppressionJSON {
+func suppressionOut(x suppressiondb.Suppression) suppressionJSON {
 	return suppressionJSON{Address: x.Address, Medium: x.Medium, Reason: x.Reason, By: x.By, CreatedAt: timestamp(x.CreatedAt)}
 }
 
@@ -34,7 +35,7 @@ type suppressionChangeJSON struct {
 	At     timestamp                `json:"at"`
 }
 
-func suppressionChangeOut(c store.SuppressionChange) suppressionChangeJSON {
+func suppressionChangeOut(c suppressiondb.SuppressionChange) suppressionChangeJSON {
 	return suppressionChangeJSON{Action: c.Action, Reason: c.Reason, By: c.By, At: timestamp(c.At)}
 }
 
@@ -63,7 +64,7 @@ func normalizeAddress(raw string) (address string, medium invite.Medium, problem
 
 func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "reason", "address")
-	f := store.SuppressionFilter{Reason: invite.SuppressionReason(q.get("reason"))}
+	f := suppressiondb.SuppressionFilter{Reason: invite.SuppressionReason(q.get("reason"))}
 	if f.Reason != "" {
 		if msg := oneOf(f.Reason, invite.SuppressionReasons()...); msg != "" {
 			q.fail("reason", msg)
@@ -81,7 +82,7 @@ func (s *server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	xs, next, err := s.store.ListSuppressions(r.Context(), accountID(r), f, p)
+	xs, next, err := s.store.Suppressions.ListSuppressions(r.Context(), accountID(r), f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -109,7 +110,7 @@ func (s *server) createSuppression(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	x, created, err := s.store.AddSuppressionBy(r.Context(), accountID(r), addr, medium, reason, clientID(r))
+	x, created, err := s.store.Suppressions.AddSuppressionBy(r.Context(), accountID(r), addr, medium, reason, clientID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -152,11 +153,11 @@ func (s *server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	err := s.store.LiftSuppression(r.Context(), accountID(r), addr, clientID(r), confirm == consentToLift)
+	err := s.store.Suppressions.LiftSuppression(r.Context(), accountID(r), addr, clientID(r), confirm == consentToLift)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
-	case errors.Is(err, store.ErrConsentNeeded):
+	case errors.Is(err, suppressiondb.ErrConsentNeeded):
 		s.fail(w, r, newError(http.StatusConflict, "the customer unsubscribed or complained: lift it only when they "+
 			"asked to hear from you again, with ?confirm="+consentToLift))
 	case err != nil:
@@ -180,7 +181,7 @@ func (s *server) suppressionHistory(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cs, next, err := s.store.SuppressionHistory(r.Context(), accountID(r), addr, p)
+	cs, next, err := s.store.Suppressions.SuppressionHistory(r.Context(), accountID(r), addr, p)
 	if errors.Is(err, store.ErrNotFound) {
 		s.fail(w, r, newError(http.StatusNotFound, "address never suppressed"))
 		return

@@ -11,8 +11,8 @@ import (
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
-// The facts of the changes of reviews and of the suppression list that
-// endpoints may subscribe to, written with the change (webhookdb.EmitTx).
+// The facts of the changes of reviews that endpoints may subscribe to,
+// written with the change (webhookdb.EmitTx).
 
 // reviewOf names r and its event in a message; the event may be gone.
 func (s *Store) reviewOf(ctx context.Context, tx *sqlx.Tx, r Review, typ string) (webhookdb.ReviewOf, bool, error) {
@@ -66,24 +66,6 @@ func (s *Store) emitReplyWebhook(ctx context.Context, tx *sqlx.Tx, r Review, at 
 		}
 	}
 	return s.Webhooks.EmitTx(ctx, tx, r.AccountID, webhookdb.ReviewReplied, at, f)
-}
-
-// emitSuppressionWebhook reports a new entry of the suppression list; when
-// the entry came from an event (an unsubscribe link, a bounce), its ID and
-// customer reference let the shop find the customer.
-func (s *Store) emitSuppressionWebhook(ctx context.Context, tx *sqlx.Tx, sup Suppression) error {
-	f := webhookdb.SuppressionFact{Medium: sup.Medium, Reason: sup.Reason}
-	subscribed, err := false, error(nil)
-	if sup.EventID == nil {
-		subscribed, err = webhookdb.SubscribedTx(ctx, tx, sup.AccountID, webhookdb.SuppressionCreated)
-	} else {
-		f.EventID = *sup.EventID
-		f.CustomerReference, subscribed, err = s.Webhooks.ReferenceTx(ctx, tx, sup.AccountID, *sup.EventID, webhookdb.SuppressionCreated)
-	}
-	if err != nil || !subscribed {
-		return err
-	}
-	return s.Webhooks.EmitTx(ctx, tx, sup.AccountID, webhookdb.SuppressionCreated, sup.CreatedAt, f)
 }
 
 // emitErasureCancel reports the invite of eventID moving from status from to

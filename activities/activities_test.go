@@ -30,6 +30,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/storeset"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -268,14 +269,14 @@ func TestRefusedAddressIsSuppressed(t *testing.T) {
 	_, st = send(a, "other@example.com")
 	assert.Equal(t, invite.Sent, st.Status, "a refused message does not suppress its address")
 
-	x, err := h.st.Suppression(t.Context(), a.AccountID, email)
+	x, err := h.st.Suppressions.Suppression(t.Context(), a.AccountID, email)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Bounced, x.Reason)
 	_, err = h.st.RetryInvite(t.Context(), a.AccountID, refused)
 	require.NoError(t, err)
 	_, st = send(a, email)
 	assert.Equal(t, invite.Suppressed, st.Reason, "retrying the refused invite does not lift the suppression")
-	require.NoError(t, h.st.LiftSuppression(t.Context(), a.AccountID, email, store.ActorOperator, true))
+	require.NoError(t, h.st.Suppressions.LiftSuppression(t.Context(), a.AccountID, email, suppressiondb.ActorOperator, true))
 	_, st = send(a, email)
 	assert.Equal(t, invite.Sent, st.Status, "deleting the suppression does")
 }

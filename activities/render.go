@@ -3,9 +3,11 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -34,20 +36,20 @@ func (a *Activities) render(ctx context.Context, c store.InviteContent, reminder
 		kind = templates.KindReminder
 	}
 	locale := a.Templates.Pick(c.Locale)
-	et, err := a.Store.LoadEventTemplate(ctx, c.EventID, kind, templates.Language(locale))
+	et, chosen, err := a.eventTemplate(ctx, c.EventID, kind, templates.Language(locale))
 	if err != nil {
-		return r, storeError(err)
+		return r, err
 	}
 	d := templates.Data{FirstName: c.FirstName, FeedbackURL: a.Feedback.URL(c.EventID), Brand: c.Account.Brand(),
 		UnsubscribeURL: a.unsubscribeURL(c.EventID), Reminder: reminder, OrderReference: et.OrderReference,
-		EventType: et.EventType, Template: et.Chosen.Content}
+		EventType: et.EventType, Template: chosen.Content}
 	for _, p := range c.Products {
 		d.Products = append(d.Products, templates.Product{Name: p.Name, ImageURL: p.ImageURL, URL: p.URL})
 	}
 	if r.mail, err = a.Templates.Render(locale, d); err != nil {
 		return r, err
 	}
-	r.mailTemplate = used(et.Chosen, r.mail.Builtin)
+	r.mailTemplate = used(chosen, r.mail.Builtin)
 	if a.SMS == nil || normalizeMobile(c.Mobile, c.Locale) == "" {
 		return r, nil
 	}
@@ -59,24 +61,39 @@ func (a *Activities) render(ctx context.Context, c store.InviteContent, reminder
 		kind = templates.KindSMSReminder
 	}
 	locale = a.SMSTemplates.Pick(c.Locale)
-	st, err := a.Store.LoadEventTemplate(ctx, c.EventID, kind, templates.Language(locale))
+	st, smsChosen, err := a.eventTemplate(ctx, c.EventID, kind, templates.Language(locale))
 	if err != nil {
-		return r, storeError(err)
+		return r, err
 	}
 	sd := templates.SMSData{ShopName: c.Account.Brand().DisplayName, FirstName: c.FirstName, FeedbackURL: a.Feedback.URL(c.EventID),
 		Reminder: reminder, OrderReference: st.OrderReference, EventType: st.EventType}
 	if len(c.Products) > 0 {
 		sd.ProductName = c.Products[0].Name
 	}
-	if st.Chosen.Content != nil {
-		sd.Template = st.Chosen.Content.Text
+	if smsChosen.Content != nil {
+		sd.Template = smsChosen.Content.Text
 	}
 	m, err := a.SMSTemplates.Render(locale, sd)
 	if err != nil {
 		return r, err
 	}
-	r.text, r.smsTemplate = m.Text, used(st.Chosen, m.Builtin)
+	r.text, r.smsTemplate = m.Text, used(smsChosen, m.Builtin)
 	return r, nil
+}
+
+// eventTemplate reads the event's values for the placeholders and the
+// templates of kind in lang stored for it, and chooses the one in force.
+func (a *Activities) eventTemplate(ctx context.Context, eventID string, kind templates.Kind, lang string) (
+	templatedb.EventTemplate, templates.Chosen, error) {
+	et, err := a.Store.Templates.LoadEventTemplate(ctx, eventID, string(kind), lang)
+	if err != nil {
+		return et, templates.Chosen{}, storeError(err)
+	}
+	chosen, err := templates.Choose(templates.Stored(et.ForEventType), templates.Stored(et.ForAccount))
+	if err != nil {
+		return et, templates.Chosen{}, fmt.Errorf("event %s: %w", eventID, err)
+	}
+	return et, chosen, nil
 }
 
 // used is the template a message was rendered from: chosen, unless the
@@ -97,7 +114,7 @@ func (a *Activities) recordTemplate(ctx context.Context, eventID string, kind te
 	if medium == invite.SMS {
 		chosen = msg.smsTemplate
 	}
-	if err := a.Store.RecordAttemptTemplate(ctx, eventID, string(kind), chosen); err != nil {
+	if err := a.Store.RecordAttemptTemplate(ctx, eventID, string(kind), string(chosen.Source), chosen.Version); err != nil {
 		a.logger().WarnContext(ctx, "attempt's template not recorded", "event_id", eventID, "error", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -25,12 +26,12 @@ func TestSendRendersTheTemplateInForce(t *testing.T) {
 	h := newHarness(t)
 	ctx := t.Context()
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	accKey := store.TemplateKey{AccountID: a.AccountID, Kind: templates.KindInvite, Locale: "de"}
+	accKey := templatedb.TemplateKey{AccountID: a.AccountID, Kind: string(templates.KindInvite), Locale: "de"}
 	etKey := accKey
 	etKey.EventTypeID = a.EventTypeID
-	put := func(k store.TemplateKey, subject string) {
-		_, _, err := h.st.PutTemplate(ctx, k, templates.Content{Subject: subject, Heading: "Hallo {{firstName}},",
-			Body: "Ihre Bestellung {{orderReference}} ({{eventType}}).", ButtonLabel: "Bewerten"}, "cli-test")
+	put := func(k templatedb.TemplateKey, subject string) {
+		_, _, err := h.st.Templates.PutTemplate(ctx, k, encoded(t, templates.Content{Subject: subject, Heading: "Hallo {{firstName}},",
+			Body: "Ihre Bestellung {{orderReference}} ({{eventType}}).", ButtonLabel: "Bewerten"}), "cli-test")
 		require.NoError(t, err)
 	}
 	send := func(firstName string) (string, *store.AttemptTemplate, string) {
@@ -54,25 +55,33 @@ func TestSendRendersTheTemplateInForce(t *testing.T) {
 
 	subject, tpl, _ := send("Jana")
 	assert.Equal(t, "Wie war Ihre Bestellung bei "+eventfixtureShop(t, h, a)+"?", subject)
-	assert.Equal(t, &store.AttemptTemplate{Source: templates.SourceBuiltin}, tpl)
+	assert.Equal(t, &store.AttemptTemplate{Source: string(templates.SourceBuiltin)}, tpl)
 
 	put(accKey, "Konto v1")
 	put(accKey, "Konto v2")
 	subject, tpl, text := send("")
 	assert.Equal(t, "Konto v2", subject)
-	assert.Equal(t, &store.AttemptTemplate{Source: templates.SourceAccount, Version: new(2)}, tpl)
+	assert.Equal(t, &store.AttemptTemplate{Source: string(templates.SourceAccount), Version: new(2)}, tpl)
 	assert.Contains(t, strings.ReplaceAll(text, "\r\n", "\n"), "Grüß Gott,\n\nIhre Bestellung ", "no name: the neutral greeting of the event's locale (de_AT)")
 
 	put(etKey, "Ereignistyp")
 	subject, tpl, _ = send("Jana")
 	assert.Equal(t, "Ereignistyp", subject)
-	assert.Equal(t, &store.AttemptTemplate{Source: templates.SourceEventType, Version: new(1)}, tpl)
+	assert.Equal(t, &store.AttemptTemplate{Source: string(templates.SourceEventType), Version: new(1)}, tpl)
 
 	// The earlier attempts still name what they were rendered from.
-	require.NoError(t, h.st.DeleteTemplate(ctx, etKey))
+	require.NoError(t, h.st.Templates.DeleteTemplate(ctx, etKey))
 	subject, tpl, _ = send("Jana")
 	assert.Equal(t, "Konto v2", subject)
-	assert.Equal(t, templates.SourceAccount, tpl.Source)
+	assert.Equal(t, string(templates.SourceAccount), tpl.Source)
+}
+
+// encoded is c as the store keeps it.
+func encoded(t *testing.T, c templates.Content) []byte {
+	t.Helper()
+	b, err := templates.EncodeContent(c)
+	require.NoError(t, err)
+	return b
 }
 
 func eventfixtureShop(t *testing.T, h *harness, a *eventfixture.Account) string {
@@ -91,17 +100,18 @@ func TestSendTemplateTest(t *testing.T) {
 	h := newHarness(t)
 	ctx := t.Context()
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{})
-	_, _, err := h.st.PutTemplate(ctx, store.TemplateKey{AccountID: a.AccountID, EventTypeID: a.EventTypeID, Kind: templates.KindReminder, Locale: "fr"},
-		templates.Content{Subject: "Votre {{productName}}, {{firstName}} ?", Heading: "Bonjour {{firstName}},", Body: "Un avis sur {{eventType}} ?",
-			ButtonLabel: "Noter"}, "cli-test")
+	_, _, err := h.st.Templates.PutTemplate(ctx, templatedb.TemplateKey{AccountID: a.AccountID, EventTypeID: a.EventTypeID,
+		Kind: string(templates.KindReminder), Locale: "fr"},
+		encoded(t, templates.Content{Subject: "Votre {{productName}}, {{firstName}} ?", Heading: "Bonjour {{firstName}},", Body: "Un avis sur {{eventType}} ?",
+			ButtonLabel: "Noter"}), "cli-test")
 	require.NoError(t, err)
-	ts, err := h.st.CreateTestSend(ctx, store.TestSend{AccountID: a.AccountID, EventTypeID: a.EventTypeID, Kind: templates.KindReminder,
-		Locale: "fr", Address: "owner@shop.example", MaskedAddress: "o***@shop.example", CreatedBy: "cli-test"})
+	ts, err := h.st.Templates.CreateTestSend(ctx, templatedb.TestSend{AccountID: a.AccountID, EventTypeID: a.EventTypeID, Kind: string(templates.KindReminder),
+		Locale: "fr", Address: "owner@shop.example", MaskedAddress: "o***@shop.example", CreatedBy: "cli-test"}, invite.Email)
 	require.NoError(t, err)
 
 	res, err := h.acts.SendTemplateTest(ctx, workflows.TestSendInput{TestSendID: ts.ID, AccountID: a.AccountID})
 	require.NoError(t, err)
-	assert.Equal(t, workflows.TestSendResult{Status: store.TestSendSent}, res)
+	assert.Equal(t, workflows.TestSendResult{Status: templatedb.TestSendSent}, res)
 	msgs := h.smtp.Messages()
 	require.Len(t, msgs, 1)
 	assert.Equal(t, []string{"owner@shop.example"}, msgs[0].To)
@@ -126,9 +136,9 @@ func TestSendTemplateTest(t *testing.T) {
 	assert.NotContains(t, m.Header.Get("List-Unsubscribe"), "owner")
 	assert.Contains(t, text, unsub.Query().Get(signedlink.ParamSealed), "the footer's link is the same")
 
-	done, err := h.st.GetTestSend(ctx, a.AccountID, ts.ID)
+	done, err := h.st.Templates.GetTestSend(ctx, a.AccountID, ts.ID)
 	require.NoError(t, err)
-	assert.Equal(t, store.TestSendSent, done.Status)
+	assert.Equal(t, templatedb.TestSendSent, done.Status)
 	assert.Empty(t, done.Address, "the address is forgotten")
 	assert.Equal(t, "eventType", done.TemplateSource)
 	assert.Equal(t, 1, done.TemplateVersion)
@@ -138,26 +148,26 @@ func TestSendTemplateTest(t *testing.T) {
 	assert.Len(t, h.smtp.Messages(), 1, "sent once")
 
 	// A refusal is recorded as the test's failure, not retried.
-	ts, err = h.st.CreateTestSend(ctx, store.TestSend{AccountID: a.AccountID, Kind: templates.KindInvite, Locale: "en",
-		Address: "nobody@shop.example", MaskedAddress: "n***@shop.example", CreatedBy: "cli-test"})
+	ts, err = h.st.Templates.CreateTestSend(ctx, templatedb.TestSend{AccountID: a.AccountID, Kind: string(templates.KindInvite), Locale: "en",
+		Address: "nobody@shop.example", MaskedAddress: "n***@shop.example", CreatedBy: "cli-test"}, invite.Email)
 	require.NoError(t, err)
 	h.smtp.FailRCPT(1, 550)
 	res, err = h.acts.SendTemplateTest(ctx, workflows.TestSendInput{TestSendID: ts.ID, AccountID: a.AccountID})
 	require.NoError(t, err)
-	assert.Equal(t, store.TestSendFailed, res.Status)
+	assert.Equal(t, templatedb.TestSendFailed, res.Status)
 	assert.Contains(t, res.Error, "550")
 	assert.NotContains(t, res.Error, "nobody@shop.example", "no address in Temporal")
 
 	// An address suppressed after the test was ordered gets nothing.
 	sent := len(h.smtp.Messages())
-	ts, err = h.st.CreateTestSend(ctx, store.TestSend{AccountID: a.AccountID, Kind: templates.KindInvite, Locale: "en",
-		Address: "Later@Shop.example", MaskedAddress: "L***@shop.example", CreatedBy: "cli-test"})
+	ts, err = h.st.Templates.CreateTestSend(ctx, templatedb.TestSend{AccountID: a.AccountID, Kind: string(templates.KindInvite), Locale: "en",
+		Address: "Later@Shop.example", MaskedAddress: "L***@shop.example", CreatedBy: "cli-test"}, invite.Email)
 	require.NoError(t, err)
-	_, _, err = h.st.AddSuppression(ctx, a.AccountID, "later@shop.example", invite.Email, invite.Complained, "")
+	_, _, err = h.st.Suppressions.AddSuppression(ctx, a.AccountID, "later@shop.example", invite.Email, invite.Complained, "")
 	require.NoError(t, err)
 	res, err = h.acts.SendTemplateTest(ctx, workflows.TestSendInput{TestSendID: ts.ID, AccountID: a.AccountID})
 	require.NoError(t, err)
-	assert.Equal(t, store.TestSendFailed, res.Status)
+	assert.Equal(t, templatedb.TestSendFailed, res.Status)
 	assert.Equal(t, "the address is on the suppression list (complained)", res.Error)
 	assert.Len(t, h.smtp.Messages(), sent, "nothing more was sent")
 }

@@ -258,7 +258,7 @@ func TestSMSProviderAnswers(t *testing.T) {
 			noNumber(t, st.LastError)
 			assert.Equal(t, 1, st.Attempts)
 
-			sup, err := h.st.Suppression(t.Context(), a.AccountID, mobile)
+			sup, err := h.st.Suppressions.Suppression(t.Context(), a.AccountID, mobile)
 			if tt.suppress == "" {
 				assert.ErrorIs(t, err, store.ErrNotFound, "the number is not suppressed")
 			} else {
@@ -306,7 +306,7 @@ func TestSMSUnknownOutcomeIsNeverSentTwice(t *testing.T) {
 			st := h.state(t, id)
 			assert.Equal(t, "failed/delivery_uncertain", string(st.Status)+"/"+string(st.Reason))
 			noNumber(t, st.LastError)
-			_, err = h.st.Suppression(t.Context(), account.AccountID, mobile)
+			_, err = h.st.Suppressions.Suppression(t.Context(), account.AccountID, mobile)
 			assert.ErrorIs(t, err, store.ErrNotFound)
 
 			// Temporal, or ops with a reset, run the step again.
@@ -388,7 +388,7 @@ func TestSMSReminder(t *testing.T) {
 	rem, err = refusing.Send(t.Context(), workflows.EventInput{EventID: stopped, Kind: invite.KindReminder})
 	require.NoError(t, err)
 	assert.Equal(t, "skipped/rejected", string(rem.Status)+"/"+string(rem.Reason))
-	sup, err := h.st.Suppression(t.Context(), a.AccountID, "+4915199999999")
+	sup, err := h.st.Suppressions.Suppression(t.Context(), a.AccountID, "+4915199999999")
 	require.NoError(t, err)
 	assert.Equal(t, invite.Unsubscribed, sup.Reason)
 }
@@ -417,7 +417,7 @@ func TestSMSDecidedBeforeTheProvider(t *testing.T) {
 	assert.Len(t, api.requests(), 2)
 
 	suppressed := eventfixture.NewAccount(t, h.db, eventfixture.Setting{Medium: invite.SMS})
-	_, _, err := h.st.AddSuppression(t.Context(), suppressed.AccountID, mobile, invite.SMS, invite.Manual, "")
+	_, _, err := h.st.Suppressions.AddSuppression(t.Context(), suppressed.AccountID, mobile, invite.SMS, invite.Manual, "")
 	require.NoError(t, err)
 	assert.Equal(t, "skipped/suppressed", send(suppressed, eventfixture.Event{Locale: "de", Mobile: nationalMobile}))
 	assert.Equal(t, "skipped/no_address", send(suppressed, eventfixture.Event{Locale: "de", Mobile: "030 12345678"}), "a landline")

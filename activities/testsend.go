@@ -7,6 +7,8 @@ import (
 
 	"github.com/touchpoint/touchpoint/mail"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -27,22 +29,27 @@ const TestSubjectPrefix = "[Test] "
 // sent to. A failed delivery is recorded, not retried; a test that has
 // ended already is not sent again.
 func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSendInput) (workflows.TestSendResult, error) {
-	ts, err := a.Store.LoadTestSend(ctx, in.TestSendID)
+	ts, err := a.Store.Templates.LoadTestSend(ctx, in.TestSendID)
 	if err != nil {
 		return workflows.TestSendResult{}, storeError(err)
 	}
-	if ts.Status != store.TestSendPending {
+	if ts.Status != templatedb.TestSendPending {
 		return workflows.TestSendResult{Status: ts.Status, Error: ts.Error}, nil
 	}
 	acc, err := a.Accounts.Account(ctx, ts.AccountID)
 	if err != nil {
 		return workflows.TestSendResult{}, storeError(err)
 	}
-	etLevel, accLevel, err := a.Store.TemplateLevels(ctx, ts.AccountID, ts.EventTypeID, ts.Kind, ts.Locale)
+	etLevel, accLevel, err := a.Store.Templates.TemplateLevels(ctx, ts.AccountID, ts.EventTypeID, ts.Kind, ts.Locale)
 	if err != nil {
 		return workflows.TestSendResult{}, storeError(err)
 	}
-	chosen := templates.Choose(etLevel, accLevel)
+	chosen, err := templates.Choose(templates.Stored(etLevel), templates.Stored(accLevel))
+	if err != nil {
+		return workflows.TestSendResult{}, fmt.Errorf("test send %s: %w", ts.ID, err)
+	}
+	kind := templates.Kind(ts.Kind)
+	listed := suppressiondb.ListedAddress(kind.Medium(), ts.Address)
 	eventType := ""
 	if ts.EventTypeID != "" {
 		et, err := a.Accounts.EventType(ctx, ts.AccountID, ts.EventTypeID)
@@ -54,22 +61,22 @@ func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSend
 	data := templates.Sample(ts.Locale, eventType)
 	data.Brand = acc.Brand()
 	data.FeedbackURL = a.Feedback.URL(templates.SampleEventID)
-	if ts.Kind.SMS() && (a.SMS == nil || a.SMSTemplates == nil) {
+	if kind.SMS() && (a.SMS == nil || a.SMSTemplates == nil) {
 		return a.finishTest(ctx, ts, chosen, errors.New("no SMS provider configured"))
 	}
-	switch sup, err := a.Store.Suppression(ctx, ts.AccountID, ts.ListedAddress()); {
+	switch sup, err := a.Store.Suppressions.Suppression(ctx, ts.AccountID, listed); {
 	case err == nil:
-		return a.finishTest(ctx, ts, chosen, &store.SuppressedError{Reason: sup.Reason})
+		return a.finishTest(ctx, ts, chosen, &suppressiondb.SuppressedError{Reason: sup.Reason})
 	case !errors.Is(err, store.ErrNotFound):
 		return workflows.TestSendResult{}, storeError(err)
 	}
-	if !ts.Kind.SMS() && a.Unsubscribe != nil {
-		if data.UnsubscribeURL, err = a.Unsubscribe.SealedURL(ts.ID, ts.ListedAddress()); err != nil {
+	if !kind.SMS() && a.Unsubscribe != nil {
+		if data.UnsubscribeURL, err = a.Unsubscribe.SealedURL(ts.ID, listed); err != nil {
 			return workflows.TestSendResult{}, err
 		}
 	}
 	lib := templates.Library{Mail: a.Templates, SMS: a.SMSTemplates}
-	msg, err := lib.Render(ts.Kind, ts.Locale, chosen.Content, data)
+	msg, err := lib.Render(kind, ts.Locale, chosen.Content, data)
 	if err != nil {
 		return workflows.TestSendResult{}, err
 	}
@@ -78,7 +85,7 @@ func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSend
 	}
 	var sendErr error
 	switch {
-	case ts.Kind.SMS():
+	case kind.SMS():
 		_, sendErr = a.SMS.SendSMS(ctx, SMS{EventID: ts.ID, To: ts.Address, Text: TestSubjectPrefix + msg.Text})
 	default:
 		b := acc.Brand()
@@ -90,13 +97,13 @@ func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSend
 }
 
 // finishTest records how a test send ended.
-func (a *Activities) finishTest(ctx context.Context, ts store.TestSend, chosen templates.Chosen, sendErr error) (workflows.TestSendResult, error) {
+func (a *Activities) finishTest(ctx context.Context, ts templatedb.TestSend, chosen templates.Chosen, sendErr error) (workflows.TestSendResult, error) {
 	errText := ""
 	if sendErr != nil {
 		errText = sendErr.Error()
 		a.logger().WarnContext(ctx, "template test not delivered", "test_send_id", ts.ID, "to", ts.MaskedAddress, "error", errText)
 	}
-	done, err := a.Store.FinishTestSend(ctx, ts.ID, chosen, errText)
+	done, err := a.Store.Templates.FinishTestSend(ctx, ts.ID, string(chosen.Source), chosen.Version, errText)
 	if err != nil {
 		return workflows.TestSendResult{}, fmt.Errorf("record test send: %w", err)
 	}

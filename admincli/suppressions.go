@@ -12,6 +12,7 @@ import (
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
 
 const suppressionsUsage = `usage:
@@ -52,7 +53,7 @@ func (env *Env) RunSuppressions(ctx context.Context, args []string) error {
 	if _, err := st.Accounts.Account(ctx, *account); err != nil {
 		return fmt.Errorf("suppressions import: account %s: %w", *account, err)
 	}
-	n, err := importSuppressions(ctx, st, *account, invite.SuppressionReason(*reason), in, env.stderr)
+	n, err := importSuppressions(ctx, st.Suppressions, *account, invite.SuppressionReason(*reason), in, env.stderr)
 	fmt.Fprintf(env.stdout, "%d added, %d already listed, %d refused\n", n.added, n.existing, n.refused)
 	return err
 }
@@ -63,7 +64,7 @@ type importCounts struct{ added, existing, refused int }
 // importSuppressions adds every address of in, one a line. An address
 // that is not one is reported on errs with its line number and skipped;
 // each entry commits on its own, so an interrupted import can be run again.
-func importSuppressions(ctx context.Context, st *store.Store, account string, reason invite.SuppressionReason,
+func importSuppressions(ctx context.Context, st *suppressiondb.Store, account string, reason invite.SuppressionReason,
 	in io.Reader, errs io.Writer) (importCounts, error) {
 	var n importCounts
 	sc := bufio.NewScanner(in)
@@ -78,7 +79,7 @@ func importSuppressions(ctx context.Context, st *store.Store, account string, re
 			n.refused++
 			continue
 		}
-		_, created, err := st.AddSuppressionBy(ctx, account, addr, medium, reason, store.ActorOperator)
+		_, created, err := st.AddSuppressionBy(ctx, account, addr, medium, reason, suppressiondb.ActorOperator)
 		if err != nil {
 			return n, fmt.Errorf("line %d: %w", line, err)
 		}

@@ -144,9 +144,9 @@ func TestErasureLeavesNoCopyAnywhere(t *testing.T) {
 
 	// Their number was listed once and lifted; a test send went to their
 	// address; today's sends to it are counted by its hash.
-	_, _, err = e.store.AddSuppressionBy(ctx, e.account, "+4915123456789", invite.SMS, invite.Manual, "cli-shop")
+	_, _, err = e.store.Suppressions.AddSuppressionBy(ctx, e.account, "+4915123456789", invite.SMS, invite.Manual, "cli-shop")
 	require.NoError(t, err)
-	require.NoError(t, e.store.LiftSuppression(ctx, e.account, "+4915123456789", "cli-shop", false))
+	require.NoError(t, e.store.Suppressions.LiftSuppression(ctx, e.account, "+4915123456789", "cli-shop", false))
 	exec(`INSERT INTO template_test_sends (id, account_id, kind, locale, address, masked_address, status, error, created_by,
 			created_at, next_start_at)
 		VALUES ('tts-1', $1, 'invite', 'en', $2, 'a***@example.com', 'pending', $3, 'cli-shop', now(), now())`,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
 // mailDelivery is what the mail provider last reported of the message of
@@ -32,7 +33,7 @@ func addMailDelivery(inv *inviteOut, raw []byte) error {
 	if raw == nil {
 		return nil
 	}
-	var byKind map[invite.Kind]store.MailDelivery
+	var byKind map[invite.Kind]reportdb.MailDelivery
 	if err := json.Unmarshal(raw, &byKind); err != nil {
 		return err
 	}

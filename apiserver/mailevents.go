@@ -9,7 +9,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/metrics"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
 // POST /mail-events/{provider}: the mail providers' reports of what
@@ -87,17 +87,17 @@ func (s suppressionAPI) mailEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	out := mailEventsOut{Reports: len(batch.Reports), Ignored: batch.Ignored}
 	if len(batch.Reports) > 0 || batch.Nonce != "" {
-		var nonce *store.MailNonce
+		var nonce *reportdb.MailNonce
 		if batch.Nonce != "" {
-			nonce = &store.MailNonce{Provider: provider, Nonce: batch.Nonce, SignedAt: batch.NonceTime}
+			nonce = &reportdb.MailNonce{Provider: provider, Nonce: batch.Nonce, SignedAt: batch.NonceTime}
 		}
-		reports := make([]store.MailReport, len(batch.Reports))
+		reports := make([]reportdb.MailReport, len(batch.Reports))
 		for i, rep := range batch.Reports {
-			reports[i] = store.MailReport{Provider: rep.Provider, ID: rep.ID, Outcome: rep.Outcome, EventID: rep.EventID,
+			reports[i] = reportdb.MailReport{Provider: rep.Provider, ID: rep.ID, Outcome: rep.Outcome, EventID: rep.EventID,
 				Kind: rep.Kind, Detail: rep.Detail, At: rep.At}
 		}
-		results, err := s.store.ApplyMailReports(r.Context(), nonce, reports)
-		if errors.Is(err, store.ErrReplay) {
+		results, err := s.store.Reports.ApplyMailReports(r.Context(), nonce, reports)
+		if errors.Is(err, reportdb.ErrReplay) {
 			infoFrom(r.Context()).err = err
 			s.refuseMailEvents(w, r, provider, metrics.MailRefusedReplay,
 				newError(http.StatusUnauthorized, "this signature was used before: a replayed request"))
@@ -108,7 +108,7 @@ func (s suppressionAPI) mailEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for i, res := range results {
-			if res == store.MailUnknown {
+			if res == reportdb.MailUnknown {
 				out.Unknown++
 				s.metrics.MailReportUnknown(provider)
 				continue

@@ -1308,7 +1308,7 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 			return c
 		},
 		"422 POST /templates/test-send": func(c apiCall) apiCall {
-			_, _, err := e.store.AddSuppression(context.Background(), e.account, "suppressed.test@example.com", invite.Email, invite.Unsubscribed, "")
+			_, _, err := e.store.Suppressions.AddSuppression(context.Background(), e.account, "suppressed.test@example.com", invite.Email, invite.Unsubscribed, "")
 			require.NoError(t, err)
 			c.body = jsonText(t, map[string]any{"kind": "invite", "locale": "en", "to": "Suppressed.Test@example.com"})
 			return c
@@ -1323,7 +1323,7 @@ func (r *openAPIRun) errorsReachable(t *testing.T) {
 		},
 		"400 DELETE /suppressions/{address}": func(c apiCall) apiCall { c.query = "confirm=yes"; return c },
 		"409 DELETE /suppressions/{address}": func(c apiCall) apiCall { // the customer's own unsubscribe
-			_, _, err := e.store.AddSuppression(context.Background(), e.account, "opted.out@example.com", invite.Email, invite.Unsubscribed, "")
+			_, _, err := e.store.Suppressions.AddSuppression(context.Background(), e.account, "opted.out@example.com", invite.Email, invite.Unsubscribed, "")
 			require.NoError(t, err)
 			c.path, c.query = "/suppressions/opted.out@example.com", ""
 			return c

@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 )
 
 // retryAfter is the Retry-After of a 503, in seconds.
@@ -137,7 +138,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		if subj != nil {
 			ae.detail = subj.kind + " not found"
 		}
-	case errors.As(err, &quota) && quota.Kind == store.QuotaTestSends:
+	case errors.As(err, &quota) && quota.Kind == templatedb.QuotaTestSends:
 		ae = newError(http.StatusTooManyRequests, "this account may send at most %d tests of its templates a day (UTC)", quota.Limit)
 		ae.header = map[string]string{"Retry-After": retryAtMidnight(s.now())}
 	case errors.As(err, &quota) && quota.Kind == accountdb.QuotaDailySends:

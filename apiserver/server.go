@@ -288,7 +288,7 @@ func New(opts Options) *Server {
 	if err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
-	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store, Logger: s.log, Fail: s.fail})
+	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store.Reports, Logger: s.log, Fail: s.fail})
 	if opts.BatchInflightBytes <= 0 {
 		opts.BatchInflightBytes = DefaultBatchInflightBytes
 	}

@@ -125,7 +125,7 @@ func TestSMSStatusCallback(t *testing.T) {
 	rd := inv["reminder"].(map[string]any)["delivery"].(map[string]any)
 	assert.Equal(t, "undelivered", rd["status"])
 	assert.EqualValues(t, 30005, rd["errorCode"])
-	sup, err := e.store.Suppression(t.Context(), a.AccountID, testMobile)
+	sup, err := e.store.Suppressions.Suppression(t.Context(), a.AccountID, testMobile)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Bounced, sup.Reason)
 	assert.Equal(t, invite.SMS, sup.Medium)
@@ -144,7 +144,7 @@ func TestSMSStatusOptedOut(t *testing.T) {
 	d := e.invite(t, token, id)["delivery"].(map[string]any)
 	assert.Equal(t, "failed", d["status"])
 	assert.EqualValues(t, 21610, d["errorCode"])
-	sup, err := e.store.Suppression(t.Context(), a.AccountID, testMobile)
+	sup, err := e.store.Suppressions.Suppression(t.Context(), a.AccountID, testMobile)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Unsubscribed, sup.Reason)
 }
@@ -245,7 +245,7 @@ func TestSMSInboundStop(t *testing.T) {
 	untexted.Event(t, eventfixture.Event{Status: invite.Sent, Mobile: testMobile})
 	suppressed := func(a *eventfixture.Account) bool {
 		t.Helper()
-		_, err := e.store.Suppression(t.Context(), a.AccountID, testMobile)
+		_, err := e.store.Suppressions.Suppression(t.Context(), a.AccountID, testMobile)
 		if err == nil {
 			return true
 		}
@@ -264,7 +264,7 @@ func TestSMSInboundStop(t *testing.T) {
 	assert.Equal(t, `<?xml version="1.0" encoding="UTF-8"?><Response/>`, string(r.body), "no reply")
 	for _, a := range []*eventfixture.Account{texted, also} {
 		require.True(t, suppressed(a), "every account that texted the number")
-		sup, err := e.store.Suppression(t.Context(), a.AccountID, testMobile)
+		sup, err := e.store.Suppressions.Suppression(t.Context(), a.AccountID, testMobile)
 		require.NoError(t, err)
 		assert.Equal(t, invite.Unsubscribed, sup.Reason)
 		assert.Equal(t, invite.SMS, sup.Medium)
@@ -282,7 +282,7 @@ func TestSMSInboundStop(t *testing.T) {
 	m := message("+4915199999999", "Bitte keine SMS mehr")
 	m.Set("OptOutType", "STOP")
 	require.Equal(t, http.StatusOK, inbound(m).status)
-	_, err = e.store.Suppression(t.Context(), other.AccountID, "+4915199999999")
+	_, err = e.store.Suppressions.Suppression(t.Context(), other.AccountID, "+4915199999999")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, inbound(message(testMobile, "START")).status)
 	assert.True(t, suppressed(texted), "START lifts nothing; DELETE /suppressions does")

@@ -6,11 +6,14 @@ import (
 
 	"github.com/touchpoint/touchpoint/publication/publicapi"
 	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
@@ -78,4 +81,15 @@ type pageStore struct {
 	AccountStore
 	ReviewStore
 	*store.Store
+}
+
+// AddSuppression is the suppression list's: an unsubscribe.
+func (p pageStore) AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
+	reason invite.SuppressionReason, eventID string) (suppressiondb.Suppression, bool, error) {
+	return p.Suppressions.AddSuppression(ctx, accountID, address, medium, reason, eventID)
+}
+
+// LoadTestSend is the template tests': the unsubscribe link of a test.
+func (p pageStore) LoadTestSend(ctx context.Context, id string) (templatedb.TestSend, error) {
+	return p.Templates.LoadTestSend(ctx, id)
 }

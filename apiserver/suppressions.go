@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
 
 // suppressionAPI is the routes of the suppression list and the mail providers' reports.
@@ -25,7 +26,7 @@ type suppressionJSON struct {
 	CreatedAt timestamp                `json:"createdAt"`
 }
 
-func suppressionOut(x store.Suppression) suppressionJSON {
+func suppressionOut(x suppressiondb.Suppression) suppressionJSON {
 	return suppressionJSON{Address: x.Address, Medium: x.Medium, Reason: x.Reason, By: x.By, CreatedAt: timestamp(x.CreatedAt)}
 }
 
@@ -37,7 +38,7 @@ type suppressionChangeJSON struct {
 	At     timestamp                `json:"at"`
 }
 
-func suppressionChangeOut(c store.SuppressionChange) suppressionChangeJSON {
+func suppressionChangeOut(c suppressiondb.SuppressionChange) suppressionChangeJSON {
 	return suppressionChangeJSON{Action: c.Action, Reason: c.Reason, By: c.By, At: timestamp(c.At)}
 }
 
@@ -66,7 +67,7 @@ func normalizeAddress(raw string) (address string, medium invite.Medium, problem
 
 func (s suppressionAPI) listSuppressions(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "reason", "address")
-	f := store.SuppressionFilter{Reason: invite.SuppressionReason(q.Get("reason"))}
+	f := suppressiondb.SuppressionFilter{Reason: invite.SuppressionReason(q.Get("reason"))}
 	if f.Reason != "" {
 		if msg := oneOf(f.Reason, invite.SuppressionReasons()...); msg != "" {
 			q.Fail("reason", msg)
@@ -84,7 +85,7 @@ func (s suppressionAPI) listSuppressions(w http.ResponseWriter, r *http.Request)
 		s.fail(w, r, err)
 		return
 	}
-	xs, next, err := s.store.ListSuppressions(r.Context(), accountID(r), f, p)
+	xs, next, err := s.store.Suppressions.ListSuppressions(r.Context(), accountID(r), f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -112,7 +113,7 @@ func (s suppressionAPI) createSuppression(w http.ResponseWriter, r *http.Request
 		s.fail(w, r, err)
 		return
 	}
-	x, created, err := s.store.AddSuppressionBy(r.Context(), accountID(r), addr, medium, reason, clientID(r))
+	x, created, err := s.store.Suppressions.AddSuppressionBy(r.Context(), accountID(r), addr, medium, reason, clientID(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -155,11 +156,11 @@ func (s suppressionAPI) deleteSuppression(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return
 	}
-	err := s.store.LiftSuppression(r.Context(), accountID(r), addr, clientID(r), confirm == consentToLift)
+	err := s.store.Suppressions.LiftSuppression(r.Context(), accountID(r), addr, clientID(r), confirm == consentToLift)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.fail(w, r, newError(http.StatusNotFound, "suppression not found"))
-	case errors.Is(err, store.ErrConsentNeeded):
+	case errors.Is(err, suppressiondb.ErrConsentNeeded):
 		s.fail(w, r, newError(http.StatusConflict, "the customer unsubscribed or complained: lift it only when they "+
 			"asked to hear from you again, with ?confirm="+consentToLift))
 	case err != nil:
@@ -183,7 +184,7 @@ func (s suppressionAPI) suppressionHistory(w http.ResponseWriter, r *http.Reques
 	if !ok {
 		return
 	}
-	cs, next, err := s.store.SuppressionHistory(r.Context(), accountID(r), addr, p)
+	cs, next, err := s.store.Suppressions.SuppressionHistory(r.Context(), accountID(r), addr, p)
 	if errors.Is(err, store.ErrNotFound) {
 		s.fail(w, r, newError(http.StatusNotFound, "address never suppressed"))
 		return

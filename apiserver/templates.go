@@ -15,6 +15,8 @@ import (
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -53,13 +55,27 @@ func (t templateJSON) withContent(c templates.Content) templateJSON {
 	return t
 }
 
-func storedTemplateOut(t store.Template) templateJSON {
-	out := templateJSON{Kind: t.Kind, Locale: t.Locale, Source: templates.SourceAccount, Version: &t.Version,
+func storedTemplateOut(t templatedb.Template) (templateJSON, error) {
+	c, err := templates.DecodeContent(t.Content)
+	if err != nil {
+		return templateJSON{}, fmt.Errorf("template %s: %w", t.ID, err)
+	}
+	out := templateJSON{Kind: templates.Kind(t.Kind), Locale: t.Locale, Source: templates.SourceAccount, Version: &t.Version,
 		CreatedAt: new(timestamp(t.CreatedAt)), UpdatedAt: new(timestamp(t.UpdatedAt))}
 	if t.EventTypeID != "" {
 		out.EventTypeID, out.Source = &t.EventTypeID, templates.SourceEventType
 	}
-	return out.withContent(t.Content)
+	return out.withContent(c), nil
+}
+
+// writeStoredTemplate answers t with status.
+func (s *server) writeStoredTemplate(w http.ResponseWriter, r *http.Request, status int, t templatedb.Template) {
+	out, err := storedTemplateOut(t)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, status, out)
 }
 
 // templateIn is the body of PUT /templates/{kind}/{locale}: the email
@@ -88,14 +104,14 @@ func (in templateIn) content() templates.Content {
 // templateKey reads {kind}, {locale} and ?eventTypeId= of a template's
 // path. An unknown kind or language, or a malformed event type id, is
 // 404 like any path that names nothing.
-func templateKey(r *http.Request) (store.TemplateKey, error) {
+func templateKey(r *http.Request) (templatedb.TemplateKey, error) {
 	v := mux.Vars(r)
 	kind, ok := templates.ParseKind(v["kind"])
 	if !ok {
-		return store.TemplateKey{}, newError(http.StatusNotFound, "no template kind %q; the kinds are %s", v["kind"], kindList())
+		return templatedb.TemplateKey{}, newError(http.StatusNotFound, "no template kind %q; the kinds are %s", v["kind"], kindList())
 	}
 	if !templates.ValidLanguage(v["locale"]) {
-		return store.TemplateKey{}, newError(http.StatusNotFound, "no template language %q; the languages are %s",
+		return templatedb.TemplateKey{}, newError(http.StatusNotFound, "no template language %q; the languages are %s",
 			v["locale"], strings.Join(templates.Languages, ", "))
 	}
 	q := parseQuery(r, "eventTypeId")
@@ -105,13 +121,13 @@ func templateKey(r *http.Request) (store.TemplateKey, error) {
 		}
 	}
 	if err := q.Err(); err != nil {
-		return store.TemplateKey{}, err
+		return templatedb.TemplateKey{}, err
 	}
 	et := q.Get("eventTypeId")
 	if et != "" && !store.ValidID("ety", et) {
-		return store.TemplateKey{}, newError(http.StatusNotFound, "event type not found")
+		return templatedb.TemplateKey{}, newError(http.StatusNotFound, "event type not found")
 	}
-	return store.TemplateKey{AccountID: accountID(r), EventTypeID: et, Kind: kind, Locale: v["locale"]}, nil
+	return templatedb.TemplateKey{AccountID: accountID(r), EventTypeID: et, Kind: string(kind), Locale: v["locale"]}, nil
 }
 
 func kindList() string {
@@ -130,32 +146,38 @@ func (s templateAPI) getTemplate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	et, acc, err := s.store.TemplateLevels(r.Context(), key.AccountID, key.EventTypeID, key.Kind, key.Locale)
+	et, acc, err := s.store.Templates.TemplateLevels(r.Context(), key.AccountID, key.EventTypeID, key.Kind, key.Locale)
 	if err != nil {
 		s.fail(w, r, about("event type", "", err))
 		return
 	}
-	var t store.Template
-	switch chosen := templates.Choose(et, acc); chosen.Source {
+	chosen, err := templates.Choose(templates.Stored(et), templates.Stored(acc))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var t templatedb.Template
+	switch chosen.Source {
 	case templates.SourceEventType:
-		t, err = s.store.GetTemplate(r.Context(), key)
+		t, err = s.store.Templates.GetTemplate(r.Context(), key)
 	case templates.SourceAccount:
 		key.EventTypeID = ""
-		t, err = s.store.GetTemplate(r.Context(), key)
+		t, err = s.store.Templates.GetTemplate(r.Context(), key)
 	default:
-		c, err := s.templates.Builtin(key.Kind, key.Locale)
+		kind := templates.Kind(key.Kind)
+		c, err := s.templates.Builtin(kind, key.Locale)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, templateJSON{Kind: key.Kind, Locale: key.Locale, Source: templates.SourceBuiltin}.withContent(c))
+		writeJSON(w, http.StatusOK, templateJSON{Kind: kind, Locale: key.Locale, Source: templates.SourceBuiltin}.withContent(c))
 		return
 	}
 	if err != nil { // deleted between the two reads
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, storedTemplateOut(t))
+	s.writeStoredTemplate(w, r, http.StatusOK, t)
 }
 
 // putTemplate stores a template at the level of the path: 201 when the
@@ -171,12 +193,17 @@ func (s templateAPI) putTemplate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	c, err := s.checkTemplate(r, key.Kind, key.Locale, key.EventTypeID, in.content(), "")
+	c, err := s.checkTemplate(r, templates.Kind(key.Kind), key.Locale, key.EventTypeID, in.content(), "")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	t, created, err := s.store.PutTemplate(r.Context(), key, c, clientID(r))
+	content, err := templates.EncodeContent(c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	t, created, err := s.store.Templates.PutTemplate(r.Context(), key, content, clientID(r))
 	if err != nil {
 		s.fail(w, r, about("event type", "", err))
 		return
@@ -185,7 +212,7 @@ func (s templateAPI) putTemplate(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, storedTemplateOut(t))
+	s.writeStoredTemplate(w, r, status, t)
 }
 
 // checkTemplate checks a template of the kind as the templates' rules
@@ -245,7 +272,7 @@ func (s templateAPI) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.store.DeleteTemplate(r.Context(), key); err != nil {
+	if err := s.store.Templates.DeleteTemplate(r.Context(), key); err != nil {
 		s.fail(w, r, about("template", "", err))
 		return
 	}
@@ -256,8 +283,8 @@ func (s templateAPI) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 // ones), newest first.
 func (s templateAPI) listTemplates(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "kind", "locale", "eventTypeId", "level")
-	f := store.TemplateFilter{Kind: templates.Kind(q.Get("kind")), Locale: q.Get("locale"), EventTypeID: q.id("eventTypeId", "ety")}
-	if msg := oneOf(f.Kind, templates.Kinds...); f.Kind != "" && msg != "" {
+	f := templatedb.TemplateFilter{Kind: q.Get("kind"), Locale: q.Get("locale"), EventTypeID: q.id("eventTypeId", "ety")}
+	if msg := oneOf(templates.Kind(f.Kind), templates.Kinds...); f.Kind != "" && msg != "" {
 		q.Fail("kind", msg)
 	}
 	if msg := oneOf(f.Locale, templates.Languages...); f.Locale != "" && msg != "" {
@@ -277,12 +304,19 @@ func (s templateAPI) listTemplates(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ts, next, err := s.store.ListTemplates(r.Context(), accountID(r), f, p)
+	ts, next, err := s.store.Templates.ListTemplates(r.Context(), accountID(r), f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(ts, next, storedTemplateOut))
+	out := make([]templateJSON, len(ts))
+	for i, t := range ts {
+		if out[i], err = storedTemplateOut(t); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, newList(out, next, func(t templateJSON) templateJSON { return t }))
 }
 
 // previewIn is POST /templates/preview.
@@ -353,12 +387,15 @@ func (s templateAPI) previewTemplate(w http.ResponseWriter, r *http.Request) {
 	case in.EventID != "" && in.EventTypeID == "":
 		chosen = eventChosen // what the event's invite would be rendered from
 	default:
-		et, acc, err := s.store.TemplateLevels(r.Context(), accountID(r), in.EventTypeID, kind, lang)
+		et, acc, err := s.store.Templates.TemplateLevels(r.Context(), accountID(r), in.EventTypeID, string(kind), lang)
 		if err != nil {
 			s.fail(w, r, about("event type", "", err))
 			return
 		}
-		chosen = templates.Choose(et, acc)
+		if chosen, err = templates.Choose(templates.Stored(et), templates.Stored(acc)); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	m, err := s.templates.Render(kind, lang, chosen.Content, data)
 	if err != nil {
@@ -404,15 +441,19 @@ func (s templateAPI) previewData(r *http.Request, kind templates.Kind, lang, eve
 	if err != nil {
 		return templates.Input{}, templates.Chosen{}, about("event", "", err)
 	}
-	et, err := s.store.LoadEventTemplate(r.Context(), eventID, kind, lang)
+	et, err := s.store.Templates.LoadEventTemplate(r.Context(), eventID, string(kind), lang)
 	if err != nil {
 		return templates.Input{}, templates.Chosen{}, about("event", "", err)
+	}
+	chosen, err := templates.Choose(templates.Stored(et.ForEventType), templates.Stored(et.ForAccount))
+	if err != nil {
+		return templates.Input{}, templates.Chosen{}, fmt.Errorf("event %s: %w", eventID, err)
 	}
 	in.FirstName, in.OrderReference, in.EventType, in.Products = c.FirstName, et.OrderReference, et.EventType, nil
 	for _, p := range c.Products {
 		in.Products = append(in.Products, templates.Product{Name: p.Name, ImageURL: p.ImageURL, URL: p.URL})
 	}
-	return in, et.Chosen, nil
+	return in, chosen, nil
 }
 
 // testSendIn is POST /templates/test-send.
@@ -438,8 +479,8 @@ type testSendJSON struct {
 	FinishedAt  *timestamp       `json:"finishedAt"`
 }
 
-func testSendOut(t store.TestSend) testSendJSON {
-	out := testSendJSON{ID: t.ID, Kind: t.Kind, Locale: t.Locale, To: t.MaskedAddress, Status: t.Status,
+func testSendOut(t templatedb.TestSend) testSendJSON {
+	out := testSendJSON{ID: t.ID, Kind: templates.Kind(t.Kind), Locale: t.Locale, To: t.MaskedAddress, Status: t.Status,
 		Source: templates.Source(t.TemplateSource), CreatedAt: timestamp(t.CreatedAt)}
 	if t.EventTypeID != "" {
 		out.EventTypeID = &t.EventTypeID
@@ -489,9 +530,9 @@ func (s templateAPI) testSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := infoFrom(r.Context()).principal
-	t, err := s.store.CreateTestSend(r.Context(), store.TestSend{AccountID: p.AccountID, EventTypeID: in.EventTypeID, Kind: kind,
-		Locale: lang, Address: to, MaskedAddress: masked, CreatedBy: p.ClientID})
-	if sup := (*store.SuppressedError)(nil); errors.As(err, &sup) {
+	t, err := s.store.Templates.CreateTestSend(r.Context(), templatedb.TestSend{AccountID: p.AccountID, EventTypeID: in.EventTypeID,
+		Kind: string(kind), Locale: lang, Address: to, MaskedAddress: masked, CreatedBy: p.ClientID}, kind.Medium())
+	if sup := (*suppressiondb.SuppressedError)(nil); errors.As(err, &sup) {
 		err = unprocessable("to", fmt.Sprintf("suppressed: the address is on this account's suppression list (%s), "+
 			"so no test is sent to it", sup.Reason))
 	}
@@ -528,7 +569,7 @@ func (s templateAPI) getTestSend(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	t, err := s.store.GetTestSend(r.Context(), accountID(r), id)
+	t, err := s.store.Templates.GetTestSend(r.Context(), accountID(r), id)
 	if err != nil {
 		s.fail(w, r, about("test send", "", err))
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 )
 
 var shopInvite = map[string]any{
@@ -349,7 +350,7 @@ func TestTemplateTestSendRequests(t *testing.T) {
 	requireProblem(t, e.get(t, "/templates/test-sends/nope"), http.StatusNotFound)
 
 	// At most 20 a day; the 21st says until when.
-	for i := 1; i < store.TestSendsPerDay; i++ {
+	for i := 1; i < templatedb.TestSendsPerDay; i++ {
 		require.Equal(t, http.StatusAccepted, send(map[string]any{"kind": "sms_invite", "locale": "de", "to": "+4915112345678"}).status, "test %d", i+1)
 	}
 	r = send(map[string]any{"kind": "invite", "locale": "en", "to": "owner@shop.example"})

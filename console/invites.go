@@ -13,6 +13,8 @@ import (
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reportdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -127,9 +129,9 @@ type inviteView struct {
 	Status      invite.Status // as the API shows it
 	Customer    customer
 	Attempts    []store.Attempt
-	Delivery    map[string]*store.MailDelivery // by message: invite, reminder
+	Delivery    map[string]*reportdb.MailDelivery // by message: invite, reminder
 	Review      *reviewLink
-	Suppression *store.Suppression
+	Suppression *suppressiondb.Suppression
 	History     []suppressionRow
 	WorkflowURL string
 	Error       string // why a cancel or retry was refused
@@ -147,7 +149,7 @@ type reviewLink struct {
 // suppressionRow is a change of an address on the list, with who made
 // it.
 type suppressionRow struct {
-	store.SuppressionChange
+	suppressiondb.SuppressionChange
 	Who string
 }
 
@@ -210,9 +212,9 @@ func (h invitePages) loadInvite(w http.ResponseWriter, r *http.Request, p Person
 
 // suppressionOf reads an address's entry on the account's list (nil when
 // it is not listed) and its history (empty when it never was).
-func (h *Handler) suppressionOf(r *http.Request, p Person, address string) (*store.Suppression, []suppressionRow, error) {
-	var sup *store.Suppression
-	x, err := h.opts.Store.Suppression(r.Context(), p.AccountID, address)
+func (h *Handler) suppressionOf(r *http.Request, p Person, address string) (*suppressiondb.Suppression, []suppressionRow, error) {
+	var sup *suppressiondb.Suppression
+	x, err := h.opts.Suppressions.Suppression(r.Context(), p.AccountID, address)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
@@ -220,7 +222,7 @@ func (h *Handler) suppressionOf(r *http.Request, p Person, address string) (*sto
 	default:
 		sup = &x
 	}
-	hs, _, err := h.opts.Store.SuppressionHistory(r.Context(), p.AccountID, address, store.Page{Limit: 50})
+	hs, _, err := h.opts.Suppressions.SuppressionHistory(r.Context(), p.AccountID, address, store.Page{Limit: 50})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, nil, err
 	}

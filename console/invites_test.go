@@ -42,7 +42,7 @@ func (s *site) sentInvite(t *testing.T, a *eventfixture.Account, email string) s
 		_, err := s.db.Exec(q, id, sent)
 		require.NoError(t, err)
 	}
-	_, _, err := s.st.AddSuppression(context.Background(), a.AccountID, strings.ToLower(email), invite.Email, invite.Bounced, id)
+	_, _, err := s.st.Suppressions.AddSuppression(context.Background(), a.AccountID, strings.ToLower(email), invite.Email, invite.Bounced, id)
 	require.NoError(t, err)
 	return id
 }

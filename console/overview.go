@@ -163,7 +163,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, p Person) {
 		v.Low = withoutRemoved(v.Low)
 	}
 
-	complaints, err := h.opts.Store.ComplaintsSince(ctx, p.AccountID, period.Start())
+	complaints, err := h.opts.Reports.ComplaintsSince(ctx, p.AccountID, period.Start())
 	if err != nil {
 		h.fail(w, r, err)
 		return

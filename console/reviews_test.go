@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
 // accept accepts an event of the account through the store, as the API
@@ -46,7 +47,7 @@ func (s *site) send(t *testing.T, eventID string) {
 	require.True(t, c.Send, "the invite goes out")
 	_, err = s.st.FinishSend(ctx, invite.KindInvite, eventID, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
-	_, err = s.st.ApplyMailReports(ctx, nil, []store.MailReport{{Provider: "postmark", ID: "pm-" + eventID,
+	_, err = s.st.Reports.ApplyMailReports(ctx, nil, []reportdb.MailReport{{Provider: "postmark", ID: "pm-" + eventID,
 		Outcome: invite.MailDelivered, EventID: eventID, Kind: invite.KindInvite, At: time.Now()}})
 	require.NoError(t, err)
 }

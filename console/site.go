@@ -74,11 +74,14 @@ type Options struct {
 
 	// The store, through one small interface per area (stores.go).
 	// Required.
-	Store    Store
-	Accounts AccountStore
-	Stats    StatsStore // the funnel's counts of the overview
-	Webhooks WebhookStore
-	Reviews  ReviewStore
+	Store         Store
+	Accounts      AccountStore
+	Stats         StatsStore // the funnel's counts of the overview
+	Webhooks      WebhookStore
+	Reviews       ReviewStore
+	Suppressions  SuppressionStore
+	TemplateStore TemplateStore // the shop's templates, which Templates renders
+	Reports       ReportStore   // the complaints of the overview
 
 	// People names the people in the histories. Optional.
 	People Directory
@@ -150,9 +153,11 @@ type Handler struct {
 // does not parse, and panics without its required options (a wiring
 // mistake).
 func New(opts Options) (*Handler, error) {
-	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil || opts.BaseURL == "" ||
+	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil ||
+		opts.Suppressions == nil || opts.TemplateStore == nil || opts.Reports == nil || opts.BaseURL == "" ||
 		opts.Templates == nil || opts.WebhookSecrets == nil {
-		panic("console.New: BaseURL, SignedIn, Allows, Store, Accounts, Stats, Webhooks, Reviews, Templates and WebhookSecrets are required")
+		panic("console.New: BaseURL, SignedIn, Allows, Store, Accounts, Stats, Webhooks, Reviews, Suppressions, TemplateStore, Reports, " +
+			"Templates and WebhookSecrets are required")
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || u.Scheme == "" || u.Host == "" {

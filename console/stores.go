@@ -11,23 +11,17 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
-	"github.com/touchpoint/touchpoint/templates"
 )
 
-// Store is every store call the console makes, one small interface per
-// area; the wiring hands it the repositories that keep them.
+// Store is what the console calls of the root store, one small interface
+// per area; the aggregates with repositories of their own are reached
+// through the other interfaces below. The wiring hands it the
+// repositories that keep them.
 type Store interface {
-	OverviewStore
 	InviteStore
-	SuppressionStore
-	TemplateStore
-}
-
-// OverviewStore is what the overview reads besides the reviews
-// (ReviewStore).
-type OverviewStore interface {
-	ComplaintsSince(ctx context.Context, accountID string, since time.Time) (int64, error)
 }
 
 // ReviewStore is what the reviews' pages read and change, and what the
@@ -49,28 +43,32 @@ type InviteStore interface {
 	Event(ctx context.Context, accountID, id string) (store.Event, error)
 	CancelInvite(ctx context.Context, accountID, id string) (store.Event, error)
 	RetryInvite(ctx context.Context, accountID, id string) (store.Event, error)
-	Suppression(ctx context.Context, accountID, address string) (store.Suppression, error)
-	SuppressionHistory(ctx context.Context, accountID, address string, p store.Page) ([]store.SuppressionChange, *store.Cursor, error)
 }
 
-// SuppressionStore is what the suppressions' page reads and changes.
+// SuppressionStore is what the suppressions' page and an invite's page
+// read and change of the suppression list.
 type SuppressionStore interface {
-	ListSuppressions(ctx context.Context, accountID string, f store.SuppressionFilter, p store.Page) ([]store.Suppression, *store.Cursor, error)
-	Suppression(ctx context.Context, accountID, address string) (store.Suppression, error)
-	SuppressionHistory(ctx context.Context, accountID, address string, p store.Page) ([]store.SuppressionChange, *store.Cursor, error)
+	ListSuppressions(ctx context.Context, accountID string, f suppressiondb.SuppressionFilter, p store.Page) ([]suppressiondb.Suppression, *store.Cursor, error)
+	Suppression(ctx context.Context, accountID, address string) (suppressiondb.Suppression, error)
+	SuppressionHistory(ctx context.Context, accountID, address string, p store.Page) ([]suppressiondb.SuppressionChange, *store.Cursor, error)
 	AddSuppressionBy(ctx context.Context, accountID, address string, medium invite.Medium, reason invite.SuppressionReason,
-		by string) (store.Suppression, bool, error)
+		by string) (suppressiondb.Suppression, bool, error)
 	LiftSuppression(ctx context.Context, accountID, address, by string, customerConsent bool) error
 }
 
 // TemplateStore is what the templates' pages read and change.
 type TemplateStore interface {
-	ListTemplates(ctx context.Context, accountID string, f store.TemplateFilter, p store.Page) ([]store.Template, *store.Cursor, error)
-	TemplateLevels(ctx context.Context, accountID, eventTypeID string, kind templates.Kind, lang string) (eventType, account *templates.Stored, err error)
-	TemplateVersions(ctx context.Context, key store.TemplateKey, limit int) ([]store.TemplateVersion, error)
-	PutTemplate(ctx context.Context, key store.TemplateKey, c templates.Content, by string) (store.Template, bool, error)
-	DeleteTemplate(ctx context.Context, key store.TemplateKey) error
-	CreateTestSend(ctx context.Context, t store.TestSend) (store.TestSend, error)
+	ListTemplates(ctx context.Context, accountID string, f templatedb.TemplateFilter, p store.Page) ([]templatedb.Template, *store.Cursor, error)
+	TemplateLevels(ctx context.Context, accountID, eventTypeID, kind, lang string) (eventType, account templatedb.Level, err error)
+	TemplateVersions(ctx context.Context, key templatedb.TemplateKey, limit int) ([]templatedb.TemplateVersion, error)
+	PutTemplate(ctx context.Context, key templatedb.TemplateKey, content []byte, by string) (templatedb.Template, bool, error)
+	DeleteTemplate(ctx context.Context, key templatedb.TemplateKey) error
+	CreateTestSend(ctx context.Context, t templatedb.TestSend, medium invite.Medium) (templatedb.TestSend, error)
+}
+
+// ReportStore is what the overview reads of the mail providers' reports.
+type ReportStore interface {
+	ComplaintsSince(ctx context.Context, accountID string, since time.Time) (int64, error)
 }
 
 // StatsStore is what the overview reads of the funnel's counts.

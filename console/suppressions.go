@@ -8,7 +8,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -23,12 +23,12 @@ type suppressionPages struct{ *Handler }
 type suppressionsView struct {
 	Address, Reason string // the search, as typed
 	Errors          fieldErrors
-	List            []store.Suppression
+	List            []suppressiondb.Suppression
 	Next            string
 	Reasons         []invite.SuppressionReason
 	// One address looked up: its entry (nil when not listed) and history.
 	Found   bool
-	Entry   *store.Suppression
+	Entry   *suppressiondb.Suppression
 	History []suppressionRow
 	// NeedsConsent: lifting the entry needs the customer's consent.
 	NeedsConsent bool
@@ -52,7 +52,7 @@ func (h suppressionPages) suppressionsView(w http.ResponseWriter, r *http.Reques
 	t := h.translator(r)
 	v := suppressionsView{Address: address, Reason: reason, Reasons: invite.SuppressionReasons(), AddReason: string(invite.Manual),
 		CanAdd: h.opts.Allows(p.Role, Suppress), CanLift: h.opts.Allows(p.Role, Unsuppress)}
-	var f store.SuppressionFilter
+	var f suppressiondb.SuppressionFilter
 	if reason != "" {
 		f.Reason = invite.SuppressionReason(reason)
 		if !f.Reason.Valid() {
@@ -84,7 +84,7 @@ func (h suppressionPages) suppressionsView(w http.ResponseWriter, r *http.Reques
 		h.notFound(w, r)
 		return v, 0, false
 	}
-	list, next, err := h.opts.Store.ListSuppressions(r.Context(), p.AccountID, f, page)
+	list, next, err := h.opts.Suppressions.ListSuppressions(r.Context(), p.AccountID, f, page)
 	if err != nil {
 		h.fail(w, r, err)
 		return v, 0, false
@@ -135,7 +135,7 @@ func (h suppressionPages) addSuppression(w http.ResponseWriter, r *http.Request,
 		h.render(w, r, http.StatusBadRequest, "suppressions", "suppressions_title", "suppressions", v)
 		return
 	}
-	if _, _, err := h.opts.Store.AddSuppressionBy(r.Context(), p.AccountID, addr, medium, reason, p.ID); err != nil {
+	if _, _, err := h.opts.Suppressions.AddSuppressionBy(r.Context(), p.AccountID, addr, medium, reason, p.ID); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -154,8 +154,8 @@ func (h suppressionPages) liftSuppression(w http.ResponseWriter, r *http.Request
 		h.notFound(w, r)
 		return
 	}
-	err = h.opts.Store.LiftSuppression(r.Context(), p.AccountID, addr, p.ID, r.PostForm.Get("consent") == consentValue)
-	if errors.Is(err, store.ErrConsentNeeded) {
+	err = h.opts.Suppressions.LiftSuppression(r.Context(), p.AccountID, addr, p.ID, r.PostForm.Get("consent") == consentValue)
+	if errors.Is(err, suppressiondb.ErrConsentNeeded) {
 		v, _, ok := h.suppressionsView(w, r, p, addr, "")
 		if !ok {
 			return

@@ -13,6 +13,8 @@ import (
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -29,19 +31,19 @@ type templatePages struct{ *Handler }
 // templateLevel reads the page's kind, language and event type
 // (?eventTypeId=, or the form's eventTypeId); ok is false when the path
 // names no template.
-func templateLevel(r *http.Request, p Person) (store.TemplateKey, bool) {
+func templateLevel(r *http.Request, p Person) (templatedb.TemplateKey, bool) {
 	kind, ok := templates.ParseKind(r.PathValue("kind"))
 	if !ok || !templates.ValidLanguage(r.PathValue("locale")) {
-		return store.TemplateKey{}, false
+		return templatedb.TemplateKey{}, false
 	}
 	et := r.URL.Query().Get("eventTypeId")
 	if r.Method == http.MethodPost {
 		et = r.PostForm.Get("eventTypeId")
 	}
 	if et != "" && !store.ValidID("ety", et) {
-		return store.TemplateKey{}, false
+		return templatedb.TemplateKey{}, false
 	}
-	return store.TemplateKey{AccountID: p.AccountID, EventTypeID: et, Kind: kind, Locale: r.PathValue("locale")}, true
+	return templatedb.TemplateKey{AccountID: p.AccountID, EventTypeID: et, Kind: string(kind), Locale: r.PathValue("locale")}, true
 }
 
 type templatesView struct {
@@ -62,27 +64,27 @@ func (h templatePages) templatesIndex(w http.ResponseWriter, r *http.Request, p 
 	}
 	v := templatesView{EventTypes: ets, EventTypeID: r.URL.Query().Get("eventTypeId"), Kinds: templates.Kinds,
 		Languages: templates.Languages, Stored: map[string]int{}}
-	f := store.TemplateFilter{AccountOnly: true}
+	f := templatedb.TemplateFilter{AccountOnly: true}
 	if v.EventTypeID != "" {
 		if !store.ValidID("ety", v.EventTypeID) {
 			h.notFound(w, r)
 			return
 		}
-		f = store.TemplateFilter{EventTypeID: v.EventTypeID}
+		f = templatedb.TemplateFilter{EventTypeID: v.EventTypeID}
 	}
-	ts, _, err := h.opts.Store.ListTemplates(r.Context(), p.AccountID, f, store.Page{Limit: 100})
+	ts, _, err := h.opts.TemplateStore.ListTemplates(r.Context(), p.AccountID, f, store.Page{Limit: 100})
 	if err != nil {
 		h.fail(w, r, notFound(err))
 		return
 	}
 	for _, t := range ts {
-		v.Stored[string(t.Kind)+"/"+t.Locale] = t.Version
+		v.Stored[t.Kind+"/"+t.Locale] = t.Version
 	}
 	h.render(w, r, http.StatusOK, "templates", "templates_title", "templates", v)
 }
 
 type templateView struct {
-	Key           store.TemplateKey
+	Key           templatedb.TemplateKey
 	EventTypeName string
 	SMS           bool
 	Source        templates.Source // where the template in force comes from
@@ -101,18 +103,20 @@ type templateView struct {
 	Drafted          bool // the form shows a draft, not what is stored
 }
 
-// versionRow is a stored version with who stored it.
+// versionRow is a stored version, its content and who stored it.
 type versionRow struct {
-	store.TemplateVersion
-	By string
+	templatedb.TemplateVersion
+	Content templates.Content
+	By      string
 }
 
 // loadTemplate reads the template in force at the key's level, its
 // versions and what the editor needs around it.
-func (h templatePages) loadTemplate(w http.ResponseWriter, r *http.Request, p Person, key store.TemplateKey) (templateView, bool) {
+func (h templatePages) loadTemplate(w http.ResponseWriter, r *http.Request, p Person, key templatedb.TemplateKey) (templateView, bool) {
 	ctx := r.Context()
-	v := templateView{Key: key, SMS: key.Kind.SMS(), Placeholders: templates.Placeholders,
-		CanEdit: h.opts.Allows(p.Role, EditTemplates), CanTest: h.opts.Allows(p.Role, SendTest) && !key.Kind.SMS(),
+	kind := templates.Kind(key.Kind)
+	v := templateView{Key: key, SMS: kind.SMS(), Placeholders: templates.Placeholders,
+		CanEdit: h.opts.Allows(p.Role, EditTemplates), CanTest: h.opts.Allows(p.Role, SendTest) && !kind.SMS(),
 		TestTo: contact.Mask(p.Email)}
 	if key.EventTypeID != "" {
 		et, err := h.opts.Accounts.EventType(ctx, p.AccountID, key.EventTypeID)
@@ -122,21 +126,25 @@ func (h templatePages) loadTemplate(w http.ResponseWriter, r *http.Request, p Pe
 		}
 		v.EventTypeName = et.Name
 	}
-	etLevel, accLevel, err := h.opts.Store.TemplateLevels(ctx, p.AccountID, key.EventTypeID, key.Kind, key.Locale)
+	etLevel, accLevel, err := h.opts.TemplateStore.TemplateLevels(ctx, p.AccountID, key.EventTypeID, key.Kind, key.Locale)
 	if err != nil {
 		h.fail(w, r, notFound(err))
 		return v, false
 	}
-	chosen := templates.Choose(etLevel, accLevel)
-	v.Source, v.Version = chosen.Source, chosen.Version
-	v.Own = (key.EventTypeID != "" && etLevel != nil) || (key.EventTypeID == "" && accLevel != nil)
-	if chosen.Content != nil {
-		v.Content = *chosen.Content
-	} else if v.Content, err = h.opts.Templates.Builtin(key.Kind, key.Locale); err != nil {
+	chosen, err := templates.Choose(templates.Stored(etLevel), templates.Stored(accLevel))
+	if err != nil {
 		h.fail(w, r, err)
 		return v, false
 	}
-	versions, err := h.opts.Store.TemplateVersions(ctx, key, 20)
+	v.Source, v.Version = chosen.Source, chosen.Version
+	v.Own = (key.EventTypeID != "" && etLevel.Version != 0) || (key.EventTypeID == "" && accLevel.Version != 0)
+	if chosen.Content != nil {
+		v.Content = *chosen.Content
+	} else if v.Content, err = h.opts.Templates.Builtin(kind, key.Locale); err != nil {
+		h.fail(w, r, err)
+		return v, false
+	}
+	versions, err := h.opts.TemplateStore.TemplateVersions(ctx, key, 20)
 	if err != nil {
 		h.fail(w, r, err)
 		return v, false
@@ -147,7 +155,12 @@ func (h templatePages) loadTemplate(w http.ResponseWriter, r *http.Request, p Pe
 	}
 	names := h.actorNames(r, p, actors)
 	for _, x := range versions {
-		v.Versions = append(v.Versions, versionRow{TemplateVersion: x, By: names[x.CreatedBy]})
+		c, err := templates.DecodeContent(x.Content)
+		if err != nil {
+			h.fail(w, r, err)
+			return v, false
+		}
+		v.Versions = append(v.Versions, versionRow{TemplateVersion: x, Content: c, By: names[x.CreatedBy]})
 	}
 	v.PreviewURL = previewURL(key, nil)
 	return v, true
@@ -155,7 +168,7 @@ func (h templatePages) loadTemplate(w http.ResponseWriter, r *http.Request, p Pe
 
 // previewURL is the address of the preview frame: of the template in
 // force, or of a draft.
-func previewURL(key store.TemplateKey, draft *templates.Content) string {
+func previewURL(key templatedb.TemplateKey, draft *templates.Content) string {
 	q := url.Values{}
 	if key.EventTypeID != "" {
 		q.Set("eventTypeId", key.EventTypeID)
@@ -166,7 +179,7 @@ func previewURL(key store.TemplateKey, draft *templates.Content) string {
 			q.Set(name, val)
 		}
 	}
-	u := strings.TrimSuffix(Prefix, "/") + "/templates/" + string(key.Kind) + "/" + key.Locale + "/preview"
+	u := strings.TrimSuffix(Prefix, "/") + "/templates/" + key.Kind + "/" + key.Locale + "/preview"
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
@@ -232,7 +245,7 @@ func (h templatePages) saveTemplate(w http.ResponseWriter, r *http.Request, p Pe
 		h.fail(w, r, err)
 		return
 	}
-	c, err := h.opts.Templates.Check(key.Kind, key.Locale, v.Content, sample)
+	c, err := h.opts.Templates.Check(templates.Kind(key.Kind), key.Locale, v.Content, sample)
 	var errs templates.Errors
 	var tooLong *templates.TooLongError
 	t := h.translator(r)
@@ -257,7 +270,12 @@ func (h templatePages) saveTemplate(w http.ResponseWriter, r *http.Request, p Pe
 		h.render(w, r, http.StatusOK, "template", "template_title", "templates", v)
 		return
 	}
-	if _, _, err := h.opts.Store.PutTemplate(r.Context(), key, c, p.ID); err != nil {
+	content, err := templates.EncodeContent(c)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if _, _, err := h.opts.TemplateStore.PutTemplate(r.Context(), key, content, p.ID); err != nil {
 		h.fail(w, r, notFound(err))
 		return
 	}
@@ -265,8 +283,8 @@ func (h templatePages) saveTemplate(w http.ResponseWriter, r *http.Request, p Pe
 }
 
 // templatePath is the editor's path of a key, below the console.
-func templatePath(key store.TemplateKey) string {
-	path := "/templates/" + string(key.Kind) + "/" + key.Locale
+func templatePath(key templatedb.TemplateKey) string {
+	path := "/templates/" + key.Kind + "/" + key.Locale
 	if key.EventTypeID != "" {
 		path += "?eventTypeId=" + key.EventTypeID
 	}
@@ -281,7 +299,7 @@ func (h templatePages) deleteTemplate(w http.ResponseWriter, r *http.Request, p 
 		h.notFound(w, r)
 		return
 	}
-	if err := h.opts.Store.DeleteTemplate(r.Context(), key); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := h.opts.TemplateStore.DeleteTemplate(r.Context(), key); err != nil && !errors.Is(err, store.ErrNotFound) {
 		h.fail(w, r, err)
 		return
 	}
@@ -303,6 +321,7 @@ func (h templatePages) previewTemplate(w http.ResponseWriter, r *http.Request, p
 		return
 	}
 	q := r.URL.Query()
+	kind := templates.Kind(key.Kind)
 	name := ""
 	if key.EventTypeID != "" {
 		et, err := h.opts.Accounts.EventType(r.Context(), p.AccountID, key.EventTypeID)
@@ -321,24 +340,29 @@ func (h templatePages) previewTemplate(w http.ResponseWriter, r *http.Request, p
 	if q.Get("draft") != "" {
 		// A draft that does not pass shows as the built-in template would:
 		// the form beside it names what is wrong.
-		if c, err := h.opts.Templates.Check(key.Kind, key.Locale, contentOf(q), sample); err == nil {
+		if c, err := h.opts.Templates.Check(kind, key.Locale, contentOf(q), sample); err == nil {
 			content = &c
 		}
 	} else {
-		etLevel, accLevel, err := h.opts.Store.TemplateLevels(r.Context(), p.AccountID, key.EventTypeID, key.Kind, key.Locale)
+		etLevel, accLevel, err := h.opts.TemplateStore.TemplateLevels(r.Context(), p.AccountID, key.EventTypeID, key.Kind, key.Locale)
 		if err != nil {
 			h.fail(w, r, notFound(err))
 			return
 		}
-		content = templates.Choose(etLevel, accLevel).Content
+		chosen, err := templates.Choose(templates.Stored(etLevel), templates.Stored(accLevel))
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		content = chosen.Content
 	}
-	m, err := h.opts.Templates.Render(key.Kind, key.Locale, content, sample)
+	m, err := h.opts.Templates.Render(kind, key.Locale, content, sample)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	body := m.HTML
-	if key.Kind.SMS() {
+	if kind.SMS() {
 		var b strings.Builder
 		if err := smsPreview.Execute(&b, m); err != nil {
 			h.fail(w, r, err)
@@ -367,13 +391,14 @@ var smsPreview = htmltemplate.Must(htmltemplate.New("sms").Parse(`<!DOCTYPE html
 // person's own address, with sample data: a test goes nowhere else.
 func (h templatePages) testSend(w http.ResponseWriter, r *http.Request, p Person) {
 	key, ok := templateLevel(r, p)
-	if !ok || key.Kind.SMS() {
+	kind := templates.Kind(key.Kind)
+	if !ok || kind.SMS() {
 		h.notFound(w, r)
 		return
 	}
-	_, err := h.opts.Store.CreateTestSend(r.Context(), store.TestSend{AccountID: p.AccountID, EventTypeID: key.EventTypeID,
-		Kind: key.Kind, Locale: key.Locale, Address: p.Email, MaskedAddress: contact.Mask(p.Email), CreatedBy: p.ID})
-	var sup *store.SuppressedError
+	_, err := h.opts.TemplateStore.CreateTestSend(r.Context(), templatedb.TestSend{AccountID: p.AccountID, EventTypeID: key.EventTypeID,
+		Kind: key.Kind, Locale: key.Locale, Address: p.Email, MaskedAddress: contact.Mask(p.Email), CreatedBy: p.ID}, kind.Medium())
+	var sup *suppressiondb.SuppressedError
 	var quota *accountdb.QuotaError
 	t := h.translator(r)
 	var refused string

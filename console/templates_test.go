@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 )
 
@@ -42,10 +42,12 @@ func TestTemplateEditor(t *testing.T) {
 		"body": {"Danke für Ihre Bestellung {{orderReference}}."}, "buttonLabel": {"Bewerten"}}
 	res := s.post(t, editorA, path, form)
 	require.Equal(t, http.StatusSeeOther, res.status, res.body)
-	key := store.TemplateKey{AccountID: s.a.AccountID, Kind: templates.KindInvite, Locale: "de"}
-	got, err := s.st.GetTemplate(context.Background(), key)
+	key := templatedb.TemplateKey{AccountID: s.a.AccountID, Kind: string(templates.KindInvite), Locale: "de"}
+	got, err := s.st.Templates.GetTemplate(context.Background(), key)
 	require.NoError(t, err)
-	assert.Equal(t, "Hallo {{firstName}}", got.Content.Heading)
+	content, err := templates.DecodeContent(got.Content)
+	require.NoError(t, err)
+	assert.Equal(t, "Hallo {{firstName}}", content.Heading)
 	p = s.get(t, viewerA, path)
 	assert.Contains(t, text(p.byID("versions-h").Parent), "version 1 · by editor@shop-a.example")
 	assert.Contains(t, text(p.byID("versions-h").Parent), "Hallo {{firstName}}")
@@ -58,7 +60,7 @@ func TestTemplateEditor(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, bad.status)
 	assert.NotNil(t, bad.byID("subject-error"))
 	assert.Equal(t, "Hi {{lastName}}", attr(bad.byID("subject"), "value"))
-	got, _ = s.st.GetTemplate(context.Background(), key)
+	got, _ = s.st.Templates.GetTemplate(context.Background(), key)
 	assert.Equal(t, 1, got.Version, "nothing stored")
 
 	// The preview button shows the draft without storing it.
@@ -68,7 +70,7 @@ func TestTemplateEditor(t *testing.T) {
 	assert.Equal(t, http.StatusOK, draft.status)
 	src := attr(draft.tagged("iframe")[0], "src")
 	assert.Contains(t, src, "draft=1")
-	got, _ = s.st.GetTemplate(context.Background(), key)
+	got, _ = s.st.Templates.GetTemplate(context.Background(), key)
 	assert.Equal(t, 1, got.Version)
 	frame := s.get(t, editorA, src)
 	require.Equal(t, http.StatusOK, frame.status)
@@ -119,7 +121,7 @@ func TestTemplateTestSend(t *testing.T) {
 	assert.Equal(t, "editor@shop-a.example", sends[0].Address, "the person's own address, whatever the form says")
 	assert.Equal(t, editorA, sends[0].CreatedBy)
 
-	_, _, err := s.st.AddSuppression(context.Background(), s.a.AccountID, "editor@shop-a.example", invite.Email, invite.Unsubscribed, "")
+	_, _, err := s.st.Suppressions.AddSuppression(context.Background(), s.a.AccountID, "editor@shop-a.example", invite.Email, invite.Unsubscribed, "")
 	require.NoError(t, err)
 	res = s.post(t, editorA, path, nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, res.status)

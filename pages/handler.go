@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/touchpoint/touchpoint/brand"
@@ -21,6 +20,9 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
+	"github.com/touchpoint/touchpoint/templates"
 )
 
 // The handlers of the pages a customer reaches from an invite: no token,
@@ -44,9 +46,9 @@ type Store interface {
 	ReviewOfEvent(ctx context.Context, eventID string) (reviewdb.Review, error)
 	SaveReview(ctx context.Context, in reviewdb.ReviewInput) (reviewdb.Review, reviewdb.Saved, error)
 	AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
-		reason invite.SuppressionReason, eventID string) (store.Suppression, bool, error)
+		reason invite.SuppressionReason, eventID string) (suppressiondb.Suppression, bool, error)
 	MarkOpened(ctx context.Context, eventID string) (bool, error)
-	LoadTestSend(ctx context.Context, id string) (store.TestSend, error)
+	LoadTestSend(ctx context.Context, id string) (templatedb.TestSend, error)
 	Account(ctx context.Context, id string) (accountdb.Account, error)
 }
 
@@ -315,8 +317,7 @@ func (h *Handler) unsubscribeTarget(r *http.Request) (unsubscriber, error) {
 	}
 	if !store.ValidID("tts", id) {
 		c, err := h.o.Store.LoadInviteContent(r.Context(), id)
-		// The suppression list keeps email addresses in lower case.
-		return unsubscriber{AccountID: c.AccountID, EventID: c.EventID, Address: strings.ToLower(strings.TrimSpace(c.Email)),
+		return unsubscriber{AccountID: c.AccountID, EventID: c.EventID, Address: suppressiondb.ListedAddress(invite.Email, c.Email),
 			Medium: invite.Email, Locale: c.Locale, Brand: c.Account.Brand()}, err
 	}
 	address, ok := h.o.UnsubscribeLinks.Unseal(query, id)
@@ -331,8 +332,9 @@ func (h *Handler) unsubscribeTarget(r *http.Request) (unsubscriber, error) {
 	if err != nil {
 		return unsubscriber{}, err
 	}
-	ts.Address = address
-	return unsubscriber{AccountID: ts.AccountID, Address: ts.ListedAddress(), Medium: ts.Medium(), Locale: ts.Locale, Brand: acc.Brand()}, nil
+	medium := templates.Kind(ts.Kind).Medium()
+	return unsubscriber{AccountID: ts.AccountID, Address: suppressiondb.ListedAddress(medium, address), Medium: medium, Locale: ts.Locale,
+		Brand: acc.Brand()}, nil
 }
 
 // ShowUnsubscribe is GET /unsubscribe: only the page asking to confirm.

@@ -7,7 +7,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -18,7 +19,9 @@ import (
 // with FOR UPDATE SKIP LOCKED. It polls every Sweep (default 1 s), so a
 // test leaves about a second after it was asked for.
 type TestSendStarter struct {
-	Store    *store.Store
+	Store interface {
+		ClaimTestSendStarts(ctx context.Context, limit int) (*pg.StartBatch[templatedb.TestSendStart], error)
+	}
 	Temporal client.Client
 	Logger   *slog.Logger // nil: discard
 	Tuning
@@ -29,13 +32,13 @@ func (s *TestSendStarter) Run(ctx context.Context) error {
 	return runOnce(ctx, "test send", &s.Logger, &s.Tuning, s.claim, s.start)
 }
 
-func (s *TestSendStarter) claim(ctx context.Context, limit int) (claimed[store.TestSendStart], error) {
+func (s *TestSendStarter) claim(ctx context.Context, limit int) (claimed[templatedb.TestSendStart], error) {
 	b, err := s.Store.ClaimTestSendStarts(ctx, limit)
 	return claimedOnce(b, err, &s.Tuning,
-		func(t store.TestSendStart) string { return t.ID }, func(t store.TestSendStart) int { return t.StartAttempts })
+		func(t templatedb.TestSendStart) string { return t.ID }, func(t templatedb.TestSendStart) int { return t.StartAttempts })
 }
 
-func (s *TestSendStarter) start(ctx context.Context, t store.TestSendStart) error {
+func (s *TestSendStarter) start(ctx context.Context, t templatedb.TestSendStart) error {
 	err := startOnce(ctx, s.Temporal, s.StartTimeout, client.StartWorkflowOptions{
 		ID:            workflows.TestSendWorkflowID(t.ID),
 		TaskQueue:     workflows.TaskQueue,

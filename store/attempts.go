@@ -9,6 +9,8 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
 // Every send attempt of an invite or a reminder is kept in send_attempts.
@@ -38,6 +40,13 @@ type Attempt struct {
 	ProviderEvents []ProviderEvent `json:"providerEvents"`
 }
 
+// AttemptTemplate is the template an attempt's message was rendered from:
+// its level (a templates.Source) and version.
+type AttemptTemplate struct {
+	Source  string `json:"source"`
+	Version *int   `json:"version"`
+}
+
 // ProviderEvent is one report of a mail provider on a message.
 type ProviderEvent struct {
 	Provider string             `json:"provider"`
@@ -54,7 +63,7 @@ const attemptsColumn = `(SELECT json_agg(json_build_object('n', a.n, 'kind', a.k
 		'outcome', COALESCE(a.outcome, ''), 'detail', COALESCE(a.detail, ''),
 		'template', CASE WHEN a.template_source IS NULL THEN NULL
 		                 ELSE json_build_object('source', a.template_source, 'version', a.template_version) END,
-		'providerEvents', ` + mailEventsColumn + `)
+		'providerEvents', ` + reportdb.MailEventsColumn + `)
 		ORDER BY a.started_at, a.kind, a.n)
 	 FROM send_attempts a WHERE a.event_id = events.id AND a.event_received_at = events.received_at) AS attempt_history`
 
@@ -92,7 +101,7 @@ func applyAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, k invite.Kin
 	case invite.AttemptFinished:
 		_, err = tx.ExecContext(ctx, `UPDATE send_attempts SET finished_at = $4, outcome = $5, detail = NULLIF($6, '')
 			WHERE event_id = $1 AND kind = $2 AND n = $3 AND finished_at IS NULL`,
-			eventID, k, a.N, now, a.Outcome, truncate(a.Detail, maxAttemptDetail))
+			eventID, k, a.N, now, a.Outcome, truncate(a.Detail, pg.MaxDetail))
 	case invite.AttemptDelivered:
 		_, err = tx.ExecContext(ctx, `UPDATE send_attempts SET outcome = $4, finished_at = $5, detail = $6
 			WHERE event_id = $1 AND kind = $2 AND n = $3 AND outcome = 'uncertain'`,
@@ -104,5 +113,15 @@ func applyAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, k invite.Kin
 	return nil
 }
 
-// maxAttemptDetail bounds a stored detail; providers' answers are short.
-const maxAttemptDetail = 2000
+// RecordAttemptTemplate notes on the event's running send attempt of kind
+// ("invite" or "reminder") the template its message was rendered from:
+// its source (a templates.Source) and version (0 for the built-in one).
+func (s *Store) RecordAttemptTemplate(ctx context.Context, eventID, kind, source string, version int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE send_attempts SET template_source = $3, template_version = NULLIF($4, 0)
+		WHERE event_id = $1 AND kind = $2 AND finished_at IS NULL
+		  AND n = (SELECT max(n) FROM send_attempts WHERE event_id = $1 AND kind = $2)`, eventID, kind, source, version)
+	if err != nil {
+		return fmt.Errorf("record attempt template: %w", translate(err))
+	}
+	return nil
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
 
 // Erasure honours a customer's request to have their data erased in one
@@ -214,7 +215,7 @@ func customerOfEvents(accountID string, events []erasedEvent) *erasedCustomer {
 		c.events = append(c.events, e.ID)
 		values = append(values, e.Email, e.Mobile, digitsOf(e.Mobile))
 		values = append(values, customerValues(e.Payload)...)
-		c.addresses = append(c.addresses, lowerEmail(e.Email), strings.TrimSpace(e.Email))
+		c.addresses = append(c.addresses, suppressiondb.ListedAddress(invite.Email, e.Email), strings.TrimSpace(e.Email))
 		if e.Mobile != "" {
 			c.addresses = append(c.addresses, e.Mobile)
 		}
@@ -566,4 +567,11 @@ func digitsOf(s string) string {
 		}
 		return -1
 	}, s)
+}
+
+// emitErasureCancel reports the invite of eventID moving from status from to
+// cancelled by an erasure, after the transaction has written it.
+func (s *Store) emitErasureCancel(ctx context.Context, tx *sqlx.Tx, eventID string, from invite.Status) error {
+	return s.Webhooks.EmitSendTx(ctx, tx, eventID, invite.Change{Kind: invite.KindInvite,
+		Event: invite.EventOf(invite.KindInvite, from, invite.Cancelled)})
 }

@@ -65,13 +65,13 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	inFlight := a.Event(t, func() eventfixture.Event { e := customer; e.Status = invite.Sending; return e }())
 	failed := a.Event(t, func() eventfixture.Event { e := customer; e.Status = invite.Failed; return e }())
 	exec(`UPDATE events SET invite_reason = 'rejected', last_error = '550 <ann.lee+shop@example.com> unknown' WHERE id = $1`, failed)
-	_, _, err = st.AddSuppression(ctx, a.AccountID, "ann.lee+shop@example.com", invite.Email, invite.Bounced, failed)
+	_, _, err = st.Suppressions.AddSuppression(ctx, a.AccountID, "ann.lee+shop@example.com", invite.Email, invite.Bounced, failed)
 	require.NoError(t, err)
 	// The mobile was listed once and lifted: its history has no entry to
 	// keep it.
-	_, _, err = st.AddSuppressionBy(ctx, a.AccountID, "+4915123456789", invite.SMS, invite.Manual, "cli-shop")
+	_, _, err = st.Suppressions.AddSuppressionBy(ctx, a.AccountID, "+4915123456789", invite.SMS, invite.Manual, "cli-shop")
 	require.NoError(t, err)
-	require.NoError(t, st.LiftSuppression(ctx, a.AccountID, "+4915123456789", "cli-shop", false))
+	require.NoError(t, st.Suppressions.LiftSuppression(ctx, a.AccountID, "+4915123456789", "cli-shop", false))
 
 	other := a.Event(t, eventfixture.Event{Email: "bob@example.com", FirstName: "Bob", Status: invite.Scheduled})
 

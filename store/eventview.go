@@ -14,6 +14,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
 // ErrInviteState: the invite's state does not allow the change (409).
@@ -46,11 +47,11 @@ type Event struct {
 	Review []byte `db:"review"`
 	// SMSDelivery is what the SMS provider last reported of the invite's
 	// and the reminder's messages, as {"invite"|"reminder": {"status",
-	// "errorCode","updatedAt"}}, or nil (see sms.go).
+	// "errorCode","updatedAt"}}, or nil (reportdb.SMSDeliveryColumn).
 	SMSDelivery []byte `db:"sms_delivery"`
 	// MailDelivery is the delivery status of the invite's and the
 	// reminder's mail as the providers reported it: a JSON object of
-	// MailDelivery keyed by kind; nil before the first report.
+	// reportdb.MailDelivery keyed by kind; nil before the first report.
 	MailDelivery []byte `db:"mail_delivery"`
 	// AttemptHistory is the event's send attempts as JSON (see History).
 	AttemptHistory []byte `db:"attempt_history"`
@@ -66,7 +67,7 @@ const eventColumns = `id, account_id, event_type_id, channel_id, received_at, ty
 	reminder_status, reminder_reason, reminder_scheduled_for, reminder_sent_at,
 	(SELECT json_build_object('id', r.id, 'rating', r.rating, 'createdAt', r.created_at)
 	 FROM reviews r WHERE r.event_id = events.id) AS review, erased_at, opened_at, ` + attemptsColumn + `,
-	` + smsDeliveryColumn + `, ` + mailDeliveryColumn
+	` + reportdb.SMSDeliveryColumn + `, ` + reportdb.MailDeliveryColumn
 
 // Event returns one event of an account.
 func (s *Store) Event(ctx context.Context, accountID, id string) (Event, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/store/partitiondb"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
 // housekeepingLock is the advisory lock that lets one API replica at a time
@@ -23,7 +24,7 @@ type Cleanup struct {
 	// SendCounters are the daily send-quota counters of past days.
 	SendCounters int64
 	// MailNonces are mail providers' once-signed values older than
-	// MailNonceKeep, which no request can carry any more.
+	// reportdb.MailNonceKeep, which no request can carry any more.
 	MailNonces int64
 }
 
@@ -56,7 +57,7 @@ func (s *Store) Housekeep(ctx context.Context, outboxKeep time.Duration) (c Clea
 			{&accountCounters, `DELETE FROM account_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday},
 			{&recipientCounters, `DELETE FROM recipient_daily_sends WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday},
 			{&eventCounters, `DELETE FROM account_daily_events WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date`, yesterday},
-			{&c.MailNonces, `DELETE FROM mail_event_nonces WHERE signed_at < $1`, now.Add(-MailNonceKeep)},
+			{&c.MailNonces, `DELETE FROM mail_event_nonces WHERE signed_at < $1`, now.Add(-reportdb.MailNonceKeep)},
 		}
 		for _, st := range steps {
 			res, err := tx.ExecContext(ctx, st.sql, st.arg)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -15,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
 
 // inviteStatements are the statements every send runs: its plan, the
@@ -24,16 +24,15 @@ import (
 // planned each time).
 type inviteStatements struct {
 	plan, reminderPlan, lockInvite, lockReminder, writeInvite, writeReminder,
-	claimRead, addressLock, suppressed, recentlyInvited, content *pg.Stmt
-	// Locks an event for a change that is counted (statsdb); the
-	// reviews' repository runs it too.
-	lockEvent *pg.Stmt
-	// The statements of the funnel's counts, prepared with these.
-	stats *statsdb.Store
+	claimRead, recentlyInvited, content *pg.Stmt
+	// The statements of the funnel's counts and of the suppression list,
+	// prepared with these.
+	stats        *statsdb.Store
+	suppressions *suppressiondb.Store
 }
 
-func newInviteStatements(db *sqlx.DB, stats *statsdb.Store) *inviteStatements {
-	return &inviteStatements{stats: stats,
+func newInviteStatements(db *sqlx.DB, stats *statsdb.Store, suppressions *suppressiondb.Store) *inviteStatements {
+	return &inviteStatements{stats: stats, suppressions: suppressions,
 		plan:            pg.NewStmt(db, planSQL),
 		reminderPlan:    pg.NewStmt(db, reminderPlanSQL),
 		lockInvite:      pg.NewStmt(db, lockInviteSQL),
@@ -41,11 +40,8 @@ func newInviteStatements(db *sqlx.DB, stats *statsdb.Store) *inviteStatements {
 		writeInvite:     pg.NewStmt(db, writeInviteSQL),
 		writeReminder:   pg.NewStmt(db, writeReminderSQL),
 		claimRead:       pg.NewStmt(db, claimReadSQL),
-		addressLock:     pg.NewStmt(db, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`),
-		suppressed:      pg.NewStmt(db, `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND address = $2)`),
 		recentlyInvited: pg.NewStmt(db, recentlyInvitedSQL),
 		content:         pg.NewStmt(db, contentSQL),
-		lockEvent:       pg.NewStmt(db, lockEventSQL),
 	}
 }
 
@@ -53,7 +49,10 @@ func newInviteStatements(db *sqlx.DB, stats *statsdb.Store) *inviteStatements {
 // before one begins (see pg.Stmt.On).
 func (st *inviteStatements) prepareForTx(ctx context.Context) error {
 	if err := pg.PrepareAll(ctx, st.lockInvite, st.lockReminder, st.writeInvite, st.writeReminder,
-		st.claimRead, st.addressLock, st.suppressed, st.recentlyInvited, st.lockEvent); err != nil {
+		st.claimRead, st.recentlyInvited); err != nil {
+		return err
+	}
+	if err := st.suppressions.Prepare(ctx); err != nil {
 		return err
 	}
 	return st.stats.Prepare(ctx)
@@ -156,10 +155,6 @@ func decodeSendWindow(eventID string, raw []byte) (*sendtime.SendWindow, error) 
 	return w, nil
 }
 
-// lowerEmail is an email address as the suppression list and the
-// throttle compare it.
-func lowerEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-
 // InviteContent is what rendering and addressing an invite needs: the
 // customer's data, kept in PostgreSQL only (never in Temporal).
 type InviteContent struct {
@@ -220,10 +215,6 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 		Locale: p.DefaultLocale, Products: p.Products, Account: r.Account, SentAt: r.SentAt}, nil
 }
 
-// lockEventSQL locks an event's row for a change that is counted, so the
-// facts read after it are the ones the change starts from.
-const lockEventSQL = `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`
-
 // MarkOpened records that the event's feedback page was opened: the
 // first time only (opened reports whether this was it). A review counts
 // as an opening too (reviewdb.Store.SaveReview). Nothing but the time is
@@ -252,18 +243,4 @@ func (s *Store) markOpened(ctx context.Context, tx *sqlx.Tx, eventID string) (bo
 		return false, err
 	}
 	return true, s.Stats.CountChangeTx(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Opened = false })
-}
-
-// markUnsubscribed records that the customer opted out through the
-// event's invite (the first time only) and counts it.
-func (s *Store) markUnsubscribed(ctx context.Context, tx *sqlx.Tx, eventID string) error {
-	res, err := tx.ExecContext(ctx, `UPDATE events SET unsubscribed_at = $2 WHERE id = $1 AND unsubscribed_at IS NULL`,
-		eventID, s.Now())
-	if err != nil {
-		return fmt.Errorf("mark unsubscribed: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err
-	}
-	return s.Stats.CountChangeTx(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Unsubscribed = false })
 }

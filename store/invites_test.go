@@ -210,7 +210,7 @@ func TestClaimInviteSend(t *testing.T) {
 	})
 	t.Run("suppressed address, whatever its case and medium", func(t *testing.T) {
 		b := account(eventfixture.Setting{})
-		_, _, err := st.AddSuppression(ctx, b.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, "")
+		_, _, err := st.Suppressions.AddSuppression(ctx, b.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, "")
 		require.NoError(t, err)
 		c := claim(b.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: "Jane.Doe@Example.COM"}), false)
 		assert.False(t, c.Send)
@@ -218,7 +218,7 @@ func TestClaimInviteSend(t *testing.T) {
 		assert.Equal(t, invite.Suppressed, c.State.Reason)
 
 		smsAccount := account(eventfixture.Setting{Medium: invite.SMS})
-		_, _, err = st.AddSuppression(ctx, smsAccount.AccountID, "+4915112345678", invite.SMS, invite.Unsubscribed, "")
+		_, _, err = st.Suppressions.AddSuppression(ctx, smsAccount.AccountID, "+4915112345678", invite.SMS, invite.Unsubscribed, "")
 		require.NoError(t, err)
 		c = claim(smsAccount.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "0151 12345678"}), true)
 		assert.Equal(t, invite.Suppressed, c.State.Reason, "the number is compared in E.164")

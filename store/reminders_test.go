@@ -70,7 +70,7 @@ func TestReminderLifecycle(t *testing.T) {
 	id = sent()
 	_, err = st.MarkScheduled(ctx, invite.KindReminder, id, at)
 	require.NoError(t, err)
-	_, _, err = st.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, "")
+	_, _, err = st.Suppressions.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, "")
 	require.NoError(t, err)
 	c, err = st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
 	require.NoError(t, err)

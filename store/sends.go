@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
 
 // The send pipeline's side of the database. An event's invite and its
@@ -260,7 +261,8 @@ func (s *Store) ClaimSend(ctx context.Context, k invite.Kind, eventID string, op
 			return invite.Change{}, fmt.Errorf("read setting: %w", err)
 		}
 		f := invite.ClaimFacts{EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive, Medium: r.Medium,
-			Address: lowerEmail(r.Email), ProviderReady: r.Medium != invite.SMS || opts.SMSEnabled, Reviewed: r.Reviewed}
+			Address: suppressiondb.ListedAddress(invite.Email, r.Email), ProviderReady: r.Medium != invite.SMS || opts.SMSEnabled,
+			Reviewed: r.Reviewed}
 		if r.Medium == invite.SMS {
 			f.Address = opts.Mobile
 		}
@@ -348,10 +350,10 @@ const claimReadSQL = `
 // it is not, as the lock is released before that send ends.
 func (s *Store) mayReach(ctx context.Context, tx *sqlx.Tx, eventID string, r claimRow, address string,
 	window time.Duration) (suppressed, recent bool, err error) {
-	if err := s.invite.addressLock.Exec(ctx, tx, suppressionLockKey(r.AccountID, address)); err != nil {
+	if err := s.Suppressions.LockAddressTx(ctx, tx, r.AccountID, address); err != nil {
 		return false, false, fmt.Errorf("address lock: %w", err)
 	}
-	if err := s.invite.suppressed.Get(ctx, tx, &suppressed, r.AccountID, address); err != nil {
+	if suppressed, err = s.Suppressions.ListedTx(ctx, tx, r.AccountID, address); err != nil {
 		return false, false, fmt.Errorf("suppression list: %w", err)
 	}
 	if suppressed || window == 0 {
@@ -385,7 +387,7 @@ func (s *Store) suppressFor(ctx context.Context, tx *sqlx.Tx, eventID, address s
 		JOIN invite_settings s ON s.id = e.invite_setting_id WHERE e.id = $1`, eventID); err != nil {
 		return err
 	}
-	if _, _, err := s.addSuppression(ctx, tx, r.AccountID, address, r.Medium, reason, eventID); err != nil {
+	if _, _, err := s.Suppressions.AddTx(ctx, tx, r.AccountID, address, r.Medium, reason, eventID); err != nil {
 		return fmt.Errorf("suppress address: %w", err)
 	}
 	return nil

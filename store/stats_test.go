@@ -19,6 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
@@ -185,7 +186,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 		sentIDs = append(sentIDs, o.EventID)
 	}
 	other.accept(t, "other@example.com", "")
-	_, _, err = st.AddSuppression(ctx, f.accountID, "blocked@example.com", invite.Email, invite.Manual, "")
+	_, _, err = st.Suppressions.AddSuppression(ctx, f.accountID, "blocked@example.com", invite.Email, invite.Manual, "")
 	require.NoError(t, err)
 
 	// Each invite's steps run beside the others', every step twice at
@@ -265,25 +266,25 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, first, "a later opening is not recorded again")
 	for range 2 {
-		_, _, err = st.AddSuppression(ctx, f.accountID, "c4@example.com", invite.Email, invite.Unsubscribed, sentIDs[4])
+		_, _, err = st.Suppressions.AddSuppression(ctx, f.accountID, "c4@example.com", invite.Email, invite.Unsubscribed, sentIDs[4])
 		require.NoError(t, err)
 	}
 
 	// The provider's reports: delivered, then bounced for one message
 	// (a bounce outranks), racing repeats, a reminder's report (not the
 	// invite's).
-	report := func(id, pid string, o invite.MailOutcome, k invite.Kind) store.MailReport {
-		return store.MailReport{Provider: "ses", ID: pid, Outcome: o, EventID: id, Kind: k, At: now}
+	report := func(id, pid string, o invite.MailOutcome, k invite.Kind) reportdb.MailReport {
+		return reportdb.MailReport{Provider: "ses", ID: pid, Outcome: o, EventID: id, Kind: k, At: now}
 	}
 	var mw sync.WaitGroup
-	for _, r := range []store.MailReport{
+	for _, r := range []reportdb.MailReport{
 		report(sentIDs[5], "d5", invite.MailDelivered, invite.KindInvite), report(sentIDs[5], "d5", invite.MailDelivered, invite.KindInvite),
 		report(sentIDs[6], "d6", invite.MailDelivered, invite.KindInvite), report(sentIDs[6], "b6", invite.MailBounced, invite.KindInvite),
 		report(sentIDs[7], "c7", invite.MailComplained, invite.KindInvite), report(sentIDs[7], "d7", invite.MailDelivered, invite.KindInvite),
 		report(sentIDs[0], "r0", invite.MailDelivered, invite.KindReminder),
 	} {
 		mw.Go(func() {
-			_, err := st.ApplyMailReports(ctx, nil, []store.MailReport{r})
+			_, err := st.Reports.ApplyMailReports(ctx, nil, []reportdb.MailReport{r})
 			assert.NoError(t, err)
 		})
 	}

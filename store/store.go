@@ -15,7 +15,10 @@ import (
 	"github.com/touchpoint/touchpoint/store/partitiondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
@@ -95,7 +98,14 @@ type Store struct {
 	Stats    *statsdb.Store
 	Events   *eventdb.Store
 	Webhooks *webhookdb.Store
-	Reviews  *reviewdb.Store
+	// Reviews keeps the reviews and what is published of them.
+	Reviews *reviewdb.Store
+	// Templates keeps the shop's templates and their test sends.
+	Templates *templatedb.Store
+	// Suppressions keeps the suppression list.
+	Suppressions *suppressiondb.Store
+	// Reports keeps what the mail and SMS providers report.
+	Reports *reportdb.Store
 	// Partitions keeps the monthly partitions (housekeeping).
 	Partitions *partitiondb.Store
 	// The statements every event or invite runs are prepared once (see
@@ -109,10 +119,12 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 	stats := statsdb.New(base)
 	accounts := accountdb.New(base, defaultInviteDelay)
 	webhooks := webhookdb.New(base, accounts)
-	invite := newInviteStatements(db, stats)
+	suppressions := suppressiondb.New(base, stats, webhooks)
 	return &Store{base: base, db: db, Auth: authdb.New(base), Accounts: accounts, Stats: stats,
-		Events: eventdb.New(base, accounts), Webhooks: webhooks, Reviews: reviewdb.New(base, webhooks, stats, invite.lockEvent),
-		Partitions: partitiondb.New(base), invite: invite}
+		Events: eventdb.New(base, accounts), Webhooks: webhooks, Reviews: reviewdb.New(base, webhooks, stats), Partitions: partitiondb.New(base),
+		Templates: templatedb.New(base, accounts), Suppressions: suppressions,
+		Reports: reportdb.New(base, stats, webhooks, suppressions),
+		invite:  newInviteStatements(db, stats, suppressions)}
 }
 
 // DB exposes the pool to the few callers that need a raw handle

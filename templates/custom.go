@@ -1,12 +1,14 @@
 package templates
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -44,6 +46,15 @@ func ParseKind(s string) (Kind, bool) {
 // SMS reports whether the kind is a text message.
 func (k Kind) SMS() bool { return k == KindSMSInvite || k == KindSMSReminder }
 
+// Medium is how a message of the kind goes out: by SMS for an SMS kind,
+// else by email.
+func (k Kind) Medium() invite.Medium {
+	if k.SMS() {
+		return invite.SMS
+	}
+	return invite.Email
+}
+
 // Reminder reports whether the kind is a reminder.
 func (k Kind) Reminder() bool { return k == KindReminder || k == KindSMSReminder }
 
@@ -73,6 +84,19 @@ type Content struct {
 	Body        string `json:"body,omitempty"`
 	ButtonLabel string `json:"buttonLabel,omitempty"`
 	Text        string `json:"text,omitempty"`
+}
+
+// EncodeContent is c as a store keeps it; DecodeContent reads it back.
+func EncodeContent(c Content) ([]byte, error) { return json.Marshal(c) }
+
+// DecodeContent reads the content of a template as a store keeps it
+// (EncodeContent).
+func DecodeContent(stored []byte) (Content, error) {
+	var c Content
+	if err := json.Unmarshal(stored, &c); err != nil {
+		return Content{}, fmt.Errorf("decode template: %w", err)
+	}
+	return c, nil
 }
 
 // Limits of a template's fields, in characters (Unicode code points) as
@@ -215,10 +239,13 @@ const (
 	SourceBuiltin   Source = "builtin"
 )
 
-// Stored is a template a shop has stored at one level, in one version.
+// Stored is the template a shop has stored at one level, in its version
+// in force, as a store keeps it: its content encoded (EncodeContent). A
+// zero Version: the level has none. (The store's own type of a level has
+// the same fields and converts to it.)
 type Stored struct {
-	Content Content
 	Version int
+	Content []byte
 }
 
 // Chosen is the template a message is rendered from and where it comes
@@ -230,18 +257,21 @@ type Chosen struct {
 }
 
 // Choose picks the effective template: the event type's, else the
-// account's, else the built-in one (either may be nil).
-func Choose(eventType, account *Stored) Chosen {
+// account's, else the built-in one (either level may have none).
+func Choose(eventType, account Stored) (Chosen, error) {
 	for _, level := range []struct {
-		s      *Stored
+		s      Stored
 		source Source
 	}{{eventType, SourceEventType}, {account, SourceAccount}} {
-		if level.s != nil {
-			c := level.s.Content
-			return Chosen{Source: level.source, Version: level.s.Version, Content: &c}
+		if level.s.Version != 0 {
+			c, err := DecodeContent(level.s.Content)
+			if err != nil {
+				return Chosen{}, err
+			}
+			return Chosen{Source: level.source, Version: level.s.Version, Content: &c}, nil
 		}
 	}
-	return Chosen{Source: SourceBuiltin}
+	return Chosen{Source: SourceBuiltin}, nil
 }
 
 // ErrNeedsProduct is why a template that names the product was not used:

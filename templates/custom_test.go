@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/templates"
 )
@@ -379,17 +380,27 @@ func TestSMSFit(t *testing.T) {
 
 func TestChoose(t *testing.T) {
 	t.Parallel()
-	et := &templates.Stored{Content: templates.Content{Text: "event type"}, Version: 3}
-	acc := &templates.Stored{Content: templates.Content{Text: "account"}, Version: 7}
-	c := templates.Choose(et, acc)
+	stored := func(text string, version int) templates.Stored {
+		content, err := templates.EncodeContent(templates.Content{Text: text})
+		require.NoError(t, err)
+		return templates.Stored{Version: version, Content: content}
+	}
+	et, acc := stored("event type", 3), stored("account", 7)
+	c, err := templates.Choose(et, acc)
+	require.NoError(t, err)
 	assert.Equal(t, templates.SourceEventType, c.Source)
 	assert.Equal(t, 3, c.Version)
 	assert.Equal(t, "event type", c.Content.Text)
-	c = templates.Choose(nil, acc)
+	c, err = templates.Choose(templates.Stored{}, acc)
+	require.NoError(t, err)
 	assert.Equal(t, templates.SourceAccount, c.Source)
 	assert.Equal(t, 7, c.Version)
-	c = templates.Choose(nil, nil)
+	assert.Equal(t, "account", c.Content.Text)
+	c, err = templates.Choose(templates.Stored{}, templates.Stored{})
+	require.NoError(t, err)
 	assert.Equal(t, templates.Chosen{Source: templates.SourceBuiltin}, c)
+	_, err = templates.Choose(templates.Stored{Version: 1, Content: []byte(`"not a template"`)}, acc)
+	assert.Error(t, err, "content that does not decode")
 }
 
 func TestKindsAndLanguages(t *testing.T) {
@@ -403,6 +414,8 @@ func TestKindsAndLanguages(t *testing.T) {
 	assert.False(t, ok)
 	assert.True(t, templates.KindSMSReminder.SMS() && templates.KindSMSReminder.Reminder())
 	assert.False(t, templates.KindInvite.SMS() || templates.KindInvite.Reminder())
+	assert.Equal(t, invite.SMS, templates.KindSMSInvite.Medium())
+	assert.Equal(t, invite.Email, templates.KindReminder.Medium())
 	s := newSet(t)
 	for _, l := range s.Locales() {
 		assert.True(t, templates.ValidLanguage(templates.Language(l)), l)

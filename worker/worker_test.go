@@ -17,7 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testactivities"
 	"github.com/touchpoint/touchpoint/internal/testworkflow"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -129,7 +129,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	assert.Equal(t, invite.Suppressed, res.Reason)
 	assert.Len(t, srv.Messages(), 1)
 
-	require.NoError(t, acts.Store.LiftSuppression(t.Context(), other.AccountID, "jane.doe@example.com", store.ActorOperator, true))
+	require.NoError(t, acts.Store.Suppressions.LiftSuppression(t.Context(), other.AccountID, "jane.doe@example.com", suppressiondb.ActorOperator, true))
 	in = workflows.InviteInput{EventID: other.Event(t, eventfixture.Event{}), AccountID: other.AccountID,
 		EventTypeID: other.EventTypeID, ChannelID: other.ChannelID}
 	_, res, err = run(in)

@@ -80,7 +80,7 @@ func TestSuppressionsImportFlagsAfterTheFile(t *testing.T) {
 	out, err := opsCLI(t, vars, "suppressions", "import", file, "--account", a.AccountID, "--reason", "unsubscribed")
 	require.NoError(t, err)
 	assert.Equal(t, "2 added, 0 already listed, 1 refused\n", out)
-	sup, err := storeset.New(db, "P7D").Suppression(context.Background(), a.AccountID, "ann@example.com")
+	sup, err := storeset.New(db, "P7D").Suppressions.Suppression(context.Background(), a.AccountID, "ann@example.com")
 	require.NoError(t, err)
 	assert.Equal(t, invite.Unsubscribed, sup.Reason, "--reason after the file is read")
 

@@ -4,11 +4,11 @@ import (
 	"context"
 
 	"github.com/touchpoint/touchpoint/metrics"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
-// mailLastDay is store.MailLastDay as the metrics read it.
-func mailLastDay(st *store.Store) func(ctx context.Context) ([]metrics.AccountMail, error) {
+// mailLastDay is reportdb's MailLastDay as the metrics read it.
+func mailLastDay(st *reportdb.Store) func(ctx context.Context) ([]metrics.AccountMail, error) {
 	return func(ctx context.Context) ([]metrics.AccountMail, error) {
 		accounts, err := st.MailLastDay(ctx)
 		out := make([]metrics.AccountMail, len(accounts))

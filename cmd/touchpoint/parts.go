@@ -184,7 +184,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 	m.WatchPartitions(st.Partitions.MonthsAhead)
 	// An account's complaint rate, for TouchpointComplaintRate: the API
 	// takes the complaints.
-	m.WatchMailLastDay(mailLastDay(st))
+	m.WatchMailLastDay(mailLastDay(st.Reports))
 	readiness := func(ctx context.Context) map[string]error {
 		_, terr := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
 		deps := map[string]error{"temporal": terr, "issuer": verifier.Ready()}
@@ -426,7 +426,7 @@ func pollingWorkerPart(cfg config.Config, st *store.Store, tc client.Client, log
 	}, ReconcileGrace: cfg.ReconcileGrace})
 	// Test sends of templates go out through this worker: its starter
 	// turns the API's rows into their workflows.
-	tests := &starter.TestSendStarter{Store: st, Temporal: tc, Logger: logger.With("component", "test-send-starter")}
+	tests := &starter.TestSendStarter{Store: st.Templates, Temporal: tc, Logger: logger.With("component", "test-send-starter")}
 	return func(ctx context.Context) error {
 		return runParts(ctx, tests.Run, func(ctx context.Context) error {
 			return polling.Run(ctx, tc, w, logger.With("task_queue", workflows.TaskQueue))

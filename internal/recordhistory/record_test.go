@@ -23,6 +23,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/worker"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -100,7 +101,7 @@ func TestRecordHistories(t *testing.T) {
 	finish("failed_rejected", start(in), invite.Failed)
 	// The refusal put the address on the suppression list; lifted, the
 	// retry sends.
-	require.NoError(t, acts.Store.LiftSuppression(ctx, in.AccountID, "jane.doe@example.com", store.ActorOperator, true))
+	require.NoError(t, acts.Store.Suppressions.LiftSuppression(ctx, in.AccountID, "jane.doe@example.com", suppressiondb.ActorOperator, true))
 	in.Retry = true
 	finish("retry_run_sent", start(in), invite.Sent)
 

@@ -252,6 +252,10 @@ func InTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
 	return Translate(tx.Commit())
 }
 
+// MaxDetail bounds a stored detail of a send or a report (an attempt's,
+// a provider report's, a failed test's); providers' answers are short.
+const MaxDetail = 2000
+
 // Truncate cuts s to at most n bytes, on a character boundary: the most
 // of an error text a row keeps.
 func Truncate(s string, n int) string {

@@ -28,26 +28,17 @@ type Store struct {
 	db *sqlx.DB
 	// webhooks writes the review.* deliveries of each change.
 	webhooks *webhookdb.Store
-	// stats counts a review in the funnel, last in its transaction.
+	// stats counts a review in the funnel, last in its transaction,
+	// under the event's row lock every counted change takes.
 	stats *statsdb.Store
-	// lockEvent locks an event's row for a change that is counted, so
-	// the facts read after it are the ones the change starts from; the
-	// statement is the one every counted change of an event runs.
-	lockEvent *pg.Stmt
 }
 
 // New is the repository on db; webhooks writes the deliveries of review
-// changes, stats counts reviews in the funnel, and lockEvent is the
-// prepared statement that locks an event for a counted change.
-func New(db *pg.DB, webhooks *webhookdb.Store, stats *statsdb.Store, lockEvent *pg.Stmt) *Store {
-	return &Store{DB: db, db: db.Pool(), webhooks: webhooks, stats: stats, lockEvent: lockEvent}
+// changes, and stats counts reviews in the funnel.
+func New(db *pg.DB, webhooks *webhookdb.Store, stats *statsdb.Store) *Store {
+	return &Store{DB: db, db: db.Pool(), webhooks: webhooks, stats: stats}
 }
 
 // prepareForTx makes the statements that a review's transaction runs
 // ready before it begins (see pg.Stmt.On).
-func (s *Store) prepareForTx(ctx context.Context) error {
-	if err := pg.PrepareAll(ctx, s.lockEvent); err != nil {
-		return err
-	}
-	return s.stats.Prepare(ctx)
-}
+func (s *Store) prepareForTx(ctx context.Context) error { return s.stats.Prepare(ctx) }

@@ -166,7 +166,7 @@ func (s *Store) SaveReview(ctx context.Context, in ReviewInput) (Review, Saved, 
 func (s *Store) saveReview(ctx context.Context, tx *sqlx.Tx, in ReviewInput) (Review, Saved, error) {
 	// The event's row lock orders two first posts of one event, so the
 	// funnel counts its review once.
-	if err := s.lockEvent.Exec(ctx, tx, in.EventID); err != nil {
+	if err := s.stats.LockEventTx(ctx, tx, in.EventID); err != nil {
 		return Review{}, 0, err
 	}
 	counted, err := s.stats.FactsTx(ctx, tx, in.EventID)

@@ -3,7 +3,8 @@
 // writer's transaction, a compactor folds them into the daily and
 // quarter-hour counts (invite_rollups, invite_rollup_slots), and every
 // reader adds what is not folded yet. Package stats says what is counted
-// where; this package only reads the facts, appends and sums.
+// where; this package only locks the event, reads the facts, appends and
+// sums.
 package statsdb
 
 import (
@@ -363,16 +364,28 @@ type Store struct {
 	*pg.DB
 	db *sqlx.DB
 	// Run inside the transaction of every counted change, prepared once.
-	facts, add *pg.Stmt
-	fold       *pg.Stmt
+	lockEvent, facts, add *pg.Stmt
+	fold                  *pg.Stmt
 }
 
 // New is the repository on db.
 func New(db *pg.DB) *Store {
-	return &Store{DB: db, db: db.Pool(), facts: pg.NewStmt(db.Pool(), factsSQL), add: pg.NewStmt(db.Pool(), addRollupSQL()),
-		fold: pg.NewStmt(db.Pool(), foldSQL())}
+	return &Store{DB: db, db: db.Pool(), lockEvent: pg.NewStmt(db.Pool(), lockEventSQL), facts: pg.NewStmt(db.Pool(), factsSQL),
+		add: pg.NewStmt(db.Pool(), addRollupSQL()), fold: pg.NewStmt(db.Pool(), foldSQL())}
 }
 
 // Prepare makes the statements a counted change runs ready before its
 // transaction begins (see pg.Stmt.On).
-func (s *Store) Prepare(ctx context.Context) error { return pg.PrepareAll(ctx, s.facts, s.add) }
+func (s *Store) Prepare(ctx context.Context) error {
+	return pg.PrepareAll(ctx, s.lockEvent, s.facts, s.add)
+}
+
+// lockEventSQL locks an event's row for a change that is counted, so the
+// facts read after it are the ones the change starts from.
+const lockEventSQL = `SELECT 1 FROM events WHERE id = $1 FOR NO KEY UPDATE`
+
+// LockEventTx locks the event's row in tx for a change that is counted
+// (lockEventSQL), before FactsTx reads what it counts for.
+func (s *Store) LockEventTx(ctx context.Context, tx *sqlx.Tx, eventID string) error {
+	return s.lockEvent.Exec(ctx, tx, eventID)
+}

@@ -206,11 +206,11 @@ func TestReminderReviewAndSuppressionEmitWebhooks(t *testing.T) {
 	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 4, Comment: "arrived after all", Locale: "de"})
 	require.NoError(t, err)
 
-	_, _, err = st.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, id)
+	_, _, err = st.Suppressions.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Unsubscribed, id)
 	require.NoError(t, err)
-	_, _, err = st.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Manual, "")
+	_, _, err = st.Suppressions.AddSuppression(ctx, a.AccountID, "jane.doe@example.com", invite.Email, invite.Manual, "")
 	require.NoError(t, err) // there already: nothing new
-	_, _, err = st.AddSuppression(ctx, a.AccountID, "+4915112345678", invite.SMS, invite.Manual, "")
+	_, _, err = st.Suppressions.AddSuppression(ctx, a.AccountID, "+4915112345678", invite.SMS, invite.Manual, "")
 	require.NoError(t, err)
 
 	ds := deliveries(t, st, all)

@@ -1,4 +1,4 @@
-package store
+package reportdb
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
@@ -75,7 +76,7 @@ const MailNonceKeep = 24 * time.Hour
 // nothing is applied: the signature did not cover it.
 func (s *Store) ApplyMailReports(ctx context.Context, nonce *MailNonce, reports []MailReport) ([]MailResult, error) {
 	var out []MailResult
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		out = out[:0]
 		seen := false
 		if nonce != nil {
@@ -101,7 +102,7 @@ func (s *Store) ApplyMailReports(ctx context.Context, nonce *MailNonce, reports 
 			}
 			out = append(out, res)
 		}
-		return s.Stats.AddTx(ctx, tx, stats.Merge(counts))
+		return s.stats.AddTx(ctx, tx, stats.Merge(counts))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mail reports: %w", err)
@@ -131,7 +132,7 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 	err := tx.GetContext(ctx, &ev, `SELECT account_id, received_at, lower(COALESCE(customer_email, '')) AS email,
 		(SELECT max(a.n) FROM send_attempts a WHERE a.event_id = events.id AND a.kind = $2) AS attempt
 		FROM events WHERE id = $1 FOR KEY SHARE`, r.EventID, r.Kind)
-	if errors.Is(translate(err), ErrNotFound) {
+	if errors.Is(pg.Translate(err), pg.ErrNotFound) {
 		return MailUnknown, nil
 	}
 	if err != nil {
@@ -144,7 +145,7 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 	res, err := tx.ExecContext(ctx, `INSERT INTO mail_events (provider, provider_id, event_id, account_id, message, attempt,
 			outcome, detail, occurred_at, received_at, event_received_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $9, $10, $11) ON CONFLICT DO NOTHING`,
-		r.Provider, r.ID, r.EventID, ev.AccountID, r.Kind, ev.Attempt, r.Outcome, truncate(r.Detail, maxAttemptDetail), at, now,
+		r.Provider, r.ID, r.EventID, ev.AccountID, r.Kind, ev.Attempt, r.Outcome, pg.Truncate(r.Detail, pg.MaxDetail), at, now,
 		ev.ReceivedAt)
 	if err != nil {
 		return "", fmt.Errorf("keep report: %w", err)
@@ -156,10 +157,10 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 	if _, changes := invite.NextDelivery("", r.Outcome); changes {
 		var counted *stats.Facts
 		if r.Kind == invite.KindInvite {
-			if err := s.invite.lockEvent.Exec(ctx, tx, r.EventID); err != nil {
+			if err := s.stats.LockEventTx(ctx, tx, r.EventID); err != nil {
 				return "", err
 			}
-			f, err := s.Stats.FactsTx(ctx, tx, r.EventID)
+			f, err := s.stats.FactsTx(ctx, tx, r.EventID)
 			if err != nil {
 				return "", err
 			}
@@ -192,7 +193,7 @@ func (s *Store) applyMailReport(ctx context.Context, tx *sqlx.Tx, r MailReport, 
 		}
 	}
 	if reason := r.Outcome.Suppression(); reason != "" && ev.Email != "" {
-		if _, _, err := s.addSuppression(ctx, tx, ev.AccountID, ev.Email, invite.Email, reason, r.EventID); err != nil {
+		if _, _, err := s.suppressions.AddTx(ctx, tx, ev.AccountID, ev.Email, invite.Email, reason, r.EventID); err != nil {
 			return "", fmt.Errorf("suppress address: %w", err)
 		}
 	}
@@ -212,7 +213,7 @@ var mailWebhookTypes = map[invite.MailOutcome]string{
 
 // emitMailWebhook reports a message's new delivery status.
 func (s *Store) emitMailWebhook(ctx context.Context, tx *sqlx.Tx, r MailReport, at time.Time) error {
-	return s.Webhooks.EmitEventTx(ctx, tx, r.EventID, mailWebhookTypes[r.Outcome], s.Now(), func(src webhookdb.Source) webhookdb.Fact {
+	return s.webhooks.EmitEventTx(ctx, tx, r.EventID, mailWebhookTypes[r.Outcome], s.Now(), func(src webhookdb.Source) webhookdb.Fact {
 		return webhookdb.DeliveryFact{Event: src, Message: r.Kind, Outcome: r.Outcome, Provider: r.Provider, At: at}
 	})
 }
@@ -225,15 +226,16 @@ type MailDelivery struct {
 	At       time.Time          `json:"at"`
 }
 
-// mailDeliveryColumn is Event.MailDelivery: the delivery status of the
-// invite's and the reminder's message, keyed by kind.
-const mailDeliveryColumn = `(SELECT json_object_agg(d.message, json_build_object('status', d.status, 'provider', d.provider,
+// MailDeliveryColumn is the delivery status of the invite's and the
+// reminder's message of an event (a MailDelivery keyed by kind), for a
+// read of events.
+const MailDeliveryColumn = `(SELECT json_object_agg(d.message, json_build_object('status', d.status, 'provider', d.provider,
 		'at', to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))
 	 FROM mail_deliveries d WHERE d.event_id = events.id AND d.event_received_at = events.received_at) AS mail_delivery`
 
-// mailEventsColumn is the reports kept for a send attempt, oldest first,
-// for attemptsColumn (a is the attempt).
-const mailEventsColumn = `(SELECT json_agg(json_build_object('provider', m.provider, 'outcome', m.outcome,
+// MailEventsColumn is the reports kept for a send attempt, oldest first,
+// for a read of send_attempts (a is the attempt).
+const MailEventsColumn = `(SELECT json_agg(json_build_object('provider', m.provider, 'outcome', m.outcome,
 		'detail', COALESCE(m.detail, ''), 'at', to_char(m.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
 		ORDER BY m.occurred_at, m.provider_id)
 	 FROM mail_events m WHERE m.event_id = a.event_id AND m.event_received_at = a.event_received_at
@@ -264,7 +266,7 @@ func (s *Store) MailLastDay(ctx context.Context) ([]AccountMail, error) {
 			GROUP BY account_id) x
 		GROUP BY account_id ORDER BY account_id`, since)
 	if err != nil {
-		return nil, fmt.Errorf("mail of the last day: %w", translate(err))
+		return nil, fmt.Errorf("mail of the last day: %w", pg.Translate(err))
 	}
 	return out, nil
 }
@@ -276,7 +278,7 @@ func (s *Store) ComplaintsSince(ctx context.Context, accountID string, since tim
 	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM mail_events
 		WHERE outcome = 'complained' AND received_at > $2 AND account_id = $1`, accountID, since)
 	if err != nil {
-		return 0, fmt.Errorf("complaints: %w", translate(err))
+		return 0, fmt.Errorf("complaints: %w", pg.Translate(err))
 	}
 	return n, nil
 }

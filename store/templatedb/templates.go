@@ -1,9 +1,8 @@
-package store
+package templatedb
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -12,21 +11,21 @@ import (
 
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store/persondb"
-	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // A shop's templates: one row per (account or event type, kind, language)
 // in message_templates holds the version in force, and every version
 // stored stays in message_template_versions. The templates package
-// checks what may be stored and chooses between the levels; this file
-// only keeps them.
+// checks what may be stored, encodes it and chooses between the levels;
+// this file only keeps them.
 
 // TemplateKey names a template: the account's (EventTypeID "") or an
 // event type's, of a kind, in a language.
 type TemplateKey struct {
 	AccountID   string
 	EventTypeID string
-	Kind        templates.Kind
+	Kind        string // a templates.Kind
 	Locale      string
 }
 
@@ -35,27 +34,20 @@ func (k TemplateKey) scope() string { return k.EventTypeID }
 
 // Template is a stored template in its current version.
 type Template struct {
-	ID          string            `db:"id"`
-	AccountID   string            `db:"account_id"`
-	EventTypeID string            `db:"event_type_id"`
-	Kind        templates.Kind    `db:"kind"`
-	Locale      string            `db:"locale"`
-	Version     int               `db:"version"`
-	Content     templates.Content `db:"-"`
-	RawContent  []byte            `db:"content"`
-	CreatedAt   time.Time         `db:"created_at"`
-	UpdatedAt   time.Time         `db:"updated_at"`
+	ID          string `db:"id"`
+	AccountID   string `db:"account_id"`
+	EventTypeID string `db:"event_type_id"`
+	Kind        string `db:"kind"` // a templates.Kind
+	Locale      string `db:"locale"`
+	Version     int    `db:"version"`
+	// Content is the template's content as the caller encoded it
+	// (templates.EncodeContent).
+	Content   []byte    `db:"content"`
+	CreatedAt time.Time `db:"created_at"`
+	UpdatedAt time.Time `db:"updated_at"`
 }
 
 const templateColumns = `id, account_id, COALESCE(event_type_id, '') AS event_type_id, kind, locale, version, content, created_at, updated_at`
-
-func (t *Template) decode() error {
-	if err := json.Unmarshal(t.RawContent, &t.Content); err != nil {
-		return fmt.Errorf("template %s: decode content: %w", t.ID, err)
-	}
-	t.RawContent = nil
-	return nil
-}
 
 // checkEventType makes an event type of another account (or none) not
 // found, within tx.
@@ -69,21 +61,17 @@ func checkEventType(ctx context.Context, q sqlx.QueryerContext, accountID, event
 		return fmt.Errorf("event type: %w", err)
 	}
 	if !ok {
-		return ErrNotFound
+		return pg.ErrNotFound
 	}
 	return nil
 }
 
-// PutTemplate stores c (validated by the caller) as the template of key
-// in a new version, and returns it; created reports that the key had no
-// template. An event type of another account is ErrNotFound. by names
-// the API client, for the version's record.
-func (s *Store) PutTemplate(ctx context.Context, key TemplateKey, c templates.Content, by string) (t Template, created bool, err error) {
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return Template{}, false, err
-	}
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+// PutTemplate stores content (validated and encoded by the caller) as the
+// template of key in a new version, and returns it; created reports that
+// the key had no template. An event type of another account is
+// ErrNotFound. by names the API client, for the version's record.
+func (s *Store) PutTemplate(ctx context.Context, key TemplateKey, content []byte, by string) (t Template, created bool, err error) {
+	err = pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		if err := checkEventType(ctx, tx, key.AccountID, key.EventTypeID); err != nil {
 			return err
 		}
@@ -101,12 +89,12 @@ func (s *Store) PutTemplate(ctx context.Context, key TemplateKey, c templates.Co
 		now := s.Now()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO message_template_versions
 			(account_id, scope, kind, locale, version, content, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			key.AccountID, key.scope(), key.Kind, key.Locale, version, raw, now, by); err != nil {
+			key.AccountID, key.scope(), key.Kind, key.Locale, version, content, now, by); err != nil {
 			return fmt.Errorf("insert version: %w", err)
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE message_templates SET version = $5, content = $6, updated_at = $7
 			WHERE account_id = $1 AND event_type_id IS NOT DISTINCT FROM NULLIF($2, '') AND kind = $3 AND locale = $4`,
-			key.AccountID, key.EventTypeID, key.Kind, key.Locale, version, raw, now)
+			key.AccountID, key.EventTypeID, key.Kind, key.Locale, version, content, now)
 		if err != nil {
 			return fmt.Errorf("update template: %w", err)
 		}
@@ -117,7 +105,7 @@ func (s *Store) PutTemplate(ctx context.Context, key TemplateKey, c templates.Co
 			if _, err := tx.ExecContext(ctx, `INSERT INTO message_templates
 				(id, account_id, event_type_id, kind, locale, version, content, created_at, updated_at)
 				VALUES ($1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $8)`,
-				NewID("tpl"), key.AccountID, key.EventTypeID, key.Kind, key.Locale, version, raw, now); err != nil {
+				pg.NewID("tpl"), key.AccountID, key.EventTypeID, key.Kind, key.Locale, version, content, now); err != nil {
 				return fmt.Errorf("insert template: %w", err)
 			}
 		}
@@ -135,7 +123,7 @@ func (s *Store) PutTemplate(ctx context.Context, key TemplateKey, c templates.Co
 
 // auditDetail names the template of k and its version in the audit trail.
 func (k TemplateKey) auditDetail(version int) map[string]string {
-	d := map[string]string{"kind": string(k.Kind), "locale": k.Locale, "version": strconv.Itoa(version)}
+	d := map[string]string{"kind": k.Kind, "locale": k.Locale, "version": strconv.Itoa(version)}
 	if k.EventTypeID != "" {
 		d["eventTypeId"] = k.EventTypeID
 	}
@@ -143,17 +131,17 @@ func (k TemplateKey) auditDetail(version int) map[string]string {
 }
 
 func templateLockKey(k TemplateKey) string {
-	return "touchpoint:template:" + k.AccountID + ":" + k.EventTypeID + ":" + string(k.Kind) + ":" + k.Locale
+	return "touchpoint:template:" + k.AccountID + ":" + k.EventTypeID + ":" + k.Kind + ":" + k.Locale
 }
 
 // GetTemplate returns the template stored for key; ErrNotFound when
 // there is none (or the event type is another account's).
 func (s *Store) GetTemplate(ctx context.Context, key TemplateKey) (Template, error) {
 	if err := checkEventType(ctx, s.db, key.AccountID, key.EventTypeID); err != nil {
-		return Template{}, translate(err)
+		return Template{}, pg.Translate(err)
 	}
 	t, err := templateIn(ctx, s.db, key)
-	return t, translate(err)
+	return t, pg.Translate(err)
 }
 
 func templateIn(ctx context.Context, q sqlx.QueryerContext, key TemplateKey) (Template, error) {
@@ -161,16 +149,13 @@ func templateIn(ctx context.Context, q sqlx.QueryerContext, key TemplateKey) (Te
 	err := sqlx.GetContext(ctx, q, &t, `SELECT `+templateColumns+` FROM message_templates
 		WHERE account_id = $1 AND event_type_id IS NOT DISTINCT FROM NULLIF($2, '') AND kind = $3 AND locale = $4`,
 		key.AccountID, key.EventTypeID, key.Kind, key.Locale)
-	if err != nil {
-		return Template{}, err
-	}
-	return t, t.decode()
+	return t, err
 }
 
 // DeleteTemplate removes the template of key, so the next level applies
 // again; its versions stay on record. ErrNotFound when there is none.
 func (s *Store) DeleteTemplate(ctx context.Context, key TemplateKey) error {
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var version int
 		err := tx.GetContext(ctx, &version, `DELETE FROM message_templates
 			WHERE account_id = $1 AND event_type_id IS NOT DISTINCT FROM NULLIF($2, '') AND kind = $3 AND locale = $4
@@ -194,7 +179,7 @@ func (s *Store) DeleteTemplate(ctx context.Context, key TemplateKey) error {
 
 // TemplateFilter narrows ListTemplates; zero values do not filter.
 type TemplateFilter struct {
-	Kind   templates.Kind
+	Kind   string
 	Locale string
 	// EventTypeID: that event type's templates only. AccountOnly: the
 	// account's own level only; EventTypesOnly: those of event types only.
@@ -204,45 +189,48 @@ type TemplateFilter struct {
 }
 
 // ListTemplates lists the account's stored templates, newest first.
-func (s *Store) ListTemplates(ctx context.Context, accountID string, f TemplateFilter, p Page) ([]Template, *Cursor, error) {
-	w := newWhere(accountID)
+func (s *Store) ListTemplates(ctx context.Context, accountID string, f TemplateFilter, p pg.Page) ([]Template, *pg.Cursor, error) {
+	w := pg.NewWhere(accountID)
 	if f.Kind != "" {
-		w.add("kind = ", f.Kind)
+		w.Add("kind = ", f.Kind)
 	}
 	if f.Locale != "" {
-		w.add("locale = ", f.Locale)
+		w.Add("locale = ", f.Locale)
 	}
 	if f.EventTypeID != "" {
-		w.add("event_type_id = ", f.EventTypeID)
+		w.Add("event_type_id = ", f.EventTypeID)
 	}
 	if f.AccountOnly {
-		w.cond("event_type_id IS NULL")
+		w.Cond("event_type_id IS NULL")
 	}
 	if f.EventTypesOnly {
-		w.cond("event_type_id IS NOT NULL")
+		w.Cond("event_type_id IS NOT NULL")
 	}
 	var ts []Template
-	query, args := w.page(`SELECT `+templateColumns+` FROM message_templates`, p)
-	if err := s.read(ctx).SelectContext(ctx, &ts, query, args...); err != nil {
-		return nil, nil, translate(err)
+	query, args := w.Page(`SELECT `+templateColumns+` FROM message_templates`, p)
+	if err := s.Read(ctx).SelectContext(ctx, &ts, query, args...); err != nil {
+		return nil, nil, pg.Translate(err)
 	}
-	for i := range ts {
-		if err := ts[i].decode(); err != nil {
-			return nil, nil, err
-		}
-	}
-	ts, next := trim(ts, pageLimit(p), func(t Template) Cursor { return Cursor{CreatedAt: t.CreatedAt, ID: t.ID} })
+	ts, next := pg.Trim(ts, pg.PageLimit(p), func(t Template) pg.Cursor { return pg.Cursor{CreatedAt: t.CreatedAt, ID: t.ID} })
 	return ts, next, nil
 }
 
+// Level is the template stored at one level (an event type's or the
+// account's) in its version in force, as the caller encoded it: what
+// templates.Choose chooses from (converted to a templates.Stored). A zero
+// Version: none is stored at that level.
+type Level struct {
+	Version int
+	Content []byte
+}
+
 // TemplateLevels returns the templates stored for an event type (when
-// eventTypeID is not "") and for the account, of a kind in a language:
-// what templates.Choose chooses from. nil where none is stored. An event
-// type of another account is ErrNotFound.
-func (s *Store) TemplateLevels(ctx context.Context, accountID, eventTypeID string, kind templates.Kind, lang string) (
-	eventType, account *templates.Stored, err error) {
+// eventTypeID is not "") and for the account, of a kind in a language.
+// An event type of another account is ErrNotFound.
+func (s *Store) TemplateLevels(ctx context.Context, accountID, eventTypeID, kind, lang string) (
+	eventType, account Level, err error) {
 	if err := checkEventType(ctx, s.db, accountID, eventTypeID); err != nil {
-		return nil, nil, translate(err)
+		return Level{}, Level{}, pg.Translate(err)
 	}
 	var rows []struct {
 		EventType bool   `db:"event_type"`
@@ -252,35 +240,32 @@ func (s *Store) TemplateLevels(ctx context.Context, accountID, eventTypeID strin
 	if err := s.db.SelectContext(ctx, &rows, `SELECT event_type_id IS NOT NULL AS event_type, version, content FROM message_templates
 		WHERE account_id = $1 AND (event_type_id IS NULL OR event_type_id = NULLIF($2, '')) AND kind = $3 AND locale = $4`,
 		accountID, eventTypeID, kind, lang); err != nil {
-		return nil, nil, fmt.Errorf("template levels: %w", translate(err))
+		return Level{}, Level{}, fmt.Errorf("template levels: %w", pg.Translate(err))
 	}
 	for _, r := range rows {
-		st := &templates.Stored{Version: r.Version}
-		if err := json.Unmarshal(r.Content, &st.Content); err != nil {
-			return nil, nil, fmt.Errorf("decode template: %w", err)
-		}
 		if r.EventType {
-			eventType = st
+			eventType = Level{Version: r.Version, Content: r.Content}
 		} else {
-			account = st
+			account = Level{Version: r.Version, Content: r.Content}
 		}
 	}
 	return eventType, account, nil
 }
 
 // EventTemplate is what rendering an event's message needs besides the
-// invite's content: the template in force and the values of the
-// placeholders that the invite content does not hold.
+// invite's content: the templates stored for the event's type and for its
+// account, of which the one in force is chosen (its event type's, else its
+// account's, else the built-in one), and the values of the placeholders
+// that the invite content does not hold.
 type EventTemplate struct {
-	Chosen         templates.Chosen
-	OrderReference string
-	EventType      string // the event type's name
+	ForEventType, ForAccount Level
+	OrderReference           string
+	EventType                string // the event type's name
 }
 
-// LoadEventTemplate reads, at send time, the template of kind in lang
-// that is in force for the event (its event type's, else its account's,
-// else the built-in one).
-func (s *Store) LoadEventTemplate(ctx context.Context, eventID string, kind templates.Kind, lang string) (EventTemplate, error) {
+// LoadEventTemplate reads, at send time, the templates of kind in lang
+// stored for the event.
+func (s *Store) LoadEventTemplate(ctx context.Context, eventID, kind, lang string) (EventTemplate, error) {
 	var r struct {
 		OrderReference   string `db:"transaction_reference"`
 		EventType        string `db:"event_type"`
@@ -298,51 +283,24 @@ func (s *Store) LoadEventTemplate(ctx context.Context, eventID string, kind temp
 		WHERE e.id = $1`, eventID, kind, lang).Scan(&r.OrderReference, &r.EventType,
 		&r.EventTypeVersion, &r.EventTypeContent, &r.AccountVersion, &r.AccountContent)
 	if err != nil {
-		return EventTemplate{}, fmt.Errorf("load event template: %w", translate(err))
+		return EventTemplate{}, fmt.Errorf("load event template: %w", pg.Translate(err))
 	}
-	level := func(v sql.NullInt64, raw []byte) (*templates.Stored, error) {
+	level := func(v sql.NullInt64, content []byte) Level {
 		if !v.Valid {
-			return nil, nil
+			return Level{}
 		}
-		st := &templates.Stored{Version: int(v.Int64)}
-		return st, json.Unmarshal(raw, &st.Content)
+		return Level{Version: int(v.Int64), Content: content}
 	}
-	et, err := level(r.EventTypeVersion, r.EventTypeContent)
-	if err != nil {
-		return EventTemplate{}, fmt.Errorf("event %s: decode template: %w", eventID, err)
-	}
-	acc, err := level(r.AccountVersion, r.AccountContent)
-	if err != nil {
-		return EventTemplate{}, fmt.Errorf("event %s: decode template: %w", eventID, err)
-	}
-	return EventTemplate{Chosen: templates.Choose(et, acc), OrderReference: r.OrderReference, EventType: r.EventType}, nil
-}
-
-// RecordAttemptTemplate notes on the event's running send attempt of kind
-// ("invite" or "reminder") the template its message was rendered from.
-func (s *Store) RecordAttemptTemplate(ctx context.Context, eventID, kind string, chosen templates.Chosen) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE send_attempts SET template_source = $3, template_version = NULLIF($4, 0)
-		WHERE event_id = $1 AND kind = $2 AND finished_at IS NULL
-		  AND n = (SELECT max(n) FROM send_attempts WHERE event_id = $1 AND kind = $2)`, eventID, kind, chosen.Source, chosen.Version)
-	if err != nil {
-		return fmt.Errorf("record attempt template: %w", translate(err))
-	}
-	return nil
-}
-
-// AttemptTemplate is the template an attempt's message was rendered from.
-type AttemptTemplate struct {
-	Source  templates.Source `json:"source"`
-	Version *int             `json:"version"`
+	return EventTemplate{ForEventType: level(r.EventTypeVersion, r.EventTypeContent), ForAccount: level(r.AccountVersion, r.AccountContent),
+		OrderReference: r.OrderReference, EventType: r.EventType}, nil
 }
 
 // TemplateVersion is one version of a template as the shop stored it.
 type TemplateVersion struct {
-	Version    int               `db:"version"`
-	Content    templates.Content `db:"-"`
-	RawContent []byte            `db:"content"`
-	CreatedAt  time.Time         `db:"created_at"`
-	CreatedBy  string            `db:"created_by"` // a person's or an API client's id
+	Version   int       `db:"version"`
+	Content   []byte    `db:"content"` // as the caller encoded it
+	CreatedAt time.Time `db:"created_at"`
+	CreatedBy string    `db:"created_by"` // a person's or an API client's id
 	// DeletedAt is when a DELETE retired this version; nil for the
 	// others.
 	DeletedAt *time.Time `db:"deleted_at"`
@@ -356,12 +314,7 @@ func (s *Store) TemplateVersions(ctx context.Context, key TemplateKey, limit int
 		WHERE account_id = $1 AND scope = $2 AND kind = $3 AND locale = $4 ORDER BY version DESC LIMIT $5`,
 		key.AccountID, key.scope(), key.Kind, key.Locale, min(max(limit, 1), 100))
 	if err != nil {
-		return nil, fmt.Errorf("template versions: %w", translate(err))
-	}
-	for i := range vs {
-		if err := json.Unmarshal(vs[i].RawContent, &vs[i].Content); err != nil {
-			return nil, fmt.Errorf("template version %d: %w", vs[i].Version, err)
-		}
+		return nil, fmt.Errorf("template versions: %w", pg.Translate(err))
 	}
 	return vs, nil
 }

@@ -1,4 +1,4 @@
-package store
+package suppressiondb
 
 import (
 	"context"
@@ -12,7 +12,10 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/people"
+	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
 
 // Suppression is one address on an account's suppression list: it gets
@@ -27,14 +30,14 @@ type Suppression struct {
 	CreatedAt time.Time                `db:"created_at"`
 }
 
-// Who made a change of the suppression list (SuppressionChange.By,
-// Suppression.By): the customer, the operator (the admin CLI), the mail
-// or SMS provider whose refusal or report made it, or an API client by
-// its id.
+// Who makes a change of the list besides an API client (by its id).
 const (
+	// ActorCustomer: an unsubscribe, an SMS STOP.
 	ActorCustomer = string(people.Customer)
-	ActorOperator = string(people.Operator)
+	// ActorProvider: a mail or SMS provider's refusal or report.
 	ActorProvider = "provider"
+	// ActorOperator: the admin CLI.
+	ActorOperator = string(people.Operator)
 )
 
 // SuppressionChange is one line of an address's history on the list.
@@ -75,14 +78,6 @@ type SuppressionFilter struct {
 	Address string // exact, after normalisation (email lower case)
 }
 
-// suppressionLockKey is the advisory lock that orders the suppression of
-// an address against sends to it: ClaimSend holds it while it reads
-// the list, AddSuppression while it writes, so no send is claimed for an
-// address once its suppression has committed.
-func suppressionLockKey(accountID, address string) string {
-	return "touchpoint:address:" + accountID + ":" + address
-}
-
 // AddSuppression puts address on the account's list for an event's
 // customer or provider (by follows from the reason: unsubscribed is the
 // customer's, bounced and complained the provider's), or leaves an entry
@@ -90,23 +85,24 @@ func suppressionLockKey(accountID, address string) string {
 // already (email lower case, mobile E.164).
 func (s *Store) AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID string) (sup Suppression, created bool, err error) {
-	return s.addSuppressionTx(ctx, accountID, address, medium, reason, eventID, addedBy(reason))
+	return s.add(ctx, accountID, address, medium, reason, eventID, addedBy(reason))
 }
 
 // AddSuppressionBy is AddSuppression for an entry that someone makes by
 // hand: by is an API client's id or ActorOperator.
 func (s *Store) AddSuppressionBy(ctx context.Context, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, by string) (sup Suppression, created bool, err error) {
-	return s.addSuppressionTx(ctx, accountID, address, medium, reason, "", by)
+	return s.add(ctx, accountID, address, medium, reason, "", by)
 }
 
-func (s *Store) addSuppressionTx(ctx context.Context, accountID, address string, medium invite.Medium,
+// add is addAs in a transaction of its own.
+func (s *Store) add(ctx context.Context, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID, by string) (sup Suppression, created bool, err error) {
-	if err := s.invite.prepareForTx(ctx); err != nil {
-		return Suppression{}, false, fmt.Errorf("suppress address: %w", translate(err))
+	if err := s.prepare(ctx); err != nil {
+		return Suppression{}, false, fmt.Errorf("suppress address: %w", pg.Translate(err))
 	}
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		sup, created, err = s.addSuppressionAs(ctx, tx, accountID, address, medium, reason, eventID, by)
+	err = pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		sup, created, err = s.addAs(ctx, tx, accountID, address, medium, reason, eventID, by)
 		return err
 	})
 	if err != nil {
@@ -115,27 +111,36 @@ func (s *Store) addSuppressionTx(ctx context.Context, accountID, address string,
 	return sup, created, nil
 }
 
-// addSuppression is AddSuppression inside tx.
-func (s *Store) addSuppression(ctx context.Context, tx *sqlx.Tx, accountID, address string, medium invite.Medium,
-	reason invite.SuppressionReason, eventID string) (Suppression, bool, error) {
-	return s.addSuppressionAs(ctx, tx, accountID, address, medium, reason, eventID, addedBy(reason))
+// prepare makes the statements of addAs ready (see pg.Stmt.On).
+func (s *Store) prepare(ctx context.Context) error {
+	if err := s.Prepare(ctx); err != nil {
+		return err
+	}
+	return s.stats.Prepare(ctx)
 }
 
-// addSuppressionAs adds the entry and its history line inside tx. It takes
+// AddTx is AddSuppression inside tx, for a change of another aggregate
+// that suppresses the address with it (a provider's refusal or report).
+func (s *Store) AddTx(ctx context.Context, tx *sqlx.Tx, accountID, address string, medium invite.Medium,
+	reason invite.SuppressionReason, eventID string) (Suppression, bool, error) {
+	return s.addAs(ctx, tx, accountID, address, medium, reason, eventID, addedBy(reason))
+}
+
+// addAs adds the entry and its history line inside tx. It takes
 // the address lock first and reads the time after it, so the entry's
 // created_at is never earlier than the claim of a send that the lock let
 // go first.
-func (s *Store) addSuppressionAs(ctx context.Context, tx *sqlx.Tx, accountID, address string, medium invite.Medium,
+func (s *Store) addAs(ctx context.Context, tx *sqlx.Tx, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID, by string) (Suppression, bool, error) {
 	// An opt-out through an event's invite is counted on the event: its
 	// row is locked first, as every send locks it before the address.
 	countOnEvent := reason == invite.Unsubscribed && eventID != ""
 	if countOnEvent {
-		if err := s.invite.lockEvent.Exec(ctx, tx, eventID); err != nil {
+		if err := s.stats.LockEventTx(ctx, tx, eventID); err != nil {
 			return Suppression{}, false, err
 		}
 	}
-	if err := s.invite.addressLock.Exec(ctx, tx, suppressionLockKey(accountID, address)); err != nil {
+	if err := s.LockAddressTx(ctx, tx, accountID, address); err != nil {
 		return Suppression{}, false, err
 	}
 	var ev *string
@@ -158,7 +163,7 @@ func (s *Store) addSuppressionAs(ctx context.Context, tx *sqlx.Tx, accountID, ad
 		err = addSuppressionChange(ctx, tx, accountID, address, "added", reason, by, sup.CreatedAt)
 	}
 	if err == nil && n == 1 {
-		err = s.emitSuppressionWebhook(ctx, tx, sup)
+		err = s.emitWebhook(ctx, tx, sup)
 	}
 	if err == nil && n == 1 && countOnEvent {
 		err = s.markUnsubscribed(ctx, tx, eventID)
@@ -170,7 +175,7 @@ func (s *Store) addSuppressionAs(ctx context.Context, tx *sqlx.Tx, accountID, ad
 func (s *Store) Suppression(ctx context.Context, accountID, address string) (Suppression, error) {
 	var sup Suppression
 	err := s.db.GetContext(ctx, &sup, `SELECT * FROM `+suppressionsTable+` WHERE account_id = $1 AND id = $2`, accountID, address)
-	return sup, translate(err)
+	return sup, pg.Translate(err)
 }
 
 // addSuppressionChange writes a line of the address's history and, when
@@ -200,12 +205,12 @@ func addSuppressionChange(ctx context.Context, tx *sqlx.Tx, accountID, address, 
 // the customer's own wish (unsubscribed, complained) is lifted only with
 // customerConsent, else ErrConsentNeeded.
 func (s *Store) LiftSuppression(ctx context.Context, accountID, address, by string, customerConsent bool) error {
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var reason invite.SuppressionReason
 		err := tx.GetContext(ctx, &reason, `DELETE FROM suppressions WHERE account_id = $1 AND address = $2 RETURNING reason`,
 			accountID, address)
 		if err != nil {
-			return translate(err)
+			return pg.Translate(err)
 		}
 		if reason.CustomersWish() && !customerConsent {
 			return ErrConsentNeeded // rolls the delete back
@@ -220,45 +225,77 @@ func (s *Store) LiftSuppression(ctx context.Context, accountID, address, by stri
 
 // SuppressionHistory returns a page of the address's changes on the
 // account's list, newest first (ErrNotFound: it was never listed).
-func (s *Store) SuppressionHistory(ctx context.Context, accountID, address string, p Page) ([]SuppressionChange, *Cursor, error) {
+func (s *Store) SuppressionHistory(ctx context.Context, accountID, address string, p pg.Page) ([]SuppressionChange, *pg.Cursor, error) {
 	args := []any{accountID, address}
 	cond := "TRUE"
 	if p.After != nil {
 		n, err := strconv.ParseInt(p.After.ID, 10, 64)
 		if err != nil {
-			return nil, nil, ErrBadCursor
+			return nil, nil, pg.ErrBadCursor
 		}
 		cond, args = "(at, id) < ($3, $4)", append(args, p.After.CreatedAt, n)
 	}
 	var cs []SuppressionChange
-	if err := s.read(ctx).SelectContext(ctx, &cs, `SELECT id, action, reason, by, at FROM suppression_history
-		WHERE account_id = $1 AND address = $2 AND `+cond+` ORDER BY at DESC, id DESC LIMIT `+strconv.Itoa(pageLimit(p)+1),
+	if err := s.Read(ctx).SelectContext(ctx, &cs, `SELECT id, action, reason, by, at FROM suppression_history
+		WHERE account_id = $1 AND address = $2 AND `+cond+` ORDER BY at DESC, id DESC LIMIT `+strconv.Itoa(pg.PageLimit(p)+1),
 		args...); err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, pg.Translate(err)
 	}
 	if len(cs) == 0 && p.After == nil {
-		return nil, nil, ErrNotFound
+		return nil, nil, pg.ErrNotFound
 	}
-	cs, next := trim(cs, pageLimit(p), func(c SuppressionChange) Cursor {
-		return Cursor{CreatedAt: c.At, ID: strconv.FormatInt(c.ID, 10)}
+	cs, next := pg.Trim(cs, pg.PageLimit(p), func(c SuppressionChange) pg.Cursor {
+		return pg.Cursor{CreatedAt: c.At, ID: strconv.FormatInt(c.ID, 10)}
 	})
 	return cs, next, nil
 }
 
 // ListSuppressions returns a page of the account's list, newest first.
-func (s *Store) ListSuppressions(ctx context.Context, accountID string, f SuppressionFilter, p Page) ([]Suppression, *Cursor, error) {
-	w := newWhere(accountID)
+func (s *Store) ListSuppressions(ctx context.Context, accountID string, f SuppressionFilter, p pg.Page) ([]Suppression, *pg.Cursor, error) {
+	w := pg.NewWhere(accountID)
 	if f.Reason != "" {
-		w.add("reason = ", f.Reason)
+		w.Add("reason = ", f.Reason)
 	}
 	if f.Address != "" {
-		w.add("id = ", strings.ToLower(f.Address))
+		w.Add("id = ", strings.ToLower(f.Address))
 	}
 	var sups []Suppression
-	query, args := w.page(`SELECT * FROM `+suppressionsTable, p)
-	if err := s.read(ctx).SelectContext(ctx, &sups, query, args...); err != nil {
-		return nil, nil, translate(err)
+	query, args := w.Page(`SELECT * FROM `+suppressionsTable, p)
+	if err := s.Read(ctx).SelectContext(ctx, &sups, query, args...); err != nil {
+		return nil, nil, pg.Translate(err)
 	}
-	sups, next := trim(sups, pageLimit(p), func(x Suppression) Cursor { return Cursor{CreatedAt: x.CreatedAt, ID: x.Address} })
+	sups, next := pg.Trim(sups, pg.PageLimit(p), func(x Suppression) pg.Cursor { return pg.Cursor{CreatedAt: x.CreatedAt, ID: x.Address} })
 	return sups, next, nil
+}
+
+// markUnsubscribed records that the customer opted out through the
+// event's invite (the first time only) and counts it.
+func (s *Store) markUnsubscribed(ctx context.Context, tx *sqlx.Tx, eventID string) error {
+	res, err := tx.ExecContext(ctx, `UPDATE events SET unsubscribed_at = $2 WHERE id = $1 AND unsubscribed_at IS NULL`,
+		eventID, s.Now())
+	if err != nil {
+		return fmt.Errorf("mark unsubscribed: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	return s.stats.CountChangeTx(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Unsubscribed = false })
+}
+
+// emitWebhook reports a new entry of the suppression list; when the
+// entry came from an event (an unsubscribe link, a bounce), its ID and
+// customer reference let the shop find the customer.
+func (s *Store) emitWebhook(ctx context.Context, tx *sqlx.Tx, sup Suppression) error {
+	f := webhookdb.SuppressionFact{Medium: sup.Medium, Reason: sup.Reason}
+	subscribed, err := false, error(nil)
+	if sup.EventID == nil {
+		subscribed, err = webhookdb.SubscribedTx(ctx, tx, sup.AccountID, webhookdb.SuppressionCreated)
+	} else {
+		f.EventID = *sup.EventID
+		f.CustomerReference, subscribed, err = s.webhooks.ReferenceTx(ctx, tx, sup.AccountID, *sup.EventID, webhookdb.SuppressionCreated)
+	}
+	if err != nil || !subscribed {
+		return err
+	}
+	return s.webhooks.EmitTx(ctx, tx, sup.AccountID, webhookdb.SuppressionCreated, sup.CreatedAt, f)
 }

@@ -1,4 +1,4 @@
-package store_test
+package reportdb_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
 
@@ -27,14 +28,14 @@ func sentMail(t *testing.T, st *store.Store, a *eventfixture.Account, email stri
 	return id
 }
 
-func mailDelivery(t *testing.T, st *store.Store, accountID, id string) map[string]store.MailDelivery {
+func mailDelivery(t *testing.T, st *store.Store, accountID, id string) map[string]reportdb.MailDelivery {
 	t.Helper()
 	e, err := st.Event(t.Context(), accountID, id)
 	require.NoError(t, err)
 	if e.MailDelivery == nil {
 		return nil
 	}
-	var out map[string]store.MailDelivery
+	var out map[string]reportdb.MailDelivery
 	require.NoError(t, json.Unmarshal(e.MailDelivery, &out))
 	return out
 }
@@ -53,32 +54,32 @@ func TestMailReportsOutOfOrder(t *testing.T) {
 			a := account(eventfixture.Setting{})
 			ep := endpoint(t, st, a.AccountID, webhook.InviteDelivered, webhook.InviteBounced, webhook.SuppressionCreated)
 			id := sentMail(t, st, a, "Greta.Z@Example.com")
-			delivered := store.MailReport{Provider: "ses", ID: "d-" + id, Outcome: invite.MailDelivered, EventID: id,
+			delivered := reportdb.MailReport{Provider: "ses", ID: "d-" + id, Outcome: invite.MailDelivered, EventID: id,
 				Kind: invite.KindInvite, At: at}
-			bounced := store.MailReport{Provider: "ses", ID: "b-" + id, Outcome: invite.MailBounced, EventID: id,
+			bounced := reportdb.MailReport{Provider: "ses", ID: "b-" + id, Outcome: invite.MailBounced, EventID: id,
 				Kind: invite.KindInvite, Detail: "Permanent General: 5.1.1", At: at.Add(time.Minute)}
-			reports := []store.MailReport{bounced, delivered}
-			want := []store.MailResult{store.MailChanged, store.MailRecorded}
+			reports := []reportdb.MailReport{bounced, delivered}
+			want := []reportdb.MailResult{reportdb.MailChanged, reportdb.MailRecorded}
 			if order == "delivered first" {
-				reports = []store.MailReport{delivered, bounced}
-				want = []store.MailResult{store.MailChanged, store.MailChanged}
+				reports = []reportdb.MailReport{delivered, bounced}
+				want = []reportdb.MailResult{reportdb.MailChanged, reportdb.MailChanged}
 			}
 			for i, r := range reports {
-				res, err := st.ApplyMailReports(ctx, nil, []store.MailReport{r})
+				res, err := st.Reports.ApplyMailReports(ctx, nil, []reportdb.MailReport{r})
 				require.NoError(t, err)
-				assert.Equal(t, []store.MailResult{want[i]}, res, "report %d", i)
+				assert.Equal(t, []reportdb.MailResult{want[i]}, res, "report %d", i)
 			}
 			// The same again: duplicates.
-			res, err := st.ApplyMailReports(ctx, nil, reports)
+			res, err := st.Reports.ApplyMailReports(ctx, nil, reports)
 			require.NoError(t, err)
-			assert.Equal(t, []store.MailResult{store.MailDuplicate, store.MailDuplicate}, res)
+			assert.Equal(t, []reportdb.MailResult{reportdb.MailDuplicate, reportdb.MailDuplicate}, res)
 
 			d := mailDelivery(t, st, a.AccountID, id)
 			assert.Equal(t, invite.MailBounced, d["invite"].Status, "a later delivered never clears a bounce")
 			assert.Equal(t, "ses", d["invite"].Provider)
 			assert.True(t, d["invite"].At.Equal(at.Add(time.Minute)))
 
-			sup, err := st.Suppression(ctx, a.AccountID, "greta.z@example.com")
+			sup, err := st.Suppressions.Suppression(ctx, a.AccountID, "greta.z@example.com")
 			require.NoError(t, err)
 			assert.Equal(t, invite.Bounced, sup.Reason)
 			require.NotNil(t, sup.EventID)
@@ -126,18 +127,18 @@ func TestMailReportComplaint(t *testing.T) {
 	id := sentMail(t, st, a, "kim@example.com")
 	at := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 
-	res, err := st.ApplyMailReports(ctx, nil, []store.MailReport{
+	res, err := st.Reports.ApplyMailReports(ctx, nil, []reportdb.MailReport{
 		{Provider: "postmark", ID: "1", Outcome: invite.MailDeferred, EventID: id, Kind: invite.KindInvite, Detail: "SoftBounce", At: at},
 		{Provider: "postmark", ID: "2", Outcome: invite.MailComplained, EventID: id, Kind: invite.KindInvite, At: at.Add(time.Hour)},
 		{Provider: "postmark", ID: "3", Outcome: invite.MailDelivered, EventID: id, Kind: invite.KindReminder, At: at},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, []store.MailResult{store.MailRecorded, store.MailChanged, store.MailChanged}, res)
+	assert.Equal(t, []reportdb.MailResult{reportdb.MailRecorded, reportdb.MailChanged, reportdb.MailChanged}, res)
 
 	d := mailDelivery(t, st, a.AccountID, id)
 	assert.Equal(t, invite.MailComplained, d["invite"].Status)
 	assert.Equal(t, invite.MailDelivered, d["reminder"].Status, "the reminder's message has its own status")
-	sup, err := st.Suppression(ctx, a.AccountID, "kim@example.com")
+	sup, err := st.Suppressions.Suppression(ctx, a.AccountID, "kim@example.com")
 	require.NoError(t, err)
 	assert.Equal(t, invite.Complained, sup.Reason)
 
@@ -167,26 +168,26 @@ func TestMailReportUnknownAndReplay(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	id := sentMail(t, st, a, "lee@example.com")
 	now := time.Now()
-	res, err := st.ApplyMailReports(ctx, nil, []store.MailReport{
+	res, err := st.Reports.ApplyMailReports(ctx, nil, []reportdb.MailReport{
 		{Provider: "mailgun", ID: "x", Outcome: invite.MailBounced, At: now},
 		{Provider: "mailgun", ID: "y", Outcome: invite.MailBounced, EventID: "evt-00000000-0000-4000-8000-000000000000", Kind: invite.KindInvite, At: now},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, []store.MailResult{store.MailUnknown, store.MailUnknown}, res)
+	assert.Equal(t, []reportdb.MailResult{reportdb.MailUnknown, reportdb.MailUnknown}, res)
 
-	nonce := &store.MailNonce{Provider: "mailgun", Nonce: "token-" + id, SignedAt: now}
-	bounce := []store.MailReport{{Provider: "mailgun", ID: "z-" + id, Outcome: invite.MailBounced, EventID: id, Kind: invite.KindInvite, At: now}}
-	_, err = st.ApplyMailReports(ctx, nonce, bounce)
+	nonce := &reportdb.MailNonce{Provider: "mailgun", Nonce: "token-" + id, SignedAt: now}
+	bounce := []reportdb.MailReport{{Provider: "mailgun", ID: "z-" + id, Outcome: invite.MailBounced, EventID: id, Kind: invite.KindInvite, At: now}}
+	_, err = st.Reports.ApplyMailReports(ctx, nonce, bounce)
 	require.NoError(t, err)
-	_, err = st.ApplyMailReports(ctx, nonce, []store.MailReport{{Provider: "mailgun", ID: "w-" + id, Outcome: invite.MailComplained,
+	_, err = st.Reports.ApplyMailReports(ctx, nonce, []reportdb.MailReport{{Provider: "mailgun", ID: "w-" + id, Outcome: invite.MailComplained,
 		EventID: id, Kind: invite.KindInvite, At: now}})
-	require.ErrorIs(t, err, store.ErrReplay)
+	require.ErrorIs(t, err, reportdb.ErrReplay)
 	assert.Equal(t, invite.MailBounced, mailDelivery(t, st, a.AccountID, id)["invite"].Status, "the replay applied nothing")
 	// The replay of the spent nonce with a report applied before and a
 	// new one: the new one would be applied, so nothing is.
-	_, err = st.ApplyMailReports(ctx, nonce, append(bounce, store.MailReport{Provider: "mailgun", ID: "v-" + id,
+	_, err = st.Reports.ApplyMailReports(ctx, nonce, append(bounce, reportdb.MailReport{Provider: "mailgun", ID: "v-" + id,
 		Outcome: invite.MailComplained, EventID: id, Kind: invite.KindInvite, At: now}))
-	require.ErrorIs(t, err, store.ErrReplay)
+	require.ErrorIs(t, err, reportdb.ErrReplay)
 	assert.Equal(t, invite.MailBounced, mailDelivery(t, st, a.AccountID, id)["invite"].Status)
 
 	// The provider's retry of the request it did not see answered: the
@@ -194,21 +195,21 @@ func TestMailReportUnknownAndReplay(t *testing.T) {
 	// nothing; so is one whose report names no message of Touchpoint's.
 	var reports int
 	require.NoError(t, st.DB().Get(&reports, `SELECT count(*) FROM mail_events WHERE event_id = $1`, id))
-	res, err = st.ApplyMailReports(ctx, nonce, bounce)
+	res, err = st.Reports.ApplyMailReports(ctx, nonce, bounce)
 	require.NoError(t, err)
-	assert.Equal(t, []store.MailResult{store.MailDuplicate}, res)
-	unknown := &store.MailNonce{Provider: "mailgun", Nonce: "token-unknown-" + id, SignedAt: now}
+	assert.Equal(t, []reportdb.MailResult{reportdb.MailDuplicate}, res)
+	unknown := &reportdb.MailNonce{Provider: "mailgun", Nonce: "token-unknown-" + id, SignedAt: now}
 	for range 2 {
-		res, err = st.ApplyMailReports(ctx, unknown, []store.MailReport{{Provider: "mailgun", ID: "u-" + id, Outcome: invite.MailBounced, At: now}})
+		res, err = st.Reports.ApplyMailReports(ctx, unknown, []reportdb.MailReport{{Provider: "mailgun", ID: "u-" + id, Outcome: invite.MailBounced, At: now}})
 		require.NoError(t, err)
-		assert.Equal(t, []store.MailResult{store.MailUnknown}, res)
+		assert.Equal(t, []reportdb.MailResult{reportdb.MailUnknown}, res)
 	}
 	var after int
 	require.NoError(t, st.DB().Get(&after, `SELECT count(*) FROM mail_events WHERE event_id = $1`, id))
 	assert.Equal(t, reports, after, "the retry applied nothing twice")
 
 	// Housekeeping forgets nonces once no request can carry them.
-	st.SetClock(func() time.Time { return now.Add(store.MailNonceKeep + time.Minute) })
+	st.SetClock(func() time.Time { return now.Add(reportdb.MailNonceKeep + time.Minute) })
 	c, ran, err := st.Housekeep(ctx, time.Hour)
 	require.NoError(t, err)
 	require.True(t, ran)
@@ -229,7 +230,7 @@ func TestMailReportsConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := st.ApplyMailReports(t.Context(), nil, []store.MailReport{{Provider: "sendgrid", ID: fmt.Sprint(i),
+			_, err := st.Reports.ApplyMailReports(t.Context(), nil, []reportdb.MailReport{{Provider: "sendgrid", ID: fmt.Sprint(i),
 				Outcome: outcomes[i%len(outcomes)], EventID: id, Kind: invite.KindInvite, At: time.Now()}})
 			assert.NoError(t, err)
 		}()
@@ -248,7 +249,7 @@ func TestMailRankMatchesTheRule(t *testing.T) {
 	for _, first := range invite.MailOutcomes() {
 		for _, second := range invite.MailOutcomes() {
 			id := sentMail(t, st, a, fmt.Sprintf("rank-%s-%s@example.com", first, second))
-			_, err := st.ApplyMailReports(t.Context(), nil, []store.MailReport{
+			_, err := st.Reports.ApplyMailReports(t.Context(), nil, []reportdb.MailReport{
 				{Provider: "ses", ID: "1-" + id, Outcome: first, EventID: id, Kind: invite.KindInvite, At: time.Now()},
 				{Provider: "ses", ID: "2-" + id, Outcome: second, EventID: id, Kind: invite.KindInvite, At: time.Now()},
 			})
@@ -268,11 +269,11 @@ func TestMailLastDay(t *testing.T) {
 	st, account := inviteStore(t)
 	a := account(eventfixture.Setting{})
 	ids := []string{sentMail(t, st, a, "a@example.com"), sentMail(t, st, a, "b@example.com"), sentMail(t, st, a, "c@example.com")}
-	_, err := st.ApplyMailReports(t.Context(), nil, []store.MailReport{
+	_, err := st.Reports.ApplyMailReports(t.Context(), nil, []reportdb.MailReport{
 		{Provider: "ses", ID: "c1", Outcome: invite.MailComplained, EventID: ids[0], Kind: invite.KindInvite, At: time.Now()},
 	})
 	require.NoError(t, err)
-	all, err := st.MailLastDay(t.Context())
+	all, err := st.Reports.MailLastDay(t.Context())
 	require.NoError(t, err)
-	assert.Contains(t, all, store.AccountMail{AccountID: a.AccountID, Sent: 3, Complaints: 1})
+	assert.Contains(t, all, reportdb.AccountMail{AccountID: a.AccountID, Sent: 3, Complaints: 1})
 }

@@ -1,4 +1,4 @@
-package store_test
+package suppressiondb_test
 
 import (
 	"context"
@@ -10,9 +10,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/webhookfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
+
+// inviteStore returns a store on a fresh database and a maker of fixture
+// accounts in it.
+func inviteStore(t *testing.T) (*store.Store, func(eventfixture.Setting) *eventfixture.Account) {
+	t.Helper()
+	st, _, account := webhookfixture.Store(t)
+	return st, account
+}
+
+// claimSend claims the send of a scheduled invite, which must go out.
+func claimSend(t *testing.T, st *store.Store, id string) store.Claim {
+	t.Helper()
+	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
+	require.NoError(t, err)
+	require.True(t, c.Send)
+	return c
+}
 
 func TestSuppressionList(t *testing.T) {
 	t.Parallel()
@@ -20,49 +39,49 @@ func TestSuppressionList(t *testing.T) {
 	ctx := context.Background()
 	a, b := account(eventfixture.Setting{}), account(eventfixture.Setting{})
 
-	x, created, err := st.AddSuppression(ctx, a.AccountID, "ann@example.com", invite.Email, invite.Manual, "")
+	x, created, err := st.Suppressions.AddSuppression(ctx, a.AccountID, "ann@example.com", invite.Email, invite.Manual, "")
 	require.NoError(t, err)
 	assert.True(t, created)
-	assert.Equal(t, store.Suppression{AccountID: a.AccountID, Address: "ann@example.com", Medium: invite.Email,
+	assert.Equal(t, suppressiondb.Suppression{AccountID: a.AccountID, Address: "ann@example.com", Medium: invite.Email,
 		Reason: invite.Manual, By: "unknown", CreatedAt: x.CreatedAt}, x)
-	again, created, err := st.AddSuppression(ctx, a.AccountID, "ann@example.com", invite.Email, invite.Bounced, "")
+	again, created, err := st.Suppressions.AddSuppression(ctx, a.AccountID, "ann@example.com", invite.Email, invite.Bounced, "")
 	require.NoError(t, err)
 	assert.False(t, created, "an existing entry is left as it is")
 	assert.Equal(t, x, again)
 
-	_, _, err = st.AddSuppression(ctx, a.AccountID, "+4915112345678", invite.SMS, invite.Unsubscribed, "")
+	_, _, err = st.Suppressions.AddSuppression(ctx, a.AccountID, "+4915112345678", invite.SMS, invite.Unsubscribed, "")
 	require.NoError(t, err)
-	_, _, err = st.AddSuppression(ctx, b.AccountID, "bob@example.com", invite.Email, invite.Manual, "")
+	_, _, err = st.Suppressions.AddSuppression(ctx, b.AccountID, "bob@example.com", invite.Email, invite.Manual, "")
 	require.NoError(t, err)
 
-	all, next, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{}, store.Page{Limit: 1})
+	all, next, err := st.Suppressions.ListSuppressions(ctx, a.AccountID, suppressiondb.SuppressionFilter{}, store.Page{Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, all, 1)
 	require.NotNil(t, next)
 	assert.Equal(t, "+4915112345678", all[0].Address, "newest first")
-	rest, next, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{}, store.Page{Limit: 1, After: next})
+	rest, next, err := st.Suppressions.ListSuppressions(ctx, a.AccountID, suppressiondb.SuppressionFilter{}, store.Page{Limit: 1, After: next})
 	require.NoError(t, err)
 	assert.Nil(t, next)
 	require.Len(t, rest, 1)
 	assert.Equal(t, "ann@example.com", rest[0].Address)
 
-	byReason, _, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{Reason: invite.Unsubscribed}, store.Page{})
+	byReason, _, err := st.Suppressions.ListSuppressions(ctx, a.AccountID, suppressiondb.SuppressionFilter{Reason: invite.Unsubscribed}, store.Page{})
 	require.NoError(t, err)
 	require.Len(t, byReason, 1)
 	assert.Equal(t, invite.SMS, byReason[0].Medium)
-	byAddress, _, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{Address: "ANN@example.com"}, store.Page{})
+	byAddress, _, err := st.Suppressions.ListSuppressions(ctx, a.AccountID, suppressiondb.SuppressionFilter{Address: "ANN@example.com"}, store.Page{})
 	require.NoError(t, err)
 	assert.Len(t, byAddress, 1, "emails match case-insensitively")
 
 	// Tenant isolation: b's entry is invisible to a, and a cannot lift it.
-	none, _, err := st.ListSuppressions(ctx, a.AccountID, store.SuppressionFilter{Address: "bob@example.com"}, store.Page{})
+	none, _, err := st.Suppressions.ListSuppressions(ctx, a.AccountID, suppressiondb.SuppressionFilter{Address: "bob@example.com"}, store.Page{})
 	require.NoError(t, err)
 	assert.Empty(t, none)
-	assert.ErrorIs(t, st.LiftSuppression(ctx, a.AccountID, "bob@example.com", store.ActorOperator, true), store.ErrNotFound)
+	assert.ErrorIs(t, st.Suppressions.LiftSuppression(ctx, a.AccountID, "bob@example.com", suppressiondb.ActorOperator, true), store.ErrNotFound)
 
-	require.NoError(t, st.LiftSuppression(ctx, a.AccountID, "ann@example.com", store.ActorOperator, true))
-	assert.ErrorIs(t, st.LiftSuppression(ctx, a.AccountID, "ann@example.com", store.ActorOperator, true), store.ErrNotFound)
-	_, err = st.Suppression(ctx, b.AccountID, "bob@example.com")
+	require.NoError(t, st.Suppressions.LiftSuppression(ctx, a.AccountID, "ann@example.com", suppressiondb.ActorOperator, true))
+	assert.ErrorIs(t, st.Suppressions.LiftSuppression(ctx, a.AccountID, "ann@example.com", suppressiondb.ActorOperator, true), store.ErrNotFound)
+	_, err = st.Suppressions.Suppression(ctx, b.AccountID, "bob@example.com")
 	assert.NoError(t, err)
 }
 
@@ -76,32 +95,32 @@ func TestSuppressionHistory(t *testing.T) {
 	a, b := account(eventfixture.Setting{}), account(eventfixture.Setting{})
 	const addr = "ann@example.com"
 
-	_, _, err := st.SuppressionHistory(ctx, a.AccountID, addr, store.Page{})
+	_, _, err := st.Suppressions.SuppressionHistory(ctx, a.AccountID, addr, store.Page{})
 	assert.ErrorIs(t, err, store.ErrNotFound, "never listed")
 
-	x, _, err := st.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Unsubscribed, "")
+	x, _, err := st.Suppressions.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Unsubscribed, "")
 	require.NoError(t, err)
-	assert.Equal(t, store.ActorCustomer, x.By)
-	assert.ErrorIs(t, st.LiftSuppression(ctx, a.AccountID, addr, "cli-shop", false), store.ErrConsentNeeded)
-	_, err = st.Suppression(ctx, a.AccountID, addr)
+	assert.Equal(t, suppressiondb.ActorCustomer, x.By)
+	assert.ErrorIs(t, st.Suppressions.LiftSuppression(ctx, a.AccountID, addr, "cli-shop", false), suppressiondb.ErrConsentNeeded)
+	_, err = st.Suppressions.Suppression(ctx, a.AccountID, addr)
 	require.NoError(t, err, "a refused lift leaves the entry")
-	require.NoError(t, st.LiftSuppression(ctx, a.AccountID, addr, "cli-shop", true))
+	require.NoError(t, st.Suppressions.LiftSuppression(ctx, a.AccountID, addr, "cli-shop", true))
 
-	y, _, err := st.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Bounced, "")
+	y, _, err := st.Suppressions.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Bounced, "")
 	require.NoError(t, err)
-	assert.Equal(t, store.ActorProvider, y.By)
-	require.NoError(t, st.LiftSuppression(ctx, a.AccountID, addr, store.ActorOperator, false), "a bounce needs no consent")
-	z, _, err := st.AddSuppressionBy(ctx, a.AccountID, addr, invite.Email, invite.Manual, "cli-other")
+	assert.Equal(t, suppressiondb.ActorProvider, y.By)
+	require.NoError(t, st.Suppressions.LiftSuppression(ctx, a.AccountID, addr, suppressiondb.ActorOperator, false), "a bounce needs no consent")
+	z, _, err := st.Suppressions.AddSuppressionBy(ctx, a.AccountID, addr, invite.Email, invite.Manual, "cli-other")
 	require.NoError(t, err)
 	assert.Equal(t, "cli-other", z.By)
-	_, _, err = st.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Complained, "")
+	_, _, err = st.Suppressions.AddSuppression(ctx, a.AccountID, addr, invite.Email, invite.Complained, "")
 	require.NoError(t, err)
 
 	type line struct{ action, reason, by string }
 	var got []line
 	var after *store.Cursor
 	for {
-		cs, next, err := st.SuppressionHistory(ctx, a.AccountID, "ann@example.com", store.Page{Limit: 2, After: after})
+		cs, next, err := st.Suppressions.SuppressionHistory(ctx, a.AccountID, "ann@example.com", store.Page{Limit: 2, After: after})
 		require.NoError(t, err)
 		for _, c := range cs {
 			got = append(got, line{c.Action, string(c.Reason), c.By})
@@ -113,13 +132,13 @@ func TestSuppressionHistory(t *testing.T) {
 	}
 	assert.Equal(t, []line{
 		{"added", "manual", "cli-other"}, // the complaint found it listed: nothing changed
-		{"lifted", "bounced", store.ActorOperator},
-		{"added", "bounced", store.ActorProvider},
+		{"lifted", "bounced", suppressiondb.ActorOperator},
+		{"added", "bounced", suppressiondb.ActorProvider},
 		{"lifted", "unsubscribed", "cli-shop"},
-		{"added", "unsubscribed", store.ActorCustomer},
+		{"added", "unsubscribed", suppressiondb.ActorCustomer},
 	}, got)
 
-	_, _, err = st.SuppressionHistory(ctx, b.AccountID, addr, store.Page{})
+	_, _, err = st.Suppressions.SuppressionHistory(ctx, b.AccountID, addr, store.Page{})
 	assert.ErrorIs(t, err, store.ErrNotFound, "another account sees none of it")
 }
 
@@ -136,7 +155,7 @@ func TestSuppressionOutlivesItsEvent(t *testing.T) {
 	_, err := st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 unknown user",
 		Suppress: invite.Bounced, Address: c.Address})
 	require.NoError(t, err)
-	x, err := st.Suppression(ctx, a.AccountID, "jane.doe@example.com")
+	x, err := st.Suppressions.Suppression(ctx, a.AccountID, "jane.doe@example.com")
 	require.NoError(t, err)
 	assert.Equal(t, invite.Bounced, x.Reason)
 	require.NotNil(t, x.EventID)
@@ -144,12 +163,12 @@ func TestSuppressionOutlivesItsEvent(t *testing.T) {
 
 	_, err = st.RetryInvite(ctx, a.AccountID, id)
 	require.NoError(t, err)
-	_, err = st.Suppression(ctx, a.AccountID, "jane.doe@example.com")
+	_, err = st.Suppressions.Suppression(ctx, a.AccountID, "jane.doe@example.com")
 	require.NoError(t, err, "a retry never lifts a suppression")
 
 	_, err = st.DB().ExecContext(ctx, `DELETE FROM events WHERE id = $1`, id)
 	require.NoError(t, err)
-	_, err = st.Suppression(ctx, a.AccountID, "jane.doe@example.com")
+	_, err = st.Suppressions.Suppression(ctx, a.AccountID, "jane.doe@example.com")
 	assert.NoError(t, err, "deleting the event keeps its suppression")
 }
 
@@ -174,14 +193,14 @@ func TestSuppressionRacesAClaim(t *testing.T) {
 		var (
 			wg    sync.WaitGroup
 			claim store.Claim
-			sup   store.Suppression
+			sup   suppressiondb.Suppression
 			cerr  error
 			serr  error
 		)
 		claimIt := func() { defer wg.Done(); claim, cerr = st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{}) }
 		suppressIt := func() {
 			defer wg.Done()
-			sup, _, serr = st.AddSuppression(ctx, a.AccountID, email, invite.Email, invite.Unsubscribed, "")
+			sup, _, serr = st.Suppressions.AddSuppression(ctx, a.AccountID, email, invite.Email, invite.Unsubscribed, "")
 		}
 		wg.Add(2)
 		if i%2 == 0 {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/publication/publicapi"
 	"github.com/touchpoint/touchpoint/review"
-	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"

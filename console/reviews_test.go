@@ -17,8 +17,8 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
-	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/reportdb"
+	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
 
 // accept accepts an event of the account through the store, as the API

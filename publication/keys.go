@@ -42,13 +42,20 @@ const maxCachedAccounts = 10_000
 // rotated on request, every key ever made published in the account's
 // JWKS.
 type Keys struct {
-	store  *reviewdb.Store
+	store  KeyStore
 	box    *secretkey.Box // seals the private keys
 	now    func() time.Time
 	proofs *proofCache
 
 	mu    sync.Mutex
 	rings map[string]*keyRing
+}
+
+// KeyStore keeps the sealed keys (store/reviewdb).
+type KeyStore interface {
+	PublicationKeys(ctx context.Context, accountID string) ([]reviewdb.PublicationKey, error)
+	AddPublicationKey(ctx context.Context, accountID string,
+		decide func(existing []reviewdb.PublicationKey) (*reviewdb.PublicationKey, error)) ([]reviewdb.PublicationKey, error)
 }
 
 // keyRing is an account's keys as loaded: the newest usable one signs.
@@ -61,7 +68,7 @@ type keyRing struct {
 
 // NewKeys keeps publication keys in st, sealed with sealKey (32 bytes:
 // secretkey.Derive(TOUCHPOINT_SECRET_KEY, secretkey.PublicationKey)).
-func NewKeys(st *reviewdb.Store, sealKey []byte, now func() time.Time) (*Keys, error) {
+func NewKeys(st KeyStore, sealKey []byte, now func() time.Time) (*Keys, error) {
 	box, err := secretkey.NewBox(sealKey)
 	if err != nil {
 		return nil, fmt.Errorf("publication key seal: %w", err)

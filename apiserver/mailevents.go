@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store/reportdb"
@@ -116,7 +117,7 @@ func (s suppressionAPI) mailEvents(w http.ResponseWriter, r *http.Request) {
 			s.metrics.MailReport(provider, string(batch.Reports[i].Outcome))
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	apiwire.WriteJSON(w, http.StatusOK, out)
 }
 
 // refuseMailEvents answers err to a provider's request and counts the

@@ -25,6 +25,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/httpmw"
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
@@ -40,7 +41,9 @@ import (
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/templates/templateapi"
 	"github.com/touchpoint/touchpoint/webhook"
+	"github.com/touchpoint/touchpoint/webhook/webhookapi"
 )
 
 // DefaultMaxBodyBytes is the body limit when Options leaves it 0.
@@ -177,7 +180,6 @@ type server struct {
 	store     *store.Store
 	accounts  AccountStore
 	stats     StatsStore
-	webhooks  WebhookStore
 	reviews   ReviewStore
 	auth      auth.Authenticator
 	log       *slog.Logger
@@ -203,10 +205,10 @@ type server struct {
 	sms          *sms.CallbackKeys // nil: no SMS provider
 	smsCallbacks *sms.Callbacks    // mounted from package sms
 
-	webhookSecrets      *webhook.SecretBox
-	webhookAllowPrivate bool
-
-	templates *templates.Library
+	// The routes of the webhooks and of the templates, mounted from
+	// packages webhookapi and templateapi.
+	webhooks  *webhookapi.Handler
+	templates *templateapi.Handler
 
 	// batchBytes caps the bytes of batches in flight; a batch's body
 	// must arrive within batchReadTimeout.
@@ -249,12 +251,11 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, webhooks: opts.Webhooks, reviews: opts.Reviews, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
 		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
-		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate, templates: opts.Templates,
 		publicReadLimits: newAddressLimits(opts.TrustedProxies, publicReadRatePerSecond, publicReadBurst),
 		hsts:             opts.HSTS}
 	if s.notify == nil {
@@ -288,6 +289,11 @@ func New(opts Options) *Server {
 	if err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
+	s.webhooks = webhookapi.New(webhookapi.Options{API: mountedAPI{s}, Store: opts.Webhooks, Secrets: opts.WebhookSecrets,
+		AllowPrivate: opts.WebhookAllowPrivate, Now: s.now})
+	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.Store.Templates, Invites: opts.Store,
+		Accounts: opts.Accounts, Library: opts.Templates, FeedbackLinks: opts.FeedbackLinks,
+		UnsubscribeLinks: opts.UnsubscribeLinks, SMS: opts.SMS != nil})
 	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store.Reports, Logger: s.log, Fail: s.fail})
 	if opts.BatchInflightBytes <= 0 {
 		opts.BatchInflightBytes = DefaultBatchInflightBytes
@@ -427,7 +433,7 @@ func (s *server) readsOf(r *http.Request, client string) *http.Request {
 }
 
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	apiwire.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz answers 503 when PostgreSQL is unreachable: without it the API
@@ -447,7 +453,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	if code != http.StatusOK {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
-	writeJSON(w, code, body)
+	apiwire.WriteJSON(w, code, body)
 }
 
 // readyFor is how long a readiness answer is reused.

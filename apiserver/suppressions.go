@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/contact"
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
@@ -23,11 +24,11 @@ type suppressionJSON struct {
 	Medium    invite.Medium            `json:"medium"`
 	Reason    invite.SuppressionReason `json:"reason"`
 	By        string                   `json:"by"`
-	CreatedAt timestamp                `json:"createdAt"`
+	CreatedAt apiwire.Timestamp        `json:"createdAt"`
 }
 
 func suppressionOut(x suppressiondb.Suppression) suppressionJSON {
-	return suppressionJSON{Address: x.Address, Medium: x.Medium, Reason: x.Reason, By: x.By, CreatedAt: timestamp(x.CreatedAt)}
+	return suppressionJSON{Address: x.Address, Medium: x.Medium, Reason: x.Reason, By: x.By, CreatedAt: apiwire.Timestamp(x.CreatedAt)}
 }
 
 // suppressionChangeJSON is a line of an address's history on the list.
@@ -35,11 +36,11 @@ type suppressionChangeJSON struct {
 	Action string                   `json:"action"`
 	Reason invite.SuppressionReason `json:"reason"`
 	By     string                   `json:"by"`
-	At     timestamp                `json:"at"`
+	At     apiwire.Timestamp        `json:"at"`
 }
 
 func suppressionChangeOut(c suppressiondb.SuppressionChange) suppressionChangeJSON {
-	return suppressionChangeJSON{Action: c.Action, Reason: c.Reason, By: c.By, At: timestamp(c.At)}
+	return suppressionChangeJSON{Action: c.Action, Reason: c.Reason, By: c.By, At: apiwire.Timestamp(c.At)}
 }
 
 // consentToLift is the value of DELETE /suppressions/{address}?confirm=
@@ -69,7 +70,7 @@ func (s suppressionAPI) listSuppressions(w http.ResponseWriter, r *http.Request)
 	q := parseQuery(r, "reason", "address")
 	f := suppressiondb.SuppressionFilter{Reason: invite.SuppressionReason(q.Get("reason"))}
 	if f.Reason != "" {
-		if msg := oneOf(f.Reason, invite.SuppressionReasons()...); msg != "" {
+		if msg := apiwire.OneOf(f.Reason, invite.SuppressionReasons()...); msg != "" {
 			q.Fail("reason", msg)
 		}
 	}
@@ -90,7 +91,7 @@ func (s suppressionAPI) listSuppressions(w http.ResponseWriter, r *http.Request)
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(xs, next, suppressionOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(xs, next, suppressionOut))
 }
 
 // createSuppression puts an address on the list: 201, or 200 with the
@@ -101,15 +102,15 @@ func (s suppressionAPI) createSuppression(w http.ResponseWriter, r *http.Request
 		s.fail(w, r, err)
 		return
 	}
-	var errs fieldErrors
+	var errs apiwire.Invalid
 	addr, medium, msg := normalizeAddress(in.Address)
-	errs.check("address", msg)
+	errs.Check("address", msg)
 	reason := invite.Manual
 	if in.Reason != nil {
 		reason = *in.Reason
-		errs.check("reason", oneOf(reason, invite.SuppressionReasons()...))
+		errs.Check("reason", apiwire.OneOf(reason, invite.SuppressionReasons()...))
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -123,7 +124,7 @@ func (s suppressionAPI) createSuppression(w http.ResponseWriter, r *http.Request
 		status = http.StatusCreated
 		w.Header().Set("Location", "/suppressions/"+url.PathEscape(x.Address))
 	}
-	writeJSON(w, status, suppressionOut(x))
+	apiwire.WriteJSON(w, status, suppressionOut(x))
 }
 
 // suppressionAddress reads the {address} path segment: percent-escaped or
@@ -193,5 +194,5 @@ func (s suppressionAPI) suppressionHistory(w http.ResponseWriter, r *http.Reques
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(cs, next, suppressionChangeOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(cs, next, suppressionChangeOut))
 }

@@ -57,7 +57,6 @@ type route struct {
 
 func (s *server) routes() []route {
 	acc, ev, rv := accountAPI{s}, eventAPI{s}, reviewAPI{s}
-	sp := suppressionAPI{s}
 	return []route{
 		{http.MethodGet, "/healthz", public, s.healthz},
 		{http.MethodGet, "/readyz", public, s.readyz},
@@ -97,10 +96,11 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/product-reviews/{id}", anyClient, rv.getProductReview},
 		{http.MethodGet, "/products/summary", anyClient, rv.getProductSummary},
 
-		{http.MethodGet, "/suppressions", anyClient, sp.listSuppressions},
-		{http.MethodPost, "/suppressions", fullOnly, sp.createSuppression},
-		{http.MethodDelete, "/suppressions/{address}", fullOnly, sp.deleteSuppression},
-		{http.MethodGet, "/suppressions/{address}/history", anyClient, sp.suppressionHistory},
+		// The suppression list, served by package suppressionapi.
+		{http.MethodGet, "/suppressions", anyClient, s.suppressions.List},
+		{http.MethodPost, "/suppressions", fullOnly, s.suppressions.Create},
+		{http.MethodDelete, "/suppressions/{address}", fullOnly, s.suppressions.Delete},
+		{http.MethodGet, "/suppressions/{address}/history", anyClient, s.suppressions.History},
 
 		// The webhooks, served by package webhookapi.
 		{http.MethodGet, "/webhooks", anyClient, s.webhooks.List},
@@ -151,6 +151,6 @@ func (s *server) routes() []route {
 
 		// The mail providers' reports of what became of a message, each
 		// verified as its provider signs it.
-		{http.MethodPost, "/mail-events/{provider}", providerReport, sp.mailEvents},
+		{http.MethodPost, "/mail-events/{provider}", providerReport, mailEventAPI{s}.mailEvents},
 	}
 }

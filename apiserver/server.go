@@ -25,6 +25,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/contact/suppressionapi"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/httpmw"
@@ -205,10 +206,12 @@ type server struct {
 	sms          *sms.CallbackKeys // nil: no SMS provider
 	smsCallbacks *sms.Callbacks    // mounted from package sms
 
-	// The routes of the webhooks and of the templates, mounted from
-	// packages webhookapi and templateapi.
-	webhooks  *webhookapi.Handler
-	templates *templateapi.Handler
+	// The routes of the webhooks, the templates and the suppression
+	// list, mounted from packages webhookapi, templateapi and
+	// suppressionapi.
+	webhooks     *webhookapi.Handler
+	templates    *templateapi.Handler
+	suppressions *suppressionapi.Handler
 
 	// batchBytes caps the bytes of batches in flight; a batch's body
 	// must arrive within batchReadTimeout.
@@ -291,6 +294,7 @@ func New(opts Options) *Server {
 	}
 	s.webhooks = webhookapi.New(webhookapi.Options{API: mountedAPI{s}, Store: opts.Webhooks, Secrets: opts.WebhookSecrets,
 		AllowPrivate: opts.WebhookAllowPrivate, Now: s.now})
+	s.suppressions = suppressionapi.New(suppressionapi.Options{API: mountedAPI{s}, Store: opts.Store.Suppressions})
 	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.Store.Templates, Invites: opts.Store,
 		Accounts: opts.Accounts, Library: opts.Templates, FeedbackLinks: opts.FeedbackLinks,
 		UnsubscribeLinks: opts.UnsubscribeLinks, SMS: opts.SMS != nil})

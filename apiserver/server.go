@@ -1,10 +1,12 @@
 // Package apiserver is Touchpoint's HTTP API: the routes of routes.go,
-// their handlers, the middleware every request passes (request id, log,
+// their handlers (those of the templates, the webhooks and the
+// suppression list in packages of their own, which routes.go mounts),
+// the middleware every request passes (request id, log,
 // panic recovery and body limits, whose mechanics are internal/httpmw's;
 // authentication and access groups), the reading of JSON bodies (decoded
 // by internal/jsonstrict) and of query strings
 // (internal/apiquery), and RFC 9457 problem answers chosen in one place
-// (fail).
+// (fail), for the packages it mounts too.
 package apiserver
 
 import (

@@ -4,7 +4,8 @@
 // as field errors named after the parameter, and Err returns them as one
 // *Error, which the API answers 400 with. Beside the generic reading it
 // holds the readers that several routes share: a list's page (limit and
-// cursor), a rating, a product key, a language. It knows no route and
+// cursor), a rating, a product key, a language, an id, a boolean, a
+// time. It knows no route and
 // writes no answer.
 package apiquery
 

@@ -141,5 +141,9 @@ func BrandingUpdate(displayName, logoURL, color, replyTo *string) (accountdb.Bra
 	check("logoUrl", logoURL, brand.ValidateLogoURL)
 	check("brandColor", color, brand.ValidateColor)
 	check("replyTo", replyTo, brand.ValidateReplyTo)
-	return accountdb.BrandingUpdate{DisplayName: displayName, LogoURL: logoURL, BrandColor: color, ReplyTo: replyTo}, errs.Err()
+	u := accountdb.BrandingUpdate{DisplayName: displayName, LogoURL: logoURL, BrandColor: color, ReplyTo: replyTo}
+	if len(errs) > 0 {
+		return u, invalidFields(errs) // its text is the admin CLI's message
+	}
+	return u, nil
 }

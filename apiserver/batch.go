@@ -300,12 +300,15 @@ func (s eventAPI) batchOutcomeError(err error, typ string) error {
 
 // setProblem makes the item the problem answer of err, with the batch's
 // request id. Only errors meant
-// for clients (apiError) show their text; anything else is a 503 when
+// for clients (apiError, apiwire.Invalid) show their text; anything else is a 503 when
 // PostgreSQL is unavailable and a 500 otherwise, without details.
 func (it *batchItem) setProblem(err error, requestID string) {
 	var ae *apiError
+	var fields apiwire.Invalid
 	switch {
 	case errors.As(err, &ae):
+	case errors.As(err, &fields):
+		ae = invalidFields(fields)
 	case errors.Is(err, store.ErrUnavailable):
 		ae = newError(http.StatusServiceUnavailable, "a dependency is unavailable; retry this event later")
 	default:

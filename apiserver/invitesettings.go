@@ -139,43 +139,15 @@ func (p inviteSettingPatch) apply(is *accountdb.InviteSetting) error {
 // mergeWindow merges a sendWindow patch into the current window (nil: a
 // new window, whose three members are then all required).
 func mergeWindow(errs *apiwire.Invalid, cur *sendtime.SendWindow, p windowPatch) *sendtime.SendWindow {
-	var w sendtime.SendWindow
-	if cur != nil {
-		w = *cur
-	}
-	n := len(*errs)
-	for _, m := range []struct {
-		name string
-		o    jsonstrict.Optional[string]
-		dst  *string
-	}{{"start", p.Start, &w.Start}, {"end", p.End, &w.End}, {"timeZone", p.TimeZone, &w.TimeZone}} {
-		switch {
-		case m.o.Set:
-			*m.dst = m.o.Value
-		case cur == nil:
-			errs.Check("sendWindow."+m.name, "is required for a new send window")
+	w, mistakes := sendtime.Merge(cur, p.Start.Patch(), p.End.Patch(), p.TimeZone.Patch())
+	for _, m := range mistakes {
+		field := "sendWindow"
+		if m.Field != "" {
+			field += "." + m.Field
 		}
-	}
-	if len(*errs) == n { // members present: check their values
-		if err := w.Validate(); err != nil {
-			for _, e := range unwrapAll(err) {
-				var fe sendtime.FieldError
-				if errors.As(e, &fe) {
-					errs.Check("sendWindow."+fe.Field, fe.Message)
-				} else {
-					errs.Check("sendWindow", e.Error())
-				}
-			}
-		}
+		errs.Check(field, m.Message)
 	}
 	return &w
-}
-
-func unwrapAll(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 func (s accountAPI) listInviteSettings(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/touchpoint/touchpoint/brand"
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 )
@@ -69,7 +70,7 @@ func (s accountAPI) writeAccount(w http.ResponseWriter, r *http.Request, a accou
 	}
 	out := accountOut(a)
 	out.Limits = limitsOut(l, s.now())
-	writeJSON(w, http.StatusOK, out)
+	apiwire.WriteJSON(w, http.StatusOK, out)
 }
 
 func accountOut(a accountdb.Account) accountJSON {
@@ -127,18 +128,22 @@ func (s accountAPI) updateAccount(w http.ResponseWriter, r *http.Request) {
 // admin CLI alike: nil keeps a field, "" clears it, anything else must
 // pass the brand package's checks. The error lists every bad field.
 func BrandingUpdate(displayName, logoURL, color, replyTo *string) (accountdb.BrandingUpdate, error) {
-	var errs fieldErrors
+	var errs apiwire.Invalid
 	check := func(field string, v *string, validate func(string) error) {
 		if v == nil || *v == "" {
 			return
 		}
 		if err := validate(*v); err != nil {
-			errs.check(field, err.Error())
+			errs.Check(field, err.Error())
 		}
 	}
 	check("displayName", displayName, brand.ValidateDisplayName)
 	check("logoUrl", logoURL, brand.ValidateLogoURL)
 	check("brandColor", color, brand.ValidateColor)
 	check("replyTo", replyTo, brand.ValidateReplyTo)
-	return accountdb.BrandingUpdate{DisplayName: displayName, LogoURL: logoURL, BrandColor: color, ReplyTo: replyTo}, errs.err()
+	u := accountdb.BrandingUpdate{DisplayName: displayName, LogoURL: logoURL, BrandColor: color, ReplyTo: replyTo}
+	if len(errs) > 0 {
+		return u, invalidFields(errs) // its text is the admin CLI's message
+	}
+	return u, nil
 }

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 )
@@ -12,11 +13,11 @@ import (
 // retries. kind tells the invite's attempts from its reminder's, which
 // are numbered on their own.
 type attemptOut struct {
-	N          int         `json:"n"`
-	Kind       invite.Kind `json:"kind"`
-	Medium     *string     `json:"medium"`
-	StartedAt  timestamp   `json:"startedAt"`
-	FinishedAt *timestamp  `json:"finishedAt"`
+	N          int                `json:"n"`
+	Kind       invite.Kind        `json:"kind"`
+	Medium     *string            `json:"medium"`
+	StartedAt  apiwire.Timestamp  `json:"startedAt"`
+	FinishedAt *apiwire.Timestamp `json:"finishedAt"`
 	// Outcome is null while the attempt runs.
 	Outcome *invite.Outcome `json:"outcome"`
 	Detail  *string         `json:"detail"`
@@ -36,11 +37,11 @@ func attemptsOut(e store.Event) ([]attemptOut, error) {
 	}
 	out := make([]attemptOut, len(all))
 	for i, a := range all {
-		out[i] = attemptOut{N: a.N, Kind: a.Kind, StartedAt: timestamp(a.StartedAt),
+		out[i] = attemptOut{N: a.N, Kind: a.Kind, StartedAt: apiwire.Timestamp(a.StartedAt),
 			Medium: nonEmpty(a.Medium), Detail: nonEmpty(a.Detail), Template: a.Template,
 			ProviderEvents: providerEventsOut(a.ProviderEvents)}
 		if a.FinishedAt != nil {
-			t := timestamp(*a.FinishedAt)
+			t := apiwire.Timestamp(*a.FinishedAt)
 			out[i].FinishedAt = &t
 		}
 		if a.Outcome != "" {

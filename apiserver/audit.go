@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
@@ -22,11 +23,11 @@ type auditJSON struct {
 	Action     string            `json:"action"`
 	Target     *string           `json:"target"`
 	Detail     map[string]string `json:"detail"`
-	At         timestamp         `json:"at"`
+	At         apiwire.Timestamp `json:"at"`
 }
 
 func auditOut(e persondb.Entry) auditJSON {
-	out := auditJSON{ID: e.ID, Actor: string(e.Actor), Action: e.Action, Detail: e.Detail, At: timestamp(e.CreatedAt)}
+	out := auditJSON{ID: e.ID, Actor: string(e.Actor), Action: e.Action, Detail: e.Detail, At: apiwire.Timestamp(e.CreatedAt)}
 	if e.ActorEmail != "" {
 		out.ActorEmail = &e.ActorEmail
 	}
@@ -41,7 +42,7 @@ func auditOut(e persondb.Entry) auditJSON {
 
 func (s accountAPI) listAudit(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "from", "to", "actor")
-	f := persondb.AuditFilter{From: q.timestamp("from"), To: q.timestamp("to"), Actor: people.Actor(q.Get("actor"))}
+	f := persondb.AuditFilter{From: q.Time("from"), To: q.Time("to"), Actor: people.Actor(q.Get("actor"))}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
 		q.Fail("to", "must be after from")
 	}
@@ -58,5 +59,5 @@ func (s accountAPI) listAudit(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(rows, next, auditOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(rows, next, auditOut))
 }

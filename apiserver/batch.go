@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/httpmw"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
@@ -106,7 +107,7 @@ func (s eventAPI) createEvents(w http.ResponseWriter, r *http.Request) {
 	if out.overQuota {
 		w.Header().Set("Retry-After", retryAtMidnight(s.now()))
 	}
-	writeJSON(w, http.StatusOK, out)
+	apiwire.WriteJSON(w, http.StatusOK, out)
 }
 
 // takeBatch reads a batch and accepts it, holding its bytes until the
@@ -235,9 +236,9 @@ func (s eventAPI) batchEvent(r *http.Request, raw json.RawMessage) (eventdb.NewE
 	}
 	errs := in.validate()
 	if !validIdempotencyKey(in.IdempotencyKey) {
-		errs = append(errs, fieldError{Field: "idempotencyKey", Message: fmt.Sprintf("must be at most %d printable ASCII characters", maxIdemKey)})
+		errs = append(errs, apiwire.FieldError{Field: "idempotencyKey", Message: fmt.Sprintf("must be at most %d printable ASCII characters", maxIdemKey)})
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return eventdb.NewEvent{}, err
 	}
 	return newStoreEvent(&in.eventIn, accountID(r), in.IdempotencyKey)
@@ -299,12 +300,15 @@ func (s eventAPI) batchOutcomeError(err error, typ string) error {
 
 // setProblem makes the item the problem answer of err, with the batch's
 // request id. Only errors meant
-// for clients (apiError) show their text; anything else is a 503 when
+// for clients (apiError, apiwire.Invalid) show their text; anything else is a 503 when
 // PostgreSQL is unavailable and a 500 otherwise, without details.
 func (it *batchItem) setProblem(err error, requestID string) {
 	var ae *apiError
+	var fields apiwire.Invalid
 	switch {
 	case errors.As(err, &ae):
+	case errors.As(err, &fields):
+		ae = invalidFields(fields)
 	case errors.Is(err, store.ErrUnavailable):
 		ae = newError(http.StatusServiceUnavailable, "a dependency is unavailable; retry this event later")
 	default:

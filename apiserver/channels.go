@@ -3,20 +3,21 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 type channelJSON struct {
-	ID        string    `json:"id"`
-	CreatedAt timestamp `json:"createdAt"`
-	UpdatedAt timestamp `json:"updatedAt"`
-	Name      string    `json:"name"`
-	Type      string    `json:"type"`
+	ID        string            `json:"id"`
+	CreatedAt apiwire.Timestamp `json:"createdAt"`
+	UpdatedAt apiwire.Timestamp `json:"updatedAt"`
+	Name      string            `json:"name"`
+	Type      string            `json:"type"`
 }
 
 func channelOut(ch accountdb.Channel) channelJSON {
-	return channelJSON{ID: ch.ID, CreatedAt: timestamp(ch.CreatedAt), UpdatedAt: timestamp(ch.UpdatedAt), Name: ch.Name, Type: ch.Type}
+	return channelJSON{ID: ch.ID, CreatedAt: apiwire.Timestamp(ch.CreatedAt), UpdatedAt: apiwire.Timestamp(ch.UpdatedAt), Name: ch.Name, Type: ch.Type}
 }
 
 // channelIn is POST /channels; a missing or null type means native.
@@ -35,23 +36,23 @@ func (s accountAPI) createChannel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	typ := accountdb.ChannelTypeNative
-	var errs fieldErrors
-	errs.check("name", checkName(in.Name))
+	var errs apiwire.Invalid
+	errs.Check("name", checkName(in.Name))
 	if in.Type != nil {
 		typ = *in.Type
-		errs.check("type", checkChannelType(typ))
+		errs.Check("type", checkChannelType(typ))
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	ch, err := s.accounts.CreateChannel(r.Context(), accountID(r), in.Name, typ)
 	if err != nil {
-		s.fail(w, r, about("channel", in.Name, err))
+		s.fail(w, r, apiwire.About("channel", in.Name, err))
 		return
 	}
 	w.Header().Set("Location", "/channels/"+ch.ID)
-	writeJSON(w, http.StatusCreated, channelOut(ch))
+	apiwire.WriteJSON(w, http.StatusCreated, channelOut(ch))
 }
 
 func (s accountAPI) listChannels(w http.ResponseWriter, r *http.Request) {
@@ -66,19 +67,19 @@ func (s accountAPI) listChannels(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(chs, next, channelOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(chs, next, channelOut))
 }
 
 func (s accountAPI) getChannel(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "chl", "channel")
+	id, err := apiwire.PathID(r, "chl", "channel")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	ch, err := s.accounts.Channel(r.Context(), accountID(r), id)
 	if err != nil {
-		s.fail(w, r, about("channel", "", err))
+		s.fail(w, r, apiwire.About("channel", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, channelOut(ch))
+	apiwire.WriteJSON(w, http.StatusOK, channelOut(ch))
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/mail"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/store"
 )
 
@@ -36,27 +37,27 @@ func (s accountAPI) eraseCustomer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var key store.CustomerKey
-	var errs fieldErrors
+	var errs apiwire.Invalid
 	switch {
 	case in.Email == nil && in.Reference == nil:
-		errs.check("email", "name the customer by email or by reference")
+		errs.Check("email", "name the customer by email or by reference")
 	case in.Email != nil && in.Reference != nil:
-		errs.check("reference", "name the customer by email or by reference, not both")
+		errs.Check("reference", "name the customer by email or by reference, not both")
 	case in.Email != nil:
 		key.Email = *in.Email
 		if a, err := mail.ParseAddress(key.Email); err != nil || a.Address != key.Email || len(key.Email) > maxEmail {
-			errs.check("email", "must be an email address such as ann@example.com")
+			errs.Check("email", "must be an email address such as ann@example.com")
 		}
 	default:
 		key.Reference = *in.Reference
 		switch {
 		case key.Reference == "":
-			errs.check("reference", "is required")
+			errs.Check("reference", "is required")
 		case len(key.Reference) > maxText:
-			errs.check("reference", "must be at most 1024 bytes")
+			errs.Check("reference", "must be at most 1024 bytes")
 		}
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -68,7 +69,7 @@ func (s accountAPI) eraseCustomer(w http.ResponseWriter, r *http.Request) {
 	for _, id := range e.Cancelled {
 		s.signalCancel(id)
 	}
-	writeJSON(w, http.StatusOK, erasureOut{Events: e.Events, InvitesCancelled: e.InvitesCancelled,
+	apiwire.WriteJSON(w, http.StatusOK, erasureOut{Events: e.Events, InvitesCancelled: e.InvitesCancelled,
 		RemindersCancelled: e.RemindersCancelled, InvitesInFlight: e.InvitesInFlight,
 		ReviewsKept: e.ReviewsKept, SuppressionsKept: e.SuppressionsKept})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
@@ -76,9 +77,9 @@ type eventTransaction struct {
 // MarshalJSON writes the date as every timestamp is returned.
 func (t eventTransaction) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Reference string    `json:"reference"`
-		Date      timestamp `json:"date"`
-	}{t.Reference, timestamp(t.Date)})
+		Reference string            `json:"reference"`
+		Date      apiwire.Timestamp `json:"date"`
+	}{t.Reference, apiwire.Timestamp(t.Date)})
 }
 
 type eventProduct struct {
@@ -110,14 +111,14 @@ type typed struct {
 // limits and what each field may hold, each error with its field path.
 // It cleans the multi-line values (the postal address, the metadata) in
 // place, as they are stored.
-func (in *eventIn) validate() fieldErrors {
-	var errs fieldErrors
+func (in *eventIn) validate() apiwire.Invalid {
+	var errs apiwire.Invalid
 	limit := func(field, v string, max int, required bool) {
 		switch {
 		case v == "" && required:
-			errs.check(field, "is required")
+			errs.Check(field, "is required")
 		case len(v) > max:
-			errs.check(field, fmt.Sprintf("must be at most %d bytes", max))
+			errs.Check(field, fmt.Sprintf("must be at most %d bytes", max))
 		}
 	}
 	c := in.Customer
@@ -126,7 +127,7 @@ func (in *eventIn) validate() fieldErrors {
 	// address and the metadata are cleaned, URLs must be http(s).
 	kind := func(field, v string, k text.Kind) {
 		if err := text.Check(k, v); err != nil {
-			errs.check(field, err.Error())
+			errs.Check(field, err.Error())
 		}
 	}
 	for field, v := range map[string]string{
@@ -145,7 +146,7 @@ func (in *eventIn) validate() fieldErrors {
 	limit("customer.email", c.Email, maxEmail, true)
 	if c.Email != "" && len(c.Email) <= maxEmail && text.Check(text.Identifier, c.Email) == nil {
 		if a, err := mail.ParseAddress(c.Email); err != nil || a.Address != c.Email {
-			errs.check("customer.email", "must be an email address such as ann@example.com")
+			errs.Check("customer.email", "must be an email address such as ann@example.com")
 		}
 	}
 	for field, v := range map[string]string{
@@ -155,29 +156,29 @@ func (in *eventIn) validate() fieldErrors {
 		limit(field, v, maxText, false)
 	}
 	if in.Type == "" {
-		errs.check("type", "is required")
+		errs.Check("type", "is required")
 	} else if utf8.RuneCountInString(in.Type) > maxNameLen { // as event type names are counted
-		errs.check("type", fmt.Sprintf("must be at most %d characters", maxNameLen))
+		errs.Check("type", fmt.Sprintf("must be at most %d characters", maxNameLen))
 	}
 	if in.Channel.ID == "" {
-		errs.check("channel.id", "is required")
+		errs.Check("channel.id", "is required")
 	} else if !store.ValidID("chl", in.Channel.ID) {
-		errs.check("channel.id", "must be a channel id of the form chl-<uuid>")
+		errs.Check("channel.id", "must be a channel id of the form chl-<uuid>")
 	}
 	limit("channel.type", in.Channel.Type, maxText, false)
 	limit("transaction.reference", in.Transaction.Reference, maxText, true)
 	limit("system", in.System, maxText, true)
 	limit("systemVersion", in.SystemVersion, maxText, true)
 	if in.DefaultLocale != "" && !localePattern.MatchString(in.DefaultLocale) {
-		errs.check("defaultLocale", "must be a locale such as en_US or de")
+		errs.Check("defaultLocale", "must be a locale such as en_US or de")
 	}
 	if in.EstimatedDeliveryDate != "" {
 		if _, err := time.Parse(time.DateOnly, in.EstimatedDeliveryDate); err != nil {
-			errs.check("estimatedDeliveryDate", "must be a date such as 2026-11-24")
+			errs.Check("estimatedDeliveryDate", "must be a date such as 2026-11-24")
 		}
 	}
 	if len(in.Products) > maxProducts {
-		errs.check("products", fmt.Sprintf("must have at most %d items", maxProducts))
+		errs.Check("products", fmt.Sprintf("must have at most %d items", maxProducts))
 	}
 	for i, p := range in.Products[:min(len(in.Products), maxProducts)] {
 		at := fmt.Sprintf("products[%d].", i)
@@ -194,7 +195,7 @@ func (in *eventIn) validate() fieldErrors {
 			kind(at+field, f.v, f.k)
 		}
 		if len(p.Categories) > maxCategories {
-			errs.check(at+"categories", fmt.Sprintf("must have at most %d items", maxCategories))
+			errs.Check(at+"categories", fmt.Sprintf("must have at most %d items", maxCategories))
 		}
 		for j, cat := range p.Categories[:min(len(p.Categories), maxCategories)] {
 			limit(fmt.Sprintf("%scategories[%d]", at, j), cat, maxText, false)
@@ -202,15 +203,15 @@ func (in *eventIn) validate() fieldErrors {
 		}
 	}
 	if len(in.Metadata) > maxMetadataKeys {
-		errs.check("metadata", fmt.Sprintf("must have at most %d keys", maxMetadataKeys))
+		errs.Check("metadata", fmt.Sprintf("must have at most %d keys", maxMetadataKeys))
 	} else {
 		for k, v := range in.Metadata {
 			if k == "" || utf8.RuneCountInString(k) > maxMetadataKey {
-				errs.check("metadata", fmt.Sprintf("keys must be 1 to %d characters; %.80q is not", maxMetadataKey, k))
+				errs.Check("metadata", fmt.Sprintf("keys must be 1 to %d characters; %.80q is not", maxMetadataKey, k))
 				continue
 			}
 			if err := text.Check(text.Identifier, k); err != nil {
-				errs.check("metadata", fmt.Sprintf("key %.80q %s", k, err))
+				errs.Check("metadata", fmt.Sprintf("key %.80q %s", k, err))
 				continue
 			}
 			in.Metadata[k] = text.Clean(text.Multiline, v)
@@ -218,7 +219,7 @@ func (in *eventIn) validate() fieldErrors {
 		}
 	}
 	// Map iteration above is random; report in a stable order.
-	slices.SortFunc(errs, func(a, b fieldError) int { return strings.Compare(a.Field, b.Field) })
+	slices.SortFunc(errs, func(a, b apiwire.FieldError) int { return strings.Compare(a.Field, b.Field) })
 	return errs
 }
 
@@ -240,7 +241,7 @@ func (s eventAPI) createEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := in.validate().err(); err != nil {
+	if err := in.validate().Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -267,7 +268,7 @@ func (s eventAPI) createEvent(w http.ResponseWriter, r *http.Request) {
 		s.metrics.EventAccepted()
 	}
 	infoFrom(r.Context()).eventID = acc.EventID
-	writeJSON(w, http.StatusAccepted, acceptance{
+	apiwire.WriteJSON(w, http.StatusAccepted, acceptance{
 		Message:  fmt.Sprintf("Your event (%s) was accepted for processing.", acc.EventID),
 		EventRef: acc.EventID,
 	})
@@ -284,28 +285,28 @@ func unprocessable(field, msg string) *apiError {
 // eventOut is a stored event: what was sent, plus its id, arrival, event
 // type and invite state.
 type eventOut struct {
-	ID          string    `json:"id"`
-	ReceivedAt  timestamp `json:"receivedAt"`
-	EventTypeID string    `json:"eventTypeId"`
+	ID          string            `json:"id"`
+	ReceivedAt  apiwire.Timestamp `json:"receivedAt"`
+	EventTypeID string            `json:"eventTypeId"`
 	eventIn
 	Invite inviteOut      `json:"invite"`
 	Review *reviewSummary `json:"review"`
 	// ErasedAt is when the customer's personal data left the event
 	// (POST /customers/erase); null while it has not.
-	ErasedAt *timestamp `json:"erasedAt"`
+	ErasedAt *apiwire.Timestamp `json:"erasedAt"`
 }
 
 type inviteOut struct {
-	Status       invite.Status `json:"status"`
-	Reason       *string       `json:"reason"`
-	Medium       *string       `json:"medium"`
-	ScheduledFor *timestamp    `json:"scheduledFor"`
-	SentAt       *timestamp    `json:"sentAt"`
+	Status       invite.Status      `json:"status"`
+	Reason       *string            `json:"reason"`
+	Medium       *string            `json:"medium"`
+	ScheduledFor *apiwire.Timestamp `json:"scheduledFor"`
+	SentAt       *apiwire.Timestamp `json:"sentAt"`
 	// OpenedAt is when the customer first opened the invite's feedback
 	// page; null while they have not.
-	OpenedAt  *timestamp `json:"openedAt"`
-	Attempts  int        `json:"attempts"`
-	LastError *string    `json:"lastError"`
+	OpenedAt  *apiwire.Timestamp `json:"openedAt"`
+	Attempts  int                `json:"attempts"`
+	LastError *string            `json:"lastError"`
 	// Delivery is the provider's last report on the message: an
 	// *smsDelivery or a *mailDelivery; null before the first.
 	Delivery any          `json:"delivery"`
@@ -317,19 +318,19 @@ type inviteOut struct {
 // reminderOut is the invite's reminder; null when none is
 // planned.
 type reminderOut struct {
-	Status       invite.Status `json:"status"`
-	Reason       *string       `json:"reason"`
-	ScheduledFor *timestamp    `json:"scheduledFor"`
-	SentAt       *timestamp    `json:"sentAt"`
-	Delivery     any           `json:"delivery"` // as inviteOut's
+	Status       invite.Status      `json:"status"`
+	Reason       *string            `json:"reason"`
+	ScheduledFor *apiwire.Timestamp `json:"scheduledFor"`
+	SentAt       *apiwire.Timestamp `json:"sentAt"`
+	Delivery     any                `json:"delivery"` // as inviteOut's
 }
 
 // optionalTime is t as an optional timestamp.
-func optionalTime(t sql.NullTime) *timestamp {
+func optionalTime(t sql.NullTime) *apiwire.Timestamp {
 	if !t.Valid {
 		return nil
 	}
-	ts := timestamp(t.Time)
+	ts := apiwire.Timestamp(t.Time)
 	return &ts
 }
 
@@ -345,7 +346,7 @@ func optionalString(s sql.NullString) *string {
 // written by createEvent from this very type, so a decoding error means a
 // damaged row: the request fails (500) rather than show it half.
 func eventOutOf(e store.Event) (eventOut, error) {
-	out := eventOut{ID: e.ID, ReceivedAt: timestamp(e.ReceivedAt), EventTypeID: e.EventTypeID}
+	out := eventOut{ID: e.ID, ReceivedAt: apiwire.Timestamp(e.ReceivedAt), EventTypeID: e.EventTypeID}
 	if err := json.Unmarshal(e.Payload, &out.eventIn); err != nil {
 		return out, fmt.Errorf("event %s: decode stored payload: %w", e.ID, err)
 	}
@@ -380,22 +381,22 @@ func (s eventAPI) writeEvent(w http.ResponseWriter, r *http.Request, status int,
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, status, out)
+	apiwire.WriteJSON(w, status, out)
 }
 
 func (s eventAPI) listEvents(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "type", "channelId", "status", "customerEmail", "transactionReference", "receivedFrom", "receivedTo")
 	f := store.EventFilter{
 		Type:                 q.Get("type"),
-		ChannelID:            q.id("channelId", "chl"),
+		ChannelID:            q.ID("channelId", "chl"),
 		Status:               invite.Status(q.Get("status")),
 		CustomerEmail:        q.Get("customerEmail"),
 		TransactionReference: q.Get("transactionReference"),
-		ReceivedFrom:         q.timestamp("receivedFrom"),
-		ReceivedTo:           q.timestamp("receivedTo"),
+		ReceivedFrom:         q.Time("receivedFrom"),
+		ReceivedTo:           q.Time("receivedTo"),
 	}
 	if f.Status != "" {
-		if msg := oneOf(f.Status, invite.APIStatuses()...); msg != "" {
+		if msg := apiwire.OneOf(f.Status, invite.APIStatuses()...); msg != "" {
 			q.Fail("status", msg)
 		}
 	}
@@ -421,18 +422,18 @@ func (s eventAPI) listEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, newList(items, next, func(o eventOut) eventOut { return o }))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(items, next, func(o eventOut) eventOut { return o }))
 }
 
 func (s eventAPI) getEvent(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "evt", "event")
+	id, err := apiwire.PathID(r, "evt", "event")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	e, err := s.store.Event(r.Context(), accountID(r), id)
 	if err != nil {
-		s.fail(w, r, about("event", "", err))
+		s.fail(w, r, apiwire.About("event", "", err))
 		return
 	}
 	s.writeEvent(w, r, http.StatusOK, e)
@@ -441,7 +442,7 @@ func (s eventAPI) getEvent(w http.ResponseWriter, r *http.Request) {
 // cancelEvent decides the cancel in PostgreSQL, so it answers
 // at once even when no worker runs, then tells the workflow.
 func (s eventAPI) cancelEvent(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "evt", "event")
+	id, err := apiwire.PathID(r, "evt", "event")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -451,7 +452,7 @@ func (s eventAPI) cancelEvent(w http.ResponseWriter, r *http.Request) {
 		err = s.stateConflict(r.Context(), id, "cancelled")
 	}
 	if err != nil {
-		s.fail(w, r, about("event", "", err))
+		s.fail(w, r, apiwire.About("event", "", err))
 		return
 	}
 	s.signalCancel(id)
@@ -461,7 +462,7 @@ func (s eventAPI) cancelEvent(w http.ResponseWriter, r *http.Request) {
 // retryEvent re-sends a failed invite now: a new workflow run, started by
 // the outbox starter like any other.
 func (s eventAPI) retryEvent(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "evt", "event")
+	id, err := apiwire.PathID(r, "evt", "event")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -471,7 +472,7 @@ func (s eventAPI) retryEvent(w http.ResponseWriter, r *http.Request) {
 		err = s.stateConflict(r.Context(), id, "retried")
 	}
 	if err != nil {
-		s.fail(w, r, about("event", "", err))
+		s.fail(w, r, apiwire.About("event", "", err))
 		return
 	}
 	s.notify()

@@ -3,20 +3,21 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 )
 
 type eventTypeJSON struct {
-	ID        string    `json:"id"`
-	CreatedAt timestamp `json:"createdAt"`
-	UpdatedAt timestamp `json:"updatedAt"`
-	Active    bool      `json:"active"`
-	Name      string    `json:"name"`
+	ID        string            `json:"id"`
+	CreatedAt apiwire.Timestamp `json:"createdAt"`
+	UpdatedAt apiwire.Timestamp `json:"updatedAt"`
+	Active    bool              `json:"active"`
+	Name      string            `json:"name"`
 }
 
 func eventTypeOut(et accountdb.EventType) eventTypeJSON {
-	return eventTypeJSON{ID: et.ID, CreatedAt: timestamp(et.CreatedAt), UpdatedAt: timestamp(et.UpdatedAt), Active: et.Active, Name: et.Name}
+	return eventTypeJSON{ID: et.ID, CreatedAt: apiwire.Timestamp(et.CreatedAt), UpdatedAt: apiwire.Timestamp(et.UpdatedAt), Active: et.Active, Name: et.Name}
 }
 
 // eventTypeIn is POST /event-types: active defaults to true.
@@ -43,25 +44,25 @@ func (s accountAPI) createEventType(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var errs fieldErrors
-	errs.check("name", checkName(in.Name))
-	if err := errs.err(); err != nil {
+	var errs apiwire.Invalid
+	errs.Check("name", checkName(in.Name))
+	if err := errs.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	active := in.Active == nil || *in.Active
 	et, err := s.accounts.CreateEventType(r.Context(), accountID(r), in.Name, active)
 	if err != nil {
-		s.fail(w, r, about("event type", in.Name, err))
+		s.fail(w, r, apiwire.About("event type", in.Name, err))
 		return
 	}
 	w.Header().Set("Location", "/event-types/"+et.ID)
-	writeJSON(w, http.StatusCreated, eventTypeOut(et))
+	apiwire.WriteJSON(w, http.StatusCreated, eventTypeOut(et))
 }
 
 func (s accountAPI) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "name", "active")
-	f := accountdb.EventTypeFilter{Active: q.boolean("active")}
+	f := accountdb.EventTypeFilter{Active: q.Bool("active")}
 	if name := q.Get("name"); name != "" {
 		f.Name = &name
 	}
@@ -75,25 +76,25 @@ func (s accountAPI) listEventTypes(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(ets, next, eventTypeOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(ets, next, eventTypeOut))
 }
 
 func (s accountAPI) getEventType(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "ety", "event type")
+	id, err := apiwire.PathID(r, "ety", "event type")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	et, err := s.accounts.EventType(r.Context(), accountID(r), id)
 	if err != nil {
-		s.fail(w, r, about("event type", "", err))
+		s.fail(w, r, apiwire.About("event type", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, eventTypeOut(et))
+	apiwire.WriteJSON(w, http.StatusOK, eventTypeOut(et))
 }
 
 func (s accountAPI) updateEventType(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "ety", "event type")
+	id, err := apiwire.PathID(r, "ety", "event type")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -104,15 +105,15 @@ func (s accountAPI) updateEventType(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var u accountdb.EventTypeUpdate
-	var errs fieldErrors
+	var errs apiwire.Invalid
 	if in.Name.Set {
-		errs.check("name", checkName(in.Name.Value))
+		errs.Check("name", checkName(in.Name.Value))
 		u.Name = &in.Name.Value
 	}
 	if in.Active.Set {
 		u.Active = &in.Active.Value
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -122,8 +123,8 @@ func (s accountAPI) updateEventType(w http.ResponseWriter, r *http.Request) {
 		if u.Name != nil {
 			name = *u.Name
 		}
-		s.fail(w, r, about("event type", name, err))
+		s.fail(w, r, apiwire.About("event type", name, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, eventTypeOut(et))
+	apiwire.WriteJSON(w, http.StatusOK, eventTypeOut(et))
 }

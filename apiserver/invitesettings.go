@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sendtime"
@@ -22,15 +23,15 @@ type inviteSettingJSON struct {
 	SendWindow            *sendtime.SendWindow `json:"sendWindow"`
 	MinDaysBetweenInvites int                  `json:"minDaysBetweenInvites"`
 	Reminder              *reminderSetting     `json:"reminder"`
-	CreatedAt             timestamp            `json:"createdAt"`
-	UpdatedAt             timestamp            `json:"updatedAt"`
+	CreatedAt             apiwire.Timestamp    `json:"createdAt"`
+	UpdatedAt             apiwire.Timestamp    `json:"updatedAt"`
 }
 
 func inviteSettingOut(is accountdb.InviteSetting) inviteSettingJSON {
 	return inviteSettingJSON{ID: is.ID, ChannelID: is.ChannelID, EventTypeID: is.EventTypeID, Active: is.Active,
 		Medium: is.Medium, Delay: is.Delay, DelayFrom: is.DelayFrom, SendWindow: is.SendWindow,
 		MinDaysBetweenInvites: is.MinDaysBetweenInvites, Reminder: reminderSettingOf(is.ReminderDelay),
-		CreatedAt: timestamp(is.CreatedAt), UpdatedAt: timestamp(is.UpdatedAt)}
+		CreatedAt: apiwire.Timestamp(is.CreatedAt), UpdatedAt: apiwire.Timestamp(is.UpdatedAt)}
 }
 
 // reminderSetting is the reminder of an invite setting:
@@ -76,15 +77,15 @@ type windowPatch struct {
 // where medium sms would fail every invite (no_provider): a
 // 400 naming medium, beside the patch's other field errors.
 func refuseSMS(applied error) error {
-	errs := fieldErrors{{Field: "medium", Message: "sms is not available: no SMS provider is configured"}}
-	var ae *apiError
+	errs := apiwire.Invalid{{Field: "medium", Message: "sms is not available: no SMS provider is configured"}}
+	var fe apiwire.Invalid
 	switch {
-	case errors.As(applied, &ae) && len(ae.fields) > 0:
-		errs = append(errs, ae.fields...)
+	case errors.As(applied, &fe) && len(fe) > 0:
+		errs = append(errs, fe...)
 	case applied != nil:
 		return applied
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 // Invite setting limits.
@@ -93,28 +94,28 @@ const maxMinDaysBetweenInvites = 365
 // apply merges the patch into is and validates the result; every invalid
 // field is reported with its path.
 func (p inviteSettingPatch) apply(is *accountdb.InviteSetting) error {
-	var errs fieldErrors
+	var errs apiwire.Invalid
 	if p.Active.Set {
 		is.Active = p.Active.Value
 	}
 	if p.Medium.Set {
 		is.Medium = p.Medium.Value
-		errs.check("medium", oneOf(is.Medium, invite.Email, invite.SMS))
+		errs.Check("medium", apiwire.OneOf(is.Medium, invite.Email, invite.SMS))
 	}
 	if p.Delay.Set {
 		is.Delay = p.Delay.Value
 		if _, err := sendtime.ParseDuration(is.Delay); err != nil {
-			errs.check("delay", err.Error())
+			errs.Check("delay", err.Error())
 		}
 	}
 	if p.DelayFrom.Set {
 		is.DelayFrom = p.DelayFrom.Value
-		errs.check("delayFrom", oneOf(is.DelayFrom, sendtime.FromEvent, sendtime.FromTransaction, sendtime.FromDelivery))
+		errs.Check("delayFrom", apiwire.OneOf(is.DelayFrom, sendtime.FromEvent, sendtime.FromTransaction, sendtime.FromDelivery))
 	}
 	if p.MinDaysBetweenInvites.Set {
 		is.MinDaysBetweenInvites = p.MinDaysBetweenInvites.Value
 		if n := is.MinDaysBetweenInvites; n < 0 || n > maxMinDaysBetweenInvites {
-			errs.check("minDaysBetweenInvites", fmt.Sprintf("must be an integer from 0 to %d", maxMinDaysBetweenInvites))
+			errs.Check("minDaysBetweenInvites", fmt.Sprintf("must be an integer from 0 to %d", maxMinDaysBetweenInvites))
 		}
 	}
 	switch {
@@ -123,7 +124,7 @@ func (p inviteSettingPatch) apply(is *accountdb.InviteSetting) error {
 	case p.Reminder.Set:
 		is.ReminderDelay = p.Reminder.Value.Delay
 		if _, err := sendtime.ParseReminderDelay(is.ReminderDelay); err != nil {
-			errs.check("reminder.delay", err.Error())
+			errs.Check("reminder.delay", err.Error())
 		}
 	}
 	switch {
@@ -132,54 +133,26 @@ func (p inviteSettingPatch) apply(is *accountdb.InviteSetting) error {
 	case p.SendWindow.Set:
 		is.SendWindow = mergeWindow(&errs, is.SendWindow, p.SendWindow.Value)
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 // mergeWindow merges a sendWindow patch into the current window (nil: a
 // new window, whose three members are then all required).
-func mergeWindow(errs *fieldErrors, cur *sendtime.SendWindow, p windowPatch) *sendtime.SendWindow {
-	var w sendtime.SendWindow
-	if cur != nil {
-		w = *cur
-	}
-	n := len(*errs)
-	for _, m := range []struct {
-		name string
-		o    jsonstrict.Optional[string]
-		dst  *string
-	}{{"start", p.Start, &w.Start}, {"end", p.End, &w.End}, {"timeZone", p.TimeZone, &w.TimeZone}} {
-		switch {
-		case m.o.Set:
-			*m.dst = m.o.Value
-		case cur == nil:
-			errs.check("sendWindow."+m.name, "is required for a new send window")
+func mergeWindow(errs *apiwire.Invalid, cur *sendtime.SendWindow, p windowPatch) *sendtime.SendWindow {
+	w, mistakes := sendtime.Merge(cur, p.Start.Patch(), p.End.Patch(), p.TimeZone.Patch())
+	for _, m := range mistakes {
+		field := "sendWindow"
+		if m.Field != "" {
+			field += "." + m.Field
 		}
-	}
-	if len(*errs) == n { // members present: check their values
-		if err := w.Validate(); err != nil {
-			for _, e := range unwrapAll(err) {
-				var fe sendtime.FieldError
-				if errors.As(e, &fe) {
-					errs.check("sendWindow."+fe.Field, fe.Message)
-				} else {
-					errs.check("sendWindow", e.Error())
-				}
-			}
-		}
+		errs.Check(field, m.Message)
 	}
 	return &w
 }
 
-func unwrapAll(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
-
 func (s accountAPI) listInviteSettings(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "channelId", "eventTypeId")
-	f := accountdb.InviteSettingFilter{ChannelID: q.id("channelId", "chl"), EventTypeID: q.id("eventTypeId", "ety")}
+	f := accountdb.InviteSettingFilter{ChannelID: q.ID("channelId", "chl"), EventTypeID: q.ID("eventTypeId", "ety")}
 	p := q.Page("ist")
 	if err := q.Err(); err != nil {
 		s.fail(w, r, err)
@@ -190,25 +163,25 @@ func (s accountAPI) listInviteSettings(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(settings, next, inviteSettingOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(settings, next, inviteSettingOut))
 }
 
 func (s accountAPI) getInviteSetting(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "ist", "invite setting")
+	id, err := apiwire.PathID(r, "ist", "invite setting")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	is, err := s.accounts.InviteSetting(r.Context(), accountID(r), id)
 	if err != nil {
-		s.fail(w, r, about("invite setting", "", err))
+		s.fail(w, r, apiwire.About("invite setting", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, inviteSettingOut(is))
+	apiwire.WriteJSON(w, http.StatusOK, inviteSettingOut(is))
 }
 
 func (s accountAPI) updateInviteSetting(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "ist", "invite setting")
+	id, err := apiwire.PathID(r, "ist", "invite setting")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -226,8 +199,8 @@ func (s accountAPI) updateInviteSetting(w http.ResponseWriter, r *http.Request) 
 	// different fields both survive.
 	is, err := s.accounts.UpdateInviteSetting(r.Context(), accountID(r), id, apply)
 	if err != nil {
-		s.fail(w, r, about("invite setting", "", err))
+		s.fail(w, r, apiwire.About("invite setting", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, inviteSettingOut(is))
+	apiwire.WriteJSON(w, http.StatusOK, inviteSettingOut(is))
 }

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/json"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/reportdb"
@@ -15,7 +16,7 @@ import (
 type mailDelivery struct {
 	Status   invite.MailOutcome `json:"status"`
 	Provider string             `json:"provider"`
-	At       timestamp          `json:"at"`
+	At       apiwire.Timestamp  `json:"at"`
 }
 
 // providerEventOut is one report of the mail provider on an attempt's
@@ -24,7 +25,7 @@ type providerEventOut struct {
 	Provider string             `json:"provider"`
 	Outcome  invite.MailOutcome `json:"outcome"`
 	Detail   *string            `json:"detail"`
-	At       timestamp          `json:"at"`
+	At       apiwire.Timestamp  `json:"at"`
 }
 
 // addMailDelivery puts the reports of store.Event.MailDelivery on the
@@ -42,7 +43,7 @@ func addMailDelivery(inv *inviteOut, raw []byte) error {
 		if !ok {
 			return nil
 		}
-		return &mailDelivery{Status: d.Status, Provider: d.Provider, At: timestamp(d.At)}
+		return &mailDelivery{Status: d.Status, Provider: d.Provider, At: apiwire.Timestamp(d.At)}
 	}
 	if d := out(invite.KindInvite); d != nil {
 		inv.Delivery = d
@@ -57,7 +58,7 @@ func addMailDelivery(inv *inviteOut, raw []byte) error {
 func providerEventsOut(es []store.ProviderEvent) []providerEventOut {
 	out := make([]providerEventOut, len(es))
 	for i, e := range es {
-		out[i] = providerEventOut{Provider: e.Provider, Outcome: e.Outcome, Detail: nonEmpty(e.Detail), At: timestamp(e.At)}
+		out[i] = providerEventOut{Provider: e.Provider, Outcome: e.Outcome, Detail: nonEmpty(e.Detail), At: apiwire.Timestamp(e.At)}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store/reportdb"
@@ -26,6 +27,9 @@ import (
 // is limited per client address (reportLimits) and reads at most
 // mailevents.MaxBody before the signature is checked.
 
+// mailEventAPI is the route of the mail providers' reports.
+type mailEventAPI struct{ *server }
+
 // mailEventsOut is the answer to a provider's request.
 type mailEventsOut struct {
 	// Reports on Touchpoint's messages, of which Unknown on messages it
@@ -36,7 +40,7 @@ type mailEventsOut struct {
 	Ignored int `json:"ignored"`
 }
 
-func (s suppressionAPI) mailEvents(w http.ResponseWriter, r *http.Request) {
+func (s mailEventAPI) mailEvents(w http.ResponseWriter, r *http.Request) {
 	provider := mux.Vars(r)["provider"]
 	v := s.mailEventVerifiers[provider]
 	known, ok := mailevents.Lookup(provider)
@@ -116,12 +120,12 @@ func (s suppressionAPI) mailEvents(w http.ResponseWriter, r *http.Request) {
 			s.metrics.MailReport(provider, string(batch.Reports[i].Outcome))
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	apiwire.WriteJSON(w, http.StatusOK, out)
 }
 
 // refuseMailEvents answers err to a provider's request and counts the
 // refusal.
-func (s suppressionAPI) refuseMailEvents(w http.ResponseWriter, r *http.Request, provider, reason string, err error) {
+func (s mailEventAPI) refuseMailEvents(w http.ResponseWriter, r *http.Request, provider, reason string, err error) {
 	s.metrics.MailEventRefused(provider, reason)
 	s.fail(w, r, err)
 }

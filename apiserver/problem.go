@@ -11,6 +11,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/apiquery"
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
@@ -101,20 +102,17 @@ func queryError(e *apiquery.Error) *apiError {
 	return invalid(fields...)
 }
 
-// badRequest is a 400 about the request as a whole (malformed JSON, …).
-func badRequest(detail string) *apiError { return newError(http.StatusBadRequest, "%s", detail) }
-
-// subject says which resource a store error concerns, so that fail can
-// word the 404 or 409 for the client. It does not change the status.
-type subject struct {
-	kind, name string // "event type", its name for a 409
-	err        error
+// invalidFields is the 400 of the mistakes of a request (apiwire.Invalid).
+func invalidFields(fe apiwire.Invalid) *apiError {
+	fields := make([]fieldError, len(fe))
+	for i, f := range fe {
+		fields[i] = fieldError(f)
+	}
+	return invalid(fields...)
 }
 
-func (e *subject) Error() string { return e.kind + ": " + e.err.Error() }
-func (e *subject) Unwrap() error { return e.err }
-
-func about(kind, name string, err error) error { return &subject{kind: kind, name: name, err: err} }
+// badRequest is a 400 about the request as a whole (malformed JSON, …).
+func badRequest(detail string) *apiError { return newError(http.StatusBadRequest, "%s", detail) }
 
 // fail is the one place that turns an error into a status and a problem
 // body. Internal errors are recorded for the request log line (with the
@@ -122,7 +120,9 @@ func about(kind, name string, err error) error { return &subject{kind: kind, nam
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	info := infoFrom(r.Context())
 	var ae *apiError
-	var subj *subject
+	var subj *apiwire.Subject
+	var fields apiwire.Invalid
+	var unproc *apiwire.Unprocessable
 	var quota *accountdb.QuotaError
 	var refused statusError
 	var badQuery *apiquery.Error
@@ -131,12 +131,16 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &ae):
 	case errors.As(err, &badQuery):
 		ae = queryError(badQuery)
+	case errors.As(err, &fields):
+		ae = invalidFields(fields)
+	case errors.As(err, &unproc):
+		ae = unprocessable(unproc.Field, unproc.Message)
 	case errors.As(err, &refused):
 		ae = newError(refused.HTTPStatus(), "%s", refused.Error())
 	case errors.Is(err, store.ErrNotFound):
 		ae = newError(http.StatusNotFound, "not found")
 		if subj != nil {
-			ae.detail = subj.kind + " not found"
+			ae.detail = subj.Kind + " not found"
 		}
 	case errors.As(err, &quota) && quota.Kind == templatedb.QuotaTestSends:
 		ae = newError(http.StatusTooManyRequests, "this account may send at most %d tests of its templates a day (UTC)", quota.Limit)
@@ -160,7 +164,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, store.ErrConflict):
 		ae = newError(http.StatusConflict, "conflicts with an existing resource")
 		if subj != nil {
-			ae.detail = fmt.Sprintf("%s name %q is already taken", subj.kind, subj.name)
+			ae.detail = fmt.Sprintf("%s name %q is already taken", subj.Kind, subj.Name)
 		}
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, auth.ErrUnavailable):
 		info.err = err
@@ -201,4 +205,11 @@ func writeProblem(w http.ResponseWriter, requestID string, e *apiError) {
 		Type: "about:blank", Title: title, Status: e.status, Detail: e.detail, Message: e.detail,
 		RequestID: requestID, Errors: e.fields,
 	})
+}
+
+// retryAtMidnight is the Retry-After of a daily limit: the seconds to the
+// next UTC midnight.
+func retryAtMidnight(now time.Time) string {
+	next := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	return fmt.Sprint(int(next.Sub(now).Seconds()) + 1)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/text"
@@ -37,21 +38,21 @@ type reviewJSON struct {
 	Public       bool                `json:"public"`
 	Reply        *replyJSON          `json:"reply"`
 	Products     []productReviewJSON `json:"products"`
-	CreatedAt    timestamp           `json:"createdAt"`
-	UpdatedAt    timestamp           `json:"updatedAt"`
+	CreatedAt    apiwire.Timestamp   `json:"createdAt"`
+	UpdatedAt    apiwire.Timestamp   `json:"updatedAt"`
 }
 
 // replyJSON is the shop's public reply to a review.
 type replyJSON struct {
-	Text      string    `json:"text"`
-	CreatedAt timestamp `json:"createdAt"`
-	UpdatedAt timestamp `json:"updatedAt"`
+	Text      string            `json:"text"`
+	CreatedAt apiwire.Timestamp `json:"createdAt"`
+	UpdatedAt apiwire.Timestamp `json:"updatedAt"`
 }
 
 func reviewOut(r reviewdb.Review) reviewJSON {
 	out := reviewJSON{ID: r.ID, EventID: r.EventID, EventTypeID: r.EventTypeID, ChannelID: r.ChannelID, Rating: optInt(r.Rating),
 		Comment: r.Comment, Locale: r.Locale, Author: r.Author(r.Locale), Status: r.Status, Public: r.Public,
-		Products: make([]productReviewJSON, len(r.Products)), CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
+		Products: make([]productReviewJSON, len(r.Products)), CreatedAt: apiwire.Timestamp(r.CreatedAt), UpdatedAt: apiwire.Timestamp(r.UpdatedAt)}
 	if r.ReportReason != "" {
 		out.ReportReason = &r.ReportReason
 	}
@@ -66,22 +67,22 @@ func replyOut(r reviewdb.Review) *replyJSON {
 	if r.ReplyCreatedAt == nil {
 		return nil
 	}
-	return &replyJSON{Text: r.ReplyText, CreatedAt: timestamp(*r.ReplyCreatedAt), UpdatedAt: timestamp(*r.ReplyUpdatedAt)}
+	return &replyJSON{Text: r.ReplyText, CreatedAt: apiwire.Timestamp(*r.ReplyCreatedAt), UpdatedAt: apiwire.Timestamp(*r.ReplyUpdatedAt)}
 }
 
 // productReviewJSON is a product review, with the product as the event
 // gave it (null for what it did not give).
 type productReviewJSON struct {
-	ID        string        `json:"id"`
-	ReviewID  string        `json:"reviewId"`
-	EventID   string        `json:"eventId"`
-	Product   productJSON   `json:"product"`
-	Rating    int           `json:"rating"`
-	Comment   string        `json:"comment"`
-	Status    review.Status `json:"status"`
-	Public    bool          `json:"public"`
-	CreatedAt timestamp     `json:"createdAt"`
-	UpdatedAt timestamp     `json:"updatedAt"`
+	ID        string            `json:"id"`
+	ReviewID  string            `json:"reviewId"`
+	EventID   string            `json:"eventId"`
+	Product   productJSON       `json:"product"`
+	Rating    int               `json:"rating"`
+	Comment   string            `json:"comment"`
+	Status    review.Status     `json:"status"`
+	Public    bool              `json:"public"`
+	CreatedAt apiwire.Timestamp `json:"createdAt"`
+	UpdatedAt apiwire.Timestamp `json:"updatedAt"`
 }
 
 type productJSON struct {
@@ -99,7 +100,7 @@ func productReviewOut(p reviewdb.ProductReview) productReviewJSON {
 		Product: productJSON{Name: optText(p.Name), SKU: optText(p.SKU), GTIN: optText(p.GTIN), MPN: optText(p.MPN),
 			Brand: optText(p.Brand), URL: optText(p.URL), ImageURL: optText(p.ImageURL)},
 		Rating: p.Rating, Comment: p.Comment, Status: p.Status, Public: p.Public,
-		CreatedAt: timestamp(p.CreatedAt), UpdatedAt: timestamp(p.UpdatedAt)}
+		CreatedAt: apiwire.Timestamp(p.CreatedAt), UpdatedAt: apiwire.Timestamp(p.UpdatedAt)}
 }
 
 func optInt(n int) *int {
@@ -134,7 +135,7 @@ func summaryOut(a review.Aggregate) summaryJSON {
 
 func (s reviewAPI) listReviews(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "eventTypeId", "channelId", "rating", "minRating", "status", "createdFrom", "createdTo")
-	f := reviewdb.ReviewFilter{EventTypeID: q.id("eventTypeId", "ety"), ChannelID: q.id("channelId", "chl"),
+	f := reviewdb.ReviewFilter{EventTypeID: q.ID("eventTypeId", "ety"), ChannelID: q.ID("channelId", "chl"),
 		Rating: q.Rating("rating"), MinRating: q.Rating("minRating"), Status: q.status("status"),
 		CreatedFrom: q.optTimestamp("createdFrom"), CreatedTo: q.optTimestamp("createdTo")}
 	p := q.Page("rev")
@@ -147,21 +148,21 @@ func (s reviewAPI) listReviews(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(rs, next, reviewOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(rs, next, reviewOut))
 }
 
 func (s reviewAPI) getReview(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "rev", "review")
+	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	rev, err := s.reviews.Review(r.Context(), accountID(r), id)
 	if err != nil {
-		s.fail(w, r, about("review", "", err))
+		s.fail(w, r, apiwire.About("review", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, reviewOut(rev))
+	apiwire.WriteJSON(w, http.StatusOK, reviewOut(rev))
 }
 
 // getReviewSummary is GET /reviews/summary: the account's public shop
@@ -178,7 +179,7 @@ func (s reviewAPI) getReviewSummary(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, summaryOut(a))
+	apiwire.WriteJSON(w, http.StatusOK, summaryOut(a))
 }
 
 func (s reviewAPI) listProductReviews(w http.ResponseWriter, r *http.Request) {
@@ -196,21 +197,21 @@ func (s reviewAPI) listProductReviews(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(ps, next, productReviewOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(ps, next, productReviewOut))
 }
 
 func (s reviewAPI) getProductReview(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "prv", "product review")
+	id, err := apiwire.PathID(r, "prv", "product review")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	p, err := s.reviews.ProductReview(r.Context(), accountID(r), id)
 	if err != nil {
-		s.fail(w, r, about("product review", "", err))
+		s.fail(w, r, apiwire.About("product review", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, productReviewOut(p))
+	apiwire.WriteJSON(w, http.StatusOK, productReviewOut(p))
 }
 
 // getProductSummary is GET /products/summary?sku=|gtin=|mpn=: the public
@@ -229,7 +230,7 @@ func (s reviewAPI) getProductSummary(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, summaryOut(a))
+	apiwire.WriteJSON(w, http.StatusOK, summaryOut(a))
 }
 
 // reportIn is POST /reviews/{id}/report.
@@ -244,7 +245,7 @@ type reportIn struct {
 // review; 409 when the operator has removed it, or has published it after
 // a report and it has not changed since.
 func (s reviewAPI) reportReview(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "rev", "review")
+	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -254,14 +255,14 @@ func (s reviewAPI) reportReview(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var errs fieldErrors
-	errs.check("reason", oneOf(in.Reason, review.Reasons()...))
+	var errs apiwire.Invalid
+	errs.Check("reason", apiwire.OneOf(in.Reason, review.Reasons()...))
 	note := ""
 	if in.Note != nil {
 		note = text.Clean(text.Multiline, *in.Note)
-		errs.check("note", textProblem(note, false))
+		errs.Check("note", textProblem(note, false))
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -276,24 +277,24 @@ func (s reviewAPI) reportReview(w http.ResponseWriter, r *http.Request) {
 			"published; it can be reported again once the customer changes it"))
 		return
 	case err != nil:
-		s.fail(w, r, about("review", "", err))
+		s.fail(w, r, apiwire.About("review", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, reviewOut(rev))
+	apiwire.WriteJSON(w, http.StatusOK, reviewOut(rev))
 }
 
 // historyJSON is one change of a review.
 type historyJSON struct {
-	Action string         `json:"action"`
-	Status review.Status  `json:"status"`
-	Reason *review.Reason `json:"reason"`
-	Note   *string        `json:"note"`
-	By     string         `json:"by"`
-	At     timestamp      `json:"at"`
+	Action string            `json:"action"`
+	Status review.Status     `json:"status"`
+	Reason *review.Reason    `json:"reason"`
+	Note   *string           `json:"note"`
+	By     string            `json:"by"`
+	At     apiwire.Timestamp `json:"at"`
 }
 
 func historyOut(h reviewdb.HistoryEntry) historyJSON {
-	out := historyJSON{Action: h.Action, Status: h.Status, Note: optText(h.Note), By: h.Actor, At: timestamp(h.At)}
+	out := historyJSON{Action: h.Action, Status: h.Status, Note: optText(h.Note), By: h.Actor, At: apiwire.Timestamp(h.At)}
 	if h.Reason != "" {
 		out.Reason = &h.Reason
 	}
@@ -303,7 +304,7 @@ func historyOut(h reviewdb.HistoryEntry) historyJSON {
 // reviewHistory is GET /reviews/{id}/history: every change of the review,
 // newest first.
 func (s reviewAPI) reviewHistory(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "rev", "review")
+	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -316,10 +317,10 @@ func (s reviewAPI) reviewHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	hs, next, err := s.reviews.ReviewHistory(r.Context(), accountID(r), id, p)
 	if err != nil {
-		s.fail(w, r, about("review", "", err))
+		s.fail(w, r, apiwire.About("review", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(hs, next, historyOut))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(hs, next, historyOut))
 }
 
 // replyIn is PUT /reviews/{id}/reply.
@@ -330,7 +331,7 @@ type replyIn struct {
 // putReply is PUT /reviews/{id}/reply: sets or replaces the shop's public
 // reply; 200 with the reply.
 func (s reviewAPI) putReply(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "rev", "review")
+	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -341,24 +342,24 @@ func (s reviewAPI) putReply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := text.Clean(text.Multiline, in.Text)
-	var errs fieldErrors
-	errs.check("text", textProblem(reply, true))
-	if err := errs.err(); err != nil {
+	var errs apiwire.Invalid
+	errs.Check("text", textProblem(reply, true))
+	if err := errs.Err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	rev, _, err := s.reviews.SetReply(r.Context(), accountID(r), id, reply, clientID(r))
 	if err != nil {
-		s.fail(w, r, about("review", "", err))
+		s.fail(w, r, apiwire.About("review", "", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, replyOut(rev))
+	apiwire.WriteJSON(w, http.StatusOK, replyOut(rev))
 }
 
 // deleteReply is DELETE /reviews/{id}/reply: 204, or 404 when there is no
 // reply.
 func (s reviewAPI) deleteReply(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "rev", "review")
+	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -369,7 +370,7 @@ func (s reviewAPI) deleteReply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, newError(http.StatusNotFound, "the review has no reply"))
 		return
 	case err != nil:
-		s.fail(w, r, about("review", "", err))
+		s.fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -387,7 +388,7 @@ func textProblem(s string, required bool) string {
 func (q *query) status(name string) review.Status {
 	v := review.Status(q.Get(name))
 	if v != "" {
-		if msg := oneOf(v, review.Statuses()...); msg != "" {
+		if msg := apiwire.OneOf(v, review.Statuses()...); msg != "" {
 			q.Fail(name, msg)
 			return ""
 		}
@@ -397,7 +398,7 @@ func (q *query) status(name string) review.Status {
 
 // optTimestamp reads an RFC 3339 time; nil when absent.
 func (q *query) optTimestamp(name string) *time.Time {
-	if t := q.timestamp(name); !t.IsZero() {
+	if t := q.Time(name); !t.IsZero() {
 		return &t
 	}
 	return nil
@@ -405,9 +406,9 @@ func (q *query) optTimestamp(name string) *time.Time {
 
 // reviewSummary is the event's review as GET /events/{id} shows it.
 type reviewSummary struct {
-	ID        string    `json:"id"`
-	Rating    *int      `json:"rating"`
-	CreatedAt timestamp `json:"createdAt"`
+	ID        string            `json:"id"`
+	Rating    *int              `json:"rating"`
+	CreatedAt apiwire.Timestamp `json:"createdAt"`
 }
 
 // reviewSummaryOf decodes the review column of an event row (nil: none).
@@ -423,5 +424,5 @@ func reviewSummaryOf(raw []byte) (*reviewSummary, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
 	}
-	return &reviewSummary{ID: r.ID, Rating: r.Rating, CreatedAt: timestamp(r.CreatedAt)}, nil
+	return &reviewSummary{ID: r.ID, Rating: r.Rating, CreatedAt: apiwire.Timestamp(r.CreatedAt)}, nil
 }

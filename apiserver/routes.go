@@ -57,7 +57,6 @@ type route struct {
 
 func (s *server) routes() []route {
 	acc, ev, rv := accountAPI{s}, eventAPI{s}, reviewAPI{s}
-	wh, tp, sp := webhookAPI{s}, templateAPI{s}, suppressionAPI{s}
 	return []route{
 		{http.MethodGet, "/healthz", public, s.healthz},
 		{http.MethodGet, "/readyz", public, s.readyz},
@@ -97,20 +96,22 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/product-reviews/{id}", anyClient, rv.getProductReview},
 		{http.MethodGet, "/products/summary", anyClient, rv.getProductSummary},
 
-		{http.MethodGet, "/suppressions", anyClient, sp.listSuppressions},
-		{http.MethodPost, "/suppressions", fullOnly, sp.createSuppression},
-		{http.MethodDelete, "/suppressions/{address}", fullOnly, sp.deleteSuppression},
-		{http.MethodGet, "/suppressions/{address}/history", anyClient, sp.suppressionHistory},
+		// The suppression list, served by package suppressionapi.
+		{http.MethodGet, "/suppressions", anyClient, s.suppressions.List},
+		{http.MethodPost, "/suppressions", fullOnly, s.suppressions.Create},
+		{http.MethodDelete, "/suppressions/{address}", fullOnly, s.suppressions.Delete},
+		{http.MethodGet, "/suppressions/{address}/history", anyClient, s.suppressions.History},
 
-		{http.MethodGet, "/webhooks", anyClient, wh.listWebhooks},
-		{http.MethodPost, "/webhooks", fullOnly, wh.createWebhook},
-		{http.MethodGet, "/webhooks/{id}", anyClient, wh.getWebhook},
-		{http.MethodPatch, "/webhooks/{id}", fullOnly, wh.updateWebhook},
-		{http.MethodDelete, "/webhooks/{id}", fullOnly, wh.deleteWebhook},
-		{http.MethodPost, "/webhooks/{id}/rotate-secret", fullOnly, wh.rotateWebhookSecret},
-		{http.MethodGet, "/webhooks/{id}/deliveries", anyClient, wh.listWebhookDeliveries},
-		{http.MethodPost, "/webhooks/{id}/deliveries/{msg}/retry", fullOnly, wh.retryWebhookDelivery},
-		{http.MethodPost, "/webhooks/{id}/replay", fullOnly, wh.replayWebhook},
+		// The webhooks, served by package webhookapi.
+		{http.MethodGet, "/webhooks", anyClient, s.webhooks.List},
+		{http.MethodPost, "/webhooks", fullOnly, s.webhooks.Create},
+		{http.MethodGet, "/webhooks/{id}", anyClient, s.webhooks.Get},
+		{http.MethodPatch, "/webhooks/{id}", fullOnly, s.webhooks.Update},
+		{http.MethodDelete, "/webhooks/{id}", fullOnly, s.webhooks.Delete},
+		{http.MethodPost, "/webhooks/{id}/rotate-secret", fullOnly, s.webhooks.RotateSecret},
+		{http.MethodGet, "/webhooks/{id}/deliveries", anyClient, s.webhooks.ListDeliveries},
+		{http.MethodPost, "/webhooks/{id}/deliveries/{msg}/retry", fullOnly, s.webhooks.RetryDelivery},
+		{http.MethodPost, "/webhooks/{id}/replay", fullOnly, s.webhooks.Replay},
 
 		{http.MethodPost, "/customers/erase", fullOnly, acc.eraseCustomer},
 
@@ -119,13 +120,14 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/account", anyClient, acc.getAccount},
 		{http.MethodPatch, "/account", fullOnly, acc.updateAccount},
 
-		{http.MethodGet, "/templates", anyClient, tp.listTemplates},
-		{http.MethodPost, "/templates/preview", anyClient, tp.previewTemplate},
-		{http.MethodPost, "/templates/test-send", fullOnly, tp.testSend},
-		{http.MethodGet, "/templates/test-sends/{id}", anyClient, tp.getTestSend},
-		{http.MethodGet, "/templates/{kind}/{locale}", anyClient, tp.getTemplate},
-		{http.MethodPut, "/templates/{kind}/{locale}", fullOnly, tp.putTemplate},
-		{http.MethodDelete, "/templates/{kind}/{locale}", fullOnly, tp.deleteTemplate},
+		// The shop's templates, served by package templateapi.
+		{http.MethodGet, "/templates", anyClient, s.templates.List},
+		{http.MethodPost, "/templates/preview", anyClient, s.templates.Preview},
+		{http.MethodPost, "/templates/test-send", fullOnly, s.templates.TestSend},
+		{http.MethodGet, "/templates/test-sends/{id}", anyClient, s.templates.GetTestSend},
+		{http.MethodGet, "/templates/{kind}/{locale}", anyClient, s.templates.Get},
+		{http.MethodPut, "/templates/{kind}/{locale}", fullOnly, s.templates.Put},
+		{http.MethodDelete, "/templates/{kind}/{locale}", fullOnly, s.templates.Delete},
 
 		// The customer pages, served by package pages.
 		{http.MethodGet, s.feedbackPath, page, s.pages.ShowFeedback},
@@ -149,6 +151,6 @@ func (s *server) routes() []route {
 
 		// The mail providers' reports of what became of a message, each
 		// verified as its provider signs it.
-		{http.MethodPost, "/mail-events/{provider}", providerReport, sp.mailEvents},
+		{http.MethodPost, "/mail-events/{provider}", providerReport, mailEventAPI{s}.mailEvents},
 	}
 }

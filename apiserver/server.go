@@ -1,10 +1,12 @@
 // Package apiserver is Touchpoint's HTTP API: the routes of routes.go,
-// their handlers, the middleware every request passes (request id, log,
+// their handlers (those of the templates, the webhooks and the
+// suppression list in packages of their own, which routes.go mounts),
+// the middleware every request passes (request id, log,
 // panic recovery and body limits, whose mechanics are internal/httpmw's;
 // authentication and access groups), the reading of JSON bodies (decoded
 // by internal/jsonstrict) and of query strings
 // (internal/apiquery), and RFC 9457 problem answers chosen in one place
-// (fail).
+// (fail), for the packages it mounts too.
 package apiserver
 
 import (
@@ -25,6 +27,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/touchpoint/touchpoint/auth"
+	"github.com/touchpoint/touchpoint/contact/suppressionapi"
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/httpmw"
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
@@ -40,7 +44,9 @@ import (
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
+	"github.com/touchpoint/touchpoint/templates/templateapi"
 	"github.com/touchpoint/touchpoint/webhook"
+	"github.com/touchpoint/touchpoint/webhook/webhookapi"
 )
 
 // DefaultMaxBodyBytes is the body limit when Options leaves it 0.
@@ -177,7 +183,6 @@ type server struct {
 	store     *store.Store
 	accounts  AccountStore
 	stats     StatsStore
-	webhooks  WebhookStore
 	reviews   ReviewStore
 	auth      auth.Authenticator
 	log       *slog.Logger
@@ -203,10 +208,12 @@ type server struct {
 	sms          *sms.CallbackKeys // nil: no SMS provider
 	smsCallbacks *sms.Callbacks    // mounted from package sms
 
-	webhookSecrets      *webhook.SecretBox
-	webhookAllowPrivate bool
-
-	templates *templates.Library
+	// The routes of the webhooks, the templates and the suppression
+	// list, mounted from packages webhookapi, templateapi and
+	// suppressionapi.
+	webhooks     *webhookapi.Handler
+	templates    *templateapi.Handler
+	suppressions *suppressionapi.Handler
 
 	// batchBytes caps the bytes of batches in flight; a batch's body
 	// must arrive within batchReadTimeout.
@@ -249,12 +256,11 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, webhooks: opts.Webhooks, reviews: opts.Reviews, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
 		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
-		webhookSecrets: opts.WebhookSecrets, webhookAllowPrivate: opts.WebhookAllowPrivate, templates: opts.Templates,
 		publicReadLimits: newAddressLimits(opts.TrustedProxies, publicReadRatePerSecond, publicReadBurst),
 		hsts:             opts.HSTS}
 	if s.notify == nil {
@@ -288,6 +294,12 @@ func New(opts Options) *Server {
 	if err != nil {
 		panic("apiserver.New: the embedded pages do not parse: " + err.Error())
 	}
+	s.webhooks = webhookapi.New(webhookapi.Options{API: mountedAPI{s}, Store: opts.Webhooks, Secrets: opts.WebhookSecrets,
+		AllowPrivate: opts.WebhookAllowPrivate, Now: s.now})
+	s.suppressions = suppressionapi.New(suppressionapi.Options{API: mountedAPI{s}, Store: opts.Store.Suppressions})
+	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.Store.Templates, Invites: opts.Store,
+		Accounts: opts.Accounts, Library: opts.Templates, FeedbackLinks: opts.FeedbackLinks,
+		UnsubscribeLinks: opts.UnsubscribeLinks, SMS: opts.SMS != nil})
 	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store.Reports, Logger: s.log, Fail: s.fail})
 	if opts.BatchInflightBytes <= 0 {
 		opts.BatchInflightBytes = DefaultBatchInflightBytes
@@ -427,7 +439,7 @@ func (s *server) readsOf(r *http.Request, client string) *http.Request {
 }
 
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	apiwire.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz answers 503 when PostgreSQL is unreachable: without it the API
@@ -447,7 +459,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	if code != http.StatusOK {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
-	writeJSON(w, code, body)
+	apiwire.WriteJSON(w, code, body)
 }
 
 // readyFor is how long a readiness answer is reused.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/sms"
 )
 
@@ -11,9 +12,9 @@ import (
 // invite or reminder sent by SMS; null before the first report, and for
 // email.
 type smsDelivery struct {
-	Status    string    `json:"status"`    // queued, sent, delivered, undelivered, failed, …
-	ErrorCode *int      `json:"errorCode"` // the provider's reason for undelivered and failed
-	UpdatedAt timestamp `json:"updatedAt"`
+	Status    string            `json:"status"`    // queued, sent, delivered, undelivered, failed, …
+	ErrorCode *int              `json:"errorCode"` // the provider's reason for undelivered and failed
+	UpdatedAt apiwire.Timestamp `json:"updatedAt"`
 }
 
 // addSMSDelivery puts the reports of store.Event.SMSDelivery on the
@@ -35,7 +36,7 @@ func addSMSDelivery(inv *inviteOut, raw []byte) error {
 		if !ok {
 			return nil
 		}
-		return &smsDelivery{Status: r.Status, ErrorCode: r.ErrorCode, UpdatedAt: timestamp(r.UpdatedAt)}
+		return &smsDelivery{Status: r.Status, ErrorCode: r.ErrorCode, UpdatedAt: apiwire.Timestamp(r.UpdatedAt)}
 	}
 	if d := out(sms.MessageInvite); d != nil {
 		inv.Delivery = d

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
@@ -75,7 +76,7 @@ func (s reviewAPI) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeri
 	by := stats.GroupDay
 	if v := q.Get("groupBy"); v != "" {
 		by = stats.GroupBy(v)
-		if msg := oneOf(by, stats.Groupings()...); msg != "" {
+		if msg := apiwire.OneOf(by, stats.Groupings()...); msg != "" {
 			q.Fail("groupBy", msg)
 		}
 	}
@@ -105,7 +106,7 @@ func (s reviewAPI) inviteStats(w http.ResponseWriter, r *http.Request) {
 	for i, g := range groups {
 		items[i] = inviteStatsOut(g)
 	}
-	writeJSON(w, http.StatusOK, struct {
+	apiwire.WriteJSON(w, http.StatusOK, struct {
 		statsPeriodJSON
 		Total inviteStatsJSON   `json:"total"`
 		Items []inviteStatsJSON `json:"items"`
@@ -121,7 +122,7 @@ func (s reviewAPI) reviewStats(w http.ResponseWriter, r *http.Request) {
 	for i, g := range groups {
 		items[i] = reviewStatsJSON{Key: g.Key, summaryJSON: summaryOut(g.Counts.Ratings())}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	apiwire.WriteJSON(w, http.StatusOK, struct {
 		statsPeriodJSON
 		Total summaryJSON       `json:"total"`
 		Items []reviewStatsJSON `json:"items"`

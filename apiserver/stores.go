@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"time"
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/publication/publicapi"
@@ -14,7 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
-	"github.com/touchpoint/touchpoint/store/webhookdb"
+	"github.com/touchpoint/touchpoint/webhook/webhookapi"
 )
 
 // AccountStore is what the API reads and writes of an account and what
@@ -44,17 +43,9 @@ type StatsStore interface {
 }
 
 // WebhookStore is what the API reads and changes of an account's webhook
-// endpoints and their deliveries.
+// endpoints and their deliveries (webhookapi.Store).
 type WebhookStore interface {
-	CreateWebhookEndpoint(ctx context.Context, ep webhookdb.WebhookEndpoint) (webhookdb.WebhookEndpoint, error)
-	WebhookEndpoint(ctx context.Context, accountID, id string) (webhookdb.WebhookEndpoint, error)
-	ListWebhookEndpoints(ctx context.Context, accountID string, p store.Page) ([]webhookdb.WebhookEndpoint, *store.Cursor, error)
-	UpdateWebhookEndpoint(ctx context.Context, accountID, id string, u webhookdb.WebhookEndpointUpdate) (webhookdb.WebhookEndpoint, error)
-	DeleteWebhookEndpoint(ctx context.Context, accountID, id string) error
-	RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, overlap time.Duration) (webhookdb.WebhookEndpoint, error)
-	ListWebhookDeliveries(ctx context.Context, accountID, endpointID, status string, p store.Page) ([]webhookdb.WebhookDelivery, *store.Cursor, error)
-	RetryWebhookDelivery(ctx context.Context, accountID, endpointID, deliveryID string) (webhookdb.WebhookDelivery, error)
-	ReplayWebhookDeliveries(ctx context.Context, accountID, endpointID string, f webhookdb.ReplayFilter, dryRun bool) (int, error)
+	webhookapi.Store
 }
 
 // ReviewStore is what the API reads and changes of an account's reviews,

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -41,31 +40,4 @@ func checkChannelType(v string) string {
 		return fmt.Sprintf(`must be a lowercase slug of at most %d characters (letters, digits, "_" and "-", starting with a letter), e.g. "native" or "shopify"`, maxChannelTypeLen)
 	}
 	return ""
-}
-
-// fieldErrors collects validation errors of a request.
-type fieldErrors []fieldError
-
-func (fe *fieldErrors) check(field, msg string) {
-	if msg != "" {
-		*fe = append(*fe, fieldError{Field: field, Message: msg})
-	}
-}
-
-func (fe fieldErrors) err() error {
-	if len(fe) > 0 {
-		return invalid(fe...)
-	}
-	return nil
-}
-
-func oneOf[S ~string](v S, allowed ...S) string {
-	if slices.Contains(allowed, v) {
-		return ""
-	}
-	names := make([]string, len(allowed))
-	for i, a := range allowed {
-		names[i] = string(a)
-	}
-	return "must be one of: " + strings.Join(names, ", ")
 }

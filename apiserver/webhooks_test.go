@@ -66,7 +66,7 @@ func TestWebhooksAPI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, secret, previous)
 	require.NotNil(t, ep.PreviousExpiresAt)
-	assert.WithinDuration(t, ep.UpdatedAt.Add(apiserver.SecretOverlap), *ep.PreviousExpiresAt, 0)
+	assert.WithinDuration(t, ep.UpdatedAt.Add(webhook.SecretOverlap), *ep.PreviousExpiresAt, 0)
 
 	// Patch, as a merge patch.
 	r := e.do(t, http.MethodPatch, "/webhooks/"+id, e.token, map[string]any{"enabled": false, "description": nil})

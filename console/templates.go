@@ -219,10 +219,7 @@ func (h templatePages) sample(ctx context.Context, p Person, lang, eventTypeName
 	if err != nil {
 		return templates.Input{}, err
 	}
-	in := templates.Sample(lang, eventTypeName)
-	in.Brand = acc.Brand()
-	in.FeedbackURL, in.UnsubscribeURL = h.opts.SampleFeedbackURL, h.opts.SampleUnsubscribeURL
-	return in, nil
+	return templates.AccountSample(lang, eventTypeName, acc.Brand(), h.opts.SampleFeedbackURL, h.opts.SampleUnsubscribeURL), nil
 }
 
 // saveTemplate stores the form's template at the page's level as a new

@@ -108,3 +108,47 @@ func isDigits(s string) bool {
 	}
 	return true
 }
+
+// Merge is the window that a change of some of its members (nil: kept)
+// makes of cur (nil: no window yet, whose three members are then all
+// required). Its mistakes are named after their member ("start", "end",
+// "timeZone"), or "" for the window as a whole; none when the merged
+// window is valid.
+func Merge(cur *SendWindow, start, end, timeZone *string) (SendWindow, []FieldError) {
+	var w SendWindow
+	if cur != nil {
+		w = *cur
+	}
+	var mistakes []FieldError
+	for _, m := range []struct {
+		name   string
+		v, dst *string
+	}{{"start", start, &w.Start}, {"end", end, &w.End}, {"timeZone", timeZone, &w.TimeZone}} {
+		switch {
+		case m.v != nil:
+			*m.dst = *m.v
+		case cur == nil:
+			mistakes = append(mistakes, FieldError{Field: m.name, Message: "is required for a new send window"})
+		}
+	}
+	if len(mistakes) > 0 { // a member missing: its values are not checked
+		return w, mistakes
+	}
+	if err := w.Validate(); err != nil {
+		for _, e := range unwrapAll(err) {
+			var fe FieldError
+			if !errors.As(e, &fe) {
+				fe = FieldError{Message: e.Error()}
+			}
+			mistakes = append(mistakes, fe)
+		}
+	}
+	return w, mistakes
+}
+
+func unwrapAll(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

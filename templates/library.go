@@ -120,3 +120,14 @@ func Sample(lang, eventType string) Input {
 	}
 	return Input{FirstName: name, Products: []Product{{Name: "Merino hiking socks"}}, OrderReference: "ORD-100042", EventType: eventType}
 }
+
+// AccountSample is the sample data a preview, a test and an SMS's length
+// check of an account render with: Sample, with the account's branding
+// and the sample links (those of SampleEventID), which look real and lead
+// nowhere.
+func AccountSample(lang, eventType string, b brand.Brand, feedbackURL, unsubscribeURL string) Input {
+	in := Sample(lang, eventType)
+	in.Brand = b
+	in.FeedbackURL, in.UnsubscribeURL = feedbackURL, unsubscribeURL
+	return in
+}

@@ -4,7 +4,8 @@
 // as field errors named after the parameter, and Err returns them as one
 // *Error, which the API answers 400 with. Beside the generic reading it
 // holds the readers that several routes share: a list's page (limit and
-// cursor), a rating, a product key, a language. It knows no route and
+// cursor), a rating, a product key, a language, an id, a boolean, a
+// time. It knows no route and
 // writes no answer.
 package apiquery
 
@@ -16,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
@@ -221,4 +223,42 @@ func UnknownParameter(name string, known []string) string {
 		return msg + "; did you mean " + strconv.Quote(hint) + "?"
 	}
 	return msg
+}
+
+// Bool reads "true" or "false".
+func (q *Query) Bool(name string) *bool {
+	switch q.Get(name) {
+	case "":
+		return nil
+	case "true":
+		return new(true)
+	case "false":
+		return new(false)
+	}
+	q.Fail(name, `must be "true" or "false"`)
+	return nil
+}
+
+// ID reads a resource id filter; a malformed one is an error rather than
+// an empty list, because it is certainly a mistake.
+func (q *Query) ID(name, prefix string) string {
+	v := q.Get(name)
+	if v != "" && !pg.ValidID(prefix, v) {
+		q.Fail(name, "must be an id of the form "+prefix+"-<uuid>")
+		return ""
+	}
+	return v
+}
+
+// Time reads an RFC 3339 time.
+func (q *Query) Time(name string) time.Time {
+	v := q.Get(name)
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		q.Fail(name, "must be an RFC 3339 timestamp such as 2026-11-22T06:00:00.000Z")
+	}
+	return t
 }

@@ -434,7 +434,7 @@ func (s templateAPI) previewData(r *http.Request, kind templates.Kind, lang, eve
 	if err != nil || eventID == "" {
 		return in, templates.Chosen{}, err
 	}
-	c, err := s.store.LoadInviteContent(r.Context(), eventID)
+	c, err := s.invites.LoadInviteContent(r.Context(), eventID)
 	if err == nil && c.AccountID != accountID(r) {
 		err = store.ErrNotFound
 	}

@@ -1,7 +1,7 @@
 // Package activities holds the invite workflow's activities: every step
 // that reads or writes PostgreSQL, renders, or delivers. They are
 // idempotent — each is a guarded transition of the invite state in the
-// events table (store/invites.go) — so Temporal may run any of them again.
+// events table (store/invitedb) — so Temporal may run any of them again.
 //
 // Customer data (address, name, mobile) is loaded here from PostgreSQL and
 // never returned to Temporal: results carry only invite states, and error
@@ -25,6 +25,7 @@ import (
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -62,8 +63,25 @@ type Accounts interface {
 	EventType(ctx context.Context, accountID, id string) (accountdb.EventType, error)
 }
 
+// Invites is what the steps read and write of an event's sends, its
+// invite and its reminder (store/invitedb): each step applies the rule of
+// the invite package for the kind.
+type Invites interface {
+	LoadPlan(ctx context.Context, k invite.Kind, eventID string) (invite.Plan, error)
+	MarkScheduled(ctx context.Context, k invite.Kind, eventID string, at time.Time) (invite.State, error)
+	MarkSkipped(ctx context.Context, k invite.Kind, eventID string, reason invite.Reason) (invite.State, error)
+	MarkCancelled(ctx context.Context, k invite.Kind, eventID string) (invite.State, error)
+	GiveUp(ctx context.Context, k invite.Kind, eventID string, reason invite.Reason, lastError string) (invite.State, error)
+	LoadInviteContent(ctx context.Context, eventID string) (invitedb.InviteContent, error)
+	ClaimSend(ctx context.Context, k invite.Kind, eventID string, opts invitedb.ClaimOptions) (invitedb.Claim, error)
+	FinishSend(ctx context.Context, k invite.Kind, eventID string, r invite.SendResult) (invite.State, error)
+	RecordAttemptTemplate(ctx context.Context, eventID, kind, source string, version int) error
+}
+
 // Activities holds the dependencies of the invite activities.
 type Activities struct {
+	Invites Invites
+	// Store reaches the shop's templates and the suppression list.
 	Store     *store.Store
 	Accounts  Accounts
 	Mailer    mail.Sender
@@ -93,7 +111,7 @@ func (a *Activities) LoadPlan(ctx context.Context, in workflows.EventInput) (inv
 	if err != nil {
 		return invite.Plan{}, err
 	}
-	p, err := a.Store.LoadPlan(ctx, k, in.EventID)
+	p, err := a.Invites.LoadPlan(ctx, k, in.EventID)
 	return p, storeError(err)
 }
 
@@ -104,7 +122,7 @@ func (a *Activities) MarkScheduled(ctx context.Context, in workflows.MarkSchedul
 	if err != nil {
 		return invite.State{}, err
 	}
-	st, err := a.Store.MarkScheduled(ctx, k, in.EventID, in.ScheduledFor)
+	st, err := a.Invites.MarkScheduled(ctx, k, in.EventID, in.ScheduledFor)
 	return st, storeError(err)
 }
 
@@ -114,7 +132,7 @@ func (a *Activities) MarkSkipped(ctx context.Context, in workflows.MarkSkippedIn
 	if err != nil {
 		return invite.State{}, err
 	}
-	st, err := a.Store.MarkSkipped(ctx, k, in.EventID, in.Reason)
+	st, err := a.Invites.MarkSkipped(ctx, k, in.EventID, in.Reason)
 	if err == nil {
 		a.logger().InfoContext(ctx, string(k)+" skipped", "event_id", in.EventID, "reason", st.Reason, "status", st.Status)
 	}
@@ -128,7 +146,7 @@ func (a *Activities) MarkCancelled(ctx context.Context, in workflows.EventInput)
 	if err != nil {
 		return invite.State{}, err
 	}
-	st, err := a.Store.MarkCancelled(ctx, k, in.EventID)
+	st, err := a.Invites.MarkCancelled(ctx, k, in.EventID)
 	return st, storeError(err)
 }
 
@@ -140,7 +158,7 @@ func (a *Activities) MarkFailed(ctx context.Context, in workflows.MarkFailedInpu
 	if err != nil {
 		return invite.State{}, err
 	}
-	st, err := a.Store.GiveUp(ctx, k, in.EventID, in.Reason, in.LastError)
+	st, err := a.Invites.GiveUp(ctx, k, in.EventID, in.Reason, in.LastError)
 	if err == nil {
 		a.logger().WarnContext(ctx, string(k)+" failed", "event_id", in.EventID, "reason", st.Reason, "last_error", st.LastError)
 	}
@@ -153,7 +171,7 @@ func (a *Activities) RecordSent(ctx context.Context, in workflows.RecordSentInpu
 	if err != nil {
 		return invite.State{}, err
 	}
-	st, err := a.Store.FinishSend(ctx, k, in.EventID, invite.SendResult{SentAt: in.SentAt})
+	st, err := a.Invites.FinishSend(ctx, k, in.EventID, invite.SendResult{SentAt: in.SentAt})
 	return st, storeError(err)
 }
 
@@ -171,7 +189,7 @@ func (a *Activities) Send(ctx context.Context, in workflows.EventInput) (invite.
 	if err != nil {
 		return invite.State{}, err
 	}
-	content, err := a.Store.LoadInviteContent(ctx, in.EventID)
+	content, err := a.Invites.LoadInviteContent(ctx, in.EventID)
 	if err != nil {
 		return invite.State{}, storeError(err)
 	}
@@ -181,7 +199,7 @@ func (a *Activities) Send(ctx context.Context, in workflows.EventInput) (invite.
 	if err != nil {
 		return invite.State{}, err
 	}
-	claim, err := a.Store.ClaimSend(ctx, k, in.EventID, a.claimOptions(content))
+	claim, err := a.Invites.ClaimSend(ctx, k, in.EventID, a.claimOptions(content))
 	if err != nil {
 		return invite.State{}, storeError(err)
 	}
@@ -196,7 +214,7 @@ func (a *Activities) Send(ctx context.Context, in workflows.EventInput) (invite.
 	err = a.deliver(ctx, claim.State.Medium, claim.Address, content, msg, k == invite.KindReminder)
 	if err == nil {
 		sentAt := a.now()
-		st, ferr := a.Store.FinishSend(ctx, k, in.EventID, invite.SendResult{SentAt: sentAt})
+		st, ferr := a.Invites.FinishSend(ctx, k, in.EventID, invite.SendResult{SentAt: sentAt})
 		if ferr != nil {
 			log.ErrorContext(ctx, string(k)+" sent but not recorded; the workflow records it", "error", ferr)
 			return invite.State{}, sentUnrecorded(ferr, sentAt)
@@ -206,7 +224,7 @@ func (a *Activities) Send(ctx context.Context, in workflows.EventInput) (invite.
 	}
 
 	kind, out := outcomeOf(err, claim.Address)
-	st, ferr := a.Store.FinishSend(ctx, k, in.EventID, out)
+	st, ferr := a.Invites.FinishSend(ctx, k, in.EventID, out)
 	if ferr != nil {
 		// The send stays sending; the next attempt gives it up as
 		// delivery_uncertain rather than risk a second send.
@@ -254,7 +272,7 @@ func templateKind(k invite.Kind) templates.Kind {
 }
 
 // deliver sends a rendered invite or reminder by its medium.
-func (a *Activities) deliver(ctx context.Context, medium invite.Medium, address string, c store.InviteContent,
+func (a *Activities) deliver(ctx context.Context, medium invite.Medium, address string, c invitedb.InviteContent,
 	msg rendered, reminder bool) error {
 	if medium == invite.SMS {
 		if msg.text == "" { // the claim found a number render did not: a bug, not worth a retry
@@ -316,8 +334,8 @@ func sentUnrecorded(err error, sentAt time.Time) error {
 }
 
 // claimOptions are what a claim needs of this worker and the customer.
-func (a *Activities) claimOptions(c store.InviteContent) store.ClaimOptions {
-	return store.ClaimOptions{SMSEnabled: a.SMS != nil, Mobile: normalizeMobile(c.Mobile, c.Locale)}
+func (a *Activities) claimOptions(c invitedb.InviteContent) invitedb.ClaimOptions {
+	return invitedb.ClaimOptions{SMSEnabled: a.SMS != nil, Mobile: normalizeMobile(c.Mobile, c.Locale)}
 }
 
 // normalizeMobile is the customer's number in E.164, or "" when it is

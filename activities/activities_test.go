@@ -55,7 +55,7 @@ func newHarness(t *testing.T) *harness {
 
 func (h *harness) state(t *testing.T, id string) invite.State {
 	t.Helper()
-	st, err := h.st.LoadInviteState(context.Background(), id)
+	st, err := h.st.Invites.LoadInviteState(context.Background(), id)
 	require.NoError(t, err)
 	return st
 }
@@ -272,7 +272,7 @@ func TestRefusedAddressIsSuppressed(t *testing.T) {
 	x, err := h.st.Suppressions.Suppression(t.Context(), a.AccountID, email)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Bounced, x.Reason)
-	_, err = h.st.RetryInvite(t.Context(), a.AccountID, refused)
+	_, err = h.st.Invites.RetryInvite(t.Context(), a.AccountID, refused)
 	require.NoError(t, err)
 	_, st = send(a, email)
 	assert.Equal(t, invite.Suppressed, st.Reason, "retrying the refused invite does not lift the suppression")
@@ -376,7 +376,8 @@ func TestSentButNotRecorded(t *testing.T) {
 	db, err := sqlx.Open("postgres", testdb.URL(t, h.db))
 	require.NoError(t, err)
 	broken := *h.acts
-	broken.Store = storeset.New(db, "P7D")
+	second := storeset.New(db, "P7D")
+	broken.Store, broken.Invites = second, second.Invites
 	broken.Mailer = breakingMailer{Sender: h.acts.Mailer, db: db}
 
 	_, err = broken.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
@@ -518,7 +519,7 @@ func TestSendReminder(t *testing.T) {
 	h := newHarness(t)
 	a := eventfixture.NewAccount(t, h.db, eventfixture.Setting{MinDays: 30})
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now().Add(-72 * time.Hour), Email: email, FirstName: "Jane"})
-	_, err := h.st.MarkScheduled(t.Context(), invite.KindReminder, id, time.Now())
+	_, err := h.st.Invites.MarkScheduled(t.Context(), invite.KindReminder, id, time.Now())
 	require.NoError(t, err)
 
 	rem, err := h.acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindReminder})
@@ -541,7 +542,7 @@ func TestSendReminder(t *testing.T) {
 
 	// A review before the reminder's time: nothing is sent.
 	reviewed := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now(), Email: "ann@example.com"})
-	_, err = h.st.MarkScheduled(t.Context(), invite.KindReminder, reviewed, time.Now())
+	_, err = h.st.Invites.MarkScheduled(t.Context(), invite.KindReminder, reviewed, time.Now())
 	require.NoError(t, err)
 	_, _, err = h.st.Reviews.SaveReview(t.Context(), reviewdb.ReviewInput{EventID: reviewed, Rating: 5, Comment: "great", Locale: "en"})
 	require.NoError(t, err)

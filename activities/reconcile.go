@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -29,11 +29,21 @@ type WorkflowDescriber interface {
 // `sending` for up to that long.
 const DefaultReconcileGrace = 10 * time.Minute
 
+// StuckSends is what the reconciler reads and repairs of the sends
+// (store/invitedb), and the clock its grace period counts from.
+type StuckSends interface {
+	Now() time.Time
+	StuckCandidates(ctx context.Context, cutoff time.Time, cur invitedb.StuckCursor, limit int) ([]invitedb.StuckCandidate, invitedb.StuckCursor, error)
+	RestartInvite(ctx context.Context, eventID string, seen invite.Status) (bool, error)
+	RestartReminder(ctx context.Context, eventID string) (bool, error)
+	AbandonSend(ctx context.Context, k invite.Kind, eventID, why string) (bool, error)
+}
+
 // Reconciler holds the reconciler's step (workflows.Reconcile): it is an
 // activity struct of its own, as it needs a Temporal client the invite
 // steps must not have.
 type Reconciler struct {
-	Store *store.Store
+	Store StuckSends
 	// Outbox is woken when a repair ordered a new run.
 	Outbox   interface{ Notify(context.Context) error }
 	Temporal WorkflowDescriber
@@ -49,7 +59,7 @@ type Reconciler struct {
 // reconcileProgress is the heartbeat of ReconcileInvites: where a retried
 // attempt resumes, and what was done so far.
 type reconcileProgress struct {
-	Cursor store.StuckCursor
+	Cursor invitedb.StuckCursor
 	Result workflows.ReconcileResult
 }
 
@@ -97,7 +107,7 @@ func (r *Reconciler) ReconcileInvites(ctx context.Context, in workflows.Reconcil
 				return p.Result, err
 			}
 			// A retried attempt goes on after the last candidate checked.
-			p.Cursor = store.StuckCursor{Phase: next.Phase, Since: c.Since, ID: c.EventID}
+			p.Cursor = invitedb.StuckCursor{Phase: next.Phase, Since: c.Since, ID: c.EventID}
 			heartbeat(ctx, p)
 		}
 		p.Cursor = next
@@ -131,7 +141,7 @@ func heartbeat(ctx context.Context, p reconcileProgress) {
 
 // reconcile checks one candidate and repairs it if its workflow is gone
 // or closed.
-func (r *Reconciler) reconcile(ctx context.Context, c store.StuckCandidate, res *workflows.ReconcileResult) error {
+func (r *Reconciler) reconcile(ctx context.Context, c invitedb.StuckCandidate, res *workflows.ReconcileResult) error {
 	res.Candidates++
 	open, state, err := r.workflowOpen(ctx, c.EventID)
 	if err != nil {

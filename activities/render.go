@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 )
@@ -29,7 +29,7 @@ type rendered struct {
 // only once the send is claimed, and nothing may fail between the claim
 // and the delivery. Rendering at send time means a changed template
 // applies to every message sent after the change, and to none before.
-func (a *Activities) render(ctx context.Context, c store.InviteContent, reminder bool) (rendered, error) {
+func (a *Activities) render(ctx context.Context, c invitedb.InviteContent, reminder bool) (rendered, error) {
 	var r rendered
 	kind := templates.KindInvite
 	if reminder {
@@ -114,7 +114,7 @@ func (a *Activities) recordTemplate(ctx context.Context, eventID string, kind te
 	if medium == invite.SMS {
 		chosen = msg.smsTemplate
 	}
-	if err := a.Store.RecordAttemptTemplate(ctx, eventID, string(kind), string(chosen.Source), chosen.Version); err != nil {
+	if err := a.Invites.RecordAttemptTemplate(ctx, eventID, string(kind), string(chosen.Source), chosen.Version); err != nil {
 		a.logger().WarnContext(ctx, "attempt's template not recorded", "event_id", eventID, "error", err)
 	}
 }

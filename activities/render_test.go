@@ -12,7 +12,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/signedlink"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -34,7 +34,7 @@ func TestSendRendersTheTemplateInForce(t *testing.T) {
 			Body: "Ihre Bestellung {{orderReference}} ({{eventType}}).", ButtonLabel: "Bewerten"}), "cli-test")
 		require.NoError(t, err)
 	}
-	send := func(firstName string) (string, *store.AttemptTemplate, string) {
+	send := func(firstName string) (string, *invitedb.AttemptTemplate, string) {
 		t.Helper()
 		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email, FirstName: firstName, Locale: "de_AT",
 			Products: []eventfixture.Product{{Name: "Zelt"}}})
@@ -47,7 +47,7 @@ func TestSendRendersTheTemplateInForce(t *testing.T) {
 		subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
 		require.NoError(t, err)
 		text, _ := parts(t, m.Header.Get("Content-Type"), m.Body)
-		attempts, err := h.st.EventAttempts(ctx, id)
+		attempts, err := h.st.Invites.EventAttempts(ctx, id)
 		require.NoError(t, err)
 		require.Len(t, attempts, 1)
 		return subject, attempts[0].Template, text
@@ -55,19 +55,19 @@ func TestSendRendersTheTemplateInForce(t *testing.T) {
 
 	subject, tpl, _ := send("Jana")
 	assert.Equal(t, "Wie war Ihre Bestellung bei "+eventfixtureShop(t, h, a)+"?", subject)
-	assert.Equal(t, &store.AttemptTemplate{Source: string(templates.SourceBuiltin)}, tpl)
+	assert.Equal(t, &invitedb.AttemptTemplate{Source: string(templates.SourceBuiltin)}, tpl)
 
 	put(accKey, "Konto v1")
 	put(accKey, "Konto v2")
 	subject, tpl, text := send("")
 	assert.Equal(t, "Konto v2", subject)
-	assert.Equal(t, &store.AttemptTemplate{Source: string(templates.SourceAccount), Version: new(2)}, tpl)
+	assert.Equal(t, &invitedb.AttemptTemplate{Source: string(templates.SourceAccount), Version: new(2)}, tpl)
 	assert.Contains(t, strings.ReplaceAll(text, "\r\n", "\n"), "Grüß Gott,\n\nIhre Bestellung ", "no name: the neutral greeting of the event's locale (de_AT)")
 
 	put(etKey, "Ereignistyp")
 	subject, tpl, _ = send("Jana")
 	assert.Equal(t, "Ereignistyp", subject)
-	assert.Equal(t, &store.AttemptTemplate{Source: string(templates.SourceEventType), Version: new(1)}, tpl)
+	assert.Equal(t, &invitedb.AttemptTemplate{Source: string(templates.SourceEventType), Version: new(1)}, tpl)
 
 	// The earlier attempts still name what they were rendered from.
 	require.NoError(t, h.st.Templates.DeleteTemplate(ctx, etKey))

@@ -332,7 +332,8 @@ func TestSMSAcceptedButNotRecorded(t *testing.T) {
 	require.NoError(t, err)
 	api := newTwilioAPI(t, answer{status: http.StatusCreated, body: `{"sid": "SM1", "status": "queued"}`, before: func() { db.Close() }})
 	dying := h.withProvider(t, api, 5*time.Second)
-	dying.Store = storeset.New(db, "P7D")
+	second := storeset.New(db, "P7D")
+	dying.Store, dying.Invites = second, second.Invites
 
 	_, err = dying.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeSentUnrecorded, false)
@@ -356,7 +357,7 @@ func TestSMSReminder(t *testing.T) {
 	require.NoError(t, err)
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now().Add(-72 * time.Hour), Locale: "fr",
 		FirstName: "Zoé", Mobile: "06 12 34 56 78"})
-	_, err = h.st.MarkScheduled(t.Context(), invite.KindReminder, id, time.Now())
+	_, err = h.st.Invites.MarkScheduled(t.Context(), invite.KindReminder, id, time.Now())
 	require.NoError(t, err)
 
 	rem, err := acts.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindReminder})
@@ -381,7 +382,7 @@ func TestSMSReminder(t *testing.T) {
 	// The customer replied STOP since the invite: the reminder is skipped
 	// and the number suppressed.
 	stopped := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: time.Now(), Locale: "de", Mobile: "0151 99999999"})
-	_, err = h.st.MarkScheduled(t.Context(), invite.KindReminder, stopped, time.Now())
+	_, err = h.st.Invites.MarkScheduled(t.Context(), invite.KindReminder, stopped, time.Now())
 	require.NoError(t, err)
 	refusing := h.withProvider(t, newTwilioAPI(t, answer{status: 400,
 		body: `{"code": 21610, "message": "Attempt to send to unsubscribed recipient", "status": 400}`}), 5*time.Second)

@@ -110,7 +110,7 @@ func (h *hookHarness) endpoint(t *testing.T, url string) (webhookdb.WebhookEndpo
 func (h *hookHarness) delivery(t *testing.T, ep webhookdb.WebhookEndpoint) workflows.WebhookInput {
 	t.Helper()
 	ctx := context.Background()
-	_, err := h.st.MarkScheduled(ctx, invite.KindInvite, h.account.Event(t, eventfixture.Event{CustomerReference: "C-1"}), time.Now())
+	_, err := h.st.Invites.MarkScheduled(ctx, invite.KindInvite, h.account.Event(t, eventfixture.Event{CustomerReference: "C-1"}), time.Now())
 	require.NoError(t, err)
 	ds, _, err := h.st.Webhooks.ListWebhookDeliveries(ctx, ep.AccountID, ep.ID, webhookdb.DeliveryPending, store.Page{Limit: 1})
 	require.NoError(t, err)

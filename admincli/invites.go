@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/config"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -54,7 +55,7 @@ func (env *Env) RunInvites(ctx context.Context, args []string) error {
 	if id == "" && fs.NArg() > 0 {
 		id = fs.Arg(0)
 	}
-	var filter store.FailedFilter
+	var filter invitedb.FailedFilter
 	if sub == "retry" && *failed {
 		var err error
 		if filter, err = failedFilter(time.Now(), *since, *until, *account, *eventType, *channel, *reasons, *includeUncertain); err != nil {
@@ -80,8 +81,8 @@ func (env *Env) RunInvites(ctx context.Context, args []string) error {
 
 // failedFilter reads the bulk retry's filters. A time is RFC 3339 or a
 // duration back from now.
-func failedFilter(now time.Time, since, until, account, eventType, channel, reasons string, includeUncertain bool) (store.FailedFilter, error) {
-	f := store.FailedFilter{AccountID: account, EventTypeID: eventType, ChannelID: channel, IncludeUncertain: includeUncertain, Limit: 100}
+func failedFilter(now time.Time, since, until, account, eventType, channel, reasons string, includeUncertain bool) (invitedb.FailedFilter, error) {
+	f := invitedb.FailedFilter{AccountID: account, EventTypeID: eventType, ChannelID: channel, IncludeUncertain: includeUncertain, Limit: 100}
 	for _, id := range []struct{ flag, prefix, value string }{
 		{"--account", "acc", account}, {"--event-type", "ety", eventType}, {"--channel", "chl", channel},
 	} {
@@ -143,15 +144,15 @@ func retryOne(ctx context.Context, out io.Writer, st *store.Store, id string, in
 	if err != nil {
 		return err
 	}
-	e, err := st.Event(ctx, acc, id)
+	e, err := st.Invites.Event(ctx, acc, id)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", id, err)
 	}
 	if e.InviteStatus == invite.Failed && invite.Reason(e.InviteReason.String) == invite.DeliveryUncertain && !includeUncertain {
 		return fmt.Errorf("invite of %s failed as delivery_uncertain: it may have been delivered (look for Message-ID <%s@…> in the mail server's log); add --include-uncertain to send it again", id, id)
 	}
-	if _, err := st.RetryInvite(ctx, acc, id); err != nil {
-		if errors.Is(err, store.ErrInviteState) {
+	if _, err := st.Invites.RetryInvite(ctx, acc, id); err != nil {
+		if errors.Is(err, invitedb.ErrInviteState) {
 			return fmt.Errorf("invite of %s has not failed; only failed invites are retried", id)
 		}
 		return fmt.Errorf("retry %s: %w", id, err)
@@ -165,7 +166,7 @@ func eventAccount(ctx context.Context, st *store.Store, id string) (string, erro
 	if !store.ValidID("evt", id) {
 		return "", fmt.Errorf("%q is not an event id (evt-…)", id)
 	}
-	acc, err := st.EventAccount(ctx, id)
+	acc, err := st.Invites.EventAccount(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("event %s: %w", id, err)
 	}
@@ -175,14 +176,14 @@ func eventAccount(ctx context.Context, st *store.Store, id string) (string, erro
 // retryFailed retries failed invites page by page. Each retry commits on
 // its own, so an interrupted run can simply be run again: what was retried
 // is no longer failed. A dry run lists what it would retry.
-func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f store.FailedFilter, dryRun bool) error {
+func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f invitedb.FailedFilter, dryRun bool) error {
 	retried, skipped := 0, 0
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	if dryRun {
 		fmt.Fprintln(tw, "EVENT\tACCOUNT\tEVENT TYPE\tCHANNEL\tFAILED AT\tREASON\tLAST ERROR")
 	}
 	for {
-		page, err := st.FailedInvites(ctx, f)
+		page, err := st.Invites.FailedInvites(ctx, f)
 		if err != nil {
 			return err
 		}
@@ -193,8 +194,8 @@ func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f store.Fa
 				retried++
 				continue
 			}
-			switch _, err := st.RetryInvite(ctx, inv.AccountID, inv.EventID); {
-			case errors.Is(err, store.ErrInviteState):
+			switch _, err := st.Invites.RetryInvite(ctx, inv.AccountID, inv.EventID); {
+			case errors.Is(err, invitedb.ErrInviteState):
 				skipped++ // retried meanwhile by someone else
 			case err != nil:
 				return fmt.Errorf("retry %s (after %d retried): %w", inv.EventID, retried, err)
@@ -228,14 +229,14 @@ func retryFailed(ctx context.Context, out io.Writer, st *store.Store, f store.Fa
 
 // countUncertain counts the delivery_uncertain invites the filter leaves
 // out, so a run can say so.
-func countUncertain(ctx context.Context, st *store.Store, f store.FailedFilter) (int, error) {
+func countUncertain(ctx context.Context, st *store.Store, f invitedb.FailedFilter) (int, error) {
 	if len(f.Reasons) > 0 {
 		return 0, nil // reasons were named, and delivery_uncertain was not among them
 	}
 	f.Reasons, f.IncludeUncertain, f.AfterID = []invite.Reason{invite.DeliveryUncertain}, true, ""
 	n := 0
 	for {
-		page, err := st.FailedInvites(ctx, f)
+		page, err := st.Invites.FailedInvites(ctx, f)
 		if err != nil {
 			return 0, err
 		}
@@ -263,7 +264,7 @@ func showInvite(ctx context.Context, env *Env, cfg config.Config, st *store.Stor
 	if err != nil {
 		return err
 	}
-	e, err := st.Event(ctx, acc, id)
+	e, err := st.Invites.Event(ctx, acc, id)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", id, err)
 	}
@@ -335,7 +336,7 @@ type field struct {
 
 func (f field) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]any{f.key: f.value}) }
 
-func inviteFields(e store.Event) []field {
+func inviteFields(e invitedb.Event) []field {
 	opt := func(ok bool, v any) any {
 		if !ok {
 			return nil

@@ -3,7 +3,7 @@ package apiserver
 import (
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // attemptOut is one send attempt of an event. The stored
@@ -23,14 +23,14 @@ type attemptOut struct {
 	Detail  *string         `json:"detail"`
 	// Template names the template the message was rendered from (source
 	// and version); null where none was recorded.
-	Template *store.AttemptTemplate `json:"template"`
+	Template *invitedb.AttemptTemplate `json:"template"`
 	// ProviderEvents is what the mail provider reported of the message
 	// after its relay took it, oldest first; [] when nothing.
 	ProviderEvents []providerEventOut `json:"providerEvents"`
 }
 
 // attemptsOut converts the event's attempts; never null.
-func attemptsOut(e store.Event) ([]attemptOut, error) {
+func attemptsOut(e invitedb.Event) ([]attemptOut, error) {
 	all, err := e.History()
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -45,7 +45,7 @@ func (s *signals) list() []string {
 // to rec, and returns an env that talks to it.
 func (e *env) withSignals(t *testing.T, rec *signals) *env {
 	t.Helper()
-	api := apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Reviews: e.store.Reviews, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
+	api := apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Reviews: e.store.Reviews, Invites: e.store.Invites, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t),
 		PublicationKeys: testPublicationKeys(t, e.store)})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -87,13 +87,13 @@ func TestEraseCustomerThroughTheAPI(t *testing.T) {
 
 	// The second invite was sent on its second attempt, and reviewed.
 	ctx := context.Background()
-	_, err := e.store.MarkScheduled(ctx, invite.KindInvite, sent, time.Now())
+	_, err := e.store.Invites.MarkScheduled(ctx, invite.KindInvite, sent, time.Now())
 	require.NoError(t, err)
 	for _, o := range []invite.SendResult{{Retry: true, Error: "421 <z***@example.com> try later"}, {SentAt: time.Now()}} {
-		c, err := e.store.ClaimSend(ctx, invite.KindInvite, sent, store.ClaimOptions{})
+		c, err := e.store.Invites.ClaimSend(ctx, invite.KindInvite, sent, invitedb.ClaimOptions{})
 		require.NoError(t, err)
 		require.True(t, c.Send)
-		_, err = e.store.FinishSend(ctx, invite.KindInvite, sent, o)
+		_, err = e.store.Invites.FinishSend(ctx, invite.KindInvite, sent, o)
 		require.NoError(t, err)
 	}
 	inv := e.get(t, "/events/"+sent).object(t)["invite"].(map[string]any)

@@ -20,6 +20,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/schema"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 )
@@ -89,21 +90,21 @@ func TestErasureLeavesNoCopyAnywhere(t *testing.T) {
 	// Sent by mail on the second attempt (the relay refused the first),
 	// to a number the SMS claim would have recorded too.
 	sent := event(strings.ToLower(email) + "/" + order)
-	_, err := e.store.MarkScheduled(ctx, invite.KindInvite, sent, time.Now())
+	_, err := e.store.Invites.MarkScheduled(ctx, invite.KindInvite, sent, time.Now())
 	require.NoError(t, err)
 	for _, o := range []invite.SendResult{{Retry: true, Error: "452 mailbox of Annabel Leeward is full"}, {SentAt: time.Now()}} {
-		c, err := e.store.ClaimSend(ctx, invite.KindInvite, sent, store.ClaimOptions{})
+		c, err := e.store.Invites.ClaimSend(ctx, invite.KindInvite, sent, invitedb.ClaimOptions{})
 		require.NoError(t, err)
 		require.True(t, c.Send)
-		_, err = e.store.FinishSend(ctx, invite.KindInvite, sent, o)
+		_, err = e.store.Invites.FinishSend(ctx, invite.KindInvite, sent, o)
 		require.NoError(t, err)
 	}
 	exec(`UPDATE events SET customer_mobile = '+4915123456789' WHERE id = $1`, sent)
 	// Another event of theirs failed, its error naming them.
 	failed := event("")
-	_, err = e.store.MarkScheduled(ctx, invite.KindInvite, failed, time.Now())
+	_, err = e.store.Invites.MarkScheduled(ctx, invite.KindInvite, failed, time.Now())
 	require.NoError(t, err)
-	_, err = e.store.GiveUp(ctx, invite.KindInvite, failed, invite.Reason("rejected"), "550 no mailbox for Annabel Leeward")
+	_, err = e.store.Invites.GiveUp(ctx, invite.KindInvite, failed, invite.Reason("rejected"), "550 no mailbox for Annabel Leeward")
 	require.NoError(t, err)
 
 	// The customer reviews on the feedback page, the product too, named

@@ -19,6 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
@@ -345,7 +346,7 @@ func optionalString(s sql.NullString) *string {
 // eventOutOf is the stored event as the API shows it. Its payload was
 // written by createEvent from this very type, so a decoding error means a
 // damaged row: the request fails (500) rather than show it half.
-func eventOutOf(e store.Event) (eventOut, error) {
+func eventOutOf(e invitedb.Event) (eventOut, error) {
 	out := eventOut{ID: e.ID, ReceivedAt: apiwire.Timestamp(e.ReceivedAt), EventTypeID: e.EventTypeID}
 	if err := json.Unmarshal(e.Payload, &out.eventIn); err != nil {
 		return out, fmt.Errorf("event %s: decode stored payload: %w", e.ID, err)
@@ -375,7 +376,7 @@ func eventOutOf(e store.Event) (eventOut, error) {
 }
 
 // writeEvent answers with the event.
-func (s eventAPI) writeEvent(w http.ResponseWriter, r *http.Request, status int, e store.Event) {
+func (s eventAPI) writeEvent(w http.ResponseWriter, r *http.Request, status int, e invitedb.Event) {
 	out, err := eventOutOf(e)
 	if err != nil {
 		s.fail(w, r, err)
@@ -386,7 +387,7 @@ func (s eventAPI) writeEvent(w http.ResponseWriter, r *http.Request, status int,
 
 func (s eventAPI) listEvents(w http.ResponseWriter, r *http.Request) {
 	q := parseQuery(r, "type", "channelId", "status", "customerEmail", "transactionReference", "receivedFrom", "receivedTo")
-	f := store.EventFilter{
+	f := invitedb.EventFilter{
 		Type:                 q.Get("type"),
 		ChannelID:            q.ID("channelId", "chl"),
 		Status:               invite.Status(q.Get("status")),
@@ -410,7 +411,7 @@ func (s eventAPI) listEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	events, next, err := s.store.ListEvents(r.Context(), accountID(r), f, p)
+	events, next, err := s.invites.ListEvents(r.Context(), accountID(r), f, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -431,7 +432,7 @@ func (s eventAPI) getEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	e, err := s.store.Event(r.Context(), accountID(r), id)
+	e, err := s.invites.Event(r.Context(), accountID(r), id)
 	if err != nil {
 		s.fail(w, r, apiwire.About("event", "", err))
 		return
@@ -447,8 +448,8 @@ func (s eventAPI) cancelEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	e, err := s.store.CancelInvite(r.Context(), accountID(r), id)
-	if errors.Is(err, store.ErrInviteState) {
+	e, err := s.invites.CancelInvite(r.Context(), accountID(r), id)
+	if errors.Is(err, invitedb.ErrInviteState) {
 		err = s.stateConflict(r.Context(), id, "cancelled")
 	}
 	if err != nil {
@@ -467,8 +468,8 @@ func (s eventAPI) retryEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	e, err := s.store.RetryInvite(r.Context(), accountID(r), id)
-	if errors.Is(err, store.ErrInviteState) {
+	e, err := s.invites.RetryInvite(r.Context(), accountID(r), id)
+	if errors.Is(err, invitedb.ErrInviteState) {
 		err = s.stateConflict(r.Context(), id, "retried")
 	}
 	if err != nil {
@@ -482,7 +483,7 @@ func (s eventAPI) retryEvent(w http.ResponseWriter, r *http.Request) {
 // stateConflict words the 409 of a cancel or retry the invite's state
 // does not allow.
 func (s eventAPI) stateConflict(ctx context.Context, id, verb string) error {
-	e, err := s.store.Event(ctx, infoFrom(ctx).principal.AccountID, id)
+	e, err := s.invites.Event(ctx, infoFrom(ctx).principal.AccountID, id)
 	if err != nil {
 		return newError(http.StatusConflict, "the invite's state does not allow it to be %s", verb)
 	}

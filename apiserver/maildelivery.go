@@ -5,7 +5,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
@@ -28,7 +28,7 @@ type providerEventOut struct {
 	At       apiwire.Timestamp  `json:"at"`
 }
 
-// addMailDelivery puts the reports of store.Event.MailDelivery on the
+// addMailDelivery puts the reports of invitedb.Event.MailDelivery on the
 // invite and its reminder.
 func addMailDelivery(inv *inviteOut, raw []byte) error {
 	if raw == nil {
@@ -55,7 +55,7 @@ func addMailDelivery(inv *inviteOut, raw []byte) error {
 }
 
 // providerEventsOut converts an attempt's provider reports; never null.
-func providerEventsOut(es []store.ProviderEvent) []providerEventOut {
+func providerEventsOut(es []invitedb.ProviderEvent) []providerEventOut {
 	out := make([]providerEventOut, len(es))
 	for i, e := range es {
 		out[i] = providerEventOut{Provider: e.Provider, Outcome: e.Outcome, Detail: nonEmpty(e.Detail), At: apiwire.Timestamp(e.At)}

@@ -35,6 +35,7 @@ import (
 	"github.com/touchpoint/touchpoint/mailevents"
 	"github.com/touchpoint/touchpoint/metrics"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // The mail providers as the test API knows them: SNS is a local https
@@ -313,10 +314,10 @@ func emailed(t *testing.T, e *env, email string) (*eventfixture.Account, string,
 func sendMail(t *testing.T, e *env, a *eventfixture.Account, email string) string {
 	t.Helper()
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
-	c, err := e.store.ClaimSend(t.Context(), invite.KindInvite, id, store.ClaimOptions{})
+	c, err := e.store.Invites.ClaimSend(t.Context(), invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = e.store.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
+	_, err = e.store.Invites.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
 	return id
 }

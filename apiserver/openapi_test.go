@@ -1223,9 +1223,9 @@ func (r *openAPIRun) sentLongAgo(t *testing.T) string {
 // attempt, so that the funnel counts it.
 func (r *openAPIRun) giveUp(t *testing.T, eventID string) {
 	ctx := context.Background()
-	_, err := r.e.store.MarkScheduled(ctx, invite.KindInvite, eventID, time.Now())
+	_, err := r.e.store.Invites.MarkScheduled(ctx, invite.KindInvite, eventID, time.Now())
 	require.NoError(t, err)
-	_, err = r.e.store.GiveUp(ctx, invite.KindInvite, eventID, invite.RetriesExhausted, "421 try later")
+	_, err = r.e.store.Invites.GiveUp(ctx, invite.KindInvite, eventID, invite.RetriesExhausted, "421 try later")
 	require.NoError(t, err)
 }
 

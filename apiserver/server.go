@@ -59,6 +59,7 @@ type Options struct {
 	Stats    StatsStore         // required
 	Webhooks WebhookStore       // required
 	Reviews  ReviewStore        // required
+	Invites  InviteStore        // required
 	Auth     auth.Authenticator // required
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
@@ -184,6 +185,7 @@ type server struct {
 	accounts  AccountStore
 	stats     StatsStore
 	reviews   ReviewStore
+	invites   InviteStore
 	auth      auth.Authenticator
 	log       *slog.Logger
 	maxBody   int64
@@ -246,9 +248,9 @@ func (a *Server) Drain() { a.s.draining.Store(true) }
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
+	if opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil || opts.Invites == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
 		opts.PublicationKeys == nil {
-		panic("apiserver.New: Store, Accounts, Stats, Webhooks, Reviews, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
+		panic("apiserver.New: Store, Accounts, Stats, Webhooks, Reviews, Invites, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
 	}
 	if opts.Templates == nil {
 		var err error
@@ -256,7 +258,7 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
@@ -281,7 +283,7 @@ func New(opts Options) *Server {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	var err error
-	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: pageStore{opts.Accounts, opts.Reviews, opts.Store},
+	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: pageStore{opts.Accounts, opts.Reviews, opts.Invites, opts.Store},
 		FeedbackLinks: opts.FeedbackLinks, UnsubscribeLinks: opts.UnsubscribeLinks, FeedbackLinkTTL: opts.FeedbackLinkTTL,
 		Now: s.now, Metrics: s.metrics, Reviewed: s.signalReview, HSTS: opts.HSTS,
 		Report: func(r *http.Request, err error) { infoFrom(r.Context()).err = err }})
@@ -297,7 +299,7 @@ func New(opts Options) *Server {
 	s.webhooks = webhookapi.New(webhookapi.Options{API: mountedAPI{s}, Store: opts.Webhooks, Secrets: opts.WebhookSecrets,
 		AllowPrivate: opts.WebhookAllowPrivate, Now: s.now})
 	s.suppressions = suppressionapi.New(suppressionapi.Options{API: mountedAPI{s}, Store: opts.Store.Suppressions})
-	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.Store.Templates, Invites: opts.Store,
+	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.Store.Templates, Invites: opts.Invites,
 		Accounts: opts.Accounts, Library: opts.Templates, FeedbackLinks: opts.FeedbackLinks,
 		UnsubscribeLinks: opts.UnsubscribeLinks, SMS: opts.SMS != nil})
 	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store.Reports, Logger: s.log, Fail: s.fail})

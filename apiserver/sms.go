@@ -17,7 +17,7 @@ type smsDelivery struct {
 	UpdatedAt apiwire.Timestamp `json:"updatedAt"`
 }
 
-// addSMSDelivery puts the reports of store.Event.SMSDelivery on the
+// addSMSDelivery puts the reports of invitedb.Event.SMSDelivery on the
 // invite and its reminder.
 func addSMSDelivery(inv *inviteOut, raw []byte) error {
 	if raw == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // The SMS provider as the test API knows it: its callbacks are signed
@@ -83,10 +84,10 @@ func textedEvent(t *testing.T, e *env) (*eventfixture.Account, string, string) {
 func sendText(t *testing.T, e *env, a *eventfixture.Account) string {
 	t.Helper()
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "0151 12345678", Locale: "de"})
-	c, err := e.store.ClaimSend(t.Context(), invite.KindInvite, id, store.ClaimOptions{SMSEnabled: true, Mobile: testMobile})
+	c, err := e.store.Invites.ClaimSend(t.Context(), invite.KindInvite, id, invitedb.ClaimOptions{SMSEnabled: true, Mobile: testMobile})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = e.store.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
+	_, err = e.store.Invites.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
 	return id
 }
@@ -277,7 +278,7 @@ func TestSMSInboundStop(t *testing.T) {
 	// START does not lift a suppression.
 	other := eventfixture.NewAccount(t, e.store.DB(), eventfixture.Setting{Medium: invite.SMS})
 	id := other.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: "+4915199999999"})
-	_, err := e.store.ClaimSend(t.Context(), invite.KindInvite, id, store.ClaimOptions{SMSEnabled: true, Mobile: "+4915199999999"})
+	_, err := e.store.Invites.ClaimSend(t.Context(), invite.KindInvite, id, invitedb.ClaimOptions{SMSEnabled: true, Mobile: "+4915199999999"})
 	require.NoError(t, err)
 	m := message("+4915199999999", "Bitte keine SMS mehr")
 	m.Set("OptOutType", "STOP")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // statsPeriod is a period around today (UTC) that the events of a test
@@ -66,14 +66,14 @@ func TestStatsFunnel(t *testing.T) {
 	skippedID := e.acceptEvent(t, e.minimalEvent("checkout"))
 
 	now := time.Now().UTC()
-	_, err := e.store.MarkScheduled(ctx, invite.KindInvite, sentID, now)
+	_, err := e.store.Invites.MarkScheduled(ctx, invite.KindInvite, sentID, now)
 	require.NoError(t, err)
-	c, err := e.store.ClaimSend(ctx, invite.KindInvite, sentID, store.ClaimOptions{})
+	c, err := e.store.Invites.ClaimSend(ctx, invite.KindInvite, sentID, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = e.store.FinishSend(ctx, invite.KindInvite, sentID, invite.SendResult{SentAt: now})
+	_, err = e.store.Invites.FinishSend(ctx, invite.KindInvite, sentID, invite.SendResult{SentAt: now})
 	require.NoError(t, err)
-	_, err = e.store.MarkSkipped(ctx, invite.KindInvite, skippedID, invite.RecentlyInvited)
+	_, err = e.store.Invites.MarkSkipped(ctx, invite.KindInvite, skippedID, invite.RecentlyInvited)
 	require.NoError(t, err)
 
 	// The customer opens the page three times and answers: one opening.

@@ -9,6 +9,7 @@ import (
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
@@ -66,11 +67,25 @@ type ReviewStore interface {
 	SaveReview(ctx context.Context, in reviewdb.ReviewInput) (reviewdb.Review, reviewdb.Saved, error)
 }
 
+// InviteStore is what the API reads and changes of an event and its
+// invite, and what the customer pages and a template's preview read of
+// it.
+type InviteStore interface {
+	ListEvents(ctx context.Context, accountID string, f invitedb.EventFilter, p store.Page) ([]invitedb.Event, *store.Cursor, error)
+	Event(ctx context.Context, accountID, id string) (invitedb.Event, error)
+	CancelInvite(ctx context.Context, accountID, id string) (invitedb.Event, error)
+	RetryInvite(ctx context.Context, accountID, id string) (invitedb.Event, error)
+
+	LoadInviteContent(ctx context.Context, eventID string) (invitedb.InviteContent, error)
+	MarkOpened(ctx context.Context, eventID string) (bool, error)
+}
+
 // pageStore is what the customer pages read and write (pages.Store),
 // from the repositories that keep it.
 type pageStore struct {
 	AccountStore
 	ReviewStore
+	InviteStore
 	*store.Store
 }
 

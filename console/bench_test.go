@@ -145,7 +145,7 @@ func BenchmarkPages(b *testing.B) {
 
 // consoleOf is the console for the benchmark: one owner signed in.
 func consoleOf(baseURL string, st *store.Store, lib *templates.Library, secrets *webhook.SecretBox, p console.Person) (*console.Handler, error) {
-	return console.New(console.Options{BaseURL: baseURL, Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews,
+	return console.New(console.Options{BaseURL: baseURL, Invites: st.Invites, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews,
 		Suppressions: st.Suppressions, TemplateStore: st.Templates, Reports: st.Reports, Templates: lib,
 		WebhookSecrets: secrets, Clients: st.Auth, PeopleStore: persondb.New(pg.NewDB(st.DB())),
 		SignedIn: func(http.ResponseWriter, *http.Request) (console.Person, bool) { return p, true },

@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/contact"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reportdb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -39,7 +40,7 @@ type invitesView struct {
 
 // inviteRow is one invite of a list.
 type inviteRow struct {
-	store.Event
+	invitedb.Event
 	Customer customer
 }
 
@@ -51,7 +52,7 @@ type customer struct {
 
 // customerOf reads the customer from the event's payload as it was
 // accepted (an erased one holds nothing).
-func customerOf(e store.Event) customer {
+func customerOf(e invitedb.Event) customer {
 	var p struct {
 		Customer struct {
 			Email     string `json:"email"`
@@ -79,14 +80,14 @@ func (h invitePages) invites(w http.ResponseWriter, r *http.Request, p Person) {
 		h.notFound(w, r)
 		return
 	}
-	var f store.EventFilter
+	var f invitedb.EventFilter
 	switch {
 	case q == "":
 		h.render(w, r, http.StatusOK, "invites", "invites_title", "invites", v)
 		return
 	case store.ValidID("evt", q):
 		v.Kind = "event"
-		e, err := h.opts.Store.Event(r.Context(), p.AccountID, q)
+		e, err := h.opts.Invites.Event(r.Context(), p.AccountID, q)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
@@ -110,7 +111,7 @@ func (h invitePages) invites(w http.ResponseWriter, r *http.Request, p Person) {
 		v.Kind = "reference"
 		f.TransactionReference = q
 	}
-	es, next, err := h.opts.Store.ListEvents(r.Context(), p.AccountID, f, page)
+	es, next, err := h.opts.Invites.ListEvents(r.Context(), p.AccountID, f, page)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -125,10 +126,10 @@ func (h invitePages) invites(w http.ResponseWriter, r *http.Request, p Person) {
 }
 
 type inviteView struct {
-	Event       store.Event
+	Event       invitedb.Event
 	Status      invite.Status // as the API shows it
 	Customer    customer
-	Attempts    []store.Attempt
+	Attempts    []invitedb.Attempt
 	Delivery    map[string]*reportdb.MailDelivery // by message: invite, reminder
 	Review      *reviewLink
 	Suppression *suppressiondb.Suppression
@@ -159,7 +160,7 @@ func (h invitePages) loadInvite(w http.ResponseWriter, r *http.Request, p Person
 		h.notFound(w, r)
 		return inviteView{}, false
 	}
-	e, err := h.opts.Store.Event(r.Context(), p.AccountID, id)
+	e, err := h.opts.Invites.Event(r.Context(), p.AccountID, id)
 	if err != nil {
 		h.fail(w, r, notFound(err))
 		return inviteView{}, false
@@ -248,7 +249,7 @@ func (h invitePages) invitePage(w http.ResponseWriter, r *http.Request, p Person
 
 // cancelInvite cancels a waiting invite, or the reminder of a sent one.
 func (h invitePages) cancelInvite(w http.ResponseWriter, r *http.Request, p Person) {
-	h.changeInvite(w, r, p, "cancel", h.opts.Store.CancelInvite, h.opts.Cancelled)
+	h.changeInvite(w, r, p, "cancel", h.opts.Invites.CancelInvite, h.opts.Cancelled)
 }
 
 // retryInvite sends a failed invite again: a new run of its workflow.
@@ -257,18 +258,18 @@ func (h invitePages) retryInvite(w http.ResponseWriter, r *http.Request, p Perso
 	if h.opts.Retried != nil {
 		after = func(string) { h.opts.Retried() }
 	}
-	h.changeInvite(w, r, p, "retry", h.opts.Store.RetryInvite, after)
+	h.changeInvite(w, r, p, "retry", h.opts.Invites.RetryInvite, after)
 }
 
 func (h invitePages) changeInvite(w http.ResponseWriter, r *http.Request, p Person, verb string,
-	change func(ctx context.Context, accountID, id string) (store.Event, error), after func(eventID string)) {
+	change func(ctx context.Context, accountID, id string) (invitedb.Event, error), after func(eventID string)) {
 	id := r.PathValue("id")
 	if !store.ValidID("evt", id) {
 		h.notFound(w, r)
 		return
 	}
 	_, err := change(r.Context(), p.AccountID, id)
-	if errors.Is(err, store.ErrInviteState) {
+	if errors.Is(err, invitedb.ErrInviteState) {
 		v, ok := h.loadInvite(w, r, p)
 		if !ok {
 			return

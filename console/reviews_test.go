@@ -17,6 +17,7 @@ import (
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reportdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 )
@@ -40,12 +41,12 @@ func (s *site) accept(t *testing.T, a *eventfixture.Account, email string, produ
 func (s *site) send(t *testing.T, eventID string) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := s.st.MarkScheduled(ctx, invite.KindInvite, eventID, time.Now())
+	_, err := s.st.Invites.MarkScheduled(ctx, invite.KindInvite, eventID, time.Now())
 	require.NoError(t, err)
-	c, err := s.st.ClaimSend(ctx, invite.KindInvite, eventID, store.ClaimOptions{})
+	c, err := s.st.Invites.ClaimSend(ctx, invite.KindInvite, eventID, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send, "the invite goes out")
-	_, err = s.st.FinishSend(ctx, invite.KindInvite, eventID, invite.SendResult{SentAt: time.Now()})
+	_, err = s.st.Invites.FinishSend(ctx, invite.KindInvite, eventID, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
 	_, err = s.st.Reports.ApplyMailReports(ctx, nil, []reportdb.MailReport{{Provider: "postmark", ID: "pm-" + eventID,
 		Outcome: invite.MailDelivered, EventID: eventID, Kind: invite.KindInvite, At: time.Now()}})

@@ -39,7 +39,7 @@ func TestEveryRouteChecksItsRole(t *testing.T) {
 	secrets, err := webhook.NewSecretBox(make([]byte, 32))
 	require.NoError(t, err)
 	for _, role := range people.Roles() {
-		h, err := New(Options{BaseURL: srv.URL, Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews,
+		h, err := New(Options{BaseURL: srv.URL, Invites: st.Invites, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews,
 			Suppressions: st.Suppressions, TemplateStore: st.Templates, Reports: st.Reports, Templates: lib, WebhookSecrets: secrets, Allows: Allows,
 			SignedIn: func(http.ResponseWriter, *http.Request) (Person, bool) {
 				return Person{ID: "usr-00000000-0000-4000-8000-000000000001", AccountID: acc.AccountID, Email: "p@shop.example",

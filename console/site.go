@@ -74,7 +74,7 @@ type Options struct {
 
 	// The store, through one small interface per area (stores.go).
 	// Required.
-	Store         Store
+	Invites       InviteStore
 	Accounts      AccountStore
 	Stats         StatsStore // the funnel's counts of the overview
 	Webhooks      WebhookStore
@@ -153,10 +153,10 @@ type Handler struct {
 // does not parse, and panics without its required options (a wiring
 // mistake).
 func New(opts Options) (*Handler, error) {
-	if opts.SignedIn == nil || opts.Allows == nil || opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil ||
+	if opts.SignedIn == nil || opts.Allows == nil || opts.Invites == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil ||
 		opts.Suppressions == nil || opts.TemplateStore == nil || opts.Reports == nil || opts.BaseURL == "" ||
 		opts.Templates == nil || opts.WebhookSecrets == nil {
-		panic("console.New: BaseURL, SignedIn, Allows, Store, Accounts, Stats, Webhooks, Reviews, Suppressions, TemplateStore, Reports, " +
+		panic("console.New: BaseURL, SignedIn, Allows, Invites, Accounts, Stats, Webhooks, Reviews, Suppressions, TemplateStore, Reports, " +
 			"Templates and WebhookSecrets are required")
 	}
 	u, err := url.Parse(opts.BaseURL)

@@ -87,7 +87,7 @@ func newSite(t *testing.T, configure ...func(*console.Options)) *site {
 	require.NoError(t, err)
 	s.secrets, err = webhook.NewSecretBox(make([]byte, 32))
 	require.NoError(t, err)
-	opts := console.Options{BaseURL: s.URL, Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Reviews: s.st.Reviews,
+	opts := console.Options{BaseURL: s.URL, Invites: s.st.Invites, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Reviews: s.st.Reviews,
 		Suppressions: s.st.Suppressions, TemplateStore: s.st.Templates, Reports: s.st.Reports, WebhookSecrets: s.secrets, SignOutPath: "/console/sign-out", Templates: lib,
 		SampleFeedbackURL:    "https://touchpoint.example/feedback?event=evt-00000000-0000-4000-8000-000000000000&sig=sample",
 		SampleUnsubscribeURL: "https://touchpoint.example/unsubscribe?event=evt-00000000-0000-4000-8000-000000000000&sig=sample",

@@ -9,20 +9,13 @@ import (
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 )
-
-// Store is what the console calls of the root store, one small interface
-// per area; the aggregates with repositories of their own are reached
-// through the other interfaces below. The wiring hands it the
-// repositories that keep them.
-type Store interface {
-	InviteStore
-}
 
 // ReviewStore is what the reviews' pages read and change, and what the
 // overview reads of the reviews.
@@ -37,12 +30,13 @@ type ReviewStore interface {
 	ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (reviewdb.Review, bool, error)
 }
 
-// InviteStore is what the invites' pages read and change.
+// InviteStore is what the invites' pages read and change of an event and
+// its invite.
 type InviteStore interface {
-	ListEvents(ctx context.Context, accountID string, f store.EventFilter, p store.Page) ([]store.Event, *store.Cursor, error)
-	Event(ctx context.Context, accountID, id string) (store.Event, error)
-	CancelInvite(ctx context.Context, accountID, id string) (store.Event, error)
-	RetryInvite(ctx context.Context, accountID, id string) (store.Event, error)
+	ListEvents(ctx context.Context, accountID string, f invitedb.EventFilter, p store.Page) ([]invitedb.Event, *store.Cursor, error)
+	Event(ctx context.Context, accountID, id string) (invitedb.Event, error)
+	CancelInvite(ctx context.Context, accountID, id string) (invitedb.Event, error)
+	RetryInvite(ctx context.Context, accountID, id string) (invitedb.Event, error)
 }
 
 // SuppressionStore is what the suppressions' page and an invite's page

@@ -19,6 +19,7 @@ import (
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
@@ -42,7 +43,7 @@ const retryAfter = 5
 
 // Store is what the handlers need of the store.
 type Store interface {
-	LoadInviteContent(ctx context.Context, eventID string) (store.InviteContent, error)
+	LoadInviteContent(ctx context.Context, eventID string) (invitedb.InviteContent, error)
 	ReviewOfEvent(ctx context.Context, eventID string) (reviewdb.Review, error)
 	SaveReview(ctx context.Context, in reviewdb.ReviewInput) (reviewdb.Review, reviewdb.Saved, error)
 	AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
@@ -151,10 +152,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // linkTarget verifies a signed link's query and loads its event; a link
 // that does not verify, or whose event is gone, is store.ErrNotFound.
-func (h *Handler) linkTarget(r *http.Request, links *signedlink.Links, query url.Values) (store.InviteContent, error) {
+func (h *Handler) linkTarget(r *http.Request, links *signedlink.Links, query url.Values) (invitedb.InviteContent, error) {
 	eventID, ok := links.Verify(query)
 	if !ok {
-		return store.InviteContent{}, store.ErrNotFound
+		return invitedb.InviteContent{}, store.ErrNotFound
 	}
 	return h.o.Store.LoadInviteContent(r.Context(), eventID)
 }
@@ -162,12 +163,12 @@ func (h *Handler) linkTarget(r *http.Request, links *signedlink.Links, query url
 // expired reports whether the feedback link of c is past its lifetime: it
 // expires FeedbackLinkTTL after the invite was (last) sent; a link of an
 // invite never sent does not.
-func (h *Handler) expired(c store.InviteContent) bool {
+func (h *Handler) expired(c invitedb.InviteContent) bool {
 	return h.o.FeedbackLinkTTL > 0 && c.SentAt != nil && h.o.Now().Sub(*c.SentAt) > h.o.FeedbackLinkTTL
 }
 
 // feedbackView is the form of the event c, with the link's signature.
-func (h *Handler) feedbackView(c store.InviteContent, sig string) FeedbackView {
+func (h *Handler) feedbackView(c invitedb.InviteContent, sig string) FeedbackView {
 	v := FeedbackView{Locale: c.Locale, Brand: c.Account.Brand(), Action: h.FeedbackPath(), EventID: c.EventID, Sig: sig}
 	for i, p := range c.Products {
 		if i >= MaxProducts {

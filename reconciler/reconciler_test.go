@@ -103,14 +103,14 @@ func (r *rig) orders(t *testing.T, id, kind string) int {
 
 func (r *rig) state(t *testing.T, id string) invite.State {
 	t.Helper()
-	st, err := r.db.LoadInviteState(context.Background(), id)
+	st, err := r.db.Invites.LoadInviteState(context.Background(), id)
 	require.NoError(t, err)
 	return st
 }
 
 func (r *rig) reminder(t *testing.T, id string) invite.Reminder {
 	t.Helper()
-	rem, err := r.db.LoadReminder(context.Background(), id)
+	rem, err := r.db.Invites.LoadReminder(context.Background(), id)
 	require.NoError(t, err)
 	return rem
 }

@@ -33,7 +33,7 @@ func TestRestartAfterClosedRun(t *testing.T) {
 	require.NoError(t, e.temporal.TerminateWorkflow(ctx, lost, first, "test: lost"))
 	e.setStatus(t, lost, invite.Scheduled)
 
-	ok, err := e.st.RestartInvite(ctx, lost, invite.Scheduled)
+	ok, err := e.st.Invites.RestartInvite(ctx, lost, invite.Scheduled)
 	require.NoError(t, err)
 	require.True(t, ok)
 	notifier.Poke()

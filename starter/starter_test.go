@@ -159,7 +159,7 @@ func TestCancelledPendingInviteIsNotStarted(t *testing.T) {
 		{"start order", func(*testing.T, *env, string) string { return "" }},
 		{"retry order", func(t *testing.T, e *env, id string) string {
 			earlier := e.failedRun(t, id)
-			_, err := e.st.RetryInvite(context.Background(), e.accountID, id)
+			_, err := e.st.Invites.RetryInvite(context.Background(), e.accountID, id)
 			require.NoError(t, err)
 			return earlier
 		}},
@@ -170,7 +170,7 @@ func TestCancelledPendingInviteIsNotStarted(t *testing.T) {
 			ids := e.accept(t, 2)
 			cancelled, started := ids[0], ids[1]
 			runID := tc.order(t, e, cancelled)
-			_, err := e.st.CancelInvite(context.Background(), e.accountID, cancelled)
+			_, err := e.st.Invites.CancelInvite(context.Background(), e.accountID, cancelled)
 			require.NoError(t, err)
 
 			run(t, e.starter(e.temporal).Run)
@@ -254,7 +254,7 @@ func TestRetryWaitsForEarlierRunToClose(t *testing.T) {
 	// The invite failed, as its run records before it ends — but the run
 	// has not closed yet.
 	e.setStatus(t, id, invite.Failed)
-	_, err := e.st.RetryInvite(ctx, e.accountID, id)
+	_, err := e.st.Invites.RetryInvite(ctx, e.accountID, id)
 	require.NoError(t, err)
 	notifier.Poke()
 
@@ -354,7 +354,7 @@ func TestOrderWhoseRunExists(t *testing.T) {
 		}},
 		{"retry order, run open", func(t *testing.T, e *env, id string) string {
 			e.failedRun(t, id)
-			_, err := e.st.RetryInvite(context.Background(), e.accountID, id)
+			_, err := e.st.Invites.RetryInvite(context.Background(), e.accountID, id)
 			require.NoError(t, err)
 			runID := e.startRun(t, id, true)
 			e.setStatus(t, id, invite.Scheduled) // the run's first step
@@ -362,7 +362,7 @@ func TestOrderWhoseRunExists(t *testing.T) {
 		}},
 		{"retry order, run failed", func(t *testing.T, e *env, id string) string {
 			e.failedRun(t, id)
-			_, err := e.st.RetryInvite(context.Background(), e.accountID, id)
+			_, err := e.st.Invites.RetryInvite(context.Background(), e.accountID, id)
 			require.NoError(t, err)
 			runID := e.startRun(t, id, true)
 			e.setStatus(t, id, invite.Failed)

@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
@@ -45,17 +46,17 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 
 	// Sent once after a refused attempt; the reminder still to come; reviewed.
 	sent := a.Event(t, func() eventfixture.Event { e := customer; e.Status = invite.Scheduled; return e }())
-	c, err := st.ClaimSend(ctx, invite.KindInvite, sent, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, sent, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishSend(ctx, invite.KindInvite, sent, invite.SendResult{Retry: true, Error: "450 mailbox <ann.lee+shop@example.com> busy"})
+	_, err = st.Invites.FinishSend(ctx, invite.KindInvite, sent, invite.SendResult{Retry: true, Error: "450 mailbox <ann.lee+shop@example.com> busy"})
 	require.NoError(t, err)
-	c, err = st.ClaimSend(ctx, invite.KindInvite, sent, store.ClaimOptions{})
+	c, err = st.Invites.ClaimSend(ctx, invite.KindInvite, sent, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishSend(ctx, invite.KindInvite, sent, invite.SendResult{SentAt: time.Now()})
+	_, err = st.Invites.FinishSend(ctx, invite.KindInvite, sent, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
-	_, err = st.MarkScheduled(ctx, invite.KindReminder, sent, time.Now().Add(72*time.Hour))
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindReminder, sent, time.Now().Add(72*time.Hour))
 	require.NoError(t, err)
 	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: sent, Rating: 4, Comment: "Great. Answer me at ANN.LEE+shop@example.com please", Locale: "en"})
 	require.NoError(t, err)
@@ -99,7 +100,7 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	for id, want := range map[string]struct{ invite, reminder string }{
 		scheduled: {"cancelled", ""}, sent: {"sent", "cancelled"}, inFlight: {"sending", ""}, failed: {"failed", ""},
 	} {
-		e, err := st.Event(ctx, a.AccountID, id)
+		e, err := st.Invites.Event(ctx, a.AccountID, id)
 		require.NoError(t, err)
 		assert.True(t, e.ErasedAt.Valid, id)
 		assert.Equal(t, want.invite, string(e.InviteStatus), id)
@@ -118,14 +119,14 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4, review.Rating)
 	assert.Equal(t, "Great. Answer me at [erased] please", review.Comment)
-	attempts, err := st.EventAttempts(ctx, sent)
+	attempts, err := st.Invites.EventAttempts(ctx, sent)
 	require.NoError(t, err)
 	require.Len(t, attempts, 2, "the attempts stay, without their details")
 	assert.Equal(t, invite.OutcomeTransient, attempts[0].Outcome)
 	assert.Empty(t, attempts[0].Detail)
 
 	// The invite of another customer is not touched; a second erasure finds nothing.
-	state, err := st.LoadInviteState(ctx, other)
+	state, err := st.Invites.LoadInviteState(ctx, other)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Scheduled, state.Status)
 	again, err := st.EraseCustomer(ctx, a.AccountID, store.CustomerKey{Email: email})
@@ -137,9 +138,10 @@ func TestEraseCustomerLeavesNoCopy(t *testing.T) {
 // whatever address each carries, and only in the caller's account.
 func TestEraseCustomerByReference(t *testing.T) {
 	t.Parallel()
-	st, account := inviteStore(t)
+	db := testdb.New(t)
+	st := storeset.New(db, "P7D")
 	ctx := context.Background()
-	a, b := account(eventfixture.Setting{}), account(eventfixture.Setting{})
+	a, b := eventfixture.NewAccount(t, db, eventfixture.Setting{}), eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	first := a.Event(t, eventfixture.Event{Email: "old@example.com", CustomerReference: "C-9", Status: invite.Sent})
 	second := a.Event(t, eventfixture.Event{Email: "new@example.com", CustomerReference: "C-9", Status: invite.Pending})
 	noRef := a.Event(t, eventfixture.Event{Email: "new@example.com"})
@@ -151,11 +153,11 @@ func TestEraseCustomerByReference(t *testing.T) {
 	assert.Equal(t, 1, got.InvitesCancelled)
 	assert.Equal(t, []string{second}, got.Cancelled)
 	for id, erased := range map[string]bool{first: true, second: true, noRef: false} {
-		e, err := st.Event(ctx, a.AccountID, id)
+		e, err := st.Invites.Event(ctx, a.AccountID, id)
 		require.NoError(t, err)
 		assert.Equal(t, erased, e.ErasedAt.Valid, id)
 	}
-	e, err := st.Event(ctx, b.AccountID, otherAccount)
+	e, err := st.Invites.Event(ctx, b.AccountID, otherAccount)
 	require.NoError(t, err)
 	assert.False(t, e.ErasedAt.Valid, "another account's customer with the same reference is another customer")
 
@@ -179,7 +181,7 @@ func TestEraseCustomerCountsItsCancels(t *testing.T) {
 	now := time.Now()
 	pending := f.accept(t, "erase.me@example.com", "de")
 	scheduled := f.accept(t, "erase.me@example.com", "")
-	_, err := st.MarkScheduled(ctx, invite.KindInvite, scheduled, now.Add(time.Hour))
+	_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, scheduled, now.Add(time.Hour))
 	require.NoError(t, err)
 	sent := f.accept(t, "erase.me@example.com", "")
 	send(t, st, sent, now)

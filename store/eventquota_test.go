@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
@@ -19,6 +20,31 @@ import (
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
+
+// kinds records the refusals told to OnQuotaExceeded.
+type kinds struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (k *kinds) add(kind string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]int{}
+	}
+	k.m[kind]++
+}
+
+func (k *kinds) get() map[string]int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[string]int{}
+	for kk, v := range k.m {
+		out[kk] = v
+	}
+	return out
+}
 
 // The daily quota of accepted events, enforced where the events are
 // stored: single accepts and batches are accepted while there is room, a
@@ -32,8 +58,8 @@ func TestEventQuota(t *testing.T) {
 	db := testdb.New(t)
 	st := store.New(db, "P7D")
 	st.Accounts.Quotas = accountdb.Quotas{DailyEvents: 10}
-	clock := &clockAt{t: time.Date(2026, 6, 1, 23, 0, 0, 0, time.UTC)}
-	st.SetClock(clock.now)
+	clock := testclock.New(time.Date(2026, 6, 1, 23, 0, 0, 0, time.UTC))
+	st.SetClock(clock.Now)
 	refused := &kinds{}
 	st.Accounts.OnQuotaExceeded = refused.add
 	ctx := context.Background()
@@ -118,12 +144,12 @@ func TestEventQuota(t *testing.T) {
 	assert.Equal(t, 10, used(acc))
 	assert.Equal(t, 10, stored(acc, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)), "the count is the events stored")
 
-	clock.advance(time.Hour) // midnight UTC
+	clock.Advance(time.Hour) // midnight UTC
 	assert.Equal(t, []int{10, 10}, pair(accept(acc, 20, 10)), "a new day")
 
 	// Concurrent accepts, single and in batches, never overshoot, and the
 	// count is the events stored.
-	clock.advance(24 * time.Hour)
+	clock.Advance(24 * time.Hour)
 	day := time.Date(2026, 6, 3, 0, 0, 0, 0, time.UTC)
 	var wg sync.WaitGroup
 	var mu sync.Mutex

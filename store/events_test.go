@@ -56,7 +56,7 @@ func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
 	assert.False(t, acc.Replayed)
 	assert.True(t, store.ValidID("evt", acc.EventID))
 
-	e, err := st.Event(ctx, tn.accountID, acc.EventID)
+	e, err := st.Invites.Event(ctx, tn.accountID, acc.EventID)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Pending, e.InviteStatus)
 	assert.Equal(t, "checkout", e.Type)
@@ -169,114 +169,6 @@ func TestConcurrentRepeatsOfOneKeyCreateOneEvent(t *testing.T) {
 	assert.Equal(t, 1, count)
 }
 
-func TestListEventsFiltersAndPages(t *testing.T) {
-	t.Parallel()
-	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
-	other := newTenant(t, st)
-	ctx := context.Background()
-
-	base := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	var ids []string
-	for i := range 5 {
-		st.SetClock(func() time.Time { return base.Add(time.Duration(i) * time.Minute) })
-		e := tn.event(fmt.Sprintf("c%d@example.com", i%2))
-		e.TransactionReference = fmt.Sprintf("order-%d", i)
-		acc, err := st.Events.AcceptEvent(ctx, e)
-		require.NoError(t, err)
-		ids = append([]string{acc.EventID}, ids...) // newest first
-	}
-	_, err := st.Events.AcceptEvent(ctx, other.event("c0@example.com"))
-	require.NoError(t, err)
-
-	all, next, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{}, store.Page{Limit: 2})
-	require.NoError(t, err)
-	require.NotNil(t, next)
-	got := []string{all[0].ID, all[1].ID}
-	for next != nil {
-		var page []store.Event
-		page, next, err = st.ListEvents(ctx, tn.accountID, store.EventFilter{}, store.Page{Limit: 2, After: next})
-		require.NoError(t, err)
-		for _, e := range page {
-			got = append(got, e.ID)
-		}
-	}
-	assert.Equal(t, ids, got, "every event once, newest first, none of the other account's")
-
-	byEmail, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{CustomerEmail: "C1@EXAMPLE.COM"}, store.Page{Limit: 50})
-	require.NoError(t, err)
-	assert.Len(t, byEmail, 2)
-
-	byRef, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{TransactionReference: "order-3"}, store.Page{Limit: 50})
-	require.NoError(t, err)
-	require.Len(t, byRef, 1)
-	assert.Equal(t, ids[1], byRef[0].ID)
-
-	window, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{
-		ReceivedFrom: base.Add(time.Minute), ReceivedTo: base.Add(3 * time.Minute),
-	}, store.Page{Limit: 50})
-	require.NoError(t, err)
-	assert.Len(t, window, 2, "from is inclusive, to exclusive")
-
-	pending, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{Status: "pending", Type: "checkout", ChannelID: tn.channelID}, store.Page{Limit: 50})
-	require.NoError(t, err)
-	assert.Len(t, pending, 5)
-	none, _, err := st.ListEvents(ctx, tn.accountID, store.EventFilter{Status: "sent"}, store.Page{Limit: 50})
-	require.NoError(t, err)
-	assert.Empty(t, none)
-}
-
-func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
-	t.Parallel()
-	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
-	ctx := context.Background()
-
-	setStatus := func(id string, status invite.Status) {
-		_, err := st.DB().Exec(`UPDATE events SET invite_status = $2 WHERE id = $1`, id, status)
-		require.NoError(t, err)
-	}
-	accept := func() string {
-		acc, err := st.Events.AcceptEvent(ctx, tn.event("a@example.com"))
-		require.NoError(t, err)
-		return acc.EventID
-	}
-
-	for status, wantErr := range map[invite.Status]error{
-		invite.Pending:   nil,
-		invite.Scheduled: nil,
-		invite.Cancelled: nil,
-		invite.Sending:   store.ErrInviteState,
-		invite.Sent:      store.ErrInviteState,
-		invite.Skipped:   store.ErrInviteState,
-		invite.Failed:    store.ErrInviteState,
-	} {
-		id := accept()
-		setStatus(id, status)
-		e, err := st.CancelInvite(ctx, tn.accountID, id)
-		if wantErr != nil {
-			assert.ErrorIs(t, err, wantErr, status)
-			continue
-		}
-		require.NoError(t, err, status)
-		assert.Equal(t, invite.Cancelled, e.InviteStatus, status)
-	}
-
-	_, err := st.CancelInvite(ctx, "acc-00000000-0000-0000-0000-000000000000", accept())
-	assert.ErrorIs(t, err, store.ErrNotFound, "another account's event")
-
-	id := accept()
-	_, err = st.RetryInvite(ctx, tn.accountID, id)
-	assert.ErrorIs(t, err, store.ErrInviteState, "only failed invites are retried")
-	setStatus(id, invite.Failed)
-	e, err := st.RetryInvite(ctx, tn.accountID, id)
-	require.NoError(t, err)
-	assert.Equal(t, invite.Pending, e.InviteStatus)
-	var kinds []string
-	require.NoError(t, st.DB().Select(&kinds, `SELECT kind FROM outbox WHERE event_id = $1 ORDER BY id`, id))
-	assert.Equal(t, []string{"start", "retry"}, kinds)
-}
-
 func TestOutboxClaimsSkipLockedRowsAndReleases(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
@@ -316,7 +208,7 @@ func TestCountInvitesOfType(t *testing.T) {
 	ctx := context.Background()
 	out, err := st.Events.AcceptEvents(ctx, []eventdb.NewEvent{tn.event("a@example.com"), tn.event("b@example.com")})
 	require.NoError(t, err)
-	_, err = st.CancelInvite(ctx, tn.accountID, out[1].EventID)
+	_, err = st.Invites.CancelInvite(ctx, tn.accountID, out[1].EventID)
 	require.NoError(t, err)
 	var etID string
 	require.NoError(t, st.DB().Get(&etID, `SELECT id FROM event_types WHERE name = 'checkout'`))

@@ -38,7 +38,7 @@ func TestUniqueAcrossMonths(t *testing.T) {
 	require.NoError(t, st.DB().Get(&n, `SELECT count(*) FROM events`))
 	assert.Equal(t, 1, n)
 
-	ev, err := st.Event(ctx, tn.accountID, first.EventID)
+	ev, err := st.Invites.Event(ctx, tn.accountID, first.EventID)
 	require.NoError(t, err)
 	at, ok := pg.IDTime(first.EventID)
 	require.True(t, ok, "a new event's id is a UUIDv7")

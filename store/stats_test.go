@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reportdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
@@ -135,12 +136,12 @@ func rowCounts(t *testing.T, st *store.Store, accountID string) stats.Counts {
 func send(t *testing.T, st *store.Store, id string, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := st.MarkScheduled(ctx, invite.KindInvite, id, at)
+	_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, id, at)
 	require.NoError(t, err)
-	c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send, "%s: %+v", id, c.State)
-	s, err := st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: at})
+	s, err := st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: at})
 	require.NoError(t, err)
 	require.Equal(t, invite.Sent, s.Status)
 }
@@ -193,7 +194,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	// once (a repeated activity).
 	// A repeated step may find its work done (a refusal), never an error.
 	ok := func(_ any, err error) {
-		if err != nil && !errors.Is(err, invite.ErrRefused) && !errors.Is(err, store.ErrInviteState) {
+		if err != nil && !errors.Is(err, invite.ErrRefused) && !errors.Is(err, invitedb.ErrInviteState) {
 			assert.NoError(t, err)
 		}
 	}
@@ -207,36 +208,36 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, id := range sentIDs {
 		wg.Go(func() {
-			twice(func() { ok(st.MarkScheduled(ctx, invite.KindInvite, id, now)) })
-			twice(func() { ok(st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})) })
-			twice(func() { ok(st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: now})) })
+			twice(func() { ok(st.Invites.MarkScheduled(ctx, invite.KindInvite, id, now)) })
+			twice(func() { ok(st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})) })
+			twice(func() { ok(st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: now})) })
 		})
 	}
 	wg.Go(func() {
-		twice(func() { ok(st.MarkSkipped(ctx, invite.KindInvite, inactive, invite.SettingInactive)) })
+		twice(func() { ok(st.Invites.MarkSkipped(ctx, invite.KindInvite, inactive, invite.SettingInactive)) })
 	})
 	wg.Go(func() {
-		ok(st.MarkScheduled(ctx, invite.KindInvite, suppressed, now))
-		twice(func() { ok(st.ClaimSend(ctx, invite.KindInvite, suppressed, store.ClaimOptions{})) })
+		ok(st.Invites.MarkScheduled(ctx, invite.KindInvite, suppressed, now))
+		twice(func() { ok(st.Invites.ClaimSend(ctx, invite.KindInvite, suppressed, invitedb.ClaimOptions{})) })
 	})
 	wg.Go(func() {
-		ok(st.MarkScheduled(ctx, invite.KindInvite, cancelled, now))
-		twice(func() { ok(st.CancelInvite(ctx, f.accountID, cancelled)) })
+		ok(st.Invites.MarkScheduled(ctx, invite.KindInvite, cancelled, now))
+		twice(func() { ok(st.Invites.CancelInvite(ctx, f.accountID, cancelled)) })
 	})
 	wg.Go(func() {
-		ok(st.MarkScheduled(ctx, invite.KindInvite, failedOnly, now))
-		ok(st.ClaimSend(ctx, invite.KindInvite, failedOnly, store.ClaimOptions{}))
+		ok(st.Invites.MarkScheduled(ctx, invite.KindInvite, failedOnly, now))
+		ok(st.Invites.ClaimSend(ctx, invite.KindInvite, failedOnly, invitedb.ClaimOptions{}))
 		twice(func() {
-			ok(st.FinishSend(ctx, invite.KindInvite, failedOnly, invite.SendResult{Reason: invite.Rejected, Error: "550"}))
+			ok(st.Invites.FinishSend(ctx, invite.KindInvite, failedOnly, invite.SendResult{Reason: invite.Rejected, Error: "550"}))
 		})
 	})
 	wg.Go(func() {
 		// Failed after a transient failure and its give-up, retried, sent.
-		ok(st.MarkScheduled(ctx, invite.KindInvite, failedRetry, now))
-		ok(st.ClaimSend(ctx, invite.KindInvite, failedRetry, store.ClaimOptions{}))
-		ok(st.FinishSend(ctx, invite.KindInvite, failedRetry, invite.SendResult{Retry: true, Error: "421"}))
-		twice(func() { ok(st.GiveUp(ctx, invite.KindInvite, failedRetry, invite.RetriesExhausted, "421")) })
-		twice(func() { ok(st.RetryInvite(ctx, f.accountID, failedRetry)) })
+		ok(st.Invites.MarkScheduled(ctx, invite.KindInvite, failedRetry, now))
+		ok(st.Invites.ClaimSend(ctx, invite.KindInvite, failedRetry, invitedb.ClaimOptions{}))
+		ok(st.Invites.FinishSend(ctx, invite.KindInvite, failedRetry, invite.SendResult{Retry: true, Error: "421"}))
+		twice(func() { ok(st.Invites.GiveUp(ctx, invite.KindInvite, failedRetry, invite.RetriesExhausted, "421")) })
+		twice(func() { ok(st.Invites.RetryInvite(ctx, f.accountID, failedRetry)) })
 	})
 	wg.Wait()
 	send(t, st, failedRetry, now)
@@ -248,7 +249,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 		var rw sync.WaitGroup
 		for range 4 {
 			rw.Go(func() {
-				ok(st.MarkOpened(ctx, id))
+				ok(st.Invites.MarkOpened(ctx, id))
 				_, _, err := st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 2, Locale: "en"})
 				assert.NoError(t, err)
 			})
@@ -259,10 +260,10 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	}
 	var ow sync.WaitGroup
 	for range 8 {
-		ow.Go(func() { ok(st.MarkOpened(ctx, sentIDs[3])) })
+		ow.Go(func() { ok(st.Invites.MarkOpened(ctx, sentIDs[3])) })
 	}
 	ow.Wait()
-	first, err := st.MarkOpened(ctx, sentIDs[3])
+	first, err := st.Invites.MarkOpened(ctx, sentIDs[3])
 	require.NoError(t, err)
 	assert.False(t, first, "a later opening is not recorded again")
 	for range 2 {
@@ -322,7 +323,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	expect[stats.Delivered] = 2 // one delivered, one complained of
 	expect[stats.Bounced] = 1
 	assert.Equal(t, expect, got)
-	e, err := st.Event(ctx, f.accountID, pending)
+	e, err := st.Invites.Event(ctx, f.accountID, pending)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Pending, e.InviteStatus)
 

@@ -1,6 +1,10 @@
-// Package store is the one place that speaks SQL: sqlx repositories for
-// Touchpoint's resources, with PostgreSQL errors turned into the sentinels
-// of package pg so callers can branch without knowing pq.
+// Package store builds Touchpoint's repositories — a package under store/
+// for each aggregate, the one place that speaks SQL of its tables, with
+// PostgreSQL errors turned into the sentinels of package pg so callers can
+// branch without knowing pq — on one pool and one clock (New), and keeps
+// what spans them all: a customer's erasure from every table that can hold
+// their data, and the housekeeping of the small tables that expire row by
+// row.
 package store
 
 import (
@@ -12,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/authdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/partitiondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/reportdb"
@@ -64,29 +69,6 @@ var (
 	EnsurePartitions = pg.EnsurePartitions
 )
 
-func translate(err error) error { return pg.Translate(err) }
-
-func truncate(s string, n int) string { return pg.Truncate(s, n) }
-
-func pageLimit(p Page) int { return pg.PageLimit(p) }
-
-func trim[T any](rows []T, limit int, pos func(T) Cursor) ([]T, *Cursor) {
-	return pg.Trim(rows, limit, pos)
-}
-
-// where is pg.Where under the names the store's files use.
-type where struct{ w *pg.Where }
-
-func newWhere(accountID string) *where { return &where{pg.NewWhere(accountID)} }
-
-func (w *where) add(expr string, arg any) { w.w.Add(expr, arg) }
-
-func (w *where) cond(c string) { w.w.Cond(c) }
-
-func (w *where) arg(v any) string { return w.w.Arg(v) }
-
-func (w *where) page(selectFrom string, p Page) (string, []any) { return w.w.Page(selectFrom, p) }
-
 // Store holds the connection pool and the defaults new rows need.
 type Store struct {
 	base *pg.DB
@@ -108,9 +90,9 @@ type Store struct {
 	Reports *reportdb.Store
 	// Partitions keeps the monthly partitions (housekeeping).
 	Partitions *partitiondb.Store
-	// The statements every event or invite runs are prepared once (see
-	// pg.Stmt).
-	invite *inviteStatements
+	// Invites keeps the invite of each event, its reminder and their
+	// attempts.
+	Invites *invitedb.Store
 }
 
 // New wraps an open pool.
@@ -124,7 +106,7 @@ func New(db *sqlx.DB, defaultInviteDelay string) *Store {
 		Events: eventdb.New(base, accounts), Webhooks: webhooks, Reviews: reviewdb.New(base, webhooks, stats), Partitions: partitiondb.New(base),
 		Templates: templatedb.New(base, accounts), Suppressions: suppressions,
 		Reports: reportdb.New(base, stats, webhooks, suppressions),
-		invite:  newInviteStatements(db, stats, suppressions)}
+		Invites: invitedb.New(base, stats, accounts, suppressions, webhooks)}
 }
 
 // DB exposes the pool to the few callers that need a raw handle
@@ -135,14 +117,6 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 // stats and lists — go to the streaming replica r, in the requests its
 // Reads marks (see package pg).
 func (s *Store) UseReplica(r *pg.Replica) { s.base.UseReplica(r) }
-
-// read is where a read that may be a little behind goes: the replica or
-// the primary (pg.DB.Read). Every other read, and every write, uses s.db.
-func (s *Store) read(ctx context.Context) pg.Queryer { return s.base.Read(ctx) }
-
-// readPlanned is read for the event lists, whose planning over every
-// monthly partition costs more than their run (pg.DB.ReadPlanned).
-func (s *Store) readPlanned(ctx context.Context) pg.Queryer { return s.base.ReadPlanned(ctx) }
 
 // Now is the store's clock truncated to the milliseconds that every
 // timestamp is returned with, so keyset cursors compare exactly.

@@ -230,7 +230,7 @@ func startDelivery(t *testing.T, ctx context.Context, c client.Client, st *store
 	ep, err := st.Webhooks.CreateWebhookEndpoint(ctx, webhookdb.WebhookEndpoint{ID: id, AccountID: a.AccountID, URL: url,
 		Events: []string{webhook.InviteScheduled}, Secret: sealed})
 	require.NoError(t, err)
-	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Email: "hook-" + a.AccountID + "@example.com"}), time.Now())
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Email: "hook-" + a.AccountID + "@example.com"}), time.Now())
 	require.NoError(t, err)
 	ds, _, err := st.Webhooks.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, webhookdb.DeliveryPending, store.Page{Limit: 1})
 	require.NoError(t, err)

@@ -50,7 +50,7 @@ const DefaultStopTimeout = time.Minute
 func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, opts.sdkOptions())
 	Register(w, acts, opts.Workflow)
-	RegisterReconciler(w, &activities.Reconciler{Store: acts.Store, Outbox: acts.Store.Events, Temporal: c, Grace: opts.ReconcileGrace, Logger: acts.Logger})
+	RegisterReconciler(w, &activities.Reconciler{Store: acts.Store.Invites, Outbox: acts.Store.Events, Temporal: c, Grace: opts.ReconcileGrace, Logger: acts.Logger})
 	return w
 }
 

@@ -56,7 +56,7 @@ func consoleHandler(cfg config.Config, st *store.Store, logger *slog.Logger, par
 		return nil, err
 	}
 	h, err := console.New(console.Options{BaseURL: cfg.BaseURL, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: signin.SignOutPath, Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews,
+		SignOutPath: signin.SignOutPath, Invites: st.Invites, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews,
 		Suppressions: st.Suppressions, TemplateStore: st.Templates, Reports: st.Reports, People: ps, Logger: logger,
 		HSTS: strings.HasPrefix(cfg.BaseURL, "https://"), Templates: lib,
 		SampleFeedbackURL: parts.fb.URL(templates.SampleEventID), SampleUnsubscribeURL: parts.unsub.URL(templates.SampleEventID),

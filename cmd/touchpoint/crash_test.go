@@ -48,7 +48,7 @@ func TestCrashBetweenSendAndRecord(t *testing.T) {
 	w.waitExited()
 	s.smtp.OnMessage(nil)
 	require.Len(t, s.smtp.Messages(), 1, "the mail was delivered before the kill")
-	st, err := s.direct.LoadInviteState(context.Background(), ref)
+	st, err := s.direct.Invites.LoadInviteState(context.Background(), ref)
 	require.NoError(t, err)
 	require.Equal(t, invite.Sending, st.Status, "the worker died before it could record the send")
 	require.Equal(t, 1, st.Attempts)
@@ -96,7 +96,7 @@ func TestCrashBeforeSend(t *testing.T) {
 	s.smtp.Stop()
 	ref := s.accept(c, s.event("checkout", "ann@example.com"))
 	require.EventuallyWithT(t, func(col *assert.CollectT) {
-		st, err := s.direct.LoadInviteState(context.Background(), ref)
+		st, err := s.direct.Invites.LoadInviteState(context.Background(), ref)
 		if assert.NoError(col, err) {
 			assert.Equal(col, invite.Scheduled, st.Status)
 			assert.Equal(col, 1, st.Attempts)
@@ -104,7 +104,7 @@ func TestCrashBeforeSend(t *testing.T) {
 		}
 	}, time.Minute, 10*time.Millisecond)
 	w.kill()
-	st, err := s.direct.LoadInviteState(context.Background(), ref)
+	st, err := s.direct.Invites.LoadInviteState(context.Background(), ref)
 	require.NoError(t, err)
 	require.Equal(t, invite.Scheduled, st.Status, "killed between attempts, not in one")
 

@@ -180,7 +180,7 @@ func (env *environment) runDevParts(ctx context.Context, cfg config.Config, st *
 	// What `touchpoint worker` serves at TOUCHPOINT_WORKER_ADDR, the worker
 	// of dev serves too: /healthz, /readyz, and /metrics with the gauge
 	// of overdue invites.
-	m.WatchOverdue(st.OverdueInvites)
+	m.WatchOverdue(st.Invites.OverdueInvites)
 	workerHealthRun, err := workerHealthPart(cfg, st, tc, polling, log, m)
 	if err != nil {
 		return err

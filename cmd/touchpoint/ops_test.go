@@ -18,6 +18,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
@@ -143,16 +144,16 @@ func TestInvitesShowAttempts(t *testing.T) {
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	ctx := context.Background()
-	c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 busy"})
+	_, err = st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 busy"})
 	require.NoError(t, err)
 
 	out, err := opsCLI(t, vars, "invites", "show", id, "--json")
 	require.NoError(t, err)
 	var shown struct {
-		Attempts []store.Attempt
+		Attempts []invitedb.Attempt
 		Workflow struct{ Error string }
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &shown), out)

@@ -211,6 +211,7 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		Stats:            st.Stats,
 		Webhooks:         st.Webhooks,
 		Reviews:          st.Reviews,
+		Invites:          st.Invites,
 		Console:          consoleUI,
 		Auth:             verifier,
 		Logger:           logger,
@@ -414,7 +415,7 @@ func pollingWorkerPart(cfg config.Config, st *store.Store, tc client.Client, log
 	if err != nil {
 		return nil, "", err
 	}
-	acts := &activities.Activities{Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tmpl, Feedback: fb, Unsubscribe: unsub, Logger: logger}
+	acts := &activities.Activities{Invites: st.Invites, Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tmpl, Feedback: fb, Unsubscribe: unsub, Logger: logger}
 	if acts.SMS, acts.SMSTemplates, err = smsSender(cfg); err != nil {
 		return nil, "", err
 	}
@@ -557,7 +558,7 @@ func (env *environment) runWorkerCommand(ctx context.Context, args []string) err
 	// Every replica reports the same database-wide gauges; the alert
 	// rules aggregate them with max.
 	m.WatchOutbox(st.Events.OutboxBacklog)
-	m.WatchOverdue(st.OverdueInvites)
+	m.WatchOverdue(st.Invites.OverdueInvites)
 	hp, err := workerHealthPart(cfg, st, tc, polling, env.logger, m)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
@@ -112,10 +113,10 @@ func TestCLIQuotesWhatShopsWrote(t *testing.T) {
 	a := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	const sku, name = "JKT\x1b[2J\x1b[H-1", "Rain \u202Ejacket\u009b31m"
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Products: []eventfixture.Product{{Name: name, SKU: sku}}})
-	c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 \x1b]0;pwned\x07busy"})
+	_, err = st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 \x1b]0;pwned\x07busy"})
 	require.NoError(t, err)
 	r, _, err := st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 1, Comment: "ok", Locale: "en",
 		Products: []reviewdb.ProductRating{{Index: 0, Rating: 2, Comment: "leaks"}}})

@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
@@ -40,17 +41,17 @@ func TestStatsCLI(t *testing.T) {
 		ids = append(ids, a.EventID)
 	}
 	for _, id := range ids[:2] {
-		_, err = st.MarkScheduled(ctx, invite.KindInvite, id, at)
+		_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, id, at)
 		require.NoError(t, err)
-		c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+		c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 		require.NoError(t, err)
 		require.True(t, c.Send)
-		_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: at})
+		_, err = st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: at})
 		require.NoError(t, err)
 	}
 	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: ids[0], Rating: 5, Locale: "en"})
 	require.NoError(t, err)
-	_, err = st.MarkSkipped(ctx, invite.KindInvite, ids[3], invite.SettingInactive)
+	_, err = st.Invites.MarkSkipped(ctx, invite.KindInvite, ids[3], invite.SettingInactive)
 	require.NoError(t, err)
 
 	out, err := opsCLI(t, vars, "stats", "--account", acc.ID, "--from", "2026-03-01", "--to", "2026-03-31", "--time-zone", "Europe/Berlin")

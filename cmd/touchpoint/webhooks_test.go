@@ -30,7 +30,7 @@ func TestWebhooksReplayCLI(t *testing.T) {
 	for _, ago := range []time.Duration{2 * time.Hour, 5 * time.Hour, 100 * time.Hour} {
 		at := time.Now().Add(-ago)
 		st.SetClock(func() time.Time { return at })
-		_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), at)
+		_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), at)
 		require.NoError(t, err)
 	}
 	ds, _, err := st.Webhooks.ListWebhookDeliveries(ctx, a.AccountID, ep.ID, "", store.Page{Limit: 10})
@@ -90,7 +90,7 @@ func TestWebhooksEnableCLI(t *testing.T) {
 	_, err = st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{Enabled: &disabled})
 	require.NoError(t, err)
 	// A change while it is disabled: a delivery failed at once.
-	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), time.Now())
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), time.Now())
 	require.NoError(t, err)
 
 	_, err = opsCLI(t, vars, "webhooks", "replay", "--endpoint", ep.ID)

@@ -92,7 +92,7 @@ func (g *rig) serve(prov signin.Provider) {
 	secrets, err := webhook.NewSecretBox(secretkey.Derive(rigSecretKey, secretkey.WebhookSecret))
 	require.NoError(g.t, err)
 	h, err := console.New(console.Options{WebhookSecrets: secrets, BaseURL: g.url, SignedIn: auth.SignedIn, Allows: console.Allows,
-		SignOutPath: signin.SignOutPath, Store: g.st, Accounts: g.st.Accounts, Stats: g.st.Stats, Webhooks: g.st.Webhooks, Reviews: g.st.Reviews,
+		SignOutPath: signin.SignOutPath, Invites: g.st.Invites, Accounts: g.st.Accounts, Stats: g.st.Stats, Webhooks: g.st.Webhooks, Reviews: g.st.Reviews,
 		Suppressions: g.st.Suppressions, TemplateStore: g.st.Templates, Reports: g.st.Reports, Templates: lib, People: g.ps, PeopleStore: g.ps,
 		Logger: logger, Now: g.clock.Now})
 	require.NoError(g.t, err)

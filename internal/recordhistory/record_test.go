@@ -21,7 +21,6 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testactivities"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/worker"

@@ -74,7 +74,7 @@ func TestWorkerCrashBetweenChangeAndDelivery(t *testing.T) {
 
 	// The change: the API's cancel, which writes invite.cancelled's
 	// delivery in its transaction.
-	_, err = st.CancelInvite(ctx, a.AccountID, ev)
+	_, err = st.Invites.CancelInvite(ctx, a.AccountID, ev)
 	require.NoError(t, err)
 	var msgID string
 	require.NoError(t, db.Get(&msgID, `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1`, hookID))

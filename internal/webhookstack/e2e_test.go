@@ -256,7 +256,7 @@ func TestStarterDiedAfterStarting(t *testing.T) {
 	s.call(t, http.MethodPatch, "/invite-settings/"+settingOf(t, s), map[string]any{"delay": "P1D"}, http.StatusOK)
 	ev := s.event(t, "eve@example.com", "C-601")
 	require.Eventually(t, func() bool {
-		st, err := s.st.LoadInviteState(context.Background(), ev)
+		st, err := s.st.Invites.LoadInviteState(context.Background(), ev)
 		return err == nil && st.Status == "scheduled"
 	}, wait, 20*time.Millisecond)
 	s.call(t, http.MethodPost, "/events/"+ev+"/cancel", nil, http.StatusOK)

@@ -115,7 +115,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	s.api = httptest.NewUnstartedServer(nil)
 	apiURL := "http://" + s.api.Listener.Addr().String()
 	s.texts = newSMSProvider(t, apiURL+sms.StatusPath)
-	api := apiserver.New(apiserver.Options{Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Reviews: s.st.Reviews, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
+	api := apiserver.New(apiserver.Options{Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Reviews: s.st.Reviews, Invites: s.st.Invites, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
 		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true,
 		PublicationKeys: pubKeys,
 		SMS:             &sms.CallbackKeys{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + sms.InboundPath}})
@@ -131,7 +131,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	require.NoError(t, err)
 	smsTpl, err := templates.NewSMS()
 	require.NoError(t, err)
-	invites := worker.New(s.temporal, &activities.Activities{Store: s.st, Accounts: s.st.Accounts, Mailer: mailer, Templates: tpl, Feedback: s.feedback,
+	invites := worker.New(s.temporal, &activities.Activities{Invites: s.st.Invites, Store: s.st, Accounts: s.st.Accounts, Mailer: mailer, Templates: tpl, Feedback: s.feedback,
 		Unsubscribe: unsub, SMS: s.texts.sender(t), SMSTemplates: smsTpl, Logger: quiet},
 		worker.Options{Workflow: workflows.Options{SendInitialInterval: 100 * time.Millisecond}})
 	hooks := worker.NewWebhooks(s.temporal, &activities.Webhooks{Store: s.st.Webhooks, Secrets: secrets, Metrics: s.metrics, Logger: logger,

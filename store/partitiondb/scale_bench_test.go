@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/partitiondb"
 )
 
@@ -66,14 +67,14 @@ func BenchmarkPartitionsAtScale(b *testing.B) {
 	lists := store.New(ex.DB, "P7D")
 	searches := []struct {
 		name   string
-		filter func(i int) store.EventFilter
+		filter func(i int) invitedb.EventFilter
 	}{
-		{"list", func(int) store.EventFilter { return store.EventFilter{} }},
-		{"by-email", func(i int) store.EventFilter {
-			return store.EventFilter{CustomerEmail: fmt.Sprintf("c%d@example.com", i*7919%customers)}
+		{"list", func(int) invitedb.EventFilter { return invitedb.EventFilter{} }},
+		{"by-email", func(i int) invitedb.EventFilter {
+			return invitedb.EventFilter{CustomerEmail: fmt.Sprintf("c%d@example.com", i*7919%customers)}
 		}},
-		{"by-order", func(i int) store.EventFilter {
-			return store.EventFilter{TransactionReference: fmt.Sprintf("T-%d", 1+i*7919%rows)}
+		{"by-order", func(i int) invitedb.EventFilter {
+			return invitedb.EventFilter{TransactionReference: fmt.Sprintf("T-%d", 1+i*7919%rows)}
 		}},
 	}
 	// Seeded once, measured in sub-benchmarks: Go runs a benchmark's body
@@ -88,7 +89,7 @@ func BenchmarkPartitionsAtScale(b *testing.B) {
 					ex.Explain(b, true)
 				}
 				t0 := time.Now()
-				page, _, err := lists.ListEvents(ctx, a.AccountID, s.filter(i), store.Page{Limit: 50})
+				page, _, err := lists.Invites.ListEvents(ctx, a.AccountID, s.filter(i), store.Page{Limit: 50})
 				took[k] = append(took[k], time.Since(t0))
 				if err != nil {
 					b.Fatal(err)

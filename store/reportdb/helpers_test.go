@@ -10,6 +10,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/webhookfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // The webhook helpers of internal/webhookfixture, by their names here.
@@ -28,9 +29,9 @@ func inviteStore(t *testing.T) (*store.Store, func(eventfixture.Setting) *eventf
 }
 
 // claimSend claims the send of a scheduled invite, which must go out.
-func claimSend(t *testing.T, st *store.Store, id string) store.Claim {
+func claimSend(t *testing.T, st *store.Store, id string) invitedb.Claim {
 	t.Helper()
-	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(context.Background(), invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
 	return c

@@ -23,14 +23,14 @@ func sentMail(t *testing.T, st *store.Store, a *eventfixture.Account, email stri
 	t.Helper()
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email, CustomerReference: "C-" + email})
 	claimSend(t, st, id)
-	_, err := st.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
+	_, err := st.Invites.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
 	require.NoError(t, err)
 	return id
 }
 
 func mailDelivery(t *testing.T, st *store.Store, accountID, id string) map[string]reportdb.MailDelivery {
 	t.Helper()
-	e, err := st.Event(t.Context(), accountID, id)
+	e, err := st.Invites.Event(t.Context(), accountID, id)
 	require.NoError(t, err)
 	if e.MailDelivery == nil {
 		return nil
@@ -94,7 +94,7 @@ func TestMailReportsOutOfOrder(t *testing.T) {
 				assert.Zero(t, count(types, webhook.InviteDelivered), "%v", types)
 			}
 
-			hist, err := st.EventAttempts(ctx, id)
+			hist, err := st.Invites.EventAttempts(ctx, id)
 			require.NoError(t, err)
 			require.Len(t, hist, 1)
 			require.Len(t, hist[0].ProviderEvents, 2)

@@ -11,14 +11,15 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 const mobile = "+4915112345678"
 
 // textOptions are a claim's options for a worker with an SMS provider and
 // a customer whose number normalises to number.
-func textOptions(number string) store.ClaimOptions {
-	return store.ClaimOptions{SMSEnabled: true, Mobile: number}
+func textOptions(number string) invitedb.ClaimOptions {
+	return invitedb.ClaimOptions{SMSEnabled: true, Mobile: number}
 }
 
 // sendText claims and records as sent an SMS invite of a new event of a
@@ -26,10 +27,10 @@ func textOptions(number string) store.ClaimOptions {
 func sendText(t *testing.T, st *store.Store, a *eventfixture.Account, number string) string {
 	t.Helper()
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number})
-	c, err := st.ClaimSend(t.Context(), invite.KindInvite, id, textOptions(number))
+	c, err := st.Invites.ClaimSend(t.Context(), invite.KindInvite, id, textOptions(number))
 	require.NoError(t, err)
 	require.True(t, c.Send, "%s/%s", c.State.Status, c.State.Reason)
-	_, err = st.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
+	_, err = st.Invites.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
 	require.NoError(t, err)
 	return id
 }
@@ -37,7 +38,7 @@ func sendText(t *testing.T, st *store.Store, a *eventfixture.Account, number str
 // delivery is an event's SMS delivery reports as the API reads them.
 func delivery(t *testing.T, st *store.Store, accountID, id string) map[string]map[string]any {
 	t.Helper()
-	e, err := st.Event(t.Context(), accountID, id)
+	e, err := st.Invites.Event(t.Context(), accountID, id)
 	require.NoError(t, err)
 	if e.SMSDelivery == nil {
 		return nil

@@ -78,7 +78,7 @@ func TestReviews(t *testing.T) {
 
 	_, err = st.Reviews.Review(ctx, b.AccountID, r.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound, "another account's review")
-	e, err := st.Event(ctx, a.AccountID, first)
+	e, err := st.Invites.Event(ctx, a.AccountID, first)
 	require.NoError(t, err)
 	var summary struct {
 		ID        string    `json:"id"`

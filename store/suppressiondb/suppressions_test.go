@@ -13,6 +13,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/webhookfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
 
@@ -25,9 +26,9 @@ func inviteStore(t *testing.T) (*store.Store, func(eventfixture.Setting) *eventf
 }
 
 // claimSend claims the send of a scheduled invite, which must go out.
-func claimSend(t *testing.T, st *store.Store, id string) store.Claim {
+func claimSend(t *testing.T, st *store.Store, id string) invitedb.Claim {
 	t.Helper()
-	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(context.Background(), invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
 	return c
@@ -152,7 +153,7 @@ func TestSuppressionOutlivesItsEvent(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	c := claimSend(t, st, id)
-	_, err := st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 unknown user",
+	_, err := st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 unknown user",
 		Suppress: invite.Bounced, Address: c.Address})
 	require.NoError(t, err)
 	x, err := st.Suppressions.Suppression(ctx, a.AccountID, "jane.doe@example.com")
@@ -161,7 +162,7 @@ func TestSuppressionOutlivesItsEvent(t *testing.T) {
 	require.NotNil(t, x.EventID)
 	assert.Equal(t, id, *x.EventID)
 
-	_, err = st.RetryInvite(ctx, a.AccountID, id)
+	_, err = st.Invites.RetryInvite(ctx, a.AccountID, id)
 	require.NoError(t, err)
 	_, err = st.Suppressions.Suppression(ctx, a.AccountID, "jane.doe@example.com")
 	require.NoError(t, err, "a retry never lifts a suppression")
@@ -192,12 +193,15 @@ func TestSuppressionRacesAClaim(t *testing.T) {
 		id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Email: email})
 		var (
 			wg    sync.WaitGroup
-			claim store.Claim
+			claim invitedb.Claim
 			sup   suppressiondb.Suppression
 			cerr  error
 			serr  error
 		)
-		claimIt := func() { defer wg.Done(); claim, cerr = st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{}) }
+		claimIt := func() {
+			defer wg.Done()
+			claim, cerr = st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
+		}
 		suppressIt := func() {
 			defer wg.Done()
 			sup, _, serr = st.Suppressions.AddSuppression(ctx, a.AccountID, email, invite.Email, invite.Unsubscribed, "")

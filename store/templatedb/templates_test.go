@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
 )
@@ -328,10 +329,10 @@ func TestTestSendReachesOnlyWhomAnInviteMay(t *testing.T) {
 		return st.Templates.CreateTestSend(ctx, templatedb.TestSend{AccountID: a.AccountID, Kind: kind, Locale: "en",
 			Address: to, MaskedAddress: "x***", CreatedBy: "cli"}, medium)
 	}
-	claim := func(email string) store.Claim {
+	claim := func(email string) invitedb.Claim {
 		t.Helper()
 		id := a.Event(t, eventfixture.Event{Email: email, Status: invite.Scheduled})
-		c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+		c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 		require.NoError(t, err)
 		return c
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/webhookfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
@@ -31,9 +32,9 @@ var (
 )
 
 // claimSend claims an invite's send, which must go out.
-func claimSend(t *testing.T, st *store.Store, id string) store.Claim {
+func claimSend(t *testing.T, st *store.Store, id string) invitedb.Claim {
 	t.Helper()
-	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(context.Background(), invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
 	return c
@@ -119,17 +120,17 @@ func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 
 	id := a.Event(t, eventfixture.Event{FirstName: "Jane", LastName: "Doe", Mobile: "+4915112345678", CustomerReference: "C-42"})
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	_, err = st.MarkScheduled(ctx, invite.KindInvite, id, at)
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, id, at)
 	require.NoError(t, err)
-	_, err = st.MarkScheduled(ctx, invite.KindInvite, id, at.Add(time.Hour))
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, id, at.Add(time.Hour))
 	require.NoError(t, err) // scheduled again: no new status, no webhook
 	claimSend(t, st, id)
-	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 try later"})
+	_, err = st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "421 try later"})
 	require.NoError(t, err) // back to scheduled for another try: not a new schedule
-	_, err = st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+	_, err = st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	sentAt := at.Add(2 * time.Hour)
-	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: sentAt})
+	_, err = st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: sentAt})
 	require.NoError(t, err)
 
 	ds := deliveries(t, st, all)
@@ -165,15 +166,15 @@ func TestInviteTransitionsEmitWebhooks(t *testing.T) {
 
 	// Skipped, failed, cancelled: each its type.
 	skipped := a.Event(t, eventfixture.Event{})
-	_, err = st.MarkSkipped(ctx, invite.KindInvite, skipped, invite.SettingInactive)
+	_, err = st.Invites.MarkSkipped(ctx, invite.KindInvite, skipped, invite.SettingInactive)
 	require.NoError(t, err)
 	failed := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
-	_, err = st.GiveUp(ctx, invite.KindInvite, failed, invite.Reason("smtp_error"), "gave up")
+	_, err = st.Invites.GiveUp(ctx, invite.KindInvite, failed, invite.Reason("smtp_error"), "gave up")
 	require.NoError(t, err)
 	cancelled := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
-	_, err = st.CancelInvite(ctx, a.AccountID, cancelled)
+	_, err = st.Invites.CancelInvite(ctx, a.AccountID, cancelled)
 	require.NoError(t, err)
-	_, err = st.CancelInvite(ctx, a.AccountID, cancelled)
+	_, err = st.Invites.CancelInvite(ctx, a.AccountID, cancelled)
 	require.NoError(t, err) // a cancel made already changes nothing and says nothing
 	ds = deliveries(t, st, all)
 	assert.Equal(t, []string{webhook.InviteScheduled, webhook.InviteSent, webhook.InviteSkipped, webhook.InviteFailed,
@@ -193,12 +194,12 @@ func TestReminderReviewAndSuppressionEmitWebhooks(t *testing.T) {
 
 	sentAt := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	id := a.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: sentAt, CustomerReference: "C-7"})
-	_, err := st.MarkScheduled(ctx, invite.KindReminder, id, sentAt.Add(72*time.Hour))
+	_, err := st.Invites.MarkScheduled(ctx, invite.KindReminder, id, sentAt.Add(72*time.Hour))
 	require.NoError(t, err)
-	c, err := st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(ctx, invite.KindReminder, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
-	_, err = st.FinishSend(ctx, invite.KindReminder, id, invite.SendResult{SentAt: sentAt.Add(72 * time.Hour)})
+	_, err = st.Invites.FinishSend(ctx, invite.KindReminder, id, invite.SendResult{SentAt: sentAt.Add(72 * time.Hour)})
 	require.NoError(t, err)
 
 	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 2, Comment: "late", Locale: "de"})
@@ -255,9 +256,9 @@ func TestWebhookOutboxIsAtomic(t *testing.T) {
 		CREATE CONSTRAINT TRIGGER refuse_event AFTER UPDATE ON events DEFERRABLE INITIALLY DEFERRED
 		FOR EACH ROW EXECUTE FUNCTION refuse_event()`)
 	require.NoError(t, err)
-	_, err = st.MarkScheduled(ctx, invite.KindInvite, doomed, time.Now())
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, doomed, time.Now())
 	require.Error(t, err)
-	st1, err := st.LoadInviteState(ctx, doomed)
+	st1, err := st.Invites.LoadInviteState(ctx, doomed)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Pending, st1.Status)
 	assert.Empty(t, deliveries(t, st, ep), "a rolled-back transition leaves no delivery")
@@ -268,9 +269,9 @@ func TestWebhookOutboxIsAtomic(t *testing.T) {
 		CREATE TRIGGER refuse_delivery BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION refuse_delivery()`)
 	require.NoError(t, err)
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
-	_, err = st.CancelInvite(ctx, a.AccountID, id)
+	_, err = st.Invites.CancelInvite(ctx, a.AccountID, id)
 	require.Error(t, err)
-	st2, err := st.LoadInviteState(ctx, id)
+	st2, err := st.Invites.LoadInviteState(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Scheduled, st2.Status, "no change without its webhook")
 	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 5, Comment: "", Locale: "en"})
@@ -281,7 +282,7 @@ func TestWebhookOutboxIsAtomic(t *testing.T) {
 	// Without subscribers nothing is written, and nothing can fail.
 	_, err = st.Webhooks.UpdateWebhookEndpoint(ctx, a.AccountID, ep.ID, webhookdb.WebhookEndpointUpdate{Events: []string{webhook.ReminderSent}})
 	require.NoError(t, err)
-	_, err = st.CancelInvite(ctx, a.AccountID, id)
+	_, err = st.Invites.CancelInvite(ctx, a.AccountID, id)
 	require.NoError(t, err)
 }
 
@@ -297,7 +298,7 @@ func TestWebhookAttempts(t *testing.T) {
 
 	emit := func() {
 		t.Helper()
-		_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
+		_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
 		require.NoError(t, err)
 	}
 	emit()
@@ -418,7 +419,7 @@ func TestPreviousSecretSignsUntilItExpires(t *testing.T) {
 	ep := endpoint(t, st, a.AccountID, webhook.InviteScheduled)
 	now := time.Now().UTC()
 	st.SetClock(func() time.Time { return now })
-	_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
+	_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
 	require.NoError(t, err)
 	d := deliveries(t, st, ep)[0]
 	_, err = st.Webhooks.RotateWebhookSecret(ctx, a.AccountID, ep.ID, []byte("sealed new"), 24*time.Hour)
@@ -444,7 +445,7 @@ func TestWebhookStartClaims(t *testing.T) {
 	now := time.Now().UTC()
 	st.SetClock(func() time.Time { return now })
 	for range 6 {
-		_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
+		_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), now)
 		require.NoError(t, err)
 	}
 
@@ -506,7 +507,7 @@ func TestWebhookAttemptLogKeepsTheLast20(t *testing.T) {
 	ctx := context.Background()
 	a := account(eventfixture.Setting{})
 	ep := endpoint(t, st, a.AccountID, webhook.InviteScheduled)
-	_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), st.Now())
+	_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), st.Now())
 	require.NoError(t, err)
 	d := deliveries(t, st, ep)[0]
 	var got webhookdb.WebhookDelivery

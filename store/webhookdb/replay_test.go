@@ -44,7 +44,7 @@ func TestReplayingFailedDeliveries(t *testing.T) {
 	for i := range 5 {
 		at := t0.Add(time.Duration(i) * time.Hour)
 		st.SetClock(func() time.Time { return at })
-		_, err := st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), at)
+		_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), at)
 		require.NoError(t, err)
 		ids = append(ids, deliveries(t, st, ep)[0].ID)
 	}
@@ -142,7 +142,7 @@ func TestChangesWhileDisabledAreKeptForReplay(t *testing.T) {
 	_, _, err = st.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: id, Rating: 5, Comment: "fine", Locale: "en"})
 	require.NoError(t, err)
 	st.SetClock(func() time.Time { return t0.Add(time.Second) }) // the list's order is by time
-	_, err = st.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), t0)
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{}), t0)
 	require.NoError(t, err)
 
 	ds := deliveries(t, st, ep)

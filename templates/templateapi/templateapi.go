@@ -24,8 +24,8 @@ import (
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/sms"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
@@ -47,7 +47,7 @@ type Store interface {
 
 // InviteStore is what a preview with an event's data reads of its invite.
 type InviteStore interface {
-	LoadInviteContent(ctx context.Context, eventID string) (store.InviteContent, error)
+	LoadInviteContent(ctx context.Context, eventID string) (invitedb.InviteContent, error)
 }
 
 // AccountStore is what the sample data reads of the account: its

@@ -1,4 +1,4 @@
-package store
+package invitedb
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // EventAccount returns the account of an event, for the ops CLI, which
@@ -14,7 +15,7 @@ import (
 func (s *Store) EventAccount(ctx context.Context, id string) (string, error) {
 	var acc string
 	err := s.db.GetContext(ctx, &acc, `SELECT account_id FROM events WHERE id = $1`, id)
-	return acc, translate(err)
+	return acc, pg.Translate(err)
 }
 
 // FailedInvite is an event whose invite failed.
@@ -69,5 +70,5 @@ func (s *Store) FailedInvites(ctx context.Context, f FailedFilter) ([]FailedInvi
 		  AND id > $8
 		ORDER BY id LIMIT $9`,
 		f.Since, until, f.AccountID, f.EventTypeID, f.ChannelID, pq.Array(reasons), f.IncludeUncertain, f.AfterID, f.Limit)
-	return out, translate(err)
+	return out, pg.Translate(err)
 }

@@ -1,4 +1,4 @@
-package store_test
+package invitedb_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // quotaStore is inviteStore with default quotas, a fixed clock and a
@@ -67,13 +68,13 @@ func (k *kinds) get() map[string]int {
 
 // claimOne claims an invite's send; with sms, as a worker with a provider
 // that normalised the fixture's mobile number.
-func claimOne(t *testing.T, st *store.Store, id string, sms bool) store.Claim {
+func claimOne(t *testing.T, st *store.Store, id string, sms bool) invitedb.Claim {
 	t.Helper()
-	opts := store.ClaimOptions{}
+	opts := invitedb.ClaimOptions{}
 	if sms {
-		opts = store.ClaimOptions{SMSEnabled: true, Mobile: "+4915112345678"}
+		opts = invitedb.ClaimOptions{SMSEnabled: true, Mobile: "+4915112345678"}
 	}
-	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, opts)
+	c, err := st.Invites.ClaimSend(context.Background(), invite.KindInvite, id, opts)
 	require.NoError(t, err)
 	return c
 }
@@ -88,14 +89,14 @@ func TestDailySendQuota(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, accountdb.Quotas{DailySends: 2}, q)
 
-	send := func(acc *eventfixture.Account, email string) store.Claim {
+	send := func(acc *eventfixture.Account, email string) invitedb.Claim {
 		return claimOne(t, st, acc.Event(t, eventfixture.Event{Email: email, Status: invite.Scheduled}), false)
 	}
 	first := a.Event(t, eventfixture.Event{Email: "a@example.com", Status: invite.Scheduled})
 	c := claimOne(t, st, first, false)
 	require.True(t, c.Send)
 	// A transient failure puts it back; its next attempt was counted.
-	_, err = st.FinishSend(ctx, invite.KindInvite, first, invite.SendResult{Retry: true, Error: "451 later"})
+	_, err = st.Invites.FinishSend(ctx, invite.KindInvite, first, invite.SendResult{Retry: true, Error: "451 later"})
 	require.NoError(t, err)
 	require.True(t, send(a, "b@example.com").Send)
 	assert.True(t, claimOne(t, st, first, false).Send, "a retried attempt is not counted twice")
@@ -139,7 +140,7 @@ func TestRecipientDailyCap(t *testing.T) {
 	// Without minDaysBetweenInvites only the cap stops a list-bomb of one
 	// address.
 	a := account(eventfixture.Setting{})
-	sendTo := func(email string) store.Claim {
+	sendTo := func(email string) invitedb.Claim {
 		return claimOne(t, st, a.Event(t, eventfixture.Event{Email: email, Status: invite.Scheduled}), false)
 	}
 	for _, email := range []string{"jane@example.com", "Jane@Example.com", "JANE@EXAMPLE.COM"} {
@@ -193,7 +194,7 @@ func TestSendQuotasHoldUnderConcurrentClaims(t *testing.T) {
 			sends, capped := 0, 0
 			for _, id := range ids {
 				wg.Go(func() {
-					c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
+					c, err := st.Invites.ClaimSend(context.Background(), invite.KindInvite, id, invitedb.ClaimOptions{})
 					if !assert.NoError(t, err) {
 						return
 					}

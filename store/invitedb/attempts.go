@@ -1,4 +1,4 @@
-package store
+package invitedb
 
 import (
 	"context"
@@ -84,7 +84,7 @@ func (s *Store) EventAttempts(ctx context.Context, eventID string) ([]Attempt, e
 	var raw []byte
 	err := s.db.GetContext(ctx, &raw, `SELECT `+attemptsColumn+` FROM events WHERE id = $1`, eventID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, pg.Translate(err)
 	}
 	return Event{ID: eventID, AttemptHistory: raw}.History()
 }
@@ -101,7 +101,7 @@ func applyAttempt(ctx context.Context, tx *sqlx.Tx, eventID string, k invite.Kin
 	case invite.AttemptFinished:
 		_, err = tx.ExecContext(ctx, `UPDATE send_attempts SET finished_at = $4, outcome = $5, detail = NULLIF($6, '')
 			WHERE event_id = $1 AND kind = $2 AND n = $3 AND finished_at IS NULL`,
-			eventID, k, a.N, now, a.Outcome, truncate(a.Detail, pg.MaxDetail))
+			eventID, k, a.N, now, a.Outcome, pg.Truncate(a.Detail, pg.MaxDetail))
 	case invite.AttemptDelivered:
 		_, err = tx.ExecContext(ctx, `UPDATE send_attempts SET outcome = $4, finished_at = $5, detail = $6
 			WHERE event_id = $1 AND kind = $2 AND n = $3 AND outcome = 'uncertain'`,
@@ -121,7 +121,7 @@ func (s *Store) RecordAttemptTemplate(ctx context.Context, eventID, kind, source
 		WHERE event_id = $1 AND kind = $2 AND finished_at IS NULL
 		  AND n = (SELECT max(n) FROM send_attempts WHERE event_id = $1 AND kind = $2)`, eventID, kind, source, version)
 	if err != nil {
-		return fmt.Errorf("record attempt template: %w", translate(err))
+		return fmt.Errorf("record attempt template: %w", pg.Translate(err))
 	}
 	return nil
 }

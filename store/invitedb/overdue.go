@@ -1,9 +1,11 @@
-package store
+package invitedb
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // OverdueInvites counts the invites still scheduled more than grace past
@@ -16,7 +18,7 @@ func (s *Store) OverdueInvites(ctx context.Context, grace time.Duration) (int, e
 	err := s.db.GetContext(ctx, &n,
 		`SELECT count(*) FROM events WHERE invite_status = 'scheduled' AND scheduled_for < $1`, s.Now().Add(-grace))
 	if err != nil {
-		return 0, fmt.Errorf("overdue invites: %w", translate(err))
+		return 0, fmt.Errorf("overdue invites: %w", pg.Translate(err))
 	}
 	return n, nil
 }

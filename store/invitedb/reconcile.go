@@ -1,4 +1,4 @@
-package store
+package invitedb
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // The reconciler's side of the database: the sends — invites, and the
@@ -83,7 +84,7 @@ func (s *Store) StuckCandidates(ctx context.Context, cutoff time.Time, cur Stuck
 			after = time.Unix(0, 0)
 		}
 		if err := s.db.SelectContext(ctx, &page, stuckPhase(cur.Phase), cutoff, after, cur.ID, limit); err != nil {
-			return nil, cur, fmt.Errorf("stuck sends: %w", translate(err))
+			return nil, cur, fmt.Errorf("stuck sends: %w", pg.Translate(err))
 		}
 		if len(page) == 0 {
 			cur = StuckCursor{Phase: cur.Phase + 1}

@@ -1,4 +1,4 @@
-package store
+package invitedb
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // recordMobile notes, inside a claim, the number the event's SMS is about
 // to go to, so that later claims count it (throttleSMS) and a STOP from
 // the number finds the account (reportdb's SuppressTextedNumber).
-func (s *Store) recordMobile(ctx context.Context, tx *sqlx.Tx, eventID, number string) error {
+func recordMobile(ctx context.Context, tx *sqlx.Tx, eventID, number string) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE events SET customer_mobile = $2
 		WHERE id = $1 AND customer_mobile IS DISTINCT FROM $2`, eventID, number); err != nil {
 		return fmt.Errorf("record mobile: %w", err)
@@ -31,7 +31,7 @@ func (s *Store) recordMobile(ctx context.Context, tx *sqlx.Tx, eventID, number s
 // number are decided one after the other. A reminder sets customer_mobile
 // too but is no invite by SMS unless the invite itself was
 // (invite_medium).
-func (s *Store) throttleSMS(ctx context.Context, tx *sqlx.Tx, eventID, accountID, number string, since time.Time) (bool, error) {
+func throttleSMS(ctx context.Context, tx *sqlx.Tx, eventID, accountID, number string, since time.Time) (bool, error) {
 	var recent bool
 	err := tx.GetContext(ctx, &recent, `
 		SELECT EXISTS (

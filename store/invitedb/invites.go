@@ -1,4 +1,4 @@
-package store
+package invitedb
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func (st *inviteStatements) prepareForTx(ctx context.Context) error {
 func (s *Store) LoadInviteState(ctx context.Context, eventID string) (invite.State, error) {
 	var st invite.State
 	err := s.db.GetContext(ctx, &st, `SELECT `+inviteStateColumns+` FROM events WHERE id = $1`, eventID)
-	return st, translate(err)
+	return st, pg.Translate(err)
 }
 
 const planSQL = `
@@ -106,7 +106,7 @@ func (s *Store) LoadPlan(ctx context.Context, k invite.Kind, eventID string) (in
 		SendWindow      []byte        `db:"send_window"`
 	}
 	if err := s.invite.plan.Get(ctx, nil, &r, eventID); err != nil {
-		return invite.Plan{}, fmt.Errorf("load %s plan: %w", k, translate(err))
+		return invite.Plan{}, fmt.Errorf("load %s plan: %w", k, pg.Translate(err))
 	}
 	window, err := decodeSendWindow(eventID, r.SendWindow)
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *Store) loadReminderPlan(ctx context.Context, eventID string) (invite.Pl
 		SendWindow      []byte        `db:"send_window"`
 	}
 	if err := s.invite.reminderPlan.Get(ctx, nil, &r, eventID); err != nil {
-		return invite.Plan{}, fmt.Errorf("load %s plan: %w", invite.KindReminder, translate(err))
+		return invite.Plan{}, fmt.Errorf("load %s plan: %w", invite.KindReminder, pg.Translate(err))
 	}
 	p := invite.Plan{Status: r.Status, EventTypeActive: r.EventTypeActive, SettingActive: r.SettingActive}
 	if r.InviteStatus != invite.Sent {
@@ -195,7 +195,7 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 		accountdb.Account
 	}
 	if err := s.invite.content.Get(ctx, nil, &r, eventID); err != nil {
-		return InviteContent{}, fmt.Errorf("load invite content: %w", translate(err))
+		return InviteContent{}, fmt.Errorf("load invite content: %w", pg.Translate(err))
 	}
 	var p struct {
 		Customer struct {
@@ -221,9 +221,9 @@ func (s *Store) LoadInviteContent(ctx context.Context, eventID string) (InviteCo
 // kept.
 func (s *Store) MarkOpened(ctx context.Context, eventID string) (opened bool, err error) {
 	if err := s.invite.prepareForTx(ctx); err != nil {
-		return false, fmt.Errorf("mark opened: %w", translate(err))
+		return false, fmt.Errorf("mark opened: %w", pg.Translate(err))
 	}
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		opened, err = s.markOpened(ctx, tx, eventID)
 		return err
 	})
@@ -242,5 +242,5 @@ func (s *Store) markOpened(ctx context.Context, tx *sqlx.Tx, eventID string) (bo
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return false, err
 	}
-	return true, s.Stats.CountChangeTx(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Opened = false })
+	return true, s.stats.CountChangeTx(ctx, tx, eventID, func(before, _ *stats.Facts) { before.Opened = false })
 }

@@ -1,4 +1,4 @@
-package store_test
+package invitedb_test
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestOverdueInvites(t *testing.T) {
 	acc := eventfixture.NewAccount(t, db, eventfixture.Setting{})
 	ctx := context.Background()
 
-	n, err := st.OverdueInvites(ctx, 5*time.Minute)
+	n, err := st.Invites.OverdueInvites(ctx, 5*time.Minute)
 	require.NoError(t, err)
 	assert.Zero(t, n, "no events at all")
 
@@ -51,11 +51,11 @@ func TestOverdueInvites(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	n, err = st.OverdueInvites(ctx, 5*time.Minute)
+	n, err = st.Invites.OverdueInvites(ctx, 5*time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 
-	n, err = st.OverdueInvites(ctx, 30*time.Second)
+	n, err = st.Invites.OverdueInvites(ctx, 30*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 4, n, "a shorter grace counts the ones just due too")
 }
@@ -65,6 +65,6 @@ func TestOverdueInvitesReportsAnUnreachableDatabase(t *testing.T) {
 	db := testdb.New(t)
 	st := storeset.New(db, "PT0S")
 	require.NoError(t, db.Close())
-	_, err := st.OverdueInvites(context.Background(), 5*time.Minute)
+	_, err := st.Invites.OverdueInvites(context.Background(), 5*time.Minute)
 	assert.Error(t, err)
 }

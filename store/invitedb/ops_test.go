@@ -1,4 +1,4 @@
-package store_test
+package invitedb_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // The bulk retry's filters, each alone and together; delivery_uncertain
@@ -37,22 +37,22 @@ func TestFailedInvitesFilters(t *testing.T) {
 
 	day := now.Add(-24 * time.Hour)
 	for name, tc := range map[string]struct {
-		f    store.FailedFilter
+		f    invitedb.FailedFilter
 		want []string
 	}{
-		"since":                             {store.FailedFilter{Since: day}, []string{rejected, exhausted, otherAccount}},
-		"until":                             {store.FailedFilter{Since: day, Until: now.Add(-2 * time.Hour)}, []string{exhausted}},
-		"account":                           {store.FailedFilter{Since: day, AccountID: b.AccountID}, []string{otherAccount}},
-		"event type":                        {store.FailedFilter{Since: day, EventTypeID: a.EventTypeID}, []string{rejected, exhausted}},
-		"channel":                           {store.FailedFilter{Since: day, ChannelID: b.ChannelID}, []string{otherAccount}},
-		"reason":                            {store.FailedFilter{Since: day, Reasons: []invite.Reason{invite.RetriesExhausted}}, []string{exhausted}},
-		"reasons":                           {store.FailedFilter{Since: day, Reasons: []invite.Reason{invite.RetriesExhausted, invite.Rejected}}, []string{rejected, exhausted, otherAccount}},
-		"include uncertain":                 {store.FailedFilter{Since: day, AccountID: a.AccountID, IncludeUncertain: true}, []string{rejected, exhausted, uncertain}},
-		"uncertain by reason, not included": {store.FailedFilter{Since: day, Reasons: []invite.Reason{invite.DeliveryUncertain}}, nil},
-		"everything":                        {store.FailedFilter{IncludeUncertain: true}, []string{rejected, exhausted, uncertain, otherAccount, old}},
+		"since":                             {invitedb.FailedFilter{Since: day}, []string{rejected, exhausted, otherAccount}},
+		"until":                             {invitedb.FailedFilter{Since: day, Until: now.Add(-2 * time.Hour)}, []string{exhausted}},
+		"account":                           {invitedb.FailedFilter{Since: day, AccountID: b.AccountID}, []string{otherAccount}},
+		"event type":                        {invitedb.FailedFilter{Since: day, EventTypeID: a.EventTypeID}, []string{rejected, exhausted}},
+		"channel":                           {invitedb.FailedFilter{Since: day, ChannelID: b.ChannelID}, []string{otherAccount}},
+		"reason":                            {invitedb.FailedFilter{Since: day, Reasons: []invite.Reason{invite.RetriesExhausted}}, []string{exhausted}},
+		"reasons":                           {invitedb.FailedFilter{Since: day, Reasons: []invite.Reason{invite.RetriesExhausted, invite.Rejected}}, []string{rejected, exhausted, otherAccount}},
+		"include uncertain":                 {invitedb.FailedFilter{Since: day, AccountID: a.AccountID, IncludeUncertain: true}, []string{rejected, exhausted, uncertain}},
+		"uncertain by reason, not included": {invitedb.FailedFilter{Since: day, Reasons: []invite.Reason{invite.DeliveryUncertain}}, nil},
+		"everything":                        {invitedb.FailedFilter{IncludeUncertain: true}, []string{rejected, exhausted, uncertain, otherAccount, old}},
 	} {
 		tc.f.Limit = 100
-		got, err := st.FailedInvites(ctx, tc.f)
+		got, err := st.Invites.FailedInvites(ctx, tc.f)
 		require.NoError(t, err, name)
 		var ids []string
 		for _, f := range got {
@@ -64,9 +64,9 @@ func TestFailedInvitesFilters(t *testing.T) {
 
 	// Pages in id order, resumable after the last id.
 	var seen []string
-	f := store.FailedFilter{IncludeUncertain: true, Limit: 2}
+	f := invitedb.FailedFilter{IncludeUncertain: true, Limit: 2}
 	for {
-		page, err := st.FailedInvites(ctx, f)
+		page, err := st.Invites.FailedInvites(ctx, f)
 		require.NoError(t, err)
 		for _, p := range page {
 			seen = append(seen, p.EventID)
@@ -79,14 +79,14 @@ func TestFailedInvitesFilters(t *testing.T) {
 	assert.Len(t, seen, 5)
 	assert.IsIncreasing(t, seen)
 
-	got, err := st.FailedInvites(ctx, store.FailedFilter{Since: day, AccountID: b.AccountID, Limit: 10})
+	got, err := st.Invites.FailedInvites(ctx, invitedb.FailedFilter{Since: day, AccountID: b.AccountID, Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	assert.Equal(t, store.FailedInvite{EventID: otherAccount, AccountID: b.AccountID, EventTypeID: b.EventTypeID,
+	assert.Equal(t, invitedb.FailedInvite{EventID: otherAccount, AccountID: b.AccountID, EventTypeID: b.EventTypeID,
 		ChannelID: b.ChannelID, Reason: invite.Rejected, FailedAt: now.Add(-time.Hour)}, withUTC(got[0]))
 }
 
-func withUTC(f store.FailedInvite) store.FailedInvite {
+func withUTC(f invitedb.FailedInvite) invitedb.FailedInvite {
 	f.FailedAt = f.FailedAt.UTC()
 	return f
 }

@@ -1,9 +1,10 @@
-package store
+package invitedb
 
 import (
 	"context"
 
 	"github.com/touchpoint/touchpoint/invite"
+	"github.com/touchpoint/touchpoint/store/pg"
 )
 
 // The reminder of an invite is the second kind of send of an event
@@ -18,5 +19,5 @@ const reminderColumns = `COALESCE(reminder_status, '') AS reminder_status, COALE
 func (s *Store) LoadReminder(ctx context.Context, eventID string) (invite.Reminder, error) {
 	var r invite.Reminder
 	err := s.db.GetContext(ctx, &r, `SELECT `+reminderColumns+` FROM events WHERE id = $1`, eventID)
-	return r, translate(err)
+	return r, pg.Translate(err)
 }

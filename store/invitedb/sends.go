@@ -1,4 +1,4 @@
-package store
+package invitedb
 
 import (
 	"context"
@@ -85,10 +85,10 @@ func (s *Store) change(ctx context.Context, k invite.Kind, eventID string,
 		return invite.Change{}, fmt.Errorf("%s: unknown kind of send %q", eventID, k)
 	}
 	if err := s.invite.prepareForTx(ctx); err != nil {
-		return invite.Change{}, fmt.Errorf("%s %s: %w", k, eventID, translate(err))
+		return invite.Change{}, fmt.Errorf("%s %s: %w", k, eventID, pg.Translate(err))
 	}
 	var out invite.Change
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var cur sendState
 		if err := s.invite.lockStmt(k).Get(ctx, tx, &cur, eventID); err != nil {
 			return err
@@ -120,7 +120,7 @@ func (s *Store) step(ctx context.Context, k invite.Kind, eventID string,
 
 // apply writes c in tx: the attempt row, the send's state, the rule's own
 // effects, the webhook deliveries (as their payloads read the row as
-// written) and, last, the funnel's counts of an invite's move (stats.go).
+// written) and, last, the funnel's counts of an invite's move (store/statsdb).
 func (s *Store) apply(ctx context.Context, tx *sqlx.Tx, eventID string, c invite.Change) error {
 	if !c.Changed() {
 		return nil
@@ -128,7 +128,7 @@ func (s *Store) apply(ctx context.Context, tx *sqlx.Tx, eventID string, c invite
 	var counted stats.Facts
 	if c.Kind == invite.KindInvite {
 		var err error
-		if counted, err = s.Stats.FactsTx(ctx, tx, eventID); err != nil {
+		if counted, err = s.stats.FactsTx(ctx, tx, eventID); err != nil {
 			return err
 		}
 	}
@@ -140,7 +140,7 @@ func (s *Store) apply(ctx context.Context, tx *sqlx.Tx, eventID string, c invite
 	}
 	before, after := counted, counted
 	before.Invite, after.Invite = c.From, c.To
-	return s.Stats.AddTx(ctx, tx, stats.Delta(&before, after))
+	return s.stats.AddTx(ctx, tx, stats.Delta(&before, after))
 }
 
 // applyEffects is apply but for the counts.
@@ -158,7 +158,7 @@ func (s *Store) applyEffects(ctx context.Context, tx *sqlx.Tx, eventID string, c
 		return err
 	}
 	if c.Number != "" {
-		if err := s.recordMobile(ctx, tx, eventID, c.Number); err != nil {
+		if err := recordMobile(ctx, tx, eventID, c.Number); err != nil {
 			return err
 		}
 	}
@@ -172,7 +172,7 @@ func (s *Store) applyEffects(ctx context.Context, tx *sqlx.Tx, eventID string, c
 			return err
 		}
 	}
-	return s.Webhooks.EmitSendTx(ctx, tx, eventID, c)
+	return s.webhooks.EmitSendTx(ctx, tx, eventID, c)
 }
 
 // MarkScheduled records when the send of kind k is due (invite.Schedule);
@@ -309,7 +309,7 @@ func (s *Store) countSend(ctx context.Context, tx *sqlx.Tx, k invite.Kind, accou
 	if k == invite.KindReminder {
 		kind = accountdb.SendReminder
 	}
-	refused, err := s.Accounts.CountSendTx(ctx, tx, accountID, address, kind)
+	refused, err := s.accounts.CountSendTx(ctx, tx, accountID, address, kind)
 	switch {
 	case err != nil || refused == nil:
 		return "", err
@@ -350,10 +350,10 @@ const claimReadSQL = `
 // it is not, as the lock is released before that send ends.
 func (s *Store) mayReach(ctx context.Context, tx *sqlx.Tx, eventID string, r claimRow, address string,
 	window time.Duration) (suppressed, recent bool, err error) {
-	if err := s.Suppressions.LockAddressTx(ctx, tx, r.AccountID, address); err != nil {
+	if err := s.suppressions.LockAddressTx(ctx, tx, r.AccountID, address); err != nil {
 		return false, false, fmt.Errorf("address lock: %w", err)
 	}
-	if suppressed, err = s.Suppressions.ListedTx(ctx, tx, r.AccountID, address); err != nil {
+	if suppressed, err = s.suppressions.ListedTx(ctx, tx, r.AccountID, address); err != nil {
 		return false, false, fmt.Errorf("suppression list: %w", err)
 	}
 	if suppressed || window == 0 {
@@ -361,7 +361,7 @@ func (s *Store) mayReach(ctx context.Context, tx *sqlx.Tx, eventID string, r cla
 	}
 	since := s.Now().Add(-window)
 	if r.Medium == invite.SMS {
-		recent, err = s.throttleSMS(ctx, tx, eventID, r.AccountID, address, since)
+		recent, err = throttleSMS(ctx, tx, eventID, r.AccountID, address, since)
 		return false, recent, err
 	}
 	if err := s.invite.recentlyInvited.Get(ctx, tx, &recent, r.AccountID, address, eventID, since); err != nil {
@@ -387,7 +387,7 @@ func (s *Store) suppressFor(ctx context.Context, tx *sqlx.Tx, eventID, address s
 		JOIN invite_settings s ON s.id = e.invite_setting_id WHERE e.id = $1`, eventID); err != nil {
 		return err
 	}
-	if _, _, err := s.Suppressions.AddTx(ctx, tx, r.AccountID, address, r.Medium, reason, eventID); err != nil {
+	if _, _, err := s.suppressions.AddTx(ctx, tx, r.AccountID, address, r.Medium, reason, eventID); err != nil {
 		return fmt.Errorf("suppress address: %w", err)
 	}
 	return nil

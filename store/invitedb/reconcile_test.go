@@ -1,4 +1,4 @@
-package store_test
+package invitedb_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // The reconciler's candidates: invites that should have moved by the
@@ -52,10 +52,10 @@ func TestStuckCandidates(t *testing.T) {
 
 	cutoff := now.Add(-10 * time.Minute)
 	got := map[string]invite.Status{}
-	var cur store.StuckCursor
+	var cur invitedb.StuckCursor
 	for pages := 0; !cur.Done(); pages++ {
 		require.Less(t, pages, 20, "the scan ends")
-		page, next, err := st.StuckCandidates(ctx, cutoff, cur, 1)
+		page, next, err := st.Invites.StuckCandidates(ctx, cutoff, cur, 1)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(page), 1)
 		for _, c := range page {
@@ -85,28 +85,28 @@ func TestRestartInvite(t *testing.T) {
 		return kinds
 	}
 
-	ok, err := st.RestartInvite(ctx, id, invite.Scheduled)
+	ok, err := st.Invites.RestartInvite(ctx, id, invite.Scheduled)
 	require.NoError(t, err)
 	assert.True(t, ok)
-	state, err := st.LoadInviteState(ctx, id)
+	state, err := st.Invites.LoadInviteState(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Pending, state.Status)
 	assert.Equal(t, []string{string(invite.RunRestart)}, openOrders(id))
 
-	ok, err = st.RestartInvite(ctx, id, invite.Scheduled)
+	ok, err = st.Invites.RestartInvite(ctx, id, invite.Scheduled)
 	require.NoError(t, err)
 	assert.False(t, ok, "the invite moved since it was seen")
-	ok, err = st.RestartInvite(ctx, id, invite.Pending)
+	ok, err = st.Invites.RestartInvite(ctx, id, invite.Pending)
 	require.NoError(t, err)
 	assert.False(t, ok, "a start order is open")
 	assert.Len(t, openOrders(id), 1)
 
 	sent := a.Event(t, eventfixture.Event{Status: invite.Sent})
-	ok, err = st.RestartInvite(ctx, sent, invite.Scheduled)
+	ok, err = st.Invites.RestartInvite(ctx, sent, invite.Scheduled)
 	require.NoError(t, err)
 	assert.False(t, ok)
 	assert.Empty(t, openOrders(sent))
-	_, err = st.RestartInvite(ctx, sent, invite.Sent)
+	_, err = st.Invites.RestartInvite(ctx, sent, invite.Sent)
 	assert.Error(t, err, "only pending and scheduled invites restart")
 
 	// The starter sees the order with its kind.
@@ -148,11 +148,11 @@ func TestStuckReminders(t *testing.T) {
 	require.NoError(t, err)
 
 	cutoff := now.Add(-10 * time.Minute)
-	got := map[string]store.StuckCandidate{}
-	var cur store.StuckCursor
+	got := map[string]invitedb.StuckCandidate{}
+	var cur invitedb.StuckCursor
 	for pages := 0; !cur.Done(); pages++ {
 		require.Less(t, pages, 30, "the scan ends")
-		page, next, err := st.StuckCandidates(ctx, cutoff, cur, 1)
+		page, next, err := st.Invites.StuckCandidates(ctx, cutoff, cur, 1)
 		require.NoError(t, err)
 		for _, c := range page {
 			assert.NotContains(t, got, c.EventID, "each candidate once")
@@ -161,7 +161,7 @@ func TestStuckReminders(t *testing.T) {
 		cur = next
 	}
 	require.Len(t, got, 2)
-	assert.Equal(t, store.StuckCandidate{EventID: overdue, Kind: invite.KindReminder, Status: invite.Scheduled, Since: got[overdue].Since}, got[overdue])
+	assert.Equal(t, invitedb.StuckCandidate{EventID: overdue, Kind: invite.KindReminder, Status: invite.Scheduled, Since: got[overdue].Since}, got[overdue])
 	assert.True(t, hourAgo.Equal(got[overdue].Since), "since its time")
 	assert.Equal(t, invite.KindReminder, got[sending].Kind)
 	assert.Equal(t, invite.Sending, got[sending].Status)
@@ -171,30 +171,30 @@ func TestStuckReminders(t *testing.T) {
 		require.NoError(t, st.DB().Select(&kinds, `SELECT kind FROM outbox WHERE event_id = $1 AND done_at IS NULL`, id))
 		return kinds
 	}
-	ok, err := st.RestartReminder(ctx, overdue)
+	ok, err := st.Invites.RestartReminder(ctx, overdue)
 	require.NoError(t, err)
 	assert.True(t, ok)
-	rem, err := st.LoadReminder(ctx, overdue)
+	rem, err := st.Invites.LoadReminder(ctx, overdue)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Scheduled, rem.Status)
 	assert.True(t, hourAgo.Equal(*rem.ScheduledFor), "the reminder keeps its time")
 	assert.Equal(t, []string{string(invite.RunRestart)}, openOrders(overdue))
-	ok, err = st.RestartReminder(ctx, overdue)
+	ok, err = st.Invites.RestartReminder(ctx, overdue)
 	require.NoError(t, err)
 	assert.False(t, ok, "a start order is open")
 	assert.Len(t, openOrders(overdue), 1)
 
-	ok, err = st.RestartReminder(ctx, sending)
+	ok, err = st.Invites.RestartReminder(ctx, sending)
 	require.NoError(t, err)
 	assert.False(t, ok, "a reminder left sending is never restarted")
 	assert.Empty(t, openOrders(sending))
-	ok, err = st.AbandonSend(ctx, invite.KindReminder, sending, "its workflow is missing")
+	ok, err = st.Invites.AbandonSend(ctx, invite.KindReminder, sending, "its workflow is missing")
 	require.NoError(t, err)
 	assert.True(t, ok)
-	rem, err = st.LoadReminder(ctx, sending)
+	rem, err = st.Invites.LoadReminder(ctx, sending)
 	require.NoError(t, err)
 	assert.Equal(t, "skipped/delivery_uncertain", string(rem.Status)+"/"+string(rem.Reason))
-	inv, err := st.LoadInviteState(ctx, sending)
+	inv, err := st.Invites.LoadInviteState(ctx, sending)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, inv.Status, "the invite stays sent")
 

@@ -1,4 +1,4 @@
-package store
+package invitedb
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store/persondb"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/reportdb"
 )
 
@@ -73,7 +74,7 @@ const eventColumns = `id, account_id, event_type_id, channel_id, received_at, ty
 func (s *Store) Event(ctx context.Context, accountID, id string) (Event, error) {
 	var e Event
 	err := s.db.GetContext(ctx, &e, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND account_id = $2`, id, accountID)
-	return e, translate(err)
+	return e, pg.Translate(err)
 }
 
 // EventFilter narrows ListEvents; zero values do not filter.
@@ -88,7 +89,7 @@ type EventFilter struct {
 }
 
 // ListEvents returns a page of an account's events, newest first.
-func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter, p Page) ([]Event, *Cursor, error) {
+func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter, p pg.Page) ([]Event, *pg.Cursor, error) {
 	where := []string{"account_id = $1"}
 	args := []any{accountID}
 	add := func(cond string, v any) {
@@ -129,10 +130,10 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f EventFilter,
 	q := `SELECT ` + eventColumns + ` FROM events WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY received_at DESC, id DESC LIMIT $` + strconv.Itoa(len(args))
 	var rows []Event
-	if err := s.readPlanned(ctx).SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, nil, fmt.Errorf("list events: %w", translate(err))
+	if err := s.ReadPlanned(ctx).SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, nil, fmt.Errorf("list events: %w", pg.Translate(err))
 	}
-	rows, next := trim(rows, p.Limit, func(e Event) Cursor { return Cursor{CreatedAt: e.ReceivedAt, ID: e.ID} })
+	rows, next := pg.Trim(rows, p.Limit, func(e Event) pg.Cursor { return pg.Cursor{CreatedAt: e.ReceivedAt, ID: e.ID} })
 	return rows, next, nil
 }
 
@@ -167,7 +168,7 @@ func (s *Store) RetryInvite(ctx context.Context, accountID, id string) (Event, e
 func (s *Store) decideForAccount(ctx context.Context, accountID, id, action string,
 	rule func(inv, rem invite.State) (invite.Change, error)) (Event, error) {
 	var e Event
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
 		var owned bool
 		if err := tx.GetContext(ctx, &owned, `SELECT true FROM events WHERE id = $1 AND account_id = $2 FOR UPDATE`, id, accountID); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package store_test
+package invitedb_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // attemptOf is the part of an attempt a test compares: everything but the
@@ -22,9 +23,9 @@ type attemptOf struct {
 	Detail  string
 }
 
-func attemptsOf(t *testing.T, st *store.Store, id string) ([]attemptOf, []store.Attempt) {
+func attemptsOf(t *testing.T, st *store.Store, id string) ([]attemptOf, []invitedb.Attempt) {
 	t.Helper()
-	all, err := st.EventAttempts(context.Background(), id)
+	all, err := st.Invites.EventAttempts(context.Background(), id)
 	require.NoError(t, err)
 	out := make([]attemptOf, len(all))
 	for i, a := range all {
@@ -45,7 +46,7 @@ func TestSendAttemptsKeptAcrossRetries(t *testing.T) {
 	st.SetClock(func() time.Time { return clock })
 	tick := func() { clock = clock.Add(time.Second) }
 
-	_, err := st.MarkScheduled(ctx, invite.KindInvite, id, clock)
+	_, err := st.Invites.MarkScheduled(ctx, invite.KindInvite, id, clock)
 	require.NoError(t, err)
 	claim := func() {
 		t.Helper()
@@ -55,7 +56,7 @@ func TestSendAttemptsKeptAcrossRetries(t *testing.T) {
 	finish := func(o invite.SendResult) {
 		t.Helper()
 		tick()
-		_, err := st.FinishSend(ctx, invite.KindInvite, id, o)
+		_, err := st.Invites.FinishSend(ctx, invite.KindInvite, id, o)
 		require.NoError(t, err)
 	}
 
@@ -70,9 +71,9 @@ func TestSendAttemptsKeptAcrossRetries(t *testing.T) {
 	finish(invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 <j***@example.com>: no such user"})
 
 	// A retry keeps the history and adds to it.
-	_, err = st.RetryInvite(ctx, a.AccountID, id)
+	_, err = st.Invites.RetryInvite(ctx, a.AccountID, id)
 	require.NoError(t, err)
-	_, err = st.MarkScheduled(ctx, invite.KindInvite, id, clock)
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, id, clock)
 	require.NoError(t, err)
 	claim()
 	finish(invite.SendResult{SentAt: clock})
@@ -90,7 +91,7 @@ func TestSendAttemptsKeptAcrossRetries(t *testing.T) {
 			assert.True(t, a.StartedAt.After(all[i-1].StartedAt), "oldest first")
 		}
 	}
-	e, err := st.Event(ctx, a.AccountID, id)
+	e, err := st.Invites.Event(ctx, a.AccountID, id)
 	require.NoError(t, err)
 	assert.Equal(t, 3, e.Attempts, "the count and the history agree")
 	h, err := e.History()
@@ -115,16 +116,16 @@ func TestInterruptedAttempts(t *testing.T) {
 	}
 	for name, giveUp := range map[string]func(id string) error{
 		"next claim": func(id string) error {
-			c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+			c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 			assert.False(t, c.Send)
 			return err
 		},
 		"workflow": func(id string) error {
-			_, err := st.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "send attempt timed out")
+			_, err := st.Invites.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "send attempt timed out")
 			return err
 		},
 		"reconciler": func(id string) error {
-			changed, err := st.AbandonSend(ctx, invite.KindInvite, id, "its workflow is gone")
+			changed, err := st.Invites.AbandonSend(ctx, invite.KindInvite, id, "its workflow is gone")
 			assert.True(t, changed)
 			return err
 		},
@@ -136,21 +137,21 @@ func TestInterruptedAttempts(t *testing.T) {
 		assert.Equal(t, invite.OutcomeUncertain, got[0].Outcome, name)
 		assert.Contains(t, got[0].Detail, "may have been delivered", name)
 		assert.NotNil(t, all[0].FinishedAt, name)
-		state, err := st.LoadInviteState(ctx, id)
+		state, err := st.Invites.LoadInviteState(ctx, id)
 		require.NoError(t, err)
 		assert.Equal(t, invite.DeliveryUncertain, state.Reason, name)
 	}
 
 	id := sending()
-	_, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+	_, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
-	_, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
+	_, err = st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
 	got, _ := attemptsOf(t, st, id)
 	assert.Equal(t, []attemptOf{{1, invite.KindInvite, invite.OutcomeSent, "delivered; recorded after the attempt had been judged uncertain"}}, got)
 
 	// AbandonSend leaves an invite that is not sending alone.
-	changed, err := st.AbandonSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), "")
+	changed, err := st.Invites.AbandonSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), "")
 	require.NoError(t, err)
 	assert.False(t, changed)
 }
@@ -164,21 +165,21 @@ func TestReminderAttempts(t *testing.T) {
 	a := account(eventfixture.Setting{})
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled})
 	claimSend(t, st, id)
-	_, err := st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
+	_, err := st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: time.Now()})
 	require.NoError(t, err)
 
-	_, err = st.MarkScheduled(ctx, invite.KindReminder, id, time.Now())
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindReminder, id, time.Now())
 	require.NoError(t, err)
-	rc, err := st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
+	rc, err := st.Invites.ClaimSend(ctx, invite.KindReminder, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, rc.Send)
-	_, err = st.FinishSend(ctx, invite.KindReminder, id, invite.SendResult{Retry: true, Error: "421 busy"})
+	_, err = st.Invites.FinishSend(ctx, invite.KindReminder, id, invite.SendResult{Retry: true, Error: "421 busy"})
 	require.NoError(t, err)
-	rc, err = st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
+	rc, err = st.Invites.ClaimSend(ctx, invite.KindReminder, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, rc.Send)
 	// Crashed mid-send: the next claim skips it as delivery_uncertain.
-	rc, err = st.ClaimSend(ctx, invite.KindReminder, id, store.ClaimOptions{})
+	rc, err = st.Invites.ClaimSend(ctx, invite.KindReminder, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.False(t, rc.Send)
 

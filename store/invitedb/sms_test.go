@@ -1,4 +1,4 @@
-package store_test
+package invitedb_test
 
 import (
 	"context"
@@ -11,14 +11,15 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 const mobile = "+4915112345678"
 
 // textOptions are a claim's options for a worker with an SMS provider and
 // a customer whose number normalises to number.
-func textOptions(number string) store.ClaimOptions {
-	return store.ClaimOptions{SMSEnabled: true, Mobile: number}
+func textOptions(number string) invitedb.ClaimOptions {
+	return invitedb.ClaimOptions{SMSEnabled: true, Mobile: number}
 }
 
 // sendText claims and records as sent an SMS invite of a new event of a
@@ -26,10 +27,10 @@ func textOptions(number string) store.ClaimOptions {
 func sendText(t *testing.T, st *store.Store, a *eventfixture.Account, number string) string {
 	t.Helper()
 	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number})
-	c, err := st.ClaimSend(t.Context(), invite.KindInvite, id, textOptions(number))
+	c, err := st.Invites.ClaimSend(t.Context(), invite.KindInvite, id, textOptions(number))
 	require.NoError(t, err)
 	require.True(t, c.Send, "%s/%s", c.State.Status, c.State.Reason)
-	_, err = st.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
+	_, err = st.Invites.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
 	require.NoError(t, err)
 	return id
 }
@@ -41,9 +42,9 @@ func TestClaimThrottleSMS(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return now })
 	a := account(eventfixture.Setting{Medium: invite.SMS, MinDays: 30})
-	claim := func(a *eventfixture.Account, number string) store.Claim {
+	claim := func(a *eventfixture.Account, number string) invitedb.Claim {
 		t.Helper()
-		c, err := st.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number}), textOptions(number))
+		c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number}), textOptions(number))
 		require.NoError(t, err)
 		return c
 	}

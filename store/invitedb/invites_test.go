@@ -1,4 +1,4 @@
-package store_test
+package invitedb_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
@@ -31,9 +32,9 @@ func inviteStore(t *testing.T) (*store.Store, func(eventfixture.Setting) *eventf
 }
 
 // claimSend claims the send of a scheduled invite, which must go out.
-func claimSend(t *testing.T, st *store.Store, id string) store.Claim {
+func claimSend(t *testing.T, st *store.Store, id string) invitedb.Claim {
 	t.Helper()
-	c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(context.Background(), invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Send)
 	return c
@@ -47,7 +48,7 @@ func TestLoadInvitePlan(t *testing.T) {
 	received := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	id := a.Event(t, eventfixture.Event{ReceivedAt: received, TransactionDate: received.Add(-time.Hour), DeliveryDate: "2026-05-04"})
 
-	p, err := st.LoadPlan(ctx, invite.KindInvite, id)
+	p, err := st.Invites.LoadPlan(ctx, invite.KindInvite, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Plan{
 		Status: invite.Pending, EventTypeActive: true, SettingActive: true,
@@ -59,18 +60,18 @@ func TestLoadInvitePlan(t *testing.T) {
 	}, p)
 
 	a.Set(t, "active", false)
-	p, err = st.LoadPlan(ctx, invite.KindInvite, id)
+	p, err = st.Invites.LoadPlan(ctx, invite.KindInvite, id)
 	require.NoError(t, err)
 	assert.False(t, p.SettingActive)
 
 	inactiveType := account(eventfixture.Setting{EventTypeInactive: true})
-	p, err = st.LoadPlan(ctx, invite.KindInvite, inactiveType.Event(t, eventfixture.Event{}))
+	p, err = st.Invites.LoadPlan(ctx, invite.KindInvite, inactiveType.Event(t, eventfixture.Event{}))
 	require.NoError(t, err)
 	assert.False(t, p.EventTypeActive)
 	assert.Nil(t, p.Plan.SendWindow)
 	assert.Empty(t, p.Plan.DeliveryDate)
 
-	_, err = st.LoadPlan(ctx, invite.KindInvite, store.NewID("evt"))
+	_, err = st.Invites.LoadPlan(ctx, invite.KindInvite, store.NewID("evt"))
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
@@ -82,13 +83,13 @@ func TestInviteTransitions(t *testing.T) {
 	at := time.Date(2026, 5, 8, 10, 0, 0, 123456789, time.UTC)
 
 	type step func(id string) (invite.State, error)
-	schedule := func(id string) (invite.State, error) { return st.MarkScheduled(ctx, invite.KindInvite, id, at) }
+	schedule := func(id string) (invite.State, error) { return st.Invites.MarkScheduled(ctx, invite.KindInvite, id, at) }
 	skip := func(id string) (invite.State, error) {
-		return st.MarkSkipped(ctx, invite.KindInvite, id, invite.EventTypeInactive)
+		return st.Invites.MarkSkipped(ctx, invite.KindInvite, id, invite.EventTypeInactive)
 	}
-	cancel := func(id string) (invite.State, error) { return st.MarkCancelled(ctx, invite.KindInvite, id) }
+	cancel := func(id string) (invite.State, error) { return st.Invites.MarkCancelled(ctx, invite.KindInvite, id) }
 	fail := func(id string) (invite.State, error) {
-		return st.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "451 try again later")
+		return st.Invites.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "451 try again later")
 	}
 	tests := []struct {
 		name       string
@@ -121,7 +122,7 @@ func TestInviteTransitions(t *testing.T) {
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, got.Status, tc.name)
 		assert.Equal(t, tc.wantReason, got.Reason, tc.name)
-		stored, err := st.LoadInviteState(ctx, id)
+		stored, err := st.Invites.LoadInviteState(ctx, id)
 		require.NoError(t, err)
 		assert.Equal(t, got, stored, "%s: the returned state is the stored one", tc.name)
 	}
@@ -132,7 +133,7 @@ func TestInviteTransitions(t *testing.T) {
 	require.NotNil(t, got.ScheduledFor)
 	assert.Equal(t, at.Truncate(time.Millisecond), *got.ScheduledFor)
 
-	_, err = st.MarkScheduled(ctx, invite.KindInvite, store.NewID("evt"), at)
+	_, err = st.Invites.MarkScheduled(ctx, invite.KindInvite, store.NewID("evt"), at)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
@@ -140,9 +141,9 @@ func TestClaimInviteSend(t *testing.T) {
 	t.Parallel()
 	st, account := inviteStore(t)
 	ctx := context.Background()
-	claim := func(id string, smsEnabled bool) store.Claim {
+	claim := func(id string, smsEnabled bool) invitedb.Claim {
 		t.Helper()
-		c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{SMSEnabled: smsEnabled, Mobile: "+4915112345678"})
+		c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{SMSEnabled: smsEnabled, Mobile: "+4915112345678"})
 		require.NoError(t, err)
 		return c
 	}
@@ -192,7 +193,7 @@ func TestClaimInviteSend(t *testing.T) {
 	})
 	t.Run("sms", func(t *testing.T) {
 		b := account(eventfixture.Setting{Medium: invite.SMS})
-		c, err := st.ClaimSend(ctx, invite.KindInvite, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{SMSEnabled: true})
+		c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), invitedb.ClaimOptions{SMSEnabled: true})
 		require.NoError(t, err)
 		assert.Equal(t, invite.Skipped, c.State.Status, "no valid mobile number")
 		assert.Equal(t, invite.NoAddress, c.State.Reason)
@@ -239,32 +240,32 @@ func TestClaimThrottle(t *testing.T) {
 
 	// Sent 29 days ago to the same address, written differently.
 	a.Event(t, eventfixture.Event{Email: "JANE.DOE@example.com", Status: invite.Sent, SentAt: now.Add(-29 * 24 * time.Hour)})
-	c, err := st.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Status: invite.Scheduled}), invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	assert.False(t, c.Send)
 	assert.Equal(t, invite.Skipped, c.State.Status)
 	assert.Equal(t, invite.RecentlyInvited, c.State.Reason)
 
 	// Another address, or the same one in another account, is not throttled.
-	c, err = st.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Email: "john@example.com", Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err = st.Invites.ClaimSend(ctx, invite.KindInvite, a.Event(t, eventfixture.Event{Email: "john@example.com", Status: invite.Scheduled}), invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 	b := account(eventfixture.Setting{MinDays: 30})
-	c, err = st.ClaimSend(ctx, invite.KindInvite, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err = st.Invites.ClaimSend(ctx, invite.KindInvite, b.Event(t, eventfixture.Event{Status: invite.Scheduled}), invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 
 	// After N × 24 h it may be invited again.
 	old := account(eventfixture.Setting{MinDays: 30})
 	old.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: now.Add(-30 * 24 * time.Hour)})
-	c, err = st.ClaimSend(ctx, invite.KindInvite, old.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err = st.Invites.ClaimSend(ctx, invite.KindInvite, old.Event(t, eventfixture.Event{Status: invite.Scheduled}), invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 
 	// 0 means no limit.
 	unlimited := account(eventfixture.Setting{MinDays: 0})
 	unlimited.Event(t, eventfixture.Event{Status: invite.Sent, SentAt: now.Add(-time.Minute)})
-	c, err = st.ClaimSend(ctx, invite.KindInvite, unlimited.Event(t, eventfixture.Event{Status: invite.Scheduled}), store.ClaimOptions{})
+	c, err = st.Invites.ClaimSend(ctx, invite.KindInvite, unlimited.Event(t, eventfixture.Event{Status: invite.Scheduled}), invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send)
 }
@@ -278,18 +279,18 @@ func TestClaimSerialisesSendsToOneAddress(t *testing.T) {
 	for _, e := range emails {
 		ids = append(ids, a.Event(t, eventfixture.Event{Email: e, Status: invite.Scheduled}))
 	}
-	assert.Equal(t, 1, claimAtOnce(t, st, ids, store.ClaimOptions{}), "one of the concurrent sends to an address goes out")
+	assert.Equal(t, 1, claimAtOnce(t, st, ids, invitedb.ClaimOptions{}), "one of the concurrent sends to an address goes out")
 }
 
 // claimAtOnce claims the sends of ids all at once and returns how many
 // went out; every other was held back as recently invited.
-func claimAtOnce(t *testing.T, st *store.Store, ids []string, opts store.ClaimOptions) int {
+func claimAtOnce(t *testing.T, st *store.Store, ids []string, opts invitedb.ClaimOptions) int {
 	t.Helper()
-	claims := make([]store.Claim, len(ids))
+	claims := make([]invitedb.Claim, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			c, err := st.ClaimSend(context.Background(), invite.KindInvite, id, opts)
+			c, err := st.Invites.ClaimSend(context.Background(), invite.KindInvite, id, opts)
 			assert.NoError(t, err)
 			claims[i] = c
 		})
@@ -318,37 +319,37 @@ func TestFinishInviteSend(t *testing.T) {
 		return id
 	}
 
-	got, err := st.FinishSend(ctx, invite.KindInvite, claimed(), invite.SendResult{SentAt: sentAt})
+	got, err := st.Invites.FinishSend(ctx, invite.KindInvite, claimed(), invite.SendResult{SentAt: sentAt})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, got.Status)
 	assert.Equal(t, sentAt, *got.SentAt)
 
 	id := claimed()
-	got, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "451 4.3.0 try again later"})
+	got, err = st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{Retry: true, Error: "451 4.3.0 try again later"})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Scheduled, got.Status)
 	assert.Equal(t, "451 4.3.0 try again later", got.LastError)
 	assert.Equal(t, 1, got.Attempts)
-	c, err := st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+	c, err := st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 	require.NoError(t, err)
 	assert.True(t, c.Send, "a transient failure may be tried again")
 	assert.Equal(t, 2, c.State.Attempts)
 
-	got, err = st.FinishSend(ctx, invite.KindInvite, claimed(), invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 unknown"})
+	got, err = st.Invites.FinishSend(ctx, invite.KindInvite, claimed(), invite.SendResult{Reason: invite.Rejected, Error: "550 5.1.1 unknown"})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Failed, got.Status)
 	assert.Equal(t, invite.Rejected, got.Reason)
 
 	// Only a send in progress changes …
 	cancelled := a.Event(t, eventfixture.Event{Status: invite.Cancelled})
-	got, err = st.FinishSend(ctx, invite.KindInvite, cancelled, invite.SendResult{Retry: true, Error: "x"})
+	got, err = st.Invites.FinishSend(ctx, invite.KindInvite, cancelled, invite.SendResult{Retry: true, Error: "x"})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Cancelled, got.Status)
 	// … except that a delivery overrides a verdict of delivery_uncertain.
 	id = claimed()
-	_, err = st.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "timeout")
+	_, err = st.Invites.GiveUp(ctx, invite.KindInvite, id, invite.RetriesExhausted, "timeout")
 	require.NoError(t, err)
-	got, err = st.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: sentAt})
+	got, err = st.Invites.FinishSend(ctx, invite.KindInvite, id, invite.SendResult{SentAt: sentAt})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, got.Status)
 }
@@ -362,18 +363,18 @@ func TestLoadInviteContent(t *testing.T) {
 	acc, err := st.Accounts.UpdateBranding(context.Background(), a.AccountID, accountdb.BrandingUpdate{DisplayName: new("Nordlicht Outdoor"),
 		ReplyTo: new("care@nordlicht.example")})
 	require.NoError(t, err)
-	c, err := st.LoadInviteContent(context.Background(), id)
+	c, err := st.Invites.LoadInviteContent(context.Background(), id)
 	require.NoError(t, err)
-	assert.Equal(t, store.InviteContent{
+	assert.Equal(t, invitedb.InviteContent{
 		EventID: id, AccountID: a.AccountID, Email: "Jane@Example.com", FirstName: "Jane", LastName: "Doe",
 		Mobile: "+43 660 1234567", Locale: "de_AT",
-		Products: []store.InviteProduct{{Name: "Shoe", URL: "https://shop.example/s", ImageURL: "https://cdn.example/s.png"}},
+		Products: []invitedb.InviteProduct{{Name: "Shoe", URL: "https://shop.example/s", ImageURL: "https://cdn.example/s.png"}},
 		Account:  acc,
 	}, c)
 	assert.Equal(t, "Nordlicht Outdoor", c.Account.Brand().DisplayName)
 	assert.Equal(t, "care@nordlicht.example", c.Account.Brand().ReplyTo)
 
-	_, err = st.LoadInviteContent(context.Background(), store.NewID("evt"))
+	_, err = st.Invites.LoadInviteContent(context.Background(), store.NewID("evt"))
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
@@ -396,12 +397,12 @@ func TestInviteStepsOnATightPool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	claims := make([]store.Claim, len(ids))
+	claims := make([]invitedb.Claim, len(ids))
 	errs := make([]error, len(ids))
 	for i, id := range ids {
 		wg.Go(func() {
-			if _, errs[i] = st.MarkScheduled(ctx, invite.KindInvite, id, time.Now()); errs[i] == nil {
-				claims[i], errs[i] = st.ClaimSend(ctx, invite.KindInvite, id, store.ClaimOptions{})
+			if _, errs[i] = st.Invites.MarkScheduled(ctx, invite.KindInvite, id, time.Now()); errs[i] == nil {
+				claims[i], errs[i] = st.Invites.ClaimSend(ctx, invite.KindInvite, id, invitedb.ClaimOptions{})
 			}
 		})
 	}

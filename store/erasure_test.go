@@ -187,11 +187,11 @@ func TestEraseCustomerCountsItsCancels(t *testing.T) {
 	send(t, st, sent, now)
 	f.accept(t, "keep.me@example.com", "")
 
-	got, err := st.EraseCustomer(ctx, f.accountID, store.CustomerKey{Email: "erase.me@example.com"})
+	got, err := st.EraseCustomer(ctx, f.AccountID, store.CustomerKey{Email: "erase.me@example.com"})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{pending, scheduled}, got.Cancelled)
-	counts := total(t, st, wholeDay(f.accountID, now, stats.GroupDay))
-	assert.Equal(t, rowCounts(t, st, f.accountID), counts)
+	counts := total(t, st, wholeDay(f.AccountID, now, stats.GroupDay))
+	assert.Equal(t, rowCounts(t, st, f.AccountID), counts)
 	assert.EqualValues(t, 2, counts[stats.Cancelled])
 	assert.EqualValues(t, 1, counts[stats.Pending], "the other customer's")
 }

@@ -12,39 +12,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testclock"
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtally"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
-
-// kinds records the refusals told to OnQuotaExceeded.
-type kinds struct {
-	mu sync.Mutex
-	m  map[string]int
-}
-
-func (k *kinds) add(kind string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.m == nil {
-		k.m = map[string]int{}
-	}
-	k.m[kind]++
-}
-
-func (k *kinds) get() map[string]int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := map[string]int{}
-	for kk, v := range k.m {
-		out[kk] = v
-	}
-	return out
-}
 
 // The daily quota of accepted events, enforced where the events are
 // stored: single accepts and batches are accepted while there is room, a
@@ -60,13 +37,13 @@ func TestEventQuota(t *testing.T) {
 	st.Accounts.Quotas = accountdb.Quotas{DailyEvents: 10}
 	clock := testclock.New(time.Date(2026, 6, 1, 23, 0, 0, 0, time.UTC))
 	st.SetClock(clock.Now)
-	refused := &kinds{}
-	st.Accounts.OnQuotaExceeded = refused.add
+	refused := &testtally.Tally{}
+	st.Accounts.OnQuotaExceeded = refused.Add
 	ctx := context.Background()
-	acc, other := newTenant(t, st), newTenant(t, st)
+	acc, other := eventfixture.NewTenant(t, st), eventfixture.NewTenant(t, st)
 	var n atomic.Int64
-	event := func(tn tenant) eventdb.NewEvent {
-		return tn.event(fmt.Sprintf("c%d@example.com", n.Add(1)))
+	event := func(tn eventfixture.Tenant) eventdb.NewEvent {
+		return tn.Event(fmt.Sprintf("c%d@example.com", n.Add(1)))
 	}
 	overQuota := func(err error, limit int) bool {
 		var q *accountdb.QuotaError
@@ -74,7 +51,7 @@ func TestEventQuota(t *testing.T) {
 	}
 	// accept posts n events of tn, as a batch when n > 1, and returns how
 	// many were accepted and how many over quota (limit).
-	accept := func(tn tenant, n, limit int) (accepted, over int) {
+	accept := func(tn eventfixture.Tenant, n, limit int) (accepted, over int) {
 		t.Helper()
 		if n == 1 {
 			_, err := st.Events.AcceptEvent(ctx, event(tn))
@@ -103,17 +80,17 @@ func TestEventQuota(t *testing.T) {
 		}
 		return accepted, over
 	}
-	used := func(tn tenant) int {
+	used := func(tn eventfixture.Tenant) int {
 		t.Helper()
-		l, err := st.Accounts.AccountLimits(ctx, tn.accountID)
+		l, err := st.Accounts.AccountLimits(ctx, tn.AccountID)
 		require.NoError(t, err)
 		return l.DailyEvents.Used
 	}
-	stored := func(tn tenant, day time.Time) int {
+	stored := func(tn eventfixture.Tenant, day time.Time) int {
 		t.Helper()
 		var n int
 		require.NoError(t, db.Get(&n, `SELECT count(*) FROM events WHERE account_id = $1 AND received_at >= $2 AND received_at < $3`,
-			tn.accountID, day, day.Add(24*time.Hour)))
+			tn.AccountID, day, day.Add(24*time.Hour)))
 		return n
 	}
 
@@ -126,7 +103,7 @@ func TestEventQuota(t *testing.T) {
 	assert.Equal(t, []int{2, 498}, pair(accept(acc, 500, 10)), "a batch gets the room that is left")
 	assert.Equal(t, []int{0, 1}, pair(accept(acc, 1, 10)))
 	assert.Equal(t, []int{10, 0}, pair(accept(other, 10, 10)), "another account counts its own")
-	assert.Equal(t, map[string]int{accountdb.QuotaEvents: 499}, refused.get())
+	assert.Equal(t, map[string]int{accountdb.QuotaEvents: 499}, refused.Counts())
 
 	// At the limit a replay is still a replay, a mismatch a mismatch and
 	// an unknown type unknown: none of them counts.
@@ -169,24 +146,24 @@ func TestEventQuota(t *testing.T) {
 
 	// The account's own quota, raised: the accepts go on to it.
 	hundred, fifty, none := 100, 50, 0
-	_, err = st.Accounts.SetAccountQuotas(ctx, acc.accountID, accountdb.QuotaUpdate{DailyEvents: &hundred})
+	_, err = st.Accounts.SetAccountQuotas(ctx, acc.AccountID, accountdb.QuotaUpdate{DailyEvents: &hundred})
 	require.NoError(t, err)
 	assert.Equal(t, []int{60, 0}, pair(accept(acc, 60, 100)))
 	// Lowered below the count: nothing more, and the count stays.
-	_, err = st.Accounts.SetAccountQuotas(ctx, acc.accountID, accountdb.QuotaUpdate{DailyEvents: &fifty})
+	_, err = st.Accounts.SetAccountQuotas(ctx, acc.AccountID, accountdb.QuotaUpdate{DailyEvents: &fifty})
 	require.NoError(t, err)
 	assert.Equal(t, []int{0, 1}, pair(accept(acc, 1, 50)))
 	assert.Equal(t, 70, used(acc))
 	// None at all: still counted.
-	_, err = st.Accounts.SetAccountQuotas(ctx, acc.accountID, accountdb.QuotaUpdate{DailyEvents: &none})
+	_, err = st.Accounts.SetAccountQuotas(ctx, acc.AccountID, accountdb.QuotaUpdate{DailyEvents: &none})
 	require.NoError(t, err)
 	assert.Equal(t, []int{1000, 0}, pair(accept(acc, 1000, 0)))
-	l, err := st.Accounts.AccountLimits(ctx, acc.accountID)
+	l, err := st.Accounts.AccountLimits(ctx, acc.AccountID)
 	require.NoError(t, err)
 	assert.Equal(t, accountdb.Limit{Limit: 0, Used: 1070}, l.DailyEvents)
 	assert.Equal(t, 1070, stored(acc, day))
 	// And back to a quota: 1070 is over it.
-	_, err = st.Accounts.SetAccountQuotas(ctx, acc.accountID, accountdb.QuotaUpdate{DailyEvents: &hundred})
+	_, err = st.Accounts.SetAccountQuotas(ctx, acc.AccountID, accountdb.QuotaUpdate{DailyEvents: &hundred})
 	require.NoError(t, err)
 	assert.Equal(t, []int{0, 1}, pair(accept(acc, 1, 100)))
 }

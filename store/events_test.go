@@ -2,8 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
@@ -18,45 +17,18 @@ import (
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
-// tenant is an account with one event type and its default channel.
-type tenant struct {
-	st        *store.Store
-	accountID string
-	channelID string
-	typeName  string
-}
-
-func newTenant(t *testing.T, st *store.Store) tenant {
-	t.Helper()
-	ctx := context.Background()
-	acc, ch, err := st.Accounts.CreateAccount(ctx, t.Name())
-	require.NoError(t, err)
-	_, err = st.Accounts.CreateEventType(ctx, acc.ID, "checkout", true)
-	require.NoError(t, err)
-	return tenant{st: st, accountID: acc.ID, channelID: ch.ID, typeName: "checkout"}
-}
-
-func (tn tenant) event(email string) eventdb.NewEvent {
-	return eventdb.NewEvent{
-		AccountID: tn.accountID, Type: tn.typeName, ChannelID: tn.channelID,
-		CustomerEmail: email, TransactionReference: "order-1",
-		TransactionDate: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC),
-		Payload:         json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q}}`, email)),
-	}
-}
-
 func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 
-	acc, err := st.Events.AcceptEvent(ctx, tn.event("Ann@Example.com"))
+	acc, err := st.Events.AcceptEvent(ctx, tn.Event("Ann@Example.com"))
 	require.NoError(t, err)
 	assert.False(t, acc.Replayed)
 	assert.True(t, store.ValidID("evt", acc.EventID))
 
-	e, err := st.Invites.Event(ctx, tn.accountID, acc.EventID)
+	e, err := st.Invites.Event(ctx, tn.AccountID, acc.EventID)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Pending, e.InviteStatus)
 	assert.Equal(t, "checkout", e.Type)
@@ -82,17 +54,17 @@ func TestAcceptEventStoresEventAndStartOrder(t *testing.T) {
 func TestAcceptEventRejectsUnknownTypeAndChannel(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
-	other := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
+	other := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 
-	e := tn.event("a@example.com")
+	e := tn.Event("a@example.com")
 	e.Type = "Checkout" // names match exactly
 	_, err := st.Events.AcceptEvent(ctx, e)
 	assert.ErrorIs(t, err, eventdb.ErrUnknownEventType)
 
-	e = tn.event("a@example.com")
-	e.ChannelID = other.channelID // another account's channel
+	e = tn.Event("a@example.com")
+	e.ChannelID = other.ChannelID // another account's channel
 	_, err = st.Events.AcceptEvent(ctx, e)
 	assert.ErrorIs(t, err, eventdb.ErrUnknownChannel)
 
@@ -106,11 +78,11 @@ func TestAcceptEventRejectsUnknownTypeAndChannel(t *testing.T) {
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
-	other := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
+	other := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 
-	e := tn.event("a@example.com")
+	e := tn.Event("a@example.com")
 	e.IdempotencyKey, e.RequestHash = "key-1", []byte("hash-1")
 	first, err := st.Events.AcceptEvent(ctx, e)
 	require.NoError(t, err)
@@ -124,14 +96,14 @@ func TestIdempotencyKey(t *testing.T) {
 	assert.ErrorIs(t, err, eventdb.ErrIdempotencyMismatch)
 
 	// Keys are per account.
-	o := other.event("a@example.com")
+	o := other.Event("a@example.com")
 	o.IdempotencyKey, o.RequestHash = "key-1", []byte("hash-1")
 	theirs, err := st.Events.AcceptEvent(ctx, o)
 	require.NoError(t, err)
 	assert.False(t, theirs.Replayed)
 
 	// An expired key is taken afresh.
-	_, err = st.DB().Exec(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE account_id = $1`, tn.accountID)
+	_, err = st.DB().Exec(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE account_id = $1`, tn.AccountID)
 	require.NoError(t, err)
 	e.RequestHash = []byte("hash-3")
 	fresh, err := st.Events.AcceptEvent(ctx, e)
@@ -143,10 +115,10 @@ func TestIdempotencyKey(t *testing.T) {
 func TestConcurrentRepeatsOfOneKeyCreateOneEvent(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 
-	e := tn.event("a@example.com")
+	e := tn.Event("a@example.com")
 	e.IdempotencyKey, e.RequestHash = "burst", []byte("same")
 	const n = 16
 	ids := make([]string, n)
@@ -172,10 +144,10 @@ func TestConcurrentRepeatsOfOneKeyCreateOneEvent(t *testing.T) {
 func TestOutboxClaimsSkipLockedRowsAndReleases(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 	for range 3 {
-		_, err := st.Events.AcceptEvent(ctx, tn.event("a@example.com"))
+		_, err := st.Events.AcceptEvent(ctx, tn.Event("a@example.com"))
 		require.NoError(t, err)
 	}
 
@@ -204,11 +176,11 @@ func TestOutboxClaimsSkipLockedRowsAndReleases(t *testing.T) {
 func TestCountInvitesOfType(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
-	out, err := st.Events.AcceptEvents(ctx, []eventdb.NewEvent{tn.event("a@example.com"), tn.event("b@example.com")})
+	out, err := st.Events.AcceptEvents(ctx, []eventdb.NewEvent{tn.Event("a@example.com"), tn.Event("b@example.com")})
 	require.NoError(t, err)
-	_, err = st.Invites.CancelInvite(ctx, tn.accountID, out[1].EventID)
+	_, err = st.Invites.CancelInvite(ctx, tn.AccountID, out[1].EventID)
 	require.NoError(t, err)
 	var etID string
 	require.NoError(t, st.DB().Get(&etID, `SELECT id FROM event_types WHERE name = 'checkout'`))

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/storeset"
@@ -16,13 +17,13 @@ import (
 func TestHousekeeping(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return t0 })
 
 	accept := func(key string) string {
-		e := tn.event("a@example.com")
+		e := tn.Event("a@example.com")
 		e.IdempotencyKey, e.RequestHash = key, []byte(key)
 		acc, err := st.Events.AcceptEvent(ctx, e)
 		require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/pg"
@@ -20,11 +21,11 @@ import (
 func TestUniqueAcrossMonths(t *testing.T) {
 	t.Parallel()
 	st := store.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 	evening := time.Date(2026, 6, 30, 23, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return evening })
-	e := tn.event("a@example.com")
+	e := tn.Event("a@example.com")
 	e.IdempotencyKey, e.RequestHash = "order-77", []byte("body")
 	first, err := st.Events.AcceptEvent(ctx, e)
 	require.NoError(t, err)
@@ -38,7 +39,7 @@ func TestUniqueAcrossMonths(t *testing.T) {
 	require.NoError(t, st.DB().Get(&n, `SELECT count(*) FROM events`))
 	assert.Equal(t, 1, n)
 
-	ev, err := st.Invites.Event(ctx, tn.accountID, first.EventID)
+	ev, err := st.Invites.Event(ctx, tn.AccountID, first.EventID)
 	require.NoError(t, err)
 	at, ok := pg.IDTime(first.EventID)
 	require.True(t, ok, "a new event's id is a UUIDv7")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/stats"
@@ -28,24 +29,24 @@ import (
 // funnelTenant is an account whose events are accepted through the
 // store, as the API accepts them.
 type funnelTenant struct {
-	tenant
+	eventfixture.Tenant
 	typeID string
 }
 
 func newFunnelTenant(t *testing.T, st *store.Store) funnelTenant {
 	t.Helper()
-	tn := newTenant(t, st)
-	types, _, err := st.Accounts.ListEventTypes(context.Background(), tn.accountID, accountdb.EventTypeFilter{}, store.Page{Limit: 10})
+	tn := eventfixture.NewTenant(t, st)
+	types, _, err := st.Accounts.ListEventTypes(context.Background(), tn.AccountID, accountdb.EventTypeFilter{}, store.Page{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, types, 1)
-	return funnelTenant{tenant: tn, typeID: types[0].ID}
+	return funnelTenant{Tenant: tn, typeID: types[0].ID}
 }
 
 func (f funnelTenant) accept(t *testing.T, email, locale string) string {
 	t.Helper()
-	e := f.event(email)
+	e := f.Event(email)
 	e.Payload = json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q},"defaultLocale":%q}`, email, locale))
-	acc, err := f.st.Events.AcceptEvent(context.Background(), e)
+	acc, err := f.St.Events.AcceptEvent(context.Background(), e)
 	require.NoError(t, err)
 	return acc.EventID
 }
@@ -160,7 +161,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	db.SetMaxOpenConns(6) // the server is shared: races need a few connections, not one per goroutine
 	st := storeset.New(db, "PT10S")
 	f := newFunnelTenant(t, st)
-	other := newFunnelTenant(t, st) // another tenant's counts must stay apart
+	other := newFunnelTenant(t, st) // another eventfixture.Tenant's counts must stay apart
 	ctx := context.Background()
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	st.SetClock(func() time.Time { return now })
@@ -180,14 +181,14 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 		id := f.accept(t, fmt.Sprintf("c%d@example.com", i), []string{"de_AT", "da", "nl-NL", "xx", "ES", ""}[i])
 		sentIDs = append(sentIDs, id)
 	}
-	batch, err := st.Events.AcceptEvents(ctx, []eventdb.NewEvent{f.event("b1@example.com"), f.event("b2@example.com")})
+	batch, err := st.Events.AcceptEvents(ctx, []eventdb.NewEvent{f.Event("b1@example.com"), f.Event("b2@example.com")})
 	require.NoError(t, err)
 	for _, o := range batch {
 		require.NoError(t, o.Err)
 		sentIDs = append(sentIDs, o.EventID)
 	}
 	other.accept(t, "other@example.com", "")
-	_, _, err = st.Suppressions.AddSuppression(ctx, f.accountID, "blocked@example.com", invite.Email, invite.Manual, "")
+	_, _, err = st.Suppressions.AddSuppression(ctx, f.AccountID, "blocked@example.com", invite.Email, invite.Manual, "")
 	require.NoError(t, err)
 
 	// Each invite's steps run beside the others', every step twice at
@@ -222,7 +223,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	})
 	wg.Go(func() {
 		ok(st.Invites.MarkScheduled(ctx, invite.KindInvite, cancelled, now))
-		twice(func() { ok(st.Invites.CancelInvite(ctx, f.accountID, cancelled)) })
+		twice(func() { ok(st.Invites.CancelInvite(ctx, f.AccountID, cancelled)) })
 	})
 	wg.Go(func() {
 		ok(st.Invites.MarkScheduled(ctx, invite.KindInvite, failedOnly, now))
@@ -237,7 +238,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 		ok(st.Invites.ClaimSend(ctx, invite.KindInvite, failedRetry, invitedb.ClaimOptions{}))
 		ok(st.Invites.FinishSend(ctx, invite.KindInvite, failedRetry, invite.SendResult{Retry: true, Error: "421"}))
 		twice(func() { ok(st.Invites.GiveUp(ctx, invite.KindInvite, failedRetry, invite.RetriesExhausted, "421")) })
-		twice(func() { ok(st.Invites.RetryInvite(ctx, f.accountID, failedRetry)) })
+		twice(func() { ok(st.Invites.RetryInvite(ctx, f.AccountID, failedRetry)) })
 	})
 	wg.Wait()
 	send(t, st, failedRetry, now)
@@ -267,7 +268,7 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, first, "a later opening is not recorded again")
 	for range 2 {
-		_, _, err = st.Suppressions.AddSuppression(ctx, f.accountID, "c4@example.com", invite.Email, invite.Unsubscribed, sentIDs[4])
+		_, _, err = st.Suppressions.AddSuppression(ctx, f.AccountID, "c4@example.com", invite.Email, invite.Unsubscribed, sentIDs[4])
 		require.NoError(t, err)
 	}
 
@@ -292,21 +293,21 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	mw.Wait()
 	folds := stopFolding()
 
-	got := total(t, st, wholeDay(f.accountID, now, stats.GroupDay))
-	want := rowCounts(t, st, f.accountID)
+	got := total(t, st, wholeDay(f.AccountID, now, stats.GroupDay))
+	want := rowCounts(t, st, f.AccountID)
 	assert.Equal(t, want, got, "the counts kept change by change are the rows' counts")
 	assert.Positive(t, folds, "the changes were folded during the run")
 	_, err = st.Stats.FoldFunnel(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, got, total(t, st, wholeDay(f.accountID, now, stats.GroupDay)), "folded, the counts stay")
+	assert.Equal(t, got, total(t, st, wholeDay(f.AccountID, now, stats.GroupDay)), "folded, the counts stay")
 	var left int
 	require.NoError(t, db.Get(&left, `SELECT count(*) FROM invite_rollup_changes`))
 	assert.Zero(t, left, "every change folded")
 	// One more after the fold: what follows reads folded counts and a
 	// change not folded yet together.
 	f.accept(t, "late@example.com", "")
-	got = total(t, st, wholeDay(f.accountID, now, stats.GroupDay))
-	assert.Equal(t, rowCounts(t, st, f.accountID), got)
+	got = total(t, st, wholeDay(f.AccountID, now, stats.GroupDay))
+	assert.Equal(t, rowCounts(t, st, f.AccountID), got)
 
 	var expect stats.Counts
 	expect[stats.Accepted] = 15
@@ -323,15 +324,15 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	expect[stats.Delivered] = 2 // one delivered, one complained of
 	expect[stats.Bounced] = 1
 	assert.Equal(t, expect, got)
-	e, err := st.Invites.Event(ctx, f.accountID, pending)
+	e, err := st.Invites.Event(ctx, f.AccountID, pending)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Pending, e.InviteStatus)
 
 	// Grouped any way, the groups add up to the same.
 	for _, by := range stats.Groupings() {
-		assert.Equal(t, got, total(t, st, wholeDay(f.accountID, now, by)), by)
+		assert.Equal(t, got, total(t, st, wholeDay(f.AccountID, now, by)), by)
 	}
-	groups, err := st.Stats.InviteStats(ctx, wholeDay(f.accountID, now, stats.GroupLocale))
+	groups, err := st.Stats.InviteStats(ctx, wholeDay(f.AccountID, now, stats.GroupLocale))
 	require.NoError(t, err)
 	byLocale := map[string]int64{}
 	for _, g := range groups {
@@ -339,21 +340,21 @@ func TestFunnelCountsEveryTransitionOnce(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int64{"da": 1, "de": 2, "en": 9, "es": 1, "fr": 1, "nl": 1}, byLocale)
 
-	// The other tenant sees only its own event.
-	o := total(t, st, wholeDay(other.accountID, now, stats.GroupDay))
+	// The other eventfixture.Tenant sees only its own event.
+	o := total(t, st, wholeDay(other.AccountID, now, stats.GroupDay))
 	assert.EqualValues(t, 1, o[stats.Accepted])
 	assert.EqualValues(t, 1, o[stats.Pending])
 
 	// The migration's rebuild from the rows gives the same counts.
 	before := map[stats.GroupBy][]stats.Group{}
 	for _, by := range stats.Groupings() {
-		before[by], err = st.Stats.InviteStats(ctx, wholeDay(f.accountID, now, by))
+		before[by], err = st.Stats.InviteStats(ctx, wholeDay(f.AccountID, now, by))
 		require.NoError(t, err)
 	}
 	_, err = st.DB().Exec(`SELECT touchpoint_rebuild_rollups()`)
 	require.NoError(t, err)
 	for _, by := range stats.Groupings() {
-		after, err := st.Stats.InviteStats(ctx, wholeDay(f.accountID, now, by))
+		after, err := st.Stats.InviteStats(ctx, wholeDay(f.AccountID, now, by))
 		require.NoError(t, err)
 		assert.Equal(t, before[by], after, by)
 	}
@@ -403,7 +404,7 @@ func TestStatsDaysOfATimeZone(t *testing.T) {
 	days := func(tz string, by stats.GroupBy) map[string]int64 {
 		p, errs := stats.ParsePeriod("2026-03-09", "2026-03-10", tz)
 		require.Empty(t, errs)
-		groups, err := st.Stats.InviteStats(ctx, statsdb.Query{AccountID: f.accountID, From: p.Start(), To: p.End(),
+		groups, err := st.Stats.InviteStats(ctx, statsdb.Query{AccountID: f.AccountID, From: p.Start(), To: p.End(),
 			TimeZone: p.TimeZone(), GroupBy: by})
 		require.NoError(t, err)
 		out := map[string]int64{}
@@ -422,7 +423,7 @@ func TestStatsDaysOfATimeZone(t *testing.T) {
 	assert.Equal(t, map[string]int64{"en": 3}, days("Asia/Kolkata", stats.GroupLocale))
 	assert.Equal(t, map[string]int64{"email": 4}, days("America/New_York", stats.GroupMedium))
 
-	_, err := st.Stats.InviteStats(ctx, statsdb.Query{AccountID: f.accountID, From: time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC),
+	_, err := st.Stats.InviteStats(ctx, statsdb.Query{AccountID: f.AccountID, From: time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC),
 		To: time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), TimeZone: "Mars/Olympus_Mons", GroupBy: stats.GroupDay})
 	assert.ErrorIs(t, err, statsdb.ErrUnknownTimeZone)
 }

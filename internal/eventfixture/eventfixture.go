@@ -6,6 +6,7 @@ package eventfixture
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/eventdb"
+	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 // Setting describes the account's one invite setting.
@@ -178,4 +181,54 @@ func exec(tb testing.TB, db *sqlx.DB, q string, args ...any) {
 	if _, err := db.ExecContext(ctx, q, args...); err != nil {
 		tb.Fatalf("eventfixture: %v\n%s", err, q)
 	}
+}
+
+// Tenant is an account made through the store, with its default channel
+// and one active event type, for tests of the accept path and of the
+// lists of what was accepted.
+type Tenant struct {
+	St        *store.Store
+	AccountID string
+	ChannelID string
+	TypeName  string
+}
+
+// NewTenant makes an account named after the test, with the event type
+// "checkout".
+func NewTenant(t *testing.T, st *store.Store) Tenant {
+	t.Helper()
+	ctx := context.Background()
+	acc, ch, err := st.Accounts.CreateAccount(ctx, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Accounts.CreateEventType(ctx, acc.ID, "checkout", true); err != nil {
+		t.Fatal(err)
+	}
+	return Tenant{St: st, AccountID: acc.ID, ChannelID: ch.ID, TypeName: "checkout"}
+}
+
+// Event is an event of the tenant's event type for the customer email.
+func (tn Tenant) Event(email string) eventdb.NewEvent {
+	return eventdb.NewEvent{
+		AccountID: tn.AccountID, Type: tn.TypeName, ChannelID: tn.ChannelID,
+		CustomerEmail: email, TransactionReference: "order-1",
+		TransactionDate: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC),
+		Payload:         json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q}}`, email)),
+	}
+}
+
+// SentText makes an event of a whose SMS invite to number the store
+// claimed and recorded as sent, and returns its ID.
+func (a *Account) SentText(t *testing.T, st *store.Store, number string) string {
+	t.Helper()
+	id := a.Event(t, Event{Status: invite.Scheduled, Mobile: number})
+	c, err := st.Invites.ClaimSend(t.Context(), invite.KindInvite, id, invitedb.ClaimOptions{SMSEnabled: true, Mobile: number})
+	if err != nil || !c.Send {
+		t.Fatalf("claim of the text to %s: %v (%s/%s)", number, err, c.State.Status, c.State.Reason)
+	}
+	if _, err := st.Invites.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

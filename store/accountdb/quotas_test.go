@@ -10,41 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtally"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
-
-// kinds records the refusals told to OnQuotaExceeded.
-type kinds struct {
-	mu sync.Mutex
-	m  map[string]int
-}
-
-func (k *kinds) add(kind string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.m == nil {
-		k.m = map[string]int{}
-	}
-	k.m[kind]++
-}
-
-func (k *kinds) get() map[string]int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := map[string]int{}
-	for kk, v := range k.m {
-		out[kk] = v
-	}
-	return out
-}
 
 func TestResourceQuotas(t *testing.T) {
 	t.Parallel()
 	st := accountdb.New(pg.NewDB(testdb.New(t)), "P7D")
 	st.Quotas = accountdb.Quotas{Channels: 3, EventTypes: 2}
-	refused := &kinds{}
-	st.OnQuotaExceeded = refused.add
+	refused := &testtally.Tally{}
+	st.OnQuotaExceeded = refused.Add
 	ctx := context.Background()
 	acc, _, err := st.CreateAccount(ctx, "Acme") // with its Default channel
 	require.NoError(t, err)
@@ -77,7 +53,7 @@ func TestResourceQuotas(t *testing.T) {
 	}
 	_, err = st.CreateEventType(ctx, acc.ID, "one-too-many", true)
 	assert.ErrorIs(t, err, accountdb.ErrQuotaExceeded)
-	assert.Equal(t, map[string]int{accountdb.QuotaChannels: 4, accountdb.QuotaEventTypes: 1}, refused.get())
+	assert.Equal(t, map[string]int{accountdb.QuotaChannels: 4, accountdb.QuotaEventTypes: 1}, refused.Counts())
 
 	// Raised for this account only.
 	ten := 10

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/testdb"
+	"github.com/touchpoint/touchpoint/internal/testtally"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/pg"
@@ -23,8 +24,8 @@ func TestRemindersCountAgainstTheDailyQuotaOnly(t *testing.T) {
 	t.Parallel()
 	s := accountdb.New(pg.NewDB(testdb.New(t)), "P7D")
 	s.Quotas = accountdb.Quotas{DailySends: 3, RecipientDailyCap: 1}
-	refused := &kinds{}
-	s.OnQuotaExceeded = refused.add
+	refused := &testtally.Tally{}
+	s.OnQuotaExceeded = refused.Add
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	s.SetClock(func() time.Time { return now })
 	ctx := context.Background()
@@ -49,7 +50,7 @@ func TestRemindersCountAgainstTheDailyQuotaOnly(t *testing.T) {
 	assert.Nil(t, count(accountdb.SendReminder))
 	assert.Equal(t, &accountdb.QuotaError{Kind: accountdb.QuotaDailySends, Limit: 3}, count(accountdb.SendReminder),
 		"… but counts against the daily quota of 3")
-	assert.Equal(t, map[string]int{accountdb.QuotaRecipient: 1, accountdb.QuotaDailySends: 1}, refused.get())
+	assert.Equal(t, map[string]int{accountdb.QuotaRecipient: 1, accountdb.QuotaDailySends: 1}, refused.Counts())
 	var sends int
 	require.NoError(t, s.Pool().GetContext(ctx, &sends, `SELECT sends FROM account_daily_sends WHERE account_id = $1`, acc.ID))
 	assert.Equal(t, 3, sends, "the refused sends counted nothing")

@@ -2,7 +2,6 @@ package invitedb_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -10,68 +9,41 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/internal/testdb"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/storeset"
 )
 
-// tenant is an account with one event type and its default channel.
-type tenant struct {
-	st        *store.Store
-	accountID string
-	channelID string
-	typeName  string
-}
-
-func newTenant(t *testing.T, st *store.Store) tenant {
-	t.Helper()
-	ctx := context.Background()
-	acc, ch, err := st.Accounts.CreateAccount(ctx, t.Name())
-	require.NoError(t, err)
-	_, err = st.Accounts.CreateEventType(ctx, acc.ID, "checkout", true)
-	require.NoError(t, err)
-	return tenant{st: st, accountID: acc.ID, channelID: ch.ID, typeName: "checkout"}
-}
-
-func (tn tenant) event(email string) eventdb.NewEvent {
-	return eventdb.NewEvent{
-		AccountID: tn.accountID, Type: tn.typeName, ChannelID: tn.channelID,
-		CustomerEmail: email, TransactionReference: "order-1",
-		TransactionDate: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC),
-		Payload:         json.RawMessage(fmt.Sprintf(`{"customer":{"email":%q}}`, email)),
-	}
-}
-
 func TestListEventsFiltersAndPages(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
-	other := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
+	other := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 
 	base := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := range 5 {
 		st.SetClock(func() time.Time { return base.Add(time.Duration(i) * time.Minute) })
-		e := tn.event(fmt.Sprintf("c%d@example.com", i%2))
+		e := tn.Event(fmt.Sprintf("c%d@example.com", i%2))
 		e.TransactionReference = fmt.Sprintf("order-%d", i)
 		acc, err := st.Events.AcceptEvent(ctx, e)
 		require.NoError(t, err)
 		ids = append([]string{acc.EventID}, ids...) // newest first
 	}
-	_, err := st.Events.AcceptEvent(ctx, other.event("c0@example.com"))
+	_, err := st.Events.AcceptEvent(ctx, other.Event("c0@example.com"))
 	require.NoError(t, err)
 
-	all, next, err := st.Invites.ListEvents(ctx, tn.accountID, invitedb.EventFilter{}, store.Page{Limit: 2})
+	all, next, err := st.Invites.ListEvents(ctx, tn.AccountID, invitedb.EventFilter{}, store.Page{Limit: 2})
 	require.NoError(t, err)
 	require.NotNil(t, next)
 	got := []string{all[0].ID, all[1].ID}
 	for next != nil {
 		var page []invitedb.Event
-		page, next, err = st.Invites.ListEvents(ctx, tn.accountID, invitedb.EventFilter{}, store.Page{Limit: 2, After: next})
+		page, next, err = st.Invites.ListEvents(ctx, tn.AccountID, invitedb.EventFilter{}, store.Page{Limit: 2, After: next})
 		require.NoError(t, err)
 		for _, e := range page {
 			got = append(got, e.ID)
@@ -79,25 +51,25 @@ func TestListEventsFiltersAndPages(t *testing.T) {
 	}
 	assert.Equal(t, ids, got, "every event once, newest first, none of the other account's")
 
-	byEmail, _, err := st.Invites.ListEvents(ctx, tn.accountID, invitedb.EventFilter{CustomerEmail: "C1@EXAMPLE.COM"}, store.Page{Limit: 50})
+	byEmail, _, err := st.Invites.ListEvents(ctx, tn.AccountID, invitedb.EventFilter{CustomerEmail: "C1@EXAMPLE.COM"}, store.Page{Limit: 50})
 	require.NoError(t, err)
 	assert.Len(t, byEmail, 2)
 
-	byRef, _, err := st.Invites.ListEvents(ctx, tn.accountID, invitedb.EventFilter{TransactionReference: "order-3"}, store.Page{Limit: 50})
+	byRef, _, err := st.Invites.ListEvents(ctx, tn.AccountID, invitedb.EventFilter{TransactionReference: "order-3"}, store.Page{Limit: 50})
 	require.NoError(t, err)
 	require.Len(t, byRef, 1)
 	assert.Equal(t, ids[1], byRef[0].ID)
 
-	window, _, err := st.Invites.ListEvents(ctx, tn.accountID, invitedb.EventFilter{
+	window, _, err := st.Invites.ListEvents(ctx, tn.AccountID, invitedb.EventFilter{
 		ReceivedFrom: base.Add(time.Minute), ReceivedTo: base.Add(3 * time.Minute),
 	}, store.Page{Limit: 50})
 	require.NoError(t, err)
 	assert.Len(t, window, 2, "from is inclusive, to exclusive")
 
-	pending, _, err := st.Invites.ListEvents(ctx, tn.accountID, invitedb.EventFilter{Status: "pending", Type: "checkout", ChannelID: tn.channelID}, store.Page{Limit: 50})
+	pending, _, err := st.Invites.ListEvents(ctx, tn.AccountID, invitedb.EventFilter{Status: "pending", Type: "checkout", ChannelID: tn.ChannelID}, store.Page{Limit: 50})
 	require.NoError(t, err)
 	assert.Len(t, pending, 5)
-	none, _, err := st.Invites.ListEvents(ctx, tn.accountID, invitedb.EventFilter{Status: "sent"}, store.Page{Limit: 50})
+	none, _, err := st.Invites.ListEvents(ctx, tn.AccountID, invitedb.EventFilter{Status: "sent"}, store.Page{Limit: 50})
 	require.NoError(t, err)
 	assert.Empty(t, none)
 }
@@ -105,7 +77,7 @@ func TestListEventsFiltersAndPages(t *testing.T) {
 func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 	t.Parallel()
 	st := storeset.New(testdb.New(t), "PT10S")
-	tn := newTenant(t, st)
+	tn := eventfixture.NewTenant(t, st)
 	ctx := context.Background()
 
 	setStatus := func(id string, status invite.Status) {
@@ -113,7 +85,7 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 		require.NoError(t, err)
 	}
 	accept := func() string {
-		acc, err := st.Events.AcceptEvent(ctx, tn.event("a@example.com"))
+		acc, err := st.Events.AcceptEvent(ctx, tn.Event("a@example.com"))
 		require.NoError(t, err)
 		return acc.EventID
 	}
@@ -129,7 +101,7 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 	} {
 		id := accept()
 		setStatus(id, status)
-		e, err := st.Invites.CancelInvite(ctx, tn.accountID, id)
+		e, err := st.Invites.CancelInvite(ctx, tn.AccountID, id)
 		if wantErr != nil {
 			assert.ErrorIs(t, err, wantErr, status)
 			continue
@@ -142,10 +114,10 @@ func TestCancelAndRetryFollowTheInviteState(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound, "another account's event")
 
 	id := accept()
-	_, err = st.Invites.RetryInvite(ctx, tn.accountID, id)
+	_, err = st.Invites.RetryInvite(ctx, tn.AccountID, id)
 	assert.ErrorIs(t, err, invitedb.ErrInviteState, "only failed invites are retried")
 	setStatus(id, invite.Failed)
-	e, err := st.Invites.RetryInvite(ctx, tn.accountID, id)
+	e, err := st.Invites.RetryInvite(ctx, tn.AccountID, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Pending, e.InviteStatus)
 	var kinds []string

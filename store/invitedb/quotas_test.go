@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
+	"github.com/touchpoint/touchpoint/internal/testclock"
+	"github.com/touchpoint/touchpoint/internal/testtally"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
@@ -19,51 +21,15 @@ import (
 
 // quotaStore is inviteStore with default quotas, a fixed clock and a
 // record of the refusals reported to OnQuotaExceeded.
-func quotaStore(t *testing.T, q accountdb.Quotas) (*store.Store, func(eventfixture.Setting) *eventfixture.Account, *clockAt, *kinds) {
+func quotaStore(t *testing.T, q accountdb.Quotas) (*store.Store, func(eventfixture.Setting) *eventfixture.Account, *testclock.Clock, *testtally.Tally) {
 	t.Helper()
 	st, account := inviteStore(t)
 	st.Accounts.Quotas = q
-	clock := &clockAt{t: time.Date(2026, 6, 1, 23, 0, 0, 0, time.UTC)}
-	st.SetClock(clock.now)
-	refused := &kinds{}
-	st.Accounts.OnQuotaExceeded = refused.add
+	clock := testclock.New(time.Date(2026, 6, 1, 23, 0, 0, 0, time.UTC))
+	st.SetClock(clock.Now)
+	refused := &testtally.Tally{}
+	st.Accounts.OnQuotaExceeded = refused.Add
 	return st, account, clock, refused
-}
-
-type clockAt struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clockAt) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clockAt) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-type kinds struct {
-	mu sync.Mutex
-	m  map[string]int
-}
-
-func (k *kinds) add(kind string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.m == nil {
-		k.m = map[string]int{}
-	}
-	k.m[kind]++
-}
-
-func (k *kinds) get() map[string]int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := map[string]int{}
-	for kk, v := range k.m {
-		out[kk] = v
-	}
-	return out
 }
 
 // claimOne claims an invite's send; with sms, as a worker with a provider
@@ -108,14 +74,14 @@ func TestDailySendQuota(t *testing.T) {
 	assert.Equal(t, "the account's daily send quota of 2 is used up", c.State.LastError)
 	assert.Equal(t, 0, c.State.Attempts)
 	assert.True(t, send(other, "c@example.com").Send, "another account has its own quota")
-	assert.Equal(t, map[string]int{accountdb.QuotaDailySends: 1}, refused.get())
+	assert.Equal(t, map[string]int{accountdb.QuotaDailySends: 1}, refused.Counts())
 
 	// A new UTC day (an hour later) starts a new count.
-	clock.advance(time.Hour)
+	clock.Advance(time.Hour)
 	assert.True(t, send(a, "c@example.com").Send)
 
 	// Counters of past days go in housekeeping.
-	clock.advance(48 * time.Hour)
+	clock.Advance(48 * time.Hour)
 	c2, _, err := st.Housekeep(ctx, time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), c2.SendCounters, "the counters of accounts a and other on the first day, of a on the second")
@@ -160,11 +126,11 @@ func TestRecipientDailyCap(t *testing.T) {
 	c = sendTo("mary@example.com")
 	assert.Equal(t, invite.QuotaExceeded, c.State.Reason)
 	assert.Equal(t, "the account's daily send quota of 5 is used up", c.State.LastError)
-	assert.Equal(t, map[string]int{accountdb.QuotaRecipient: 1, accountdb.QuotaDailySends: 1}, refused.get())
+	assert.Equal(t, map[string]int{accountdb.QuotaRecipient: 1, accountdb.QuotaDailySends: 1}, refused.Counts())
 
 	// Refused by the daily quota, mary's invite was not counted against
 	// her address either: on a new day she gets all three.
-	clock.advance(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	for range 3 {
 		require.True(t, sendTo("mary@example.com").Send)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
@@ -20,19 +19,6 @@ const mobile = "+4915112345678"
 // a customer whose number normalises to number.
 func textOptions(number string) invitedb.ClaimOptions {
 	return invitedb.ClaimOptions{SMSEnabled: true, Mobile: number}
-}
-
-// sendText claims and records as sent an SMS invite of a new event of a
-// to number, and returns the event.
-func sendText(t *testing.T, st *store.Store, a *eventfixture.Account, number string) string {
-	t.Helper()
-	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number})
-	c, err := st.Invites.ClaimSend(t.Context(), invite.KindInvite, id, textOptions(number))
-	require.NoError(t, err)
-	require.True(t, c.Send, "%s/%s", c.State.Status, c.State.Reason)
-	_, err = st.Invites.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
-	require.NoError(t, err)
-	return id
 }
 
 func TestClaimThrottleSMS(t *testing.T) {
@@ -49,7 +35,7 @@ func TestClaimThrottleSMS(t *testing.T) {
 		return c
 	}
 
-	first := sendText(t, st, a, mobile)
+	first := a.SentText(t, st, mobile)
 	var recorded string
 	require.NoError(t, st.DB().GetContext(ctx, &recorded, `SELECT customer_mobile FROM events WHERE id = $1`, first))
 	assert.Equal(t, mobile, recorded, "the claim records the number")
@@ -69,7 +55,7 @@ func TestClaimThrottleSMS(t *testing.T) {
 	assert.Equal(t, "skipped/recently_invited", string(c.State.Status)+"/"+string(c.State.Reason))
 
 	unlimited := account(eventfixture.Setting{Medium: invite.SMS, MinDays: 0})
-	sendText(t, st, unlimited, mobile)
+	unlimited.SentText(t, st, mobile)
 	assert.True(t, claim(unlimited, mobile).Send, "0 means no limit")
 }
 

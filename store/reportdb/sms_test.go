@@ -11,29 +11,9 @@ import (
 	"github.com/touchpoint/touchpoint/internal/eventfixture"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/store/invitedb"
 )
 
 const mobile = "+4915112345678"
-
-// textOptions are a claim's options for a worker with an SMS provider and
-// a customer whose number normalises to number.
-func textOptions(number string) invitedb.ClaimOptions {
-	return invitedb.ClaimOptions{SMSEnabled: true, Mobile: number}
-}
-
-// sendText claims and records as sent an SMS invite of a new event of a
-// to number, and returns the event.
-func sendText(t *testing.T, st *store.Store, a *eventfixture.Account, number string) string {
-	t.Helper()
-	id := a.Event(t, eventfixture.Event{Status: invite.Scheduled, Mobile: number})
-	c, err := st.Invites.ClaimSend(t.Context(), invite.KindInvite, id, textOptions(number))
-	require.NoError(t, err)
-	require.True(t, c.Send, "%s/%s", c.State.Status, c.State.Reason)
-	_, err = st.Invites.FinishSend(t.Context(), invite.KindInvite, id, invite.SendResult{SentAt: st.Now()})
-	require.NoError(t, err)
-	return id
-}
 
 // delivery is an event's SMS delivery reports as the API reads them.
 func delivery(t *testing.T, st *store.Store, accountID, id string) map[string]map[string]any {
@@ -57,7 +37,7 @@ func TestRecordSMSDelivery(t *testing.T) {
 	st, account := inviteStore(t)
 	ctx := context.Background()
 	a := account(eventfixture.Setting{Medium: invite.SMS})
-	id := sendText(t, st, a, mobile)
+	id := a.SentText(t, st, mobile)
 	record := func(d invite.SMSReport) bool {
 		t.Helper()
 		ok, err := st.Reports.RecordSMSDelivery(ctx, d)
@@ -118,14 +98,14 @@ func TestSuppressTextedNumber(t *testing.T) {
 	st, account := inviteStore(t)
 	ctx := context.Background()
 	texted := account(eventfixture.Setting{Medium: invite.SMS})
-	sendText(t, st, texted, mobile)
-	latest := sendText(t, st, texted, mobile)
+	texted.SentText(t, st, mobile)
+	latest := texted.SentText(t, st, mobile)
 	alsoTexted := account(eventfixture.Setting{Medium: invite.SMS})
-	sendText(t, st, alsoTexted, mobile)
+	alsoTexted.SentText(t, st, mobile)
 	_, _, err := st.Suppressions.AddSuppression(ctx, alsoTexted.AccountID, mobile, invite.SMS, invite.Manual, "")
 	require.NoError(t, err)
 	otherNumber := account(eventfixture.Setting{Medium: invite.SMS})
-	sendText(t, st, otherNumber, "+4915198765432")
+	otherNumber.SentText(t, st, "+4915198765432")
 	// The number is in this account's event, which was never texted.
 	emailed := account(eventfixture.Setting{})
 	emailed.Event(t, eventfixture.Event{Status: invite.Sent, Mobile: mobile})

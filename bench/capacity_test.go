@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,24 +65,4 @@ func TestCapacityOnDev(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), "# Capacity")
 	assert.Contains(t, string(raw), "12 invites, each to its own address")
-	requireWellFormedTables(t, string(raw))
-}
-
-// requireWellFormedTables fails on a Markdown table whose rows have
-// another number of cells than its header.
-func requireWellFormedTables(t *testing.T, doc string) {
-	t.Helper()
-	cells := 0
-	for _, line := range strings.Split(doc, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			cells = 0
-			continue
-		}
-		n := strings.Count(strings.TrimSpace(line), "|") - 1
-		if cells == 0 {
-			cells = n
-			continue
-		}
-		require.Equal(t, cells, n, "a row of another width: %q", line)
-	}
 }

@@ -1,10 +1,8 @@
 package pages_test
 
 import (
-	"encoding/json"
 	"maps"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,23 +11,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/touchpoint/touchpoint/locale"
 	"github.com/touchpoint/touchpoint/pages"
 )
 
 // readLocales reads the locale tables from the source tree.
 func readLocales(t *testing.T) map[string]map[string]string {
 	t.Helper()
-	files, err := filepath.Glob("locales/*.json")
+	texts, err := locale.Tables(os.DirFS("."), "locales/*.json")
 	require.NoError(t, err)
-	out := map[string]map[string]string{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		var m map[string]string
-		require.NoError(t, json.Unmarshal(b, &m), f)
-		out[strings.TrimSuffix(filepath.Base(f), ".json")] = m
-	}
-	return out
+	return texts
 }
 
 // TestLocalesHaveTheSameKeys fails when one locale lacks a key another

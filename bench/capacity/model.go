@@ -296,6 +296,9 @@ func WriteDoc(w io.Writer, r Report) error {
 	if err := renderCapacity(&doc, r); err != nil {
 		return err
 	}
+	if err := checkTables(doc.String()); err != nil {
+		return err
+	}
 	raw, err := json.Marshal(r.M)
 	if err != nil {
 		return err
@@ -316,6 +319,26 @@ func ReadMeasurements(doc string) (Measurements, error) {
 		return m, errors.New("the document holds no measurements")
 	}
 	return m, json.Unmarshal([]byte(raw), &m)
+}
+
+// checkTables refuses a document with a Markdown table whose rows have
+// another number of cells than its header: a figure left out of a row
+// would shift every figure after it into the wrong column.
+func checkTables(doc string) error {
+	cells := 0
+	for _, line := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			cells = 0
+			continue
+		}
+		n := strings.Count(strings.TrimSpace(line), "|") - 1
+		if cells == 0 {
+			cells = n
+		} else if n != cells {
+			return fmt.Errorf("capacity document: a table row of %d cells under a header of %d: %q", n, cells, line)
+		}
+	}
+	return nil
 }
 
 func renderCapacity(w io.Writer, r Report) error {

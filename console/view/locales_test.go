@@ -1,9 +1,7 @@
 package view_test
 
 import (
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/touchpoint/touchpoint/locale"
 )
 
 var placeholder = regexp.MustCompile(`\{[a-zA-Z]+\}`)
@@ -21,16 +21,8 @@ var placeholder = regexp.MustCompile(`\{[a-zA-Z]+\}`)
 // having one English lacks, stops the console at start.)
 func TestLocaleTexts(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("locales/*.json")
+	texts, err := locale.Tables(os.DirFS("."), "locales/*.json")
 	require.NoError(t, err)
-	texts := map[string]map[string]string{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		var m map[string]string
-		require.NoError(t, json.Unmarshal(b, &m), f)
-		texts[strings.TrimSuffix(filepath.Base(f), ".json")] = m
-	}
 	var langs []string
 	for l := range texts {
 		langs = append(langs, l)

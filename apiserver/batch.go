@@ -195,7 +195,7 @@ func (s eventAPI) acceptBatch(r *http.Request, body []byte) (batchOut, error) {
 	// batch that fit are accepted, each one after them gets its own 429.
 	overQuota := false
 	if len(events) > 0 {
-		out, err := s.store.Events.AcceptEvents(r.Context(), events)
+		out, err := s.events.AcceptEvents(r.Context(), events)
 		if err != nil {
 			return batchOut{}, err
 		}

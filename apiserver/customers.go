@@ -61,7 +61,7 @@ func (s accountAPI) eraseCustomer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	e, err := s.store.EraseCustomer(r.Context(), accountID(r), key)
+	e, err := s.erasure.EraseCustomer(r.Context(), accountID(r), key)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -45,7 +45,8 @@ func (s *signals) list() []string {
 // to rec, and returns an env that talks to it.
 func (e *env) withSignals(t *testing.T, rec *signals) *env {
 	t.Helper()
-	api := apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Reviews: e.store.Reviews, Invites: e.store.Invites, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
+	api := apiserver.New(apiserver.Options{Events: e.store.Events, TemplateStore: e.store.Templates, Suppressions: e.store.Suppressions,
+		Reports: e.store.Reports, Erasure: e.store, DB: e.store.DB(), Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Reviews: e.store.Reviews, Invites: e.store.Invites, Auth: e.verifier, Logger: e.logger(), Workflows: rec,
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t),
 		PublicationKeys: testPublicationKeys(t, e.store)})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -117,7 +117,8 @@ func newEnvWith(t testing.TB, st *store.Store, configure ...func(*apiserver.Opti
 		"the verifier did not discover the issuer")
 
 	e.feedbackLinks, e.unsubscribeLinks = testLinks(t)
-	opts := apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews, Invites: st.Invites, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
+	opts := apiserver.Options{Events: st.Events, TemplateStore: st.Templates, Suppressions: st.Suppressions,
+		Reports: st.Reports, Erasure: st, DB: st.DB(), Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews, Invites: st.Invites, Auth: e.verifier, Logger: e.logger(), FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks,
 		SMS: testSMS(), WebhookSecrets: testWebhookSecrets(t), PublicationKeys: testPublicationKeys(t, st)}
 	for _, c := range configure {
 		c(&opts)
@@ -187,7 +188,8 @@ func (e *env) withAuth(t *testing.T, a auth.Authenticator) *env {
 	t.Helper()
 	c := *e
 	c.logs = &syncbuf.Buffer{}
-	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Store: e.store, Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Reviews: e.store.Reviews, Invites: e.store.Invites, Auth: a, Logger: c.logger(),
+	c.srv = httptest.NewServer(validated(t, apiserver.New(apiserver.Options{Events: e.store.Events, TemplateStore: e.store.Templates, Suppressions: e.store.Suppressions,
+		Reports: e.store.Reports, Erasure: e.store, DB: e.store.DB(), Accounts: e.store.Accounts, Stats: e.store.Stats, Webhooks: e.store.Webhooks, Reviews: e.store.Reviews, Invites: e.store.Invites, Auth: a, Logger: c.logger(),
 		FeedbackLinks: e.feedbackLinks, UnsubscribeLinks: e.unsubscribeLinks, WebhookSecrets: testWebhookSecrets(t),
 		PublicationKeys: testPublicationKeys(t, e.store)}), false))
 	t.Cleanup(c.srv.Close)

@@ -251,7 +251,7 @@ func (s eventAPI) createEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	acc, err := s.store.Events.AcceptEvent(r.Context(), e)
+	acc, err := s.events.AcceptEvent(r.Context(), e)
 	switch {
 	case errors.Is(err, eventdb.ErrUnknownEventType):
 		err = unprocessable("type", fmt.Sprintf("there is no event type named %q; create it with POST /event-types", in.Type))

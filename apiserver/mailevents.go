@@ -100,7 +100,7 @@ func (s mailEventAPI) mailEvents(w http.ResponseWriter, r *http.Request) {
 			reports[i] = reportdb.MailReport{Provider: rep.Provider, ID: rep.ID, Outcome: rep.Outcome, EventID: rep.EventID,
 				Kind: rep.Kind, Detail: rep.Detail, At: rep.At}
 		}
-		results, err := s.store.Reports.ApplyMailReports(r.Context(), nonce, reports)
+		results, err := s.reports.ApplyMailReports(r.Context(), nonce, reports)
 		if errors.Is(err, reportdb.ErrReplay) {
 			infoFrom(r.Context()).err = err
 			s.refuseMailEvents(w, r, provider, metrics.MailRefusedReplay,

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/contact/suppressionapi"
@@ -40,7 +41,6 @@ import (
 	"github.com/touchpoint/touchpoint/publication/publicapi"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
@@ -54,7 +54,15 @@ const DefaultMaxBodyBytes = 64 << 10
 
 // Options are the API's dependencies.
 type Options struct {
-	Store    *store.Store       // required
+	// The repositories, each through the interface of what the API uses
+	// of it; all required.
+	Events        EventStore
+	TemplateStore TemplateStore // the shop's templates, which Templates renders
+	Suppressions  SuppressionStore
+	Reports       ReportStore
+	Erasure       Eraser
+	// DB is the primary's pool: the readiness check and the audit trail.
+	DB       *sqlx.DB           // required
 	Accounts AccountStore       // required
 	Stats    StatsStore         // required
 	Webhooks WebhookStore       // required
@@ -181,7 +189,10 @@ type Signaler interface {
 }
 
 type server struct {
-	store     *store.Store
+	events    EventStore
+	reports   ReportStore
+	erasure   Eraser
+	db        *sqlx.DB
 	accounts  AccountStore
 	stats     StatsStore
 	reviews   ReviewStore
@@ -248,7 +259,7 @@ func (a *Server) Drain() { a.s.draining.Store(true) }
 // New builds the API. It panics without a Store, an Authenticator or the
 // link makers, which is a wiring mistake.
 func New(opts Options) *Server {
-	if opts.Store == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil || opts.Invites == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
+	if opts.Events == nil || opts.TemplateStore == nil || opts.Suppressions == nil || opts.Reports == nil || opts.Erasure == nil || opts.DB == nil || opts.Accounts == nil || opts.Stats == nil || opts.Webhooks == nil || opts.Reviews == nil || opts.Invites == nil || opts.Auth == nil || opts.FeedbackLinks == nil || opts.UnsubscribeLinks == nil || opts.WebhookSecrets == nil ||
 		opts.PublicationKeys == nil {
 		panic("apiserver.New: Store, Accounts, Stats, Webhooks, Reviews, Invites, Auth, FeedbackLinks, UnsubscribeLinks, WebhookSecrets and PublicationKeys are required")
 	}
@@ -258,7 +269,7 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{store: opts.Store, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{events: opts.Events, reports: opts.Reports, erasure: opts.Erasure, db: opts.DB, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
@@ -270,7 +281,7 @@ func New(opts Options) *Server {
 	}
 	s.audit = opts.Audit
 	if s.audit == nil {
-		s.audit = persondb.New(pg.NewDB(opts.Store.DB()))
+		s.audit = persondb.New(pg.NewDB(opts.DB))
 	}
 	s.now = opts.Now
 	if s.now == nil {
@@ -283,7 +294,7 @@ func New(opts Options) *Server {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	var err error
-	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: pageStore{opts.Accounts, opts.Reviews, opts.Invites, opts.Store},
+	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: pageStore{opts.Accounts, opts.Reviews, opts.Invites, opts.Suppressions, opts.TemplateStore},
 		FeedbackLinks: opts.FeedbackLinks, UnsubscribeLinks: opts.UnsubscribeLinks, FeedbackLinkTTL: opts.FeedbackLinkTTL,
 		Now: s.now, Metrics: s.metrics, Reviewed: s.signalReview, HSTS: opts.HSTS,
 		Report: func(r *http.Request, err error) { infoFrom(r.Context()).err = err }})
@@ -298,11 +309,11 @@ func New(opts Options) *Server {
 	}
 	s.webhooks = webhookapi.New(webhookapi.Options{API: mountedAPI{s}, Store: opts.Webhooks, Secrets: opts.WebhookSecrets,
 		AllowPrivate: opts.WebhookAllowPrivate, Now: s.now})
-	s.suppressions = suppressionapi.New(suppressionapi.Options{API: mountedAPI{s}, Store: opts.Store.Suppressions})
-	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.Store.Templates, Invites: opts.Invites,
+	s.suppressions = suppressionapi.New(suppressionapi.Options{API: mountedAPI{s}, Store: opts.Suppressions})
+	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.TemplateStore, Invites: opts.Invites,
 		Accounts: opts.Accounts, Library: opts.Templates, FeedbackLinks: opts.FeedbackLinks,
 		UnsubscribeLinks: opts.UnsubscribeLinks, SMS: opts.SMS != nil})
-	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Store.Reports, Logger: s.log, Fail: s.fail})
+	s.smsCallbacks = sms.NewCallbacks(sms.CallbackOptions{Keys: opts.SMS, Store: opts.Reports, Logger: s.log, Fail: s.fail})
 	if opts.BatchInflightBytes <= 0 {
 		opts.BatchInflightBytes = DefaultBatchInflightBytes
 	}
@@ -500,7 +511,7 @@ func (s *server) checkReadiness(ctx context.Context) (int, map[string]any) {
 		}
 		extra <- s.readiness(ctx)
 	}()
-	pgErr := s.store.DB().PingContext(ctx)
+	pgErr := s.db.PingContext(ctx)
 	errs := map[string]error{}
 	maps.Copy(errs, <-extra)
 	errs["postgresql"] = pgErr

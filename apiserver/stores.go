@@ -3,17 +3,22 @@ package apiserver
 import (
 	"context"
 
+	"github.com/touchpoint/touchpoint/contact/suppressionapi"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/publication/publicapi"
 	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
+	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/invitedb"
+	"github.com/touchpoint/touchpoint/store/reportdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
+	"github.com/touchpoint/touchpoint/templates/templateapi"
 	"github.com/touchpoint/touchpoint/webhook/webhookapi"
 )
 
@@ -80,22 +85,55 @@ type InviteStore interface {
 	MarkOpened(ctx context.Context, eventID string) (bool, error)
 }
 
+// EventStore is what the API writes of accepted events.
+type EventStore interface {
+	AcceptEvent(ctx context.Context, e eventdb.NewEvent) (eventdb.Accepted, error)
+	AcceptEvents(ctx context.Context, events []eventdb.NewEvent) ([]eventdb.Outcome, error)
+}
+
+// SuppressionStore is the suppression list as the API's routes and the
+// customer pages' unsubscribe change it.
+type SuppressionStore interface {
+	suppressionapi.Store
+	AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
+		reason invite.SuppressionReason, eventID string) (suppressiondb.Suppression, bool, error)
+}
+
+// TemplateStore is the shop's templates as the API's routes and the
+// unsubscribe link of a test send read them.
+type TemplateStore interface {
+	templateapi.Store
+	LoadTestSend(ctx context.Context, id string) (templatedb.TestSend, error)
+}
+
+// ReportStore is what the mail and SMS providers' reports change.
+type ReportStore interface {
+	sms.CallbackStore
+	ApplyMailReports(ctx context.Context, nonce *reportdb.MailNonce, reports []reportdb.MailReport) ([]reportdb.MailResult, error)
+}
+
+// Eraser erases a customer's personal data across every table.
+type Eraser interface {
+	EraseCustomer(ctx context.Context, accountID string, key store.CustomerKey) (store.Erasure, error)
+}
+
 // pageStore is what the customer pages read and write (pages.Store),
 // from the repositories that keep it.
 type pageStore struct {
 	AccountStore
 	ReviewStore
 	InviteStore
-	*store.Store
+	suppressions SuppressionStore
+	templates    TemplateStore
 }
 
 // AddSuppression is the suppression list's: an unsubscribe.
 func (p pageStore) AddSuppression(ctx context.Context, accountID, address string, medium invite.Medium,
 	reason invite.SuppressionReason, eventID string) (suppressiondb.Suppression, bool, error) {
-	return p.Suppressions.AddSuppression(ctx, accountID, address, medium, reason, eventID)
+	return p.suppressions.AddSuppression(ctx, accountID, address, medium, reason, eventID)
 }
 
 // LoadTestSend is the template tests': the unsubscribe link of a test.
 func (p pageStore) LoadTestSend(ctx context.Context, id string) (templatedb.TestSend, error) {
-	return p.Templates.LoadTestSend(ctx, id)
+	return p.templates.LoadTestSend(ctx, id)
 }

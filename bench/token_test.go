@@ -67,7 +67,8 @@ func TestBenchKeepsItsTokenFresh(t *testing.T) {
 	require.NoError(t, err)
 	pubKeys, err := publication.NewKeys(st.Reviews, secretkey.Derive(key, secretkey.PublicationKey), nil)
 	require.NoError(t, err)
-	apiSrv.Config.Handler = apiserver.New(apiserver.Options{Store: st, Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews, Invites: st.Invites, Auth: verifier, Logger: quiet,
+	apiSrv.Config.Handler = apiserver.New(apiserver.Options{Events: st.Events, TemplateStore: st.Templates, Suppressions: st.Suppressions,
+		Reports: st.Reports, Erasure: st, DB: st.DB(), Accounts: st.Accounts, Stats: st.Stats, Webhooks: st.Webhooks, Reviews: st.Reviews, Invites: st.Invites, Auth: verifier, Logger: quiet,
 		FeedbackLinks: fb, UnsubscribeLinks: unsub, WebhookSecrets: secrets, PublicationKeys: pubKeys})
 	apiSrv.Start()
 	t.Cleanup(apiSrv.Close)

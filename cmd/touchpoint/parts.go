@@ -206,7 +206,12 @@ func apiPart(cfg config.Config, st *store.Store, tc client.Client, logger *slog.
 		return nil, nil, err
 	}
 	handler := apiserver.New(apiserver.Options{
-		Store:            st,
+		Events:           st.Events,
+		TemplateStore:    st.Templates,
+		Suppressions:     st.Suppressions,
+		Reports:          st.Reports,
+		Erasure:          st,
+		DB:               st.DB(),
 		Accounts:         st.Accounts,
 		Stats:            st.Stats,
 		Webhooks:         st.Webhooks,

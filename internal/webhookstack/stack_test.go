@@ -115,7 +115,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	s.api = httptest.NewUnstartedServer(nil)
 	apiURL := "http://" + s.api.Listener.Addr().String()
 	s.texts = newSMSProvider(t, apiURL+sms.StatusPath)
-	api := apiserver.New(apiserver.Options{Store: s.st, Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Reviews: s.st.Reviews, Invites: s.st.Invites, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
+	api := apiserver.New(apiserver.Options{Events: s.st.Events, TemplateStore: s.st.Templates, Suppressions: s.st.Suppressions,
+		Reports: s.st.Reports, Erasure: s.st, DB: s.st.DB(), Accounts: s.st.Accounts, Stats: s.st.Stats, Webhooks: s.st.Webhooks, Reviews: s.st.Reviews, Invites: s.st.Invites, Auth: verifier, Logger: quiet, Workflows: s.temporal, Notify: notifier.Poke,
 		FeedbackLinks: s.feedback, UnsubscribeLinks: unsub, WebhookSecrets: secrets, WebhookAllowPrivate: true,
 		PublicationKeys: pubKeys,
 		SMS:             &sms.CallbackKeys{AuthToken: smsAuthToken, StatusURL: s.texts.statusURL, InboundURL: apiURL + sms.InboundPath}})

@@ -23,9 +23,11 @@ import (
 	"github.com/touchpoint/touchpoint/senderr"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/invitedb"
+	"github.com/touchpoint/touchpoint/store/pg"
+	"github.com/touchpoint/touchpoint/store/suppressiondb"
+	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
 	"github.com/touchpoint/touchpoint/workflows"
 )
@@ -78,15 +80,34 @@ type Invites interface {
 	RecordAttemptTemplate(ctx context.Context, eventID, kind, source string, version int) error
 }
 
+// TemplateStore is what the steps read of the shop's templates
+// (store/templatedb), and how a test send ends.
+type TemplateStore interface {
+	LoadEventTemplate(ctx context.Context, eventID, kind, lang string) (templatedb.EventTemplate, error)
+	LoadTestSend(ctx context.Context, id string) (templatedb.TestSend, error)
+	TemplateLevels(ctx context.Context, accountID, eventTypeID, kind, lang string) (eventType, account templatedb.Level, err error)
+	FinishTestSend(ctx context.Context, id, templateSource string, templateVersion int, errText string) (templatedb.TestSend, error)
+}
+
+// Suppressions is what a test send reads of the suppression list
+// (store/suppressiondb).
+type Suppressions interface {
+	Suppression(ctx context.Context, accountID, address string) (suppressiondb.Suppression, error)
+}
+
 // Activities holds the dependencies of the invite activities.
 type Activities struct {
 	Invites Invites
-	// Store reaches the shop's templates and the suppression list.
-	Store     *store.Store
-	Accounts  Accounts
-	Mailer    mail.Sender
-	SMS       SMSSender // nil: no SMS provider
-	Templates *templates.Set
+	// TemplateStore keeps the shop's templates and their test sends,
+	// which Templates renders.
+	TemplateStore TemplateStore
+	// Suppressions is the suppression list a test send is checked
+	// against.
+	Suppressions Suppressions
+	Accounts     Accounts
+	Mailer       mail.Sender
+	SMS          SMSSender // nil: no SMS provider
+	Templates    *templates.Set
 	// SMSTemplates render the text messages; required with SMS.
 	SMSTemplates *templates.SMSSet
 	Feedback     *signedlink.Links
@@ -380,7 +401,7 @@ func failedError(st invite.State) error {
 // storeError makes a missing event non-retryable; other store errors
 // (PostgreSQL down) are retried.
 func storeError(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, pg.ErrNotFound) {
 		return temporal.NewNonRetryableApplicationError("event not found", workflows.ErrTypeNotFound, nil)
 	}
 	return err

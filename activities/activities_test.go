@@ -377,7 +377,7 @@ func TestSentButNotRecorded(t *testing.T) {
 	require.NoError(t, err)
 	broken := *h.acts
 	second := storeset.New(db, "P7D")
-	broken.Store, broken.Invites = second, second.Invites
+	broken.TemplateStore, broken.Suppressions, broken.Invites = second.Templates, second.Suppressions, second.Invites
 	broken.Mailer = breakingMailer{Sender: h.acts.Mailer, db: db}
 
 	_, err = broken.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})

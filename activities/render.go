@@ -85,7 +85,7 @@ func (a *Activities) render(ctx context.Context, c invitedb.InviteContent, remin
 // templates of kind in lang stored for it, and chooses the one in force.
 func (a *Activities) eventTemplate(ctx context.Context, eventID string, kind templates.Kind, lang string) (
 	templatedb.EventTemplate, templates.Chosen, error) {
-	et, err := a.Store.Templates.LoadEventTemplate(ctx, eventID, string(kind), lang)
+	et, err := a.TemplateStore.LoadEventTemplate(ctx, eventID, string(kind), lang)
 	if err != nil {
 		return et, templates.Chosen{}, storeError(err)
 	}

@@ -333,7 +333,7 @@ func TestSMSAcceptedButNotRecorded(t *testing.T) {
 	api := newTwilioAPI(t, answer{status: http.StatusCreated, body: `{"sid": "SM1", "status": "queued"}`, before: func() { db.Close() }})
 	dying := h.withProvider(t, api, 5*time.Second)
 	second := storeset.New(db, "P7D")
-	dying.Store, dying.Invites = second, second.Invites
+	dying.TemplateStore, dying.Suppressions, dying.Invites = second.Templates, second.Suppressions, second.Invites
 
 	_, err = dying.Send(t.Context(), workflows.EventInput{EventID: id, Kind: invite.KindInvite})
 	appError(t, err, workflows.ErrTypeSentUnrecorded, false)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/touchpoint/touchpoint/mail"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates"
@@ -29,7 +29,7 @@ const TestSubjectPrefix = "[Test] "
 // sent to. A failed delivery is recorded, not retried; a test that has
 // ended already is not sent again.
 func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSendInput) (workflows.TestSendResult, error) {
-	ts, err := a.Store.Templates.LoadTestSend(ctx, in.TestSendID)
+	ts, err := a.TemplateStore.LoadTestSend(ctx, in.TestSendID)
 	if err != nil {
 		return workflows.TestSendResult{}, storeError(err)
 	}
@@ -40,7 +40,7 @@ func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSend
 	if err != nil {
 		return workflows.TestSendResult{}, storeError(err)
 	}
-	etLevel, accLevel, err := a.Store.Templates.TemplateLevels(ctx, ts.AccountID, ts.EventTypeID, ts.Kind, ts.Locale)
+	etLevel, accLevel, err := a.TemplateStore.TemplateLevels(ctx, ts.AccountID, ts.EventTypeID, ts.Kind, ts.Locale)
 	if err != nil {
 		return workflows.TestSendResult{}, storeError(err)
 	}
@@ -64,10 +64,10 @@ func (a *Activities) SendTemplateTest(ctx context.Context, in workflows.TestSend
 	if kind.SMS() && (a.SMS == nil || a.SMSTemplates == nil) {
 		return a.finishTest(ctx, ts, chosen, errors.New("no SMS provider configured"))
 	}
-	switch sup, err := a.Store.Suppressions.Suppression(ctx, ts.AccountID, listed); {
+	switch sup, err := a.Suppressions.Suppression(ctx, ts.AccountID, listed); {
 	case err == nil:
 		return a.finishTest(ctx, ts, chosen, &suppressiondb.SuppressedError{Reason: sup.Reason})
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, pg.ErrNotFound):
 		return workflows.TestSendResult{}, storeError(err)
 	}
 	if !kind.SMS() && a.Unsubscribe != nil {
@@ -103,7 +103,7 @@ func (a *Activities) finishTest(ctx context.Context, ts templatedb.TestSend, cho
 		errText = sendErr.Error()
 		a.logger().WarnContext(ctx, "template test not delivered", "test_send_id", ts.ID, "to", ts.MaskedAddress, "error", errText)
 	}
-	done, err := a.Store.Templates.FinishTestSend(ctx, ts.ID, string(chosen.Source), chosen.Version, errText)
+	done, err := a.TemplateStore.FinishTestSend(ctx, ts.ID, string(chosen.Source), chosen.Version, errText)
 	if err != nil {
 		return workflows.TestSendResult{}, fmt.Errorf("record test send: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/touchpoint/touchpoint/metrics"
-	"github.com/touchpoint/touchpoint/store"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/webhookdb"
 	"github.com/touchpoint/touchpoint/webhook"
 	"github.com/touchpoint/touchpoint/workflows"
@@ -47,7 +47,7 @@ type Webhooks struct {
 // error with the reason the shop will see.
 func (w *Webhooks) DeliverWebhook(ctx context.Context, in workflows.WebhookInput) (workflows.WebhookResult, error) {
 	att, err := w.Store.LoadWebhookAttempt(ctx, in.DeliveryID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, pg.ErrNotFound) {
 		return workflows.WebhookResult{Status: workflows.WebhookDeleted}, nil
 	}
 	if err != nil {
@@ -115,7 +115,7 @@ func (w *Webhooks) record(ctx context.Context, log *slog.Logger, deliveryID stri
 // meanwhile is only read back.
 func (w *Webhooks) GiveUpWebhook(ctx context.Context, in workflows.GiveUpWebhookInput) (workflows.WebhookResult, error) {
 	d, err := w.Store.FailWebhookDelivery(ctx, in.DeliveryID, webhookdb.ReasonRetriesExhausted, in.Reason)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, pg.ErrNotFound) {
 		return workflows.WebhookResult{Status: workflows.WebhookDeleted}, nil
 	}
 	if err != nil {
@@ -132,7 +132,7 @@ func (w *Webhooks) GiveUpWebhook(ctx context.Context, in workflows.GiveUpWebhook
 // webhookStoreError keeps a delivery deleted mid-attempt from being
 // retried for days: there is nothing left to deliver.
 func webhookStoreError(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, pg.ErrNotFound) {
 		return temporal.NewNonRetryableApplicationError("webhook delivery deleted", workflows.ErrTypeWebhookFailed, nil)
 	}
 	return err

@@ -54,7 +54,7 @@ func newRig(t *testing.T) *rig {
 	wired := testactivities.New(t)
 	db, st, smtp, acts := wired.DB, wired.Store, wired.SMTP, wired.Acts
 	acts.Logger = quiet
-	w := worker.New(c, acts, worker.Options{ReconcileGrace: time.Hour}) // runs below pass their own grace
+	w := worker.New(c, acts, worker.Options{Stuck: st.Invites, Outbox: st.Events, ReconcileGrace: time.Hour}) // runs below pass their own grace
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/touchpoint/touchpoint/activities"
 	"github.com/touchpoint/touchpoint/internal/testtemporal"
-	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/workflows"
 )
 
@@ -34,7 +33,7 @@ func TestPollingFollowsARealWorker(t *testing.T) {
 
 	p := new(Polling)
 	// No activity runs here: an empty store is enough to build the worker.
-	w := New(c, &activities.Activities{Store: &store.Store{}}, Options{Polling: p, Worker: sdkworker.Options{WorkerStopTimeout: time.Second}})
+	w := New(c, &activities.Activities{}, Options{Polling: p, Worker: sdkworker.Options{WorkerStopTimeout: time.Second}})
 	assert.False(t, p.Running(), "not started yet")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

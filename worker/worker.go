@@ -31,6 +31,11 @@ type Options struct {
 	// ReconcileGrace is the reconciler's grace period (0: its default,
 	// activities.DefaultReconcileGrace); keep it above the send timeout.
 	ReconcileGrace time.Duration
+	// Stuck and Outbox are what the reconciler repairs (store/invitedb)
+	// and the outbox it wakes when a repair orders a new run
+	// (store/eventdb).
+	Stuck  activities.StuckSends
+	Outbox interface{ Notify(context.Context) error }
 	// Polling, when set, learns of a fatal error that stops the worker
 	// (the SDK's OnFatalError); run the worker with its Run.
 	Polling *Polling
@@ -50,7 +55,7 @@ const DefaultStopTimeout = time.Minute
 func New(c client.Client, acts *activities.Activities, opts Options) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, opts.sdkOptions())
 	Register(w, acts, opts.Workflow)
-	RegisterReconciler(w, &activities.Reconciler{Store: acts.Store.Invites, Outbox: acts.Store.Events, Temporal: c, Grace: opts.ReconcileGrace, Logger: acts.Logger})
+	RegisterReconciler(w, &activities.Reconciler{Store: opts.Stuck, Outbox: opts.Outbox, Temporal: c, Grace: opts.ReconcileGrace, Logger: acts.Logger})
 	return w
 }
 

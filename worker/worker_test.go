@@ -96,7 +96,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	assert.Equal(t, 1, res.Attempts)
 	assert.WithinDuration(t, res.ScheduledFor, env.Now(), time.Second, "sent when the timer fired")
 	require.Len(t, srv.Messages(), 1)
-	st, err := acts.Store.Invites.LoadInviteState(t.Context(), in.EventID)
+	st, err := wired.Store.Invites.LoadInviteState(t.Context(), in.EventID)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status)
 
@@ -118,7 +118,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	_, _, err = run(in)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rejected")
-	st, err = acts.Store.Invites.LoadInviteState(t.Context(), in.EventID)
+	st, err = wired.Store.Invites.LoadInviteState(t.Context(), in.EventID)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Failed, st.Status)
 
@@ -129,7 +129,7 @@ func TestInviteEndToEnd(t *testing.T) {
 	assert.Equal(t, invite.Suppressed, res.Reason)
 	assert.Len(t, srv.Messages(), 1)
 
-	require.NoError(t, acts.Store.Suppressions.LiftSuppression(t.Context(), other.AccountID, "jane.doe@example.com", suppressiondb.ActorOperator, true))
+	require.NoError(t, wired.Store.Suppressions.LiftSuppression(t.Context(), other.AccountID, "jane.doe@example.com", suppressiondb.ActorOperator, true))
 	in = workflows.InviteInput{EventID: other.Event(t, eventfixture.Event{}), AccountID: other.AccountID,
 		EventTypeID: other.EventTypeID, ChannelID: other.ChannelID}
 	_, res, err = run(in)
@@ -180,7 +180,7 @@ func TestLegacyStepsAnswerAsTheyDid(t *testing.T) {
 		ctx, workflows.MarkScheduledInput{EventID: id, ScheduledFor: at})
 	require.NoError(t, err)
 	assert.Equal(t, invite.Reminder{Status: invite.Scheduled, ScheduledFor: &at}, rem)
-	st, err = acts.Store.Invites.LoadInviteState(ctx, id)
+	st, err = wired.Store.Invites.LoadInviteState(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, invite.Sent, st.Status, "the invite stays sent")
 	rem, err = s[workflows.SendReminderActivity].(func(context.Context, workflows.EventInput) (invite.Reminder, error))(ctx, in)
@@ -216,7 +216,7 @@ func TestLegacyStepsAnswerAsTheyDid(t *testing.T) {
 		rem, err := tc.call(id)
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, rem.Status, tc.name)
-		inv, err := acts.Store.Invites.LoadInviteState(ctx, id)
+		inv, err := wired.Store.Invites.LoadInviteState(ctx, id)
 		require.NoError(t, err)
 		assert.Equal(t, invite.Sent, inv.Status, "%s: the invite stays sent", tc.name)
 	}

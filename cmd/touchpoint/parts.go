@@ -420,11 +420,11 @@ func pollingWorkerPart(cfg config.Config, st *store.Store, tc client.Client, log
 	if err != nil {
 		return nil, "", err
 	}
-	acts := &activities.Activities{Invites: st.Invites, Store: st, Accounts: st.Accounts, Mailer: mailer, Templates: tmpl, Feedback: fb, Unsubscribe: unsub, Logger: logger}
+	acts := &activities.Activities{Invites: st.Invites, TemplateStore: st.Templates, Suppressions: st.Suppressions, Accounts: st.Accounts, Mailer: mailer, Templates: tmpl, Feedback: fb, Unsubscribe: unsub, Logger: logger}
 	if acts.SMS, acts.SMSTemplates, err = smsSender(cfg); err != nil {
 		return nil, "", err
 	}
-	w := worker.New(tc, acts, worker.Options{Polling: polling, BuildID: workerBuild(cfg), Workflow: workflows.Options{
+	w := worker.New(tc, acts, worker.Options{Stuck: st.Invites, Outbox: st.Events, Polling: polling, BuildID: workerBuild(cfg), Workflow: workflows.Options{
 		SendTimeout:         cfg.SendTimeout,
 		SendInitialInterval: cfg.SendRetryInitial,
 		SendMaxInterval:     cfg.SendRetryMax,

@@ -100,7 +100,7 @@ func TestRecordHistories(t *testing.T) {
 	finish("failed_rejected", start(in), invite.Failed)
 	// The refusal put the address on the suppression list; lifted, the
 	// retry sends.
-	require.NoError(t, acts.Store.Suppressions.LiftSuppression(ctx, in.AccountID, "jane.doe@example.com", suppressiondb.ActorOperator, true))
+	require.NoError(t, wired.Store.Suppressions.LiftSuppression(ctx, in.AccountID, "jane.doe@example.com", suppressiondb.ActorOperator, true))
 	in.Retry = true
 	finish("retry_run_sent", start(in), invite.Sent)
 
@@ -126,7 +126,7 @@ func TestRecordHistories(t *testing.T) {
 			assert.Equal(c2, invite.Scheduled, st.Reminder.Status)
 		}
 	}, 10*time.Second, 50*time.Millisecond)
-	rev, _, err := acts.Store.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: in.EventID, Rating: 5, Comment: "", Locale: "en"})
+	rev, _, err := wired.Store.Reviews.SaveReview(ctx, reviewdb.ReviewInput{EventID: in.EventID, Rating: 5, Comment: "", Locale: "en"})
 	require.NoError(t, err)
 	require.NoError(t, c.SignalWorkflow(ctx, run.GetID(), run.GetRunID(), workflows.ReviewSignal, workflows.ReviewReceived{ReviewID: rev.ID}))
 	finish("reminder_skipped_reviewed", run, invite.Sent)

@@ -53,7 +53,7 @@ func New(tb testing.TB) *Rig {
 	require.NoError(tb, err)
 	r.Unsubscribe, err = signedlink.New(UnsubscribeURL, []byte("an unsubscribe key of 32 bytes.."))
 	require.NoError(tb, err)
-	r.Acts = &activities.Activities{Invites: r.Store.Invites, Store: r.Store, Accounts: r.Store.Accounts, Mailer: mailer, Templates: tpl, SMSTemplates: smsTpl,
+	r.Acts = &activities.Activities{Invites: r.Store.Invites, TemplateStore: r.Store.Templates, Suppressions: r.Store.Suppressions, Accounts: r.Store.Accounts, Mailer: mailer, Templates: tpl, SMSTemplates: smsTpl,
 		Feedback: r.Feedback, Unsubscribe: r.Unsubscribe}
 	return r
 }

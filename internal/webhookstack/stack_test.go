@@ -132,9 +132,9 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	require.NoError(t, err)
 	smsTpl, err := templates.NewSMS()
 	require.NoError(t, err)
-	invites := worker.New(s.temporal, &activities.Activities{Invites: s.st.Invites, Store: s.st, Accounts: s.st.Accounts, Mailer: mailer, Templates: tpl, Feedback: s.feedback,
+	invites := worker.New(s.temporal, &activities.Activities{Invites: s.st.Invites, TemplateStore: s.st.Templates, Suppressions: s.st.Suppressions, Accounts: s.st.Accounts, Mailer: mailer, Templates: tpl, Feedback: s.feedback,
 		Unsubscribe: unsub, SMS: s.texts.sender(t), SMSTemplates: smsTpl, Logger: quiet},
-		worker.Options{Workflow: workflows.Options{SendInitialInterval: 100 * time.Millisecond}})
+		worker.Options{Stuck: s.st.Invites, Outbox: s.st.Events, Workflow: workflows.Options{SendInitialInterval: 100 * time.Millisecond}})
 	hooks := worker.NewWebhooks(s.temporal, &activities.Webhooks{Store: s.st.Webhooks, Secrets: secrets, Metrics: s.metrics, Logger: logger,
 		Client: webhook.NewClient(webhook.Options{AllowPrivate: true, Timeout: opts.AttemptTimeout})}, worker.WebhookOptions{Workflow: opts.Workflow})
 

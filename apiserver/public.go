@@ -12,7 +12,7 @@ import (
 
 // Per-address limits of the public pages: a customer opens a page, posts
 // it, maybe corrects it; a link scanner or a script gets 429 soon after.
-// The address is the client's (addressLimits), so behind a load balancer
+// The address is the client's (ratelimit.ByAddress), so behind a load balancer
 // one customer over the limit never holds back another.
 const (
 	publicRatePerSecond = 1
@@ -22,7 +22,7 @@ const (
 // guardPage limits a public page per client address: per customer, also
 // behind a trusted proxy.
 func (s *server) guardPage(w http.ResponseWriter, r *http.Request, handle http.HandlerFunc) {
-	if ok, wait := s.publicLimits.allow(r, s.now()); !ok {
+	if ok, wait := s.publicLimits.Allow(r, s.now()); !ok {
 		s.pages.TooManyRequests(w, r, wait)
 		return
 	}
@@ -51,7 +51,7 @@ func (s *server) guardPublic(w http.ResponseWriter, r *http.Request, html bool, 
 	if s.hsts {
 		pages.SetHSTS(w.Header())
 	}
-	if ok, wait := s.publicReadLimits.allow(r, s.now()); !ok {
+	if ok, wait := s.publicReadLimits.Allow(r, s.now()); !ok {
 		if html {
 			s.publicReviews.TooManyRequests(w, r, wait)
 			return

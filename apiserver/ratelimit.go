@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/touchpoint/touchpoint/internal/clientip"
 	"github.com/touchpoint/touchpoint/internal/ratelimit"
 )
 
@@ -18,15 +17,12 @@ const (
 	DefaultRateBurst     = 200
 )
 
-// Capacity of the limiters' tables (internal/ratelimit: bounded, the
-// least recently used key evicted): API clients are registered, so their
-// table never fills in practice; client addresses of the public pages are
-// anyone's, so theirs is what keeps a flood of addresses from growing
-// memory (about 100 bytes a slot).
-const (
-	clientLimitEntries  = 100_000
-	addressLimitEntries = 100_000
-)
+// Capacity of the clients' limiter table (internal/ratelimit: bounded,
+// the least recently used key evicted): API clients are registered, so it
+// never fills in practice. Client addresses are limited by
+// ratelimit.ByAddress, the public pages' and the providers' routes each
+// with a rate of its own.
+const clientLimitEntries = 100_000
 
 // newClientLimits is the token bucket of each API client.
 func newClientLimits(perSecond float64, burst int) *ratelimit.Limiter[string] {
@@ -37,25 +33,6 @@ func newClientLimits(perSecond float64, burst int) *ratelimit.Limiter[string] {
 		burst = DefaultRateBurst
 	}
 	return ratelimit.New[string](perSecond, burst, clientLimitEntries)
-}
-
-// addressLimits limits requests per client address — the peer's, or the
-// one trusted proxies name in X-Forwarded-For (clientip, as the issuer
-// reads it) — with IPv6 addresses counted by their /64. The public pages
-// use one; any other public route can have its own, with its own rate.
-type addressLimits struct {
-	clients clientip.Resolver
-	table   *ratelimit.Limiter[netip.Addr]
-}
-
-func newAddressLimits(trusted []netip.Prefix, perSecond float64, burst int) *addressLimits {
-	return &addressLimits{clients: clientip.New(trusted),
-		table: ratelimit.New[netip.Addr](perSecond, burst, addressLimitEntries)}
-}
-
-// allow takes a token of the request's client address.
-func (a *addressLimits) allow(r *http.Request, now time.Time) (ok bool, retryAfter time.Duration) {
-	return a.table.Allow(clientip.Group(a.clients.Addr(r)), now)
 }
 
 // The default limit of a client address on the mail providers' routes.
@@ -70,14 +47,14 @@ const (
 
 // newReportLimits is the limit of each client address on the mail
 // providers' routes.
-func newReportLimits(trusted []netip.Prefix, perSecond float64, burst int) *addressLimits {
+func newReportLimits(trusted []netip.Prefix, perSecond float64, burst int) *ratelimit.ByAddress {
 	if perSecond <= 0 {
 		perSecond = DefaultReportRatePerSecond
 	}
 	if burst <= 0 {
 		burst = DefaultReportRateBurst
 	}
-	return newAddressLimits(trusted, perSecond, burst)
+	return ratelimit.NewByAddress(trusted, perSecond, burst)
 }
 
 // tooManyRequests is the 429 of an exhausted bucket, with Retry-After in

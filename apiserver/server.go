@@ -11,16 +11,12 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +25,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/contact/suppressionapi"
+	"github.com/touchpoint/touchpoint/health"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/giveway"
 	"github.com/touchpoint/touchpoint/internal/httpmw"
@@ -200,7 +197,6 @@ type server struct {
 	auth      auth.Authenticator
 	log       *slog.Logger
 	maxBody   int64
-	readiness func(ctx context.Context) map[string]error
 	reads     ReadRouter // nil: no replica
 	workflows Signaler
 	notify    func()
@@ -213,9 +209,9 @@ type server struct {
 	pages                           *pages.Handler
 	feedbackLinks, unsubscribeLinks *signedlink.Links
 	feedbackPath                    string
-	publicLimits                    *addressLimits
+	publicLimits                    *ratelimit.ByAddress
 	now                             func() time.Time
-	ready                           readyCache
+	ready                           *health.Dependencies
 	draining                        atomic.Bool // see Server.Drain
 
 	sms          *sms.CallbackKeys // nil: no SMS provider
@@ -235,11 +231,11 @@ type server struct {
 
 	// The public endpoints of reviews, mounted from package publicapi.
 	publicReviews    *publicapi.Handler
-	publicReadLimits *addressLimits
+	publicReadLimits *ratelimit.ByAddress
 	hsts             bool // see Options.HSTS
 
 	mailEventVerifiers map[string]mailevents.Verifier // by provider
-	reportLimits       *addressLimits                 // of the providers' routes
+	reportLimits       *ratelimit.ByAddress           // of the providers' routes
 
 	audit AuditTrail
 }
@@ -269,12 +265,12 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{events: opts.Events, reports: opts.Reports, erasure: opts.Erasure, db: opts.DB, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, readiness: opts.Readiness, reads: opts.Reads,
+	s := &server{events: opts.Events, reports: opts.Reports, erasure: opts.Erasure, db: opts.DB, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
-		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: newAddressLimits(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
-		publicReadLimits: newAddressLimits(opts.TrustedProxies, publicReadRatePerSecond, publicReadBurst),
+		feedbackPath: opts.FeedbackLinks.Path(), publicLimits: ratelimit.NewByAddress(opts.TrustedProxies, publicRatePerSecond, publicRateBurst), sms: opts.SMS,
+		publicReadLimits: ratelimit.NewByAddress(opts.TrustedProxies, publicReadRatePerSecond, publicReadBurst),
 		hsts:             opts.HSTS}
 	if s.notify == nil {
 		s.notify = func() {}
@@ -293,6 +289,11 @@ func New(opts Options) *Server {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.ready = &health.Dependencies{Ping: opts.DB.PingContext, Others: opts.Readiness,
+		Down: func(ctx context.Context, name, state string, err error) {
+			s.log.WarnContext(ctx, "dependency down", "dependency", name, "state", state, "error", err.Error(),
+				"request_id", infoFrom(ctx).id)
+		}}
 	var err error
 	s.pages, err = pages.NewHandler(pages.HandlerOptions{Store: pageStore{opts.Accounts, opts.Reviews, opts.Invites, opts.Suppressions, opts.TemplateStore},
 		FeedbackLinks: opts.FeedbackLinks, UnsubscribeLinks: opts.UnsubscribeLinks, FeedbackLinkTTL: opts.FeedbackLinkTTL,
@@ -408,7 +409,7 @@ func (s *server) guard(rt route) http.Handler {
 			s.guardPublic(w, s.readsOf(r, ""), rt.access == publicPage, rt.handle)
 			return
 		case providerReport:
-			if ok, wait := s.reportLimits.allow(r, s.now()); !ok {
+			if ok, wait := s.reportLimits.Allow(r, s.now()); !ok {
 				s.fail(w, r, tooManyRequests(wait))
 				return
 			}
@@ -455,17 +456,11 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	apiwire.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers 503 when PostgreSQL is unreachable: without it the API
-// can do nothing, while a Temporal or issuer outage leaves it useful
-// (events are still accepted), so it reports "degraded" with 200 and the
-// load balancer keeps the replica. It answers 503 "draining" too once the
-// process is stopping (Drain), so the load balancer lets go of it.
-//
-// Anyone may call it, so the answer is cached for readyFor: however many
-// requests arrive, the dependencies are checked at most once a second
-// (concurrent requests wait for the one check under way).
+// readyz answers the readiness of the API's dependencies
+// (health.Dependencies), and 503 "draining" once the process is stopping
+// (Drain), so the load balancer lets go of it.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
-	code, body := s.ready.get(s.now(), func() (int, map[string]any) { return s.checkReadiness(r.Context()) })
+	code, body := s.ready.Answer(r.Context(), s.now())
 	if s.draining.Load() {
 		code, body = http.StatusServiceUnavailable, map[string]any{"status": "draining", "dependencies": body["dependencies"]}
 	}
@@ -473,66 +468,4 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	apiwire.WriteJSON(w, code, body)
-}
-
-// readyFor is how long a readiness answer is reused.
-const readyFor = time.Second
-
-// readyCache holds the last readiness answer.
-type readyCache struct {
-	mu   sync.Mutex // held during a check: concurrent requests wait for it
-	at   time.Time
-	code int
-	body map[string]any
-}
-
-func (c *readyCache) get(now time.Time, check func() (int, map[string]any)) (int, map[string]any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.body != nil && now.Sub(c.at) < readyFor && !now.Before(c.at) {
-		return c.code, c.body
-	}
-	c.code, c.body = check()
-	c.at = now
-	return c.code, c.body
-}
-
-// checkReadiness pings PostgreSQL and asks Readiness about the rest. The
-// check outlives a caller that hangs up: others wait for its answer.
-func (s *server) checkReadiness(ctx context.Context) (int, map[string]any) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	// Check side by side so a slow extra check cannot starve the ping.
-	extra := make(chan map[string]error, 1)
-	go func() {
-		if s.readiness == nil {
-			extra <- nil
-			return
-		}
-		extra <- s.readiness(ctx)
-	}()
-	pgErr := s.db.PingContext(ctx)
-	errs := map[string]error{}
-	maps.Copy(errs, <-extra)
-	errs["postgresql"] = pgErr
-
-	deps := map[string]string{}
-	status, code := "ok", http.StatusOK
-	for _, name := range slices.Sorted(maps.Keys(errs)) {
-		deps[name] = "ok"
-		if err := errs[name]; err != nil {
-			deps[name] = "down"
-			var st interface{ ReadinessState() string }
-			if errors.As(err, &st) {
-				deps[name] = st.ReadinessState()
-			}
-			status = "degraded"
-			s.log.WarnContext(ctx, "dependency down", "dependency", name, "state", deps[name], "error", err.Error(),
-				"request_id", infoFrom(ctx).id)
-		}
-	}
-	if pgErr != nil {
-		status, code = "unavailable", http.StatusServiceUnavailable
-	}
-	return code, map[string]any{"status": status, "dependencies": deps}
 }

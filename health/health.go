@@ -3,6 +3,7 @@
 // /readyz, every named check passes. Probes are unauthenticated, so each
 // check runs at most once per CheckEvery however often they come; the
 // answer says which checks fail, never why (that goes to the log).
+// Dependencies is the readiness the API answers at its own /readyz.
 package health
 
 import (

@@ -55,21 +55,32 @@ func webhookEndpointFlag(env *Env, sub string, args []string, more func(fs *flag
 	return *endpoint, nil
 }
 
+// endpointStore opens the store and finds the account of the webhook
+// endpoint; the caller closes the store's pool.
+func (env *Env) endpointStore(ctx context.Context, endpoint string) (*store.Store, string, error) {
+	_, st, err := env.openStore(ctx, false)
+	if err != nil {
+		return nil, "", err
+	}
+	acc, err := st.Webhooks.WebhookEndpointAccount(ctx, endpoint)
+	if err != nil {
+		st.DB().Close()
+		return nil, "", fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
+	}
+	return st, acc, nil
+}
+
 // enableWebhook is `webhooks enable`.
 func (env *Env) enableWebhook(ctx context.Context, args []string) error {
 	endpoint, err := webhookEndpointFlag(env, "enable", args, nil)
 	if err != nil {
 		return err
 	}
-	_, st, err := env.openStore(ctx, false)
+	st, acc, err := env.endpointStore(ctx, endpoint)
 	if err != nil {
 		return err
 	}
 	defer st.DB().Close()
-	acc, err := st.Webhooks.WebhookEndpointAccount(ctx, endpoint)
-	if err != nil {
-		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
-	}
 	enabled := true
 	if _, err := st.Webhooks.UpdateWebhookEndpoint(ctx, acc, endpoint, webhookdb.WebhookEndpointUpdate{Enabled: &enabled}); err != nil {
 		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
@@ -104,15 +115,11 @@ func (env *Env) replayWebhook(ctx context.Context, args []string) error {
 	if bound, problem := f.Problem(now); bound != "" {
 		return fmt.Errorf("webhooks replay: --%s: %s", bound, problem)
 	}
-	_, st, err := env.openStore(ctx, false)
+	st, acc, err := env.endpointStore(ctx, endpoint)
 	if err != nil {
 		return err
 	}
 	defer st.DB().Close()
-	acc, err := st.Webhooks.WebhookEndpointAccount(ctx, endpoint)
-	if err != nil {
-		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
-	}
 	n, err := st.Webhooks.ReplayWebhookDeliveries(ctx, acc, endpoint, f, *dryRun)
 	if errors.Is(err, webhookdb.ErrEndpointDisabled) {
 		return fmt.Errorf("webhooks replay: %w: touchpoint webhooks enable --endpoint %s", err, endpoint)

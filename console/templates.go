@@ -110,6 +110,18 @@ type versionRow struct {
 	By      string
 }
 
+// pageTemplate is loadTemplate at the level the page's path names; a path
+// that names none is answered not found.
+func (h templatePages) pageTemplate(w http.ResponseWriter, r *http.Request, p Person) (templatedb.TemplateKey, templateView, bool) {
+	key, ok := templateLevel(r, p)
+	if !ok {
+		h.notFound(w, r)
+		return key, templateView{}, false
+	}
+	v, ok := h.loadTemplate(w, r, p, key)
+	return key, v, ok
+}
+
 // loadTemplate reads the template in force at the key's level, its
 // versions and what the editor needs around it.
 func (h templatePages) loadTemplate(w http.ResponseWriter, r *http.Request, p Person, key templatedb.TemplateKey) (templateView, bool) {
@@ -199,12 +211,7 @@ func contentOf(v url.Values) templates.Content {
 }
 
 func (h templatePages) templateEditor(w http.ResponseWriter, r *http.Request, p Person) {
-	key, ok := templateLevel(r, p)
-	if !ok {
-		h.notFound(w, r)
-		return
-	}
-	v, ok := h.loadTemplate(w, r, p, key)
+	_, v, ok := h.pageTemplate(w, r, p)
 	if !ok {
 		return
 	}
@@ -226,12 +233,7 @@ func (h templatePages) sample(ctx context.Context, p Person, lang, eventTypeName
 // version — or, with the form's "preview" button, shows the draft in the
 // preview without storing it.
 func (h templatePages) saveTemplate(w http.ResponseWriter, r *http.Request, p Person) {
-	key, ok := templateLevel(r, p)
-	if !ok {
-		h.notFound(w, r)
-		return
-	}
-	v, ok := h.loadTemplate(w, r, p, key)
+	key, v, ok := h.pageTemplate(w, r, p)
 	if !ok {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/store"
@@ -41,7 +42,7 @@ func auditOut(e persondb.Entry) auditJSON {
 }
 
 func (s accountAPI) listAudit(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r, "from", "to", "actor")
+	q := apiquery.Parse(r, "from", "to", "actor")
 	f := persondb.AuditFilter{From: q.Time("from"), To: q.Time("to"), Actor: people.Actor(q.Get("actor"))}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
 		q.Fail("to", "must be after from")

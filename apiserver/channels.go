@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store/accountdb"
@@ -56,7 +57,7 @@ func (s accountAPI) createChannel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s accountAPI) listChannels(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r)
+	q := apiquery.Parse(r)
 	p := q.Page("chl")
 	if err := q.Err(); err != nil {
 		s.fail(w, r, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
@@ -375,6 +376,29 @@ func eventOutOf(e invitedb.Event) (eventOut, error) {
 	return out, nil
 }
 
+// reviewSummary is the event's review as GET /events/{id} shows it.
+type reviewSummary struct {
+	ID        string            `json:"id"`
+	Rating    *int              `json:"rating"`
+	CreatedAt apiwire.Timestamp `json:"createdAt"`
+}
+
+// reviewSummaryOf decodes the review column of an event row (nil: none).
+func reviewSummaryOf(raw []byte) (*reviewSummary, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var r struct {
+		ID        string    `json:"id"`
+		Rating    *int      `json:"rating"`
+		CreatedAt time.Time `json:"createdAt"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	return &reviewSummary{ID: r.ID, Rating: r.Rating, CreatedAt: apiwire.Timestamp(r.CreatedAt)}, nil
+}
+
 // writeEvent answers with the event.
 func (s eventAPI) writeEvent(w http.ResponseWriter, r *http.Request, status int, e invitedb.Event) {
 	out, err := eventOutOf(e)
@@ -386,7 +410,7 @@ func (s eventAPI) writeEvent(w http.ResponseWriter, r *http.Request, status int,
 }
 
 func (s eventAPI) listEvents(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r, "type", "channelId", "status", "customerEmail", "transactionReference", "receivedFrom", "receivedTo")
+	q := apiquery.Parse(r, "type", "channelId", "status", "customerEmail", "transactionReference", "receivedFrom", "receivedTo")
 	f := invitedb.EventFilter{
 		Type:                 q.Get("type"),
 		ChannelID:            q.ID("channelId", "chl"),

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/store/accountdb"
@@ -61,7 +62,7 @@ func (s accountAPI) createEventType(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s accountAPI) listEventTypes(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r, "name", "active")
+	q := apiquery.Parse(r, "name", "active")
 	f := accountdb.EventTypeFilter{Active: q.Bool("active")}
 	if name := q.Get("name"); name != "" {
 		f.Name = &name

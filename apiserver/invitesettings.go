@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
 	"github.com/touchpoint/touchpoint/invite"
@@ -151,7 +152,7 @@ func mergeWindow(errs *apiwire.Invalid, cur *sendtime.SendWindow, p windowPatch)
 }
 
 func (s accountAPI) listInviteSettings(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r, "channelId", "eventTypeId")
+	q := apiquery.Parse(r, "channelId", "eventTypeId")
 	f := accountdb.InviteSettingFilter{ChannelID: q.ID("channelId", "chl"), EventTypeID: q.ID("eventTypeId", "ety")}
 	p := q.Page("ist")
 	if err := q.Err(); err != nil {

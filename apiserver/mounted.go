@@ -3,8 +3,9 @@ package apiserver
 import "net/http"
 
 // mountedAPI is what the packages whose routes the API mounts
-// (templateapi, webhookapi) ask of it (apiwire.API): the caller from the
-// request's principal, the API's reading of JSON bodies, and fail.
+// (templateapi, webhookapi, reviewapi, …) ask of it (apiwire.API): the
+// caller from the request's principal, the API's reading of JSON bodies,
+// and fail.
 type mountedAPI struct{ s *server }
 
 func (m mountedAPI) AccountID(r *http.Request) string { return accountID(r) }

@@ -56,7 +56,7 @@ type route struct {
 }
 
 func (s *server) routes() []route {
-	acc, ev, rv := accountAPI{s}, eventAPI{s}, reviewAPI{s}
+	acc, ev := accountAPI{s}, eventAPI{s}
 	return []route{
 		{http.MethodGet, "/healthz", public, s.healthz},
 		{http.MethodGet, "/readyz", public, s.readyz},
@@ -82,19 +82,21 @@ func (s *server) routes() []route {
 		{http.MethodPost, "/events/{id}/cancel", fullOnly, ev.cancelEvent},
 		{http.MethodPost, "/events/{id}/retry", fullOnly, ev.retryEvent},
 
-		{http.MethodGet, "/stats/invites", anyClient, rv.inviteStats},
-		{http.MethodGet, "/stats/reviews", anyClient, rv.reviewStats},
+		// The funnel's counts, served by package statsapi.
+		{http.MethodGet, "/stats/invites", anyClient, s.stats.Invites},
+		{http.MethodGet, "/stats/reviews", anyClient, s.stats.Reviews},
 
-		{http.MethodGet, "/reviews", anyClient, rv.listReviews},
-		{http.MethodGet, "/reviews/summary", anyClient, rv.getReviewSummary}, // before /reviews/{id}
-		{http.MethodGet, "/reviews/{id}", anyClient, rv.getReview},
-		{http.MethodGet, "/reviews/{id}/history", anyClient, rv.reviewHistory},
-		{http.MethodPost, "/reviews/{id}/report", fullOnly, rv.reportReview},
-		{http.MethodPut, "/reviews/{id}/reply", fullOnly, rv.putReply},
-		{http.MethodDelete, "/reviews/{id}/reply", fullOnly, rv.deleteReply},
-		{http.MethodGet, "/product-reviews", anyClient, rv.listProductReviews},
-		{http.MethodGet, "/product-reviews/{id}", anyClient, rv.getProductReview},
-		{http.MethodGet, "/products/summary", anyClient, rv.getProductSummary},
+		// The shop's reviews, served by package reviewapi.
+		{http.MethodGet, "/reviews", anyClient, s.reviews.List},
+		{http.MethodGet, "/reviews/summary", anyClient, s.reviews.Summary}, // before /reviews/{id}
+		{http.MethodGet, "/reviews/{id}", anyClient, s.reviews.Get},
+		{http.MethodGet, "/reviews/{id}/history", anyClient, s.reviews.History},
+		{http.MethodPost, "/reviews/{id}/report", fullOnly, s.reviews.Report},
+		{http.MethodPut, "/reviews/{id}/reply", fullOnly, s.reviews.PutReply},
+		{http.MethodDelete, "/reviews/{id}/reply", fullOnly, s.reviews.DeleteReply},
+		{http.MethodGet, "/product-reviews", anyClient, s.reviews.ListProductReviews},
+		{http.MethodGet, "/product-reviews/{id}", anyClient, s.reviews.GetProductReview},
+		{http.MethodGet, "/products/summary", anyClient, s.reviews.ProductSummary},
 
 		// The suppression list, served by package suppressionapi.
 		{http.MethodGet, "/suppressions", anyClient, s.suppressions.List},

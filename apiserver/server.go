@@ -1,10 +1,10 @@
 // Package apiserver is Touchpoint's HTTP API: the routes of routes.go,
-// their handlers (those of the templates, the webhooks and the
-// suppression list in packages of their own, which routes.go mounts),
-// the middleware every request passes (request id, log,
-// panic recovery and body limits, whose mechanics are internal/httpmw's;
-// authentication and access groups), the reading of JSON bodies (decoded
-// by internal/jsonstrict) and of query strings
+// their handlers (those of the templates, the webhooks, the suppression
+// list, the reviews and the funnel in packages of their own, which
+// routes.go mounts), the middleware every request passes (request id,
+// log, panic recovery and body limits, whose mechanics are
+// internal/httpmw's; authentication and access groups), the reading of
+// JSON bodies (decoded by internal/jsonstrict) and of query strings
 // (internal/apiquery), and RFC 9457 problem answers chosen in one place
 // (fail), for the packages it mounts too.
 package apiserver
@@ -36,8 +36,10 @@ import (
 	"github.com/touchpoint/touchpoint/people"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/publication/publicapi"
+	"github.com/touchpoint/touchpoint/review/reviewapi"
 	"github.com/touchpoint/touchpoint/signedlink"
 	"github.com/touchpoint/touchpoint/sms"
+	"github.com/touchpoint/touchpoint/stats/statsapi"
 	"github.com/touchpoint/touchpoint/store/persondb"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/templates"
@@ -191,8 +193,6 @@ type server struct {
 	erasure   Eraser
 	db        *sqlx.DB
 	accounts  AccountStore
-	stats     StatsStore
-	reviews   ReviewStore
 	invites   InviteStore
 	auth      auth.Authenticator
 	log       *slog.Logger
@@ -217,12 +217,14 @@ type server struct {
 	sms          *sms.CallbackKeys // nil: no SMS provider
 	smsCallbacks *sms.Callbacks    // mounted from package sms
 
-	// The routes of the webhooks, the templates and the suppression
-	// list, mounted from packages webhookapi, templateapi and
-	// suppressionapi.
+	// The routes of the webhooks, the templates, the suppression list,
+	// the reviews and the funnel, mounted from packages webhookapi,
+	// templateapi, suppressionapi, reviewapi and statsapi.
 	webhooks     *webhookapi.Handler
 	templates    *templateapi.Handler
 	suppressions *suppressionapi.Handler
+	reviews      *reviewapi.Handler
+	stats        *statsapi.Handler
 
 	// batchBytes caps the bytes of batches in flight; a batch's body
 	// must arrive within batchReadTimeout.
@@ -265,7 +267,7 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{events: opts.Events, reports: opts.Reports, erasure: opts.Erasure, db: opts.DB, accounts: opts.Accounts, stats: opts.Stats, reviews: opts.Reviews, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, reads: opts.Reads,
+	s := &server{events: opts.Events, reports: opts.Reports, erasure: opts.Erasure, db: opts.DB, accounts: opts.Accounts, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
@@ -311,6 +313,8 @@ func New(opts Options) *Server {
 	s.webhooks = webhookapi.New(webhookapi.Options{API: mountedAPI{s}, Store: opts.Webhooks, Secrets: opts.WebhookSecrets,
 		AllowPrivate: opts.WebhookAllowPrivate, Now: s.now})
 	s.suppressions = suppressionapi.New(suppressionapi.Options{API: mountedAPI{s}, Store: opts.Suppressions})
+	s.reviews = reviewapi.New(reviewapi.Options{API: mountedAPI{s}, Store: opts.Reviews})
+	s.stats = statsapi.New(statsapi.Options{API: mountedAPI{s}, Store: opts.Stats})
 	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.TemplateStore, Invites: opts.Invites,
 		Accounts: opts.Accounts, Library: opts.Templates, FeedbackLinks: opts.FeedbackLinks,
 		UnsubscribeLinks: opts.UnsubscribeLinks, SMS: opts.SMS != nil})

@@ -6,16 +6,15 @@ import (
 	"github.com/touchpoint/touchpoint/contact/suppressionapi"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/publication/publicapi"
-	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/review/reviewapi"
 	"github.com/touchpoint/touchpoint/sms"
-	"github.com/touchpoint/touchpoint/stats"
+	"github.com/touchpoint/touchpoint/stats/statsapi"
 	"github.com/touchpoint/touchpoint/store"
 	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reportdb"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
-	"github.com/touchpoint/touchpoint/store/statsdb"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 	"github.com/touchpoint/touchpoint/store/templatedb"
 	"github.com/touchpoint/touchpoint/templates/templateapi"
@@ -43,9 +42,10 @@ type AccountStore interface {
 	UpdateInviteSetting(ctx context.Context, accountID, id string, apply func(*accountdb.InviteSetting) error) (accountdb.InviteSetting, error)
 }
 
-// StatsStore is what the API reads of the funnel's counts.
+// StatsStore is what the API reads of the funnel's counts
+// (statsapi.Store).
 type StatsStore interface {
-	InviteStats(ctx context.Context, q statsdb.Query) ([]stats.Group, error)
+	statsapi.Store
 }
 
 // WebhookStore is what the API reads and changes of an account's webhook
@@ -54,20 +54,12 @@ type WebhookStore interface {
 	webhookapi.Store
 }
 
-// ReviewStore is what the API reads and changes of an account's reviews,
-// what the customer pages store of them, and what the public endpoints
-// read (publicapi.Store).
+// ReviewStore is what the API's routes read and change of an account's
+// reviews (reviewapi.Store), what the public endpoints read
+// (publicapi.Store), and what the customer pages store of them.
 type ReviewStore interface {
+	reviewapi.Store
 	publicapi.Store
-	Review(ctx context.Context, accountID, id string) (reviewdb.Review, error)
-	ListReviews(ctx context.Context, accountID string, f reviewdb.ReviewFilter, p store.Page) ([]reviewdb.Review, *store.Cursor, error)
-	ReviewHistory(ctx context.Context, accountID, id string, p store.Page) ([]reviewdb.HistoryEntry, *store.Cursor, error)
-	ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (reviewdb.Review, bool, error)
-	SetReply(ctx context.Context, accountID, id, text, actor string) (reviewdb.Review, bool, error)
-	DeleteReply(ctx context.Context, accountID, id, actor string) error
-	ProductReview(ctx context.Context, accountID, id string) (reviewdb.ProductReview, error)
-	ListProductReviews(ctx context.Context, accountID string, f reviewdb.ProductReviewFilter, p store.Page) ([]reviewdb.ProductReview, *store.Cursor, error)
-
 	ReviewOfEvent(ctx context.Context, eventID string) (reviewdb.Review, error)
 	SaveReview(ctx context.Context, in reviewdb.ReviewInput) (reviewdb.Review, reviewdb.Saved, error)
 }

@@ -1,10 +1,10 @@
 // Package apiwire is what the API's handlers put on the wire, shared by
 // apiserver and the packages whose routes it mounts (templateapi,
-// webhookapi): JSON answers and the timestamps and lists in them, the ids
-// of a path, and the errors whose status and text a client may see —
-// field errors, a status with its text, the resource a store error is
-// about. It writes no problem answer: apiserver's fail is the one place
-// that turns an error into one.
+// webhookapi, reviewapi, …): JSON answers and the timestamps, lists and
+// rating summaries in them, the ids of a path, and the errors whose
+// status and text a client may see — field errors, a status with its
+// text, the resource a store error is about. It writes no problem answer:
+// apiserver's fail is the one place that turns an error into one.
 package apiwire
 
 import (
@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -58,6 +59,23 @@ func NewList[S, T any](rows []S, next *pg.Cursor, convert func(S) T) List[T] {
 		l.NextCursor = &c
 	}
 	return l
+}
+
+// RatingSummary is an aggregate of public ratings as the reviews' and the
+// stats' routes answer it: average null when there are none.
+type RatingSummary struct {
+	Count        int64            `json:"count"`
+	Average      *json.Number     `json:"average"`
+	Distribution map[string]int64 `json:"distribution"`
+}
+
+// RatingSummaryOf is the aggregate a as the API writes it.
+func RatingSummaryOf(a review.Aggregate) RatingSummary {
+	out := RatingSummary{Count: a.Count, Distribution: a.DistributionMap()}
+	if avg := json.Number(a.AverageText()); avg != "" {
+		out.Average = &avg
+	}
+	return out
 }
 
 // PathID returns the {id} of the path if it is prefix-<lowercase uuid>;

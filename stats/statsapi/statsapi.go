@@ -1,18 +1,48 @@
-package apiserver
+// Package statsapi serves the API's routes of the funnel (GET
+// /stats/invites and GET /stats/reviews): the counts the store keeps with
+// every change, summed over the period and grouping asked for. What is
+// counted, the periods and the rates are package stats'; the counts are
+// read through a small interface of what the handlers use of
+// store/statsdb. The API mounts them on the routes of its route table,
+// behind its authentication and access groups (any group may read them),
+// and answers their errors (apiwire.API).
+package statsapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
 
-// The funnel: GET /stats/invites and GET /stats/reviews read the counts
-// the store keeps with every change; what is counted, the periods and
-// the rates are package stats'. Any access group may read them.
+// Store is what the handlers read of the funnel's counts.
+type Store interface {
+	InviteStats(ctx context.Context, q statsdb.Query) ([]stats.Group, error)
+}
+
+// Options are the handlers' dependencies, both required.
+type Options struct {
+	API   apiwire.API
+	Store Store
+}
+
+// Handler serves the routes of the funnel. Its methods are the handlers
+// of the routes the API mounts.
+type Handler struct{ o Options }
+
+// New builds the handlers. It panics without API or Store, which is a
+// wiring mistake.
+func New(o Options) *Handler {
+	if o.API == nil || o.Store == nil {
+		panic("statsapi.New: API and Store are required")
+	}
+	return &Handler{o: o}
+}
 
 // inviteStatsJSON is one group of GET /stats/invites.
 type inviteStatsJSON struct {
@@ -49,7 +79,7 @@ func inviteStatsOut(g stats.Group) inviteStatsJSON {
 // reviewStatsJSON is one group of GET /stats/reviews.
 type reviewStatsJSON struct {
 	Key string `json:"key"`
-	summaryJSON
+	apiwire.RatingSummary
 }
 
 // statsPeriodJSON says which period and grouping an answer counts.
@@ -60,13 +90,13 @@ type statsPeriodJSON struct {
 	GroupBy  stats.GroupBy `json:"groupBy"`
 }
 
-// statsQuery reads from, to, timeZone and groupBy, and the groups of the
+// query reads from, to, timeZone and groupBy, and the groups of the
 // account's counts for them.
-func (s reviewAPI) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeriodJSON, []stats.Group, bool) {
-	q := parseQuery(r, "from", "to", "timeZone", "groupBy")
+func (h *Handler) query(w http.ResponseWriter, r *http.Request) (statsPeriodJSON, []stats.Group, bool) {
+	q := apiquery.Parse(r, "from", "to", "timeZone", "groupBy")
 	q.NoPage()
 	if err := q.Err(); err != nil { // malformed, unknown or repeated parameters first
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
 	p, errs := stats.ParsePeriod(q.Get("from"), q.Get("to"), q.Get("timeZone"))
@@ -81,24 +111,25 @@ func (s reviewAPI) statsQuery(w http.ResponseWriter, r *http.Request) (statsPeri
 		}
 	}
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
-	groups, err := s.stats.InviteStats(r.Context(), statsdb.Query{AccountID: accountID(r), From: p.Start(), To: p.End(),
+	groups, err := h.o.Store.InviteStats(r.Context(), statsdb.Query{AccountID: h.o.API.AccountID(r), From: p.Start(), To: p.End(),
 		TimeZone: p.TimeZone(), GroupBy: by})
 	if errors.Is(err, statsdb.ErrUnknownTimeZone) {
-		err = invalid(fieldError{Field: "timeZone", Message: "is not a time zone the database knows"})
+		err = apiwire.Invalid{{Field: "timeZone", Message: "is not a time zone the database knows"}}
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
 	return statsPeriodJSON{From: q.Get("from"), To: q.Get("to"), TimeZone: p.TimeZone(), GroupBy: by},
 		stats.Complete(p, by, groups), true
 }
 
-func (s reviewAPI) inviteStats(w http.ResponseWriter, r *http.Request) {
-	period, groups, ok := s.statsQuery(w, r)
+// Invites is GET /stats/invites: the funnel of each group and in all.
+func (h *Handler) Invites(w http.ResponseWriter, r *http.Request) {
+	period, groups, ok := h.query(w, r)
 	if !ok {
 		return
 	}
@@ -113,18 +144,19 @@ func (s reviewAPI) inviteStats(w http.ResponseWriter, r *http.Request) {
 	}{period, inviteStatsOut(stats.Group{Counts: stats.Total(groups)}), items})
 }
 
-func (s reviewAPI) reviewStats(w http.ResponseWriter, r *http.Request) {
-	period, groups, ok := s.statsQuery(w, r)
+// Reviews is GET /stats/reviews: the ratings of each group and in all.
+func (h *Handler) Reviews(w http.ResponseWriter, r *http.Request) {
+	period, groups, ok := h.query(w, r)
 	if !ok {
 		return
 	}
 	items := make([]reviewStatsJSON, len(groups))
 	for i, g := range groups {
-		items[i] = reviewStatsJSON{Key: g.Key, summaryJSON: summaryOut(g.Counts.Ratings())}
+		items[i] = reviewStatsJSON{Key: g.Key, RatingSummary: apiwire.RatingSummaryOf(g.Counts.Ratings())}
 	}
 	apiwire.WriteJSON(w, http.StatusOK, struct {
 		statsPeriodJSON
-		Total summaryJSON       `json:"total"`
-		Items []reviewStatsJSON `json:"items"`
-	}{period, summaryOut(stats.Total(groups).Ratings()), items})
+		Total apiwire.RatingSummary `json:"total"`
+		Items []reviewStatsJSON     `json:"items"`
+	}{period, apiwire.RatingSummaryOf(stats.Total(groups).Ratings()), items})
 }

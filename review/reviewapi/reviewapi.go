@@ -1,26 +1,61 @@
-package apiserver
+// Package reviewapi serves the API's routes of a shop's own reviews
+// (/reviews/…, /product-reviews/…, /products/summary): reading them and
+// their product reviews, the aggregates of public ratings, reporting a
+// review to the operator, its history, and answering it in public. The
+// rules (who may hide what, how an average rounds, what a text may hold)
+// are package review's; these handlers read, check and write, through a
+// small interface of what they use of store/reviewdb. The API mounts them
+// on the routes of its route table, behind its authentication and access
+// groups, and answers their errors (apiwire.API).
+package reviewapi
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/review"
+	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/reviewdb"
 	"github.com/touchpoint/touchpoint/text"
 )
 
-// reviewAPI is the routes of the reviews, product reviews and the funnel's counts.
-type reviewAPI struct{ *server }
+// Store is what the handlers read and change of an account's reviews.
+type Store interface {
+	Review(ctx context.Context, accountID, id string) (reviewdb.Review, error)
+	ListReviews(ctx context.Context, accountID string, f reviewdb.ReviewFilter, p pg.Page) ([]reviewdb.Review, *pg.Cursor, error)
+	ReviewHistory(ctx context.Context, accountID, id string, p pg.Page) ([]reviewdb.HistoryEntry, *pg.Cursor, error)
+	ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (reviewdb.Review, bool, error)
+	SetReply(ctx context.Context, accountID, id, text, actor string) (reviewdb.Review, bool, error)
+	DeleteReply(ctx context.Context, accountID, id, actor string) error
+	ProductReview(ctx context.Context, accountID, id string) (reviewdb.ProductReview, error)
+	ListProductReviews(ctx context.Context, accountID string, f reviewdb.ProductReviewFilter, p pg.Page) ([]reviewdb.ProductReview, *pg.Cursor, error)
+	ReviewAggregate(ctx context.Context, accountID string) (review.Aggregate, error)
+	ProductAggregate(ctx context.Context, accountID string, k review.ProductKey) (review.Aggregate, error)
+}
 
-// The shop's side of its reviews: reading them and their product
-// reviews, the aggregates, reporting a review to the operator and
-// answering it in public. The rules (who may hide what, how an average
-// rounds, what a text may hold) are package review's; these handlers
-// read, check and write.
+// Options are the handlers' dependencies, both required.
+type Options struct {
+	API   apiwire.API
+	Store Store
+}
+
+// Handler serves the routes of the reviews. Its methods are the handlers
+// of the routes the API mounts.
+type Handler struct{ o Options }
+
+// New builds the handlers. It panics without API or Store, which is a
+// wiring mistake.
+func New(o Options) *Handler {
+	if o.API == nil || o.Store == nil {
+		panic("reviewapi.New: API and Store are required")
+	}
+	return &Handler{o: o}
+}
 
 // reviewJSON is a review: no customer data, the event holds it; author
 // is the name the public sees.
@@ -117,120 +152,109 @@ func optText(s string) *string {
 	return &s
 }
 
-// summaryJSON is an aggregate of public ratings: average null when there
-// are none.
-type summaryJSON struct {
-	Count        int64            `json:"count"`
-	Average      *json.Number     `json:"average"`
-	Distribution map[string]int64 `json:"distribution"`
-}
-
-func summaryOut(a review.Aggregate) summaryJSON {
-	out := summaryJSON{Count: a.Count, Distribution: a.DistributionMap()}
-	if avg := json.Number(a.AverageText()); avg != "" {
-		out.Average = &avg
-	}
-	return out
-}
-
-func (s reviewAPI) listReviews(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r, "eventTypeId", "channelId", "rating", "minRating", "status", "createdFrom", "createdTo")
+// List is GET /reviews: the account's reviews, newest first, filtered.
+func (h *Handler) List(w http.ResponseWriter, r *http.Request) {
+	q := apiquery.Parse(r, "eventTypeId", "channelId", "rating", "minRating", "status", "createdFrom", "createdTo")
 	f := reviewdb.ReviewFilter{EventTypeID: q.ID("eventTypeId", "ety"), ChannelID: q.ID("channelId", "chl"),
-		Rating: q.Rating("rating"), MinRating: q.Rating("minRating"), Status: q.status("status"),
-		CreatedFrom: q.optTimestamp("createdFrom"), CreatedTo: q.optTimestamp("createdTo")}
+		Rating: q.Rating("rating"), MinRating: q.Rating("minRating"), Status: status(q, "status"),
+		CreatedFrom: optTimestamp(q, "createdFrom"), CreatedTo: optTimestamp(q, "createdTo")}
 	p := q.Page("rev")
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	rs, next, err := s.reviews.ListReviews(r.Context(), accountID(r), f, p)
+	rs, next, err := h.o.Store.ListReviews(r.Context(), h.o.API.AccountID(r), f, p)
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(rs, next, reviewOut))
 }
 
-func (s reviewAPI) getReview(w http.ResponseWriter, r *http.Request) {
+// Get is GET /reviews/{id}: one review with its product reviews.
+func (h *Handler) Get(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	rev, err := s.reviews.Review(r.Context(), accountID(r), id)
+	rev, err := h.o.Store.Review(r.Context(), h.o.API.AccountID(r), id)
 	if err != nil {
-		s.fail(w, r, apiwire.About("review", "", err))
+		h.o.API.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, reviewOut(rev))
 }
 
-// getReviewSummary is GET /reviews/summary: the account's public shop
+// Summary is GET /reviews/summary: the account's public shop
 // ratings, from the row kept with every change.
-func (s reviewAPI) getReviewSummary(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r)
+func (h *Handler) Summary(w http.ResponseWriter, r *http.Request) {
+	q := apiquery.Parse(r)
 	q.NoPage()
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	a, err := s.reviews.ReviewAggregate(r.Context(), accountID(r))
+	a, err := h.o.Store.ReviewAggregate(r.Context(), h.o.API.AccountID(r))
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	apiwire.WriteJSON(w, http.StatusOK, summaryOut(a))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.RatingSummaryOf(a))
 }
 
-func (s reviewAPI) listProductReviews(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r, "sku", "gtin", "mpn", "minRating", "status", "createdFrom", "createdTo")
+// ListProductReviews is GET /product-reviews: the account's product
+// reviews, filtered.
+func (h *Handler) ListProductReviews(w http.ResponseWriter, r *http.Request) {
+	q := apiquery.Parse(r, "sku", "gtin", "mpn", "minRating", "status", "createdFrom", "createdTo")
 	f := reviewdb.ProductReviewFilter{SKU: q.ProductKey("sku"), GTIN: q.ProductKey("gtin"), MPN: q.ProductKey("mpn"),
-		MinRating: q.Rating("minRating"), Status: q.status("status"),
-		CreatedFrom: q.optTimestamp("createdFrom"), CreatedTo: q.optTimestamp("createdTo")}
+		MinRating: q.Rating("minRating"), Status: status(q, "status"),
+		CreatedFrom: optTimestamp(q, "createdFrom"), CreatedTo: optTimestamp(q, "createdTo")}
 	p := q.Page("prv")
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	ps, next, err := s.reviews.ListProductReviews(r.Context(), accountID(r), f, p)
+	ps, next, err := h.o.Store.ListProductReviews(r.Context(), h.o.API.AccountID(r), f, p)
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(ps, next, productReviewOut))
 }
 
-func (s reviewAPI) getProductReview(w http.ResponseWriter, r *http.Request) {
+// GetProductReview is GET /product-reviews/{id}.
+func (h *Handler) GetProductReview(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "prv", "product review")
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	p, err := s.reviews.ProductReview(r.Context(), accountID(r), id)
+	p, err := h.o.Store.ProductReview(r.Context(), h.o.API.AccountID(r), id)
 	if err != nil {
-		s.fail(w, r, apiwire.About("product review", "", err))
+		h.o.API.Fail(w, r, apiwire.About("product review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, productReviewOut(p))
 }
 
-// getProductSummary is GET /products/summary?sku=|gtin=|mpn=: the public
+// ProductSummary is GET /products/summary?sku=|gtin=|mpn=: the public
 // ratings of one product, from the row kept with every change. A product
 // nobody has rated yet has count 0.
-func (s reviewAPI) getProductSummary(w http.ResponseWriter, r *http.Request) {
-	q := parseQuery(r, "sku", "gtin", "mpn")
+func (h *Handler) ProductSummary(w http.ResponseWriter, r *http.Request) {
+	q := apiquery.Parse(r, "sku", "gtin", "mpn")
 	q.NoPage()
 	key := q.OneProductKey()
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	a, err := s.reviews.ProductAggregate(r.Context(), accountID(r), key)
+	a, err := h.o.Store.ProductAggregate(r.Context(), h.o.API.AccountID(r), key)
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	apiwire.WriteJSON(w, http.StatusOK, summaryOut(a))
+	apiwire.WriteJSON(w, http.StatusOK, apiwire.RatingSummaryOf(a))
 }
 
 // reportIn is POST /reviews/{id}/report.
@@ -239,20 +263,20 @@ type reportIn struct {
 	Note   *string       `json:"note"`
 }
 
-// reportReview is POST /reviews/{id}/report: the shop asks the operator
+// Report is POST /reviews/{id}/report: the shop asks the operator
 // to look at a review. It stays public until the operator decides, unless
 // the reason is personal data (see review.Moderation.Report). 200 with the
 // review; 409 when the operator has removed it, or has published it after
 // a report and it has not changed since.
-func (s reviewAPI) reportReview(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) Report(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
 	var in reportIn
-	if err := s.decodeJSON(w, r, &in); err != nil {
-		s.fail(w, r, err)
+	if err := h.o.API.DecodeJSON(w, r, &in); err != nil {
+		h.o.API.Fail(w, r, err)
 		return
 	}
 	var errs apiwire.Invalid
@@ -263,21 +287,20 @@ func (s reviewAPI) reportReview(w http.ResponseWriter, r *http.Request) {
 		errs.Check("note", textProblem(note, false))
 	}
 	if err := errs.Err(); err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	info := infoFrom(r.Context())
-	rev, _, err := s.reviews.ReportReview(r.Context(), accountID(r), id, in.Reason, note, info.principal.ClientID)
+	rev, _, err := h.o.Store.ReportReview(r.Context(), h.o.API.AccountID(r), id, in.Reason, note, h.o.API.ClientID(r))
 	switch {
 	case errors.Is(err, review.ErrRemoved):
-		s.fail(w, r, newError(http.StatusConflict, "the operator has removed this review; there is nothing left to report"))
+		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusConflict, "the operator has removed this review; there is nothing left to report"))
 		return
 	case errors.Is(err, review.ErrSettled):
-		s.fail(w, r, newError(http.StatusConflict, "the operator has looked at this review after a report and kept it "+
+		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusConflict, "the operator has looked at this review after a report and kept it "+
 			"published; it can be reported again once the customer changes it"))
 		return
 	case err != nil:
-		s.fail(w, r, apiwire.About("review", "", err))
+		h.o.API.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, reviewOut(rev))
@@ -301,23 +324,23 @@ func historyOut(h reviewdb.HistoryEntry) historyJSON {
 	return out
 }
 
-// reviewHistory is GET /reviews/{id}/history: every change of the review,
+// History is GET /reviews/{id}/history: every change of the review,
 // newest first.
-func (s reviewAPI) reviewHistory(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) History(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	q := parseQuery(r)
+	q := apiquery.Parse(r)
 	p := q.PageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	hs, next, err := s.reviews.ReviewHistory(r.Context(), accountID(r), id, p)
+	hs, next, err := h.o.Store.ReviewHistory(r.Context(), h.o.API.AccountID(r), id, p)
 	if err != nil {
-		s.fail(w, r, apiwire.About("review", "", err))
+		h.o.API.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(hs, next, historyOut))
@@ -328,49 +351,49 @@ type replyIn struct {
 	Text string `json:"text" required:"true"`
 }
 
-// putReply is PUT /reviews/{id}/reply: sets or replaces the shop's public
+// PutReply is PUT /reviews/{id}/reply: sets or replaces the shop's public
 // reply; 200 with the reply.
-func (s reviewAPI) putReply(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) PutReply(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
 	var in replyIn
-	if err := s.decodeJSON(w, r, &in); err != nil {
-		s.fail(w, r, err)
+	if err := h.o.API.DecodeJSON(w, r, &in); err != nil {
+		h.o.API.Fail(w, r, err)
 		return
 	}
 	reply := text.Clean(text.Multiline, in.Text)
 	var errs apiwire.Invalid
 	errs.Check("text", textProblem(reply, true))
 	if err := errs.Err(); err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	rev, _, err := s.reviews.SetReply(r.Context(), accountID(r), id, reply, clientID(r))
+	rev, _, err := h.o.Store.SetReply(r.Context(), h.o.API.AccountID(r), id, reply, h.o.API.ClientID(r))
 	if err != nil {
-		s.fail(w, r, apiwire.About("review", "", err))
+		h.o.API.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, replyOut(rev))
 }
 
-// deleteReply is DELETE /reviews/{id}/reply: 204, or 404 when there is no
+// DeleteReply is DELETE /reviews/{id}/reply: 204, or 404 when there is no
 // reply.
-func (s reviewAPI) deleteReply(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) DeleteReply(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		s.fail(w, r, err)
+		h.o.API.Fail(w, r, err)
 		return
 	}
-	err = s.reviews.DeleteReply(r.Context(), accountID(r), id, clientID(r))
+	err = h.o.Store.DeleteReply(r.Context(), h.o.API.AccountID(r), id, h.o.API.ClientID(r))
 	switch {
 	case errors.Is(err, reviewdb.ErrNoReply):
-		s.fail(w, r, newError(http.StatusNotFound, "the review has no reply"))
+		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "the review has no reply"))
 		return
 	case err != nil:
-		s.fail(w, r, apiwire.About("review", "", err))
+		h.o.API.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -385,7 +408,7 @@ func textProblem(s string, required bool) string {
 }
 
 // status reads a publication status filter.
-func (q *query) status(name string) review.Status {
+func status(q *apiquery.Query, name string) review.Status {
 	v := review.Status(q.Get(name))
 	if v != "" {
 		if msg := apiwire.OneOf(v, review.Statuses()...); msg != "" {
@@ -397,32 +420,9 @@ func (q *query) status(name string) review.Status {
 }
 
 // optTimestamp reads an RFC 3339 time; nil when absent.
-func (q *query) optTimestamp(name string) *time.Time {
+func optTimestamp(q *apiquery.Query, name string) *time.Time {
 	if t := q.Time(name); !t.IsZero() {
 		return &t
 	}
 	return nil
-}
-
-// reviewSummary is the event's review as GET /events/{id} shows it.
-type reviewSummary struct {
-	ID        string            `json:"id"`
-	Rating    *int              `json:"rating"`
-	CreatedAt apiwire.Timestamp `json:"createdAt"`
-}
-
-// reviewSummaryOf decodes the review column of an event row (nil: none).
-func reviewSummaryOf(raw []byte) (*reviewSummary, error) {
-	if raw == nil {
-		return nil, nil
-	}
-	var r struct {
-		ID        string    `json:"id"`
-		Rating    *int      `json:"rating"`
-		CreatedAt time.Time `json:"createdAt"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, err
-	}
-	return &reviewSummary{ID: r.ID, Rating: r.Rating, CreatedAt: apiwire.Timestamp(r.CreatedAt)}, nil
 }

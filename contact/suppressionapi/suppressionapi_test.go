@@ -12,25 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/touchpoint/touchpoint/contact/suppressionapi"
+	"github.com/touchpoint/touchpoint/internal/apiwiretest"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/store/pg"
 	"github.com/touchpoint/touchpoint/store/suppressiondb"
 )
 
-// The handlers need no database: what they ask of the API and of the
-// suppression list are small interfaces, and these fakes stand in.
-
-type fakeAPI struct{ failed error }
-
-func (a *fakeAPI) AccountID(*http.Request) string { return "acc-1" }
-func (a *fakeAPI) ClientID(*http.Request) string  { return "cli-1" }
-func (a *fakeAPI) DecodeJSON(_ http.ResponseWriter, r *http.Request, dst any) error {
-	return json.NewDecoder(r.Body).Decode(dst)
-}
-func (a *fakeAPI) Fail(w http.ResponseWriter, _ *http.Request, err error) {
-	a.failed = err
-	w.WriteHeader(http.StatusBadRequest)
-}
+// The handlers need no database: the API is apiwiretest's, and what
+// they ask of the suppression list is a small interface, with a fake in its place.
 
 type fakeList struct {
 	suppressionapi.Store
@@ -47,14 +36,14 @@ func (l *fakeList) ListSuppressions(_ context.Context, accountID string, f suppr
 
 func TestListAsksTheListWithTheNormalisedAddress(t *testing.T) {
 	t.Parallel()
-	api, list := &fakeAPI{}, &fakeList{}
+	api, list := &apiwiretest.API{}, &fakeList{}
 	h := suppressionapi.New(suppressionapi.Options{API: api, Store: list})
 
 	w := httptest.NewRecorder()
 	h.List(w, httptest.NewRequest(http.MethodGet, "/suppressions?address=%20Ann@Example.COM&reason=bounced", nil))
-	require.NoError(t, api.failed)
+	require.NoError(t, api.Failed)
 	require.Equal(t, http.StatusOK, w.Code)
-	assert.Equal(t, "acc-1", list.account)
+	assert.Equal(t, apiwiretest.AccountID, list.account)
 	assert.Equal(t, suppressiondb.SuppressionFilter{Address: "ann@example.com", Reason: invite.Bounced}, *list.filter)
 	var out struct {
 		Items []map[string]any `json:"items"`
@@ -67,11 +56,11 @@ func TestListAsksTheListWithTheNormalisedAddress(t *testing.T) {
 
 func TestListRefusesAnUnknownReasonWithoutAskingTheList(t *testing.T) {
 	t.Parallel()
-	api, list := &fakeAPI{}, &fakeList{}
+	api, list := &apiwiretest.API{}, &fakeList{}
 	h := suppressionapi.New(suppressionapi.Options{API: api, Store: list})
 
 	h.List(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/suppressions?reason=annoyed", nil))
-	require.Error(t, api.failed)
-	assert.Contains(t, api.failed.Error(), "reason")
+	require.Error(t, api.Failed)
+	assert.Contains(t, api.Failed.Error(), "reason")
 	assert.Nil(t, list.filter, "the list is not asked")
 }

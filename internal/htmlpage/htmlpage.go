@@ -1,6 +1,6 @@
-// Package htmlpage renders the small server-rendered pages that people of
-// a shop read outside the customer's pages: the built-in issuer's sign-in
-// pages and the console. One layout and one stylesheet, embedded and
+// Package htmlpage renders the small server-rendered pages of the built-in
+// issuer: the sign-in pages that a shop's people read before the console
+// (whose own pages, with their script, live in console/view). One layout and one stylesheet, embedded and
 // hashed into a strict Content-Security-Policy (no script at all, no
 // framing); the strings of each page per locale, from JSON tables that
 // must all have the same keys; and the response headers, named once.

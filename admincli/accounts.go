@@ -60,7 +60,7 @@ func (env *Env) rotatePublicationKey(ctx context.Context, args []string) error {
 	if !store.ValidID("acc", *account) {
 		return errors.New("accounts rotate-publication-key: --account must be an account id (acc-…)")
 	}
-	cfg, st, err := env.openStore(ctx, true)
+	cfg, st, err := env.OpenStore(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -74,9 +74,9 @@ func (env *Env) rotatePublicationKey(ctx context.Context, args []string) error {
 		return fmt.Errorf("accounts rotate-publication-key: account %s: %w", *account, err)
 	}
 	if *asJSON {
-		return jsonOut(env.stdout).Encode(map[string]string{"accountId": *account, "kid": kid})
+		return jsonOut(env.Stdout).Encode(map[string]string{"accountId": *account, "kid": kid})
 	}
-	fmt.Fprintf(env.stdout, "account %s: publication key %s signs from now on; the older keys stay published\n", *account, kid)
+	fmt.Fprintf(env.Stdout, "account %s: publication key %s signs from now on; the older keys stay published\n", *account, kid)
 	return nil
 }
 
@@ -90,7 +90,7 @@ func (env *Env) createAccount(ctx context.Context, args []string) error {
 	if err := checkName(*name, true); err != nil {
 		return fmt.Errorf("accounts create: --name %w", err)
 	}
-	_, st, err := env.openStore(ctx, false)
+	_, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -100,9 +100,9 @@ func (env *Env) createAccount(ctx context.Context, args []string) error {
 		return fmt.Errorf("create account: %w", err)
 	}
 	if *asJSON {
-		return jsonOut(env.stdout).Encode(map[string]string{"accountId": acc.ID, "channelId": ch.ID})
+		return jsonOut(env.Stdout).Encode(map[string]string{"accountId": acc.ID, "channelId": ch.ID})
 	}
-	fmt.Fprintf(env.stdout, "account %s created; its default channel is %s\n", acc.ID, ch.ID)
+	fmt.Fprintf(env.Stdout, "account %s created; its default channel is %s\n", acc.ID, ch.ID)
 	return nil
 }
 
@@ -181,7 +181,7 @@ func (env *Env) setQuota(ctx context.Context, args []string) error {
 	if !store.ValidID("acc", *account) {
 		return errors.New("accounts set-quota: --account must be an account id (acc-…)")
 	}
-	_, st, err := env.openStore(ctx, false)
+	_, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -191,9 +191,9 @@ func (env *Env) setQuota(ctx context.Context, args []string) error {
 		return fmt.Errorf("accounts set-quota: account %s: %w", *account, err)
 	}
 	if *asJSON {
-		return jsonOut(env.stdout).Encode(q)
+		return jsonOut(env.Stdout).Encode(q)
 	}
-	printQuotas(env.stdout, *account, q)
+	printQuotas(env.Stdout, *account, q)
 	return nil
 }
 
@@ -224,7 +224,7 @@ func (env *Env) updateAccount(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("accounts update: %w", err)
 	}
-	_, st, err := env.openStore(ctx, false)
+	_, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -239,10 +239,10 @@ func (env *Env) updateAccount(ctx context.Context, args []string) error {
 	}
 	b := acc.Brand()
 	if *asJSON {
-		return jsonOut(env.stdout).Encode(map[string]any{"id": acc.ID, "name": acc.Name, "displayName": b.DisplayName,
+		return jsonOut(env.Stdout).Encode(map[string]any{"id": acc.ID, "name": acc.Name, "displayName": b.DisplayName,
 			"logoUrl": b.LogoURL, "brandColor": b.Color, "replyTo": b.ReplyTo, "quotas": q})
 	}
-	fmt.Fprintf(env.stdout, "account %s: display name %q, logo %q, colour %q, reply-to %q\n", acc.ID, b.DisplayName, b.LogoURL, b.Color, b.ReplyTo)
-	printQuotas(env.stdout, acc.ID, q)
+	fmt.Fprintf(env.Stdout, "account %s: display name %q, logo %q, colour %q, reply-to %q\n", acc.ID, b.DisplayName, b.LogoURL, b.Color, b.ReplyTo)
+	printQuotas(env.Stdout, acc.ID, q)
 	return nil
 }

@@ -38,28 +38,18 @@ type Options struct {
 	BuildVersion string
 }
 
-// Env is what every admin command shares: its output streams, the
-// process environment, and the binary's way of reaching the store,
-// Temporal and the issuer.
+// Env is what every admin command shares: the Options the binary gave.
 type Env struct {
-	stdout, stderr io.Writer
-	getenv         func(string) string
-	openStore      func(ctx context.Context, withSecret bool) (config.Config, *store.Store, error)
-	dialTemporal   func(cfg config.Config) (client.Client, error)
-	issuerOptions  func(cfg config.Config, repo *authdb.Store) authserver.Options
-	buildVersion   string
+	Options
 }
 
 // New is the admin CLI with o.
-func New(o Options) *Env {
-	return &Env{stdout: o.Stdout, stderr: o.Stderr, getenv: o.Getenv, openStore: o.OpenStore,
-		dialTemporal: o.DialTemporal, issuerOptions: o.IssuerOptions, buildVersion: o.BuildVersion}
-}
+func New(o Options) *Env { return &Env{o} }
 
 // flags is a new set of a subcommand's flags: a bad flag is an error the
 // subcommand returns, and its message and the flags' help go to stderr.
 func (env *Env) flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs.SetOutput(env.Stderr)
 	return fs
 }

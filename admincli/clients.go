@@ -53,7 +53,7 @@ func (env *Env) RunClients(ctx context.Context, args []string) error {
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, st, err := env.openStore(ctx, true)
+	cfg, st, err := env.OpenStore(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -78,14 +78,14 @@ func (env *Env) RunClients(ctx context.Context, args []string) error {
 			if err := st.Auth.DeleteClient(ctx, c.ID); err != nil {
 				return fmt.Errorf("delete client: %w", err)
 			}
-			fmt.Fprintf(env.stdout, "client %s deleted\n", f.fs.Arg(0))
+			fmt.Fprintf(env.Stdout, "client %s deleted\n", f.fs.Arg(0))
 			return nil
 		}
 		nb, err := st.Auth.RevokeTokens(ctx, c.ID)
 		if err != nil {
 			return fmt.Errorf("revoke tokens: %w", err)
 		}
-		fmt.Fprintf(env.stdout, "tokens of client %s issued before %s are revoked (not-before-policy %d)\n", f.fs.Arg(0), nb.Format(time.RFC3339), nb.Unix())
+		fmt.Fprintf(env.Stdout, "tokens of client %s issued before %s are revoked (not-before-policy %d)\n", f.fs.Arg(0), nb.Format(time.RFC3339), nb.Unix())
 		return nil
 	default:
 		return errors.New(clientsUsage)
@@ -113,9 +113,9 @@ func (env *Env) createClient(ctx context.Context, cfg config.Config, st *store.S
 		return fmt.Errorf("create client: %w", err)
 	}
 	if f.asJSON {
-		return jsonOut(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "clientSecret": secret})
+		return jsonOut(env.Stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "clientSecret": secret})
 	}
-	fmt.Fprintf(env.stdout, "client id:     %s\nclient secret: %s\naccess group:  %s\nThe secret is shown only now; store it safely.\n", c.ClientID, secret, c.AccessGroup)
+	fmt.Fprintf(env.Stdout, "client id:     %s\nclient secret: %s\naccess group:  %s\nThe secret is shown only now; store it safely.\n", c.ClientID, secret, c.AccessGroup)
 	return nil
 }
 
@@ -142,9 +142,9 @@ func (env *Env) listClients(ctx context.Context, st *store.Store, f clientsFlags
 		for _, c := range cs {
 			rows = append(rows, row{c.ID, c.ClientID, c.Name, c.AccessGroup, c.Issuer, c.NotBefore, c.CreatedAt})
 		}
-		return jsonOut(env.stdout).Encode(rows)
+		return jsonOut(env.Stdout).Encode(rows)
 	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCLIENT ID\tNAME\tGROUP\tISSUER\tCREATED")
 	for _, c := range cs {
 		issuer := c.Issuer
@@ -188,7 +188,7 @@ func linkClient(ctx context.Context, env *Env, cfg config.Config, st *store.Stor
 	}
 	// The API's configuration may differ from this shell's: warn only.
 	if !slices.Contains(cfg.OIDCIssuers, issuer) {
-		fmt.Fprintf(env.stderr, "warning: %s is not in TOUCHPOINT_OIDC_ISSUER here (%s); the API accepts its tokens only if it is in the API's, spelt exactly alike\n",
+		fmt.Fprintf(env.Stderr, "warning: %s is not in TOUCHPOINT_OIDC_ISSUER here (%s); the API accepts its tokens only if it is in the API's, spelt exactly alike\n",
 			issuer, strings.Join(cfg.OIDCIssuers, ", "))
 	}
 	c, err := st.Auth.LinkClient(ctx, account, issuer, extID, name, group)
@@ -201,9 +201,9 @@ func linkClient(ctx context.Context, env *Env, cfg config.Config, st *store.Stor
 		return fmt.Errorf("clients link: %w", err)
 	}
 	if asJSON {
-		return jsonOut(env.stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "issuer": c.Issuer, "id": c.ID})
+		return jsonOut(env.Stdout).Encode(map[string]string{"accountId": c.AccountID, "clientId": c.ClientID, "issuer": c.Issuer, "id": c.ID})
 	}
-	fmt.Fprintf(env.stdout, "client %q of %s linked to account %s as %s (access group %s)\n", c.ClientID, c.Issuer, c.AccountID, c.ID, c.AccessGroup)
+	fmt.Fprintf(env.Stdout, "client %q of %s linked to account %s as %s (access group %s)\n", c.ClientID, c.Issuer, c.AccountID, c.ID, c.AccessGroup)
 	return nil
 }
 

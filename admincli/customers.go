@@ -39,7 +39,7 @@ func (env *Env) RunCustomers(ctx context.Context, args []string) error {
 	case (*email == "") == (*reference == "") || fs.NArg() > 0:
 		return errors.New(customersUsage)
 	}
-	cfg, st, err := env.openStore(ctx, false)
+	cfg, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -53,11 +53,11 @@ func (env *Env) RunCustomers(ctx context.Context, args []string) error {
 	}
 	told := signalCancels(ctx, cfg, env, e.Cancelled)
 	if *asJSON {
-		return jsonOut(env.stdout).Encode(map[string]int{"events": e.Events, "invitesCancelled": e.InvitesCancelled,
+		return jsonOut(env.Stdout).Encode(map[string]int{"events": e.Events, "invitesCancelled": e.InvitesCancelled,
 			"remindersCancelled": e.RemindersCancelled, "invitesInFlight": e.InvitesInFlight,
 			"reviewsKept": e.ReviewsKept, "suppressionsKept": e.SuppressionsKept})
 	}
-	printErasure(env.stdout, e, told)
+	printErasure(env.Stdout, e, told)
 	return nil
 }
 
@@ -82,7 +82,7 @@ func signalCancels(ctx context.Context, cfg config.Config, env *Env, eventIDs []
 	if len(eventIDs) == 0 {
 		return 0
 	}
-	tc, err := env.dialTemporal(cfg)
+	tc, err := env.DialTemporal(cfg)
 	if err != nil {
 		return 0
 	}

@@ -62,7 +62,7 @@ func (env *Env) RunInvites(ctx context.Context, args []string) error {
 			return fmt.Errorf("invites retry: %w", err)
 		}
 	}
-	cfg, st, err := env.openStore(ctx, false)
+	cfg, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -72,9 +72,9 @@ func (env *Env) RunInvites(ctx context.Context, args []string) error {
 	case sub == "show" && id != "":
 		return showInvite(ctx, env, cfg, st, id, *asJSON)
 	case sub == "retry" && *failed && id == "":
-		return retryFailed(ctx, env.stdout, st, filter, *dryRun)
+		return retryFailed(ctx, env.Stdout, st, filter, *dryRun)
 	case sub == "retry" && !*failed && id != "":
-		return retryOne(ctx, env.stdout, st, id, *includeUncertain)
+		return retryOne(ctx, env.Stdout, st, id, *includeUncertain)
 	}
 	return errors.New(invitesUsage)
 }
@@ -140,18 +140,14 @@ func joinReasons(rs []invite.Reason) string {
 // retryOne retries one failed invite. One failed as delivery_uncertain
 // may have arrived: it is retried only with includeUncertain.
 func retryOne(ctx context.Context, out io.Writer, st *store.Store, id string, includeUncertain bool) error {
-	acc, err := eventAccount(ctx, st, id)
+	e, err := event(ctx, st, id)
 	if err != nil {
 		return err
-	}
-	e, err := st.Invites.Event(ctx, acc, id)
-	if err != nil {
-		return fmt.Errorf("event %s: %w", id, err)
 	}
 	if e.InviteStatus == invite.Failed && invite.Reason(e.InviteReason.String) == invite.DeliveryUncertain && !includeUncertain {
 		return fmt.Errorf("invite of %s failed as delivery_uncertain: it may have been delivered (look for Message-ID <%s@…> in the mail server's log); add --include-uncertain to send it again", id, id)
 	}
-	if _, err := st.Invites.RetryInvite(ctx, acc, id); err != nil {
+	if _, err := st.Invites.RetryInvite(ctx, e.AccountID, id); err != nil {
 		if errors.Is(err, invitedb.ErrInviteState) {
 			return fmt.Errorf("invite of %s has not failed; only failed invites are retried", id)
 		}
@@ -162,15 +158,21 @@ func retryOne(ctx context.Context, out io.Writer, st *store.Store, id string, in
 	return nil
 }
 
-func eventAccount(ctx context.Context, st *store.Store, id string) (string, error) {
+// event reads the event of an id the operator typed: an admin command
+// knows no account, so the event's is looked up first.
+func event(ctx context.Context, st *store.Store, id string) (invitedb.Event, error) {
 	if !store.ValidID("evt", id) {
-		return "", fmt.Errorf("%q is not an event id (evt-…)", id)
+		return invitedb.Event{}, fmt.Errorf("%q is not an event id (evt-…)", id)
 	}
 	acc, err := st.Invites.EventAccount(ctx, id)
 	if err != nil {
-		return "", fmt.Errorf("event %s: %w", id, err)
+		return invitedb.Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
-	return acc, nil
+	e, err := st.Invites.Event(ctx, acc, id)
+	if err != nil {
+		return invitedb.Event{}, fmt.Errorf("event %s: %w", id, err)
+	}
+	return e, nil
 }
 
 // retryFailed retries failed invites page by page. Each retry commits on
@@ -260,13 +262,9 @@ func oneLine(s string, n int) string {
 // showInvite prints the event, its invite state and, when Temporal can be
 // reached, its workflow's status and `status` query.
 func showInvite(ctx context.Context, env *Env, cfg config.Config, st *store.Store, id string, asJSON bool) error {
-	acc, err := eventAccount(ctx, st, id)
+	e, err := event(ctx, st, id)
 	if err != nil {
 		return err
-	}
-	e, err := st.Invites.Event(ctx, acc, id)
-	if err != nil {
-		return fmt.Errorf("event %s: %w", id, err)
 	}
 	attempts, err := e.History()
 	if err != nil {
@@ -274,7 +272,7 @@ func showInvite(ctx context.Context, env *Env, cfg config.Config, st *store.Stor
 	}
 	wf := describeWorkflow(ctx, cfg, env, id)
 	if asJSON {
-		return jsonOut(env.stdout).Encode(map[string]any{
+		return jsonOut(env.Stdout).Encode(map[string]any{
 			"event":    json.RawMessage(e.Payload),
 			"id":       e.ID,
 			"account":  e.AccountID,
@@ -283,7 +281,7 @@ func showInvite(ctx context.Context, env *Env, cfg config.Config, st *store.Stor
 			"workflow": wf,
 		})
 	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "event\t%s\naccount\t%s\ntype\t%q (%s)\nreceived\t%s\n", e.ID, e.AccountID, e.Type, e.EventTypeID, cliTime(e.ReceivedAt))
 	for _, kv := range inviteFields(e) {
 		fmt.Fprintf(tw, "invite.%s\t%s\n", kv.key, cliValue(kv.value))
@@ -297,8 +295,8 @@ func showInvite(ctx context.Context, env *Env, cfg config.Config, st *store.Stor
 	}
 	fmt.Fprintf(tw, "workflow\t%s\n", wf.summary())
 	tw.Flush()
-	fmt.Fprint(env.stdout, "payload\t")
-	_, err = terminalSafe{env.stdout}.Write(append(e.Payload, '\n'))
+	fmt.Fprint(env.Stdout, "payload\t")
+	_, err = terminalSafe{env.Stdout}.Write(append(e.Payload, '\n'))
 	return err
 }
 
@@ -382,7 +380,7 @@ func (w workflowInfo) summary() string {
 // describeWorkflow asks Temporal for the event's workflow; an unreachable
 // Temporal is reported, not fatal: the database state is shown anyway.
 func describeWorkflow(ctx context.Context, cfg config.Config, env *Env, eventID string) workflowInfo {
-	tc, err := env.dialTemporal(cfg)
+	tc, err := env.DialTemporal(cfg)
 	if err != nil {
 		return workflowInfo{Error: err.Error()}
 	}

@@ -32,12 +32,12 @@ func (env *Env) RunKeys(ctx context.Context, args []string) error {
 	if n, ok := want[sub]; !ok || fs.NArg() != n {
 		return errors.New(keysUsage)
 	}
-	cfg, st, err := env.openStore(ctx, true)
+	cfg, st, err := env.OpenStore(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer st.DB().Close()
-	issuer, err := authserver.New(ctx, env.issuerOptions(cfg, st.Auth))
+	issuer, err := authserver.New(ctx, env.IssuerOptions(cfg, st.Auth))
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
@@ -48,9 +48,9 @@ func (env *Env) RunKeys(ctx context.Context, args []string) error {
 			return fmt.Errorf("keys list: %w", err)
 		}
 		if *asJSON {
-			return jsonOut(env.stdout).Encode(keys)
+			return jsonOut(env.Stdout).Encode(keys)
 		}
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KID\tSTATE\tALG\tCREATED\tSIGNS FROM\tRETIRED")
 		for _, k := range keys {
 			state, retired := string(k.State), ""
@@ -72,9 +72,9 @@ func (env *Env) RunKeys(ctx context.Context, args []string) error {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
 		if *asJSON {
-			return jsonOut(env.stdout).Encode(k)
+			return jsonOut(env.Stdout).Encode(k)
 		}
-		fmt.Fprintf(env.stdout, "key %s is published now and signs from %s, once every verifier has refetched the keys\n",
+		fmt.Fprintf(env.Stdout, "key %s is published now and signs from %s, once every verifier has refetched the keys\n",
 			k.KID, k.ActiveFrom.Format(time.RFC3339))
 		return nil
 	default: // retire
@@ -82,7 +82,7 @@ func (env *Env) RunKeys(ctx context.Context, args []string) error {
 		if err := issuer.Retire(ctx, kid); err != nil {
 			return fmt.Errorf("keys retire: %w", err)
 		}
-		fmt.Fprintf(env.stdout, "key %s is retired: no longer published or accepted. Running auth replicas stop publishing it "+
+		fmt.Fprintf(env.Stdout, "key %s is retired: no longer published or accepted. Running auth replicas stop publishing it "+
 			"within their reload interval (30s), and the API rejects its tokens at its next key refresh (at most %s).\n",
 			kid, cfg.JWKSRefresh)
 		return nil

@@ -79,7 +79,7 @@ func (env *Env) reviewsReported(ctx context.Context, args []string) error {
 	case *limit < 1 || *limit > 1000:
 		return errors.New("reviews reported: --limit must be from 1 to 1000")
 	}
-	_, st, err := env.openStore(ctx, false)
+	_, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (env *Env) reviewsReported(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := jsonOut(env.stdout)
+		enc := jsonOut(env.Stdout)
 		for _, r := range rs {
 			if err := enc.Encode(reportedOut(r)); err != nil {
 				return err
@@ -98,11 +98,11 @@ func (env *Env) reviewsReported(ctx context.Context, args []string) error {
 		return nil
 	}
 	if len(rs) == 0 {
-		fmt.Fprintln(env.stdout, "no reported reviews")
+		fmt.Fprintln(env.Stdout, "no reported reviews")
 		return nil
 	}
 	for _, r := range rs {
-		printReported(env.stdout, r)
+		printReported(env.Stdout, r)
 	}
 	return nil
 }
@@ -175,7 +175,7 @@ func (env *Env) reviewsModerate(ctx context.Context, args []string) error {
 	case review.TooLong(cleaned):
 		return fmt.Errorf("reviews moderate: --note must be at most %d characters", review.MaxText)
 	}
-	_, st, err := env.openStore(ctx, false)
+	_, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -188,17 +188,17 @@ func (env *Env) reviewsModerate(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return jsonOut(env.stdout).Encode(map[string]any{"id": after.ID, "status": after.Status,
+		return jsonOut(env.Stdout).Encode(map[string]any{"id": after.ID, "status": after.Status,
 			"public": after.Public, "changed": changed})
 	}
 	if !changed {
-		fmt.Fprintf(env.stdout, "%s is %s already; nothing changed\n", after.ID, after.Status)
+		fmt.Fprintf(env.Stdout, "%s is %s already; nothing changed\n", after.ID, after.Status)
 		return nil
 	}
 	shown := "the public sees it"
 	if !after.Public {
 		shown = "the public does not see it"
 	}
-	fmt.Fprintf(env.stdout, "%s is now %s: %s\n", after.ID, after.Status, shown)
+	fmt.Fprintf(env.Stdout, "%s is now %s: %s\n", after.ID, after.Status, shown)
 	return nil
 }

@@ -54,7 +54,7 @@ func (env *Env) RunStats(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("stats: %s", strings.Join(msgs, "; "))
 	}
-	_, st, err := env.openStore(ctx, false)
+	_, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -67,5 +67,5 @@ func (env *Env) RunStats(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("stats: %w", err)
 	}
-	return stats.WriteFunnel(env.stdout, *account, p, stats.Total(groups))
+	return stats.WriteFunnel(env.Stdout, *account, p, stats.Total(groups))
 }

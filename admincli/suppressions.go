@@ -45,7 +45,7 @@ func (env *Env) RunSuppressions(ctx context.Context, args []string) error {
 		return fmt.Errorf("suppressions import: %w", err)
 	}
 	defer in.Close()
-	_, st, err := env.openStore(ctx, false)
+	_, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -53,8 +53,8 @@ func (env *Env) RunSuppressions(ctx context.Context, args []string) error {
 	if _, err := st.Accounts.Account(ctx, *account); err != nil {
 		return fmt.Errorf("suppressions import: account %s: %w", *account, err)
 	}
-	n, err := importSuppressions(ctx, st.Suppressions, *account, invite.SuppressionReason(*reason), in, env.stderr)
-	fmt.Fprintf(env.stdout, "%d added, %d already listed, %d refused\n", n.added, n.existing, n.refused)
+	n, err := importSuppressions(ctx, st.Suppressions, *account, invite.SuppressionReason(*reason), in, env.Stderr)
+	fmt.Fprintf(env.Stdout, "%d added, %d already listed, %d refused\n", n.added, n.existing, n.refused)
 	return err
 }
 

@@ -60,7 +60,7 @@ func (env *Env) RunUsers(ctx context.Context, args []string) error {
 	if f.fs.NArg() > 0 {
 		return errors.New(usersUsage)
 	}
-	cfg, st, err := env.openStore(ctx, false)
+	cfg, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -104,9 +104,9 @@ func (env *Env) createUser(ctx context.Context, st *store.Store, ps *persondb.St
 		return fmt.Errorf("users create: %w", err)
 	}
 	if f.asJSON {
-		return jsonOut(env.stdout).Encode(personOut(p))
+		return jsonOut(env.Stdout).Encode(personOut(p))
 	}
-	fmt.Fprintf(env.stdout, "person %s (%q) created in account %s as %s; they sign in at the console with a link sent to that address\n",
+	fmt.Fprintf(env.Stdout, "person %s (%q) created in account %s as %s; they sign in at the console with a link sent to that address\n",
 		p.ID, p.Email, p.AccountID, p.Role)
 	return nil
 }
@@ -140,9 +140,9 @@ func (env *Env) listUsers(ctx context.Context, ps *persondb.Store, f usersFlags)
 		for i, p := range list {
 			out[i] = personOut(p)
 		}
-		return jsonOut(env.stdout).Encode(out)
+		return jsonOut(env.Stdout).Encode(out)
 	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tEMAIL\tROLE\tSTATUS\tCREATED")
 	for _, p := range list {
 		status := "active"
@@ -211,25 +211,25 @@ func (env *Env) changeUser(ctx context.Context, cfg config.Config, ps *persondb.
 			}
 		}
 		if f.asJSON {
-			return jsonOut(env.stdout).Encode(personOut(p))
+			return jsonOut(env.Stdout).Encode(personOut(p))
 		}
 		language := p.Language
 		if language == "" {
 			language = "their browser's language"
 		}
-		fmt.Fprintf(env.stdout, "person %s (%q) is %s, and reads the console in %s\n", p.ID, p.Email, p.Role, language)
+		fmt.Fprintf(env.Stdout, "person %s (%q) is %s, and reads the console in %s\n", p.ID, p.Email, p.Role, language)
 	case "disable":
 		p, ended, err := ps.Disable(ctx, by, p.AccountID, p.ID)
 		if err != nil {
 			return fmt.Errorf("users disable: %w", err)
 		}
-		fmt.Fprintf(env.stdout, "person %s (%q) is disabled; %d sessions ended\n", p.ID, p.Email, ended)
+		fmt.Fprintf(env.Stdout, "person %s (%q) is disabled; %d sessions ended\n", p.ID, p.Email, ended)
 	case "sign-out":
 		ended, err := ps.SignOut(ctx, by, p.AccountID, p.ID)
 		if err != nil {
 			return fmt.Errorf("users sign-out: %w", err)
 		}
-		fmt.Fprintf(env.stdout, "person %s (%q): %d sessions ended\n", p.ID, p.Email, ended)
+		fmt.Fprintf(env.Stdout, "person %s (%q): %d sessions ended\n", p.ID, p.Email, ended)
 	case "link":
 		iss, subject := strings.TrimSpace(f.iss), f.subject
 		if u, err := url.Parse(iss); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -239,7 +239,7 @@ func (env *Env) changeUser(ctx context.Context, cfg config.Config, ps *persondb.
 			return errors.New("users link: --subject must be 1 to 255 characters without control characters")
 		}
 		if cfg.Console.Issuer != "" && iss != cfg.Console.Issuer {
-			fmt.Fprintf(env.stderr, "warning: the console signs in through %s here (TOUCHPOINT_CONSOLE_OIDC_ISSUER), not %s\n", cfg.Console.Issuer, iss)
+			fmt.Fprintf(env.Stderr, "warning: the console signs in through %s here (TOUCHPOINT_CONSOLE_OIDC_ISSUER), not %s\n", cfg.Console.Issuer, iss)
 		}
 		if err := ps.Link(ctx, by, p.AccountID, p.ID, iss, subject); err != nil {
 			if errors.Is(err, store.ErrConflict) {
@@ -247,12 +247,12 @@ func (env *Env) changeUser(ctx context.Context, cfg config.Config, ps *persondb.
 			}
 			return fmt.Errorf("users link: %w", err)
 		}
-		fmt.Fprintf(env.stdout, "person %s (%q) signs in as %q of %s\n", p.ID, p.Email, subject, iss)
+		fmt.Fprintf(env.Stdout, "person %s (%q) signs in as %q of %s\n", p.ID, p.Email, subject, iss)
 	case "erase":
 		if _, err := ps.Erase(ctx, by, p.AccountID, p.ID); err != nil {
 			return fmt.Errorf("users erase: %w", err)
 		}
-		fmt.Fprintf(env.stdout, "person %s erased: their address and sign-ins are gone; the audit trail keeps the id\n", p.ID)
+		fmt.Fprintf(env.Stdout, "person %s erased: their address and sign-ins are gone; the audit trail keeps the id\n", p.ID)
 	}
 	return nil
 }

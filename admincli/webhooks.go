@@ -38,7 +38,7 @@ func (env *Env) RunWebhooks(ctx context.Context, args []string) error {
 // names one endpoint with --endpoint, and checks the endpoint's id.
 func webhookEndpointFlag(env *Env, sub string, args []string, more func(fs *flag.FlagSet)) (string, error) {
 	fs := flag.NewFlagSet("webhooks "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs.SetOutput(env.Stderr)
 	endpoint := fs.String("endpoint", "", "the endpoint (whk-…)")
 	if more != nil {
 		more(fs)
@@ -58,7 +58,7 @@ func webhookEndpointFlag(env *Env, sub string, args []string, more func(fs *flag
 // endpointStore opens the store and finds the account of the webhook
 // endpoint; the caller closes the store's pool.
 func (env *Env) endpointStore(ctx context.Context, endpoint string) (*store.Store, string, error) {
-	_, st, err := env.openStore(ctx, false)
+	_, st, err := env.OpenStore(ctx, false)
 	if err != nil {
 		return nil, "", err
 	}
@@ -85,7 +85,7 @@ func (env *Env) enableWebhook(ctx context.Context, args []string) error {
 	if _, err := st.Webhooks.UpdateWebhookEndpoint(ctx, acc, endpoint, webhookdb.WebhookEndpointUpdate{Enabled: &enabled}); err != nil {
 		return fmt.Errorf("webhook endpoint %s: %w", endpoint, err)
 	}
-	fmt.Fprintf(env.stdout, "endpoint %s is enabled: new changes are sent to it again; "+
+	fmt.Fprintf(env.Stdout, "endpoint %s is enabled: new changes are sent to it again; "+
 		"what it missed meanwhile goes with touchpoint webhooks replay --endpoint %s\n", endpoint, endpoint)
 	return nil
 }
@@ -128,9 +128,9 @@ func (env *Env) replayWebhook(ctx context.Context, args []string) error {
 		return err
 	}
 	if *dryRun {
-		fmt.Fprintf(env.stdout, "%d failed deliveries would be replayed (dry run: nothing changed)\n", n)
+		fmt.Fprintf(env.Stdout, "%d failed deliveries would be replayed (dry run: nothing changed)\n", n)
 		return nil
 	}
-	fmt.Fprintf(env.stdout, "%d failed deliveries replayed; a running worker sends them shortly\n", n)
+	fmt.Fprintf(env.Stdout, "%d failed deliveries replayed; a running worker sends them shortly\n", n)
 	return nil
 }

@@ -30,11 +30,11 @@ func (env *Env) RunWorkerVersions(ctx context.Context, args []string) error {
 	if len(rest) != 0 && !setCurrent {
 		return errors.New(workerVersionsUsage)
 	}
-	cfg, err := config.Load(env.getenv)
+	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	tc, err := env.dialTemporal(cfg)
+	tc, err := env.DialTemporal(cfg)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (env *Env) RunWorkerVersions(ctx context.Context, args []string) error {
 			return err
 		}
 		if !*asJSON {
-			fmt.Fprintf(env.stdout, "current version of %s: %s → %s\n", workflows.DeploymentName, orNone(prev), rest[1])
+			fmt.Fprintf(env.Stdout, "current version of %s: %s → %s\n", workflows.DeploymentName, orNone(prev), rest[1])
 		}
 	}
 	d, err := worker.DescribeDeployment(ctx, tc)
@@ -58,14 +58,14 @@ func (env *Env) RunWorkerVersions(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(env.stdout).Encode(d)
+		return json.NewEncoder(env.Stdout).Encode(d)
 	}
-	fmt.Fprintf(env.stdout, "worker deployment %s (this binary is build %s)\n", workflows.DeploymentName, env.buildVersion)
-	fmt.Fprintf(env.stdout, "current  %s\n", orNone(d.Current))
+	fmt.Fprintf(env.Stdout, "worker deployment %s (this binary is build %s)\n", workflows.DeploymentName, env.BuildVersion)
+	fmt.Fprintf(env.Stdout, "current  %s\n", orNone(d.Current))
 	if d.Ramping != "" {
-		fmt.Fprintf(env.stdout, "ramping  %s (%.0f%%)\n", d.Ramping, d.RampingPercent)
+		fmt.Fprintf(env.Stdout, "ramping  %s (%.0f%%)\n", d.Ramping, d.RampingPercent)
 	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nBUILD ID\tSTATUS\tCREATED")
 	for _, v := range d.Versions {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.BuildID, v.Status, v.Created.UTC().Format(time.RFC3339))

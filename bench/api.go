@@ -141,47 +141,43 @@ func (a *benchAPI) call(ctx context.Context, method, path string, in any, want i
 // once and never throttle, with a reminder after reminder ("": none), and
 // returns its id.
 func (a *benchAPI) immediateEventType(ctx context.Context, name, reminder string) (string, error) {
-	var et struct{ ID string }
-	if err := a.call(ctx, http.MethodPost, "/event-types", map[string]any{"name": name}, http.StatusCreated, &et); err != nil {
-		return "", err
+	patch := map[string]any{"delay": "PT0S", "minDaysBetweenInvites": 0}
+	if reminder != "" {
+		patch["reminder"] = map[string]any{"delay": reminder}
 	}
-	var settings struct{ Items []struct{ ID string } }
-	if err := a.call(ctx, http.MethodGet, "/invite-settings?eventTypeId="+et.ID, nil, http.StatusOK, &settings); err != nil {
-		return "", err
+	id, n, err := a.eventType(ctx, name, patch)
+	if err == nil && n == 0 {
+		return "", fmt.Errorf("event type %s has no invite setting", id)
 	}
-	if len(settings.Items) == 0 {
-		return "", fmt.Errorf("event type %s has no invite setting", et.ID)
-	}
-	for _, s := range settings.Items {
-		patch := map[string]any{"delay": "PT0S", "minDaysBetweenInvites": 0}
-		if reminder != "" {
-			patch["reminder"] = map[string]any{"delay": reminder}
-		}
-		if err := a.call(ctx, http.MethodPatch, "/invite-settings/"+s.ID, patch, http.StatusOK, nil); err != nil {
-			return "", err
-		}
-	}
-	return et.ID, nil
+	return id, err
 }
 
 // inactiveEventType creates the event type and deactivates its settings:
 // its events get workflows that record "skipped" at once and send
 // nothing. It returns the event type's id.
 func (a *benchAPI) inactiveEventType(ctx context.Context, name string) (string, error) {
+	id, _, err := a.eventType(ctx, name, map[string]any{"active": false})
+	return id, err
+}
+
+// eventType creates the event type and applies patch to each of its
+// invite settings (one a channel of the account). It returns the event
+// type's id and how many settings it has.
+func (a *benchAPI) eventType(ctx context.Context, name string, patch map[string]any) (string, int, error) {
 	var et struct{ ID string }
 	if err := a.call(ctx, http.MethodPost, "/event-types", map[string]any{"name": name}, http.StatusCreated, &et); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	var settings struct{ Items []struct{ ID string } }
 	if err := a.call(ctx, http.MethodGet, "/invite-settings?eventTypeId="+et.ID, nil, http.StatusOK, &settings); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	for _, s := range settings.Items {
-		if err := a.call(ctx, http.MethodPatch, "/invite-settings/"+s.ID, map[string]any{"active": false}, http.StatusOK, nil); err != nil {
-			return "", err
+		if err := a.call(ctx, http.MethodPatch, "/invite-settings/"+s.ID, patch, http.StatusOK, nil); err != nil {
+			return "", 0, err
 		}
 	}
-	return et.ID, nil
+	return et.ID, len(settings.Items), nil
 }
 
 // postRun is every answer of the accept phase, each the status of one

@@ -150,14 +150,26 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	h.pages.Unavailable(w, http.StatusInternalServerError, locale)
 }
 
-// linkTarget verifies a signed link's query and loads its event; a link
-// that does not verify, or whose event is gone, is store.ErrNotFound.
-func (h *Handler) linkTarget(r *http.Request, links *signedlink.Links, query url.Values) (invitedb.InviteContent, error) {
-	eventID, ok := links.Verify(query)
+// feedbackTarget verifies a feedback link's query and loads its event.
+// When it reports false it has answered the request: the error page of a
+// link that does not verify, or whose event is gone (404), or the 410 page
+// of one past its lifetime (expired).
+func (h *Handler) feedbackTarget(w http.ResponseWriter, r *http.Request, query url.Values) (invitedb.InviteContent, bool) {
+	eventID, ok := h.o.FeedbackLinks.Verify(query)
 	if !ok {
-		return invitedb.InviteContent{}, store.ErrNotFound
+		h.fail(w, r, store.ErrNotFound)
+		return invitedb.InviteContent{}, false
 	}
-	return h.o.Store.LoadInviteContent(r.Context(), eventID)
+	c, err := h.o.Store.LoadInviteContent(r.Context(), eventID)
+	if err != nil {
+		h.fail(w, r, err)
+		return invitedb.InviteContent{}, false
+	}
+	if h.expired(c) {
+		h.pages.Expired(w, ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
+		return invitedb.InviteContent{}, false
+	}
+	return c, true
 }
 
 // expired reports whether the feedback link of c is past its lifetime: it
@@ -208,13 +220,8 @@ func withAnswers(v FeedbackView, f FeedbackForm) FeedbackView {
 // ever sent; once its lifetime after the send is over, it gets the 410
 // page.
 func (h *Handler) ShowFeedback(w http.ResponseWriter, r *http.Request) {
-	c, err := h.linkTarget(r, h.o.FeedbackLinks, r.URL.Query())
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if h.expired(c) {
-		h.pages.Expired(w, ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
+	c, ok := h.feedbackTarget(w, r, r.URL.Query())
+	if !ok {
 		return
 	}
 	h.recordOpened(r, c.EventID)
@@ -249,13 +256,8 @@ func (h *Handler) PostFeedback(w http.ResponseWriter, r *http.Request) {
 		h.pages.BadRequest(w, h.locale(r))
 		return
 	}
-	c, err := h.linkTarget(r, h.o.FeedbackLinks, url.Values{signedlink.ParamEvent: {f.EventID}, signedlink.ParamSignature: {f.Sig}})
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if h.expired(c) {
-		h.pages.Expired(w, ExpiredView{Locale: c.Locale, Brand: c.Account.Brand()})
+	c, ok := h.feedbackTarget(w, r, url.Values{signedlink.ParamEvent: {f.EventID}, signedlink.ParamSignature: {f.Sig}})
+	if !ok {
 		return
 	}
 	// A product the event does not have: not a form this page made.

@@ -158,10 +158,15 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	apiwire.WriteJSON(w, status, suppressionOut(x))
 }
 
-// suppressionAddress reads the {address} path segment: percent-escaped or
-// literal; emails match case-insensitively. An address that cannot be
-// one is not on any list: 404.
-func (h *Handler) suppressionAddress(w http.ResponseWriter, r *http.Request) (string, bool) {
+// suppressionAddress reads the {address} path segment, once q, the
+// request's query, has been found good: percent-escaped or literal;
+// emails match case-insensitively. An address that cannot be one is not
+// on any list: 404. It answers the request itself when it reports false.
+func (h *Handler) suppressionAddress(w http.ResponseWriter, r *http.Request, q *apiquery.Query) (string, bool) {
+	if err := q.Err(); err != nil {
+		h.o.API.Fail(w, r, err)
+		return "", false
+	}
 	addr, _, msg := normalizeAddress(mux.Vars(r)["address"])
 	if msg != "" {
 		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "suppression not found"))
@@ -180,11 +185,7 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
 	if confirm != "" && confirm != consentToLift {
 		q.Fail("confirm", "must be "+consentToLift)
 	}
-	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
-		return
-	}
-	addr, ok := h.suppressionAddress(w, r)
+	addr, ok := h.suppressionAddress(w, r, q)
 	if !ok {
 		return
 	}
@@ -208,11 +209,7 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) History(w http.ResponseWriter, r *http.Request) {
 	q := apiquery.Parse(r)
 	p := q.PageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
-	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
-		return
-	}
-	addr, ok := h.suppressionAddress(w, r)
+	addr, ok := h.suppressionAddress(w, r, q)
 	if !ok {
 		return
 	}

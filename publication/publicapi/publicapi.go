@@ -212,28 +212,59 @@ func (h *Handler) accountByID(r *http.Request, id string) (accountdb.Account, er
 	return a, nil
 }
 
-// accountReviews reads what every public view of an account shows: its
-// aggregate and a page of its public reviews.
-func (h *Handler) accountReviews(ctx context.Context, accountID string, f reviewdb.PublicReviewFilter, p pg.Page) (
-	review.Aggregate, []reviewdb.PublicReview, *pg.Cursor, error) {
-	agg, err := h.o.Reviews.ReviewAggregate(ctx, accountID)
-	if err != nil {
-		return review.Aggregate{}, nil, nil, err
-	}
-	rs, next, err := h.o.Reviews.PublicReviews(ctx, accountID, f, p)
-	return agg, rs, next, err
+// shown is what a public view of an account or of a product shows: the
+// account, the aggregate of the account or of the product, and a page of
+// public reviews (R is reviewdb.PublicReview or
+// reviewdb.PublicProductReview).
+type shown[R any] struct {
+	account   accountdb.Account
+	aggregate review.Aggregate
+	reviews   []R
+	next      *pg.Cursor
 }
 
-// productReviews reads what every public view of a product shows: its
-// aggregate and a page of its public reviews.
-func (h *Handler) productReviews(ctx context.Context, accountID string, k review.ProductKey, p pg.Page) (
-	review.Aggregate, []reviewdb.PublicProductReview, *pg.Cursor, error) {
-	agg, err := h.o.Reviews.ProductAggregate(ctx, accountID, k)
+// accountReviews reads what every public view of account a shows.
+func (h *Handler) accountReviews(ctx context.Context, a accountdb.Account, f reviewdb.PublicReviewFilter, p pg.Page) (
+	shown[reviewdb.PublicReview], error) {
+	agg, err := h.o.Reviews.ReviewAggregate(ctx, a.ID)
 	if err != nil {
-		return review.Aggregate{}, nil, nil, err
+		return shown[reviewdb.PublicReview]{}, err
 	}
-	ps, next, err := h.o.Reviews.PublicProductReviews(ctx, accountID, k, p)
-	return agg, ps, next, err
+	rs, next, err := h.o.Reviews.PublicReviews(ctx, a.ID, f, p)
+	return shown[reviewdb.PublicReview]{account: a, aggregate: agg, reviews: rs, next: next}, err
+}
+
+// productReviews reads what every public view of account a's product k
+// shows.
+func (h *Handler) productReviews(ctx context.Context, a accountdb.Account, k review.ProductKey, p pg.Page) (
+	shown[reviewdb.PublicProductReview], error) {
+	agg, err := h.o.Reviews.ProductAggregate(ctx, a.ID, k)
+	if err != nil {
+		return shown[reviewdb.PublicProductReview]{}, err
+	}
+	ps, next, err := h.o.Reviews.PublicProductReviews(ctx, a.ID, k, p)
+	return shown[reviewdb.PublicProductReview]{account: a, aggregate: agg, reviews: ps, next: next}, err
+}
+
+// publicAccountReviews is accountReviews of the path's {acc}, once q, the
+// request's query, has been found good.
+func (h *Handler) publicAccountReviews(r *http.Request, q *apiquery.Query, f reviewdb.PublicReviewFilter, p pg.Page) (
+	shown[reviewdb.PublicReview], error) {
+	a, err := h.publicAccount(r, q)
+	if err != nil {
+		return shown[reviewdb.PublicReview]{}, err
+	}
+	return h.accountReviews(r.Context(), a, f, p)
+}
+
+// answer writes v as the public JSON answer of an endpoint, or err, the
+// reason there is none, through Fail.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, contentType string, v any, err error) {
+	if err != nil {
+		h.o.Fail(w, r, err)
+		return
+	}
+	h.writePublicJSON(w, r, contentType, v)
 }
 
 // publicURL is the absolute address of a public path.
@@ -248,45 +279,32 @@ func (h *Handler) verifyURL(reviewID string) string {
 func (h *Handler) Reviews(w http.ResponseWriter, r *http.Request) {
 	q := apiquery.Parse(r, "locale", "minRating")
 	f := reviewdb.PublicReviewFilter{Locale: q.Locale("locale"), MinRating: q.Rating("minRating")}
-	p := q.Page("rev")
-	a, err := h.publicAccount(r, q)
+	s, err := h.publicAccountReviews(r, q, f, q.Page("rev"))
 	if err != nil {
 		h.o.Fail(w, r, err)
 		return
 	}
-	agg, rs, next, err := h.accountReviews(r.Context(), a.ID, f, p)
-	if err != nil {
-		h.o.Fail(w, r, err)
-		return
-	}
-	list, err := h.o.Keys.ListOf(r.Context(), a, agg, rs, next)
-	if err != nil {
-		h.o.Fail(w, r, err)
-		return
-	}
-	h.writePublicJSON(w, r, "application/json", list)
+	list, err := h.o.Keys.ListOf(r.Context(), s.account, s.aggregate, s.reviews, s.next)
+	h.answer(w, r, "application/json", list, err)
 }
 
 // AccountJSONLD is GET /public/accounts/{acc}/reviews.jsonld.
 func (h *Handler) AccountJSONLD(w http.ResponseWriter, r *http.Request) {
 	q := apiquery.Parse(r)
 	q.NoPage()
-	a, err := h.publicAccount(r, q)
-	if err != nil {
-		h.o.Fail(w, r, err)
-		return
-	}
-	agg, rs, _, err := h.accountReviews(r.Context(), a.ID, reviewdb.PublicReviewFilter{MinRating: review.MinRating},
+	s, err := h.publicAccountReviews(r, q, reviewdb.PublicReviewFilter{MinRating: review.MinRating},
 		pg.Page{Limit: publication.LatestInJSONLD})
 	if err != nil {
 		h.o.Fail(w, r, err)
 		return
 	}
-	h.writePublicJSON(w, r, publication.ContentTypeJSONLD, publication.OrganizationOf(a, agg, rs))
+	h.writePublicJSON(w, r, publication.ContentTypeJSONLD, publication.OrganizationOf(s.account, s.aggregate, s.reviews))
 }
 
-// productQuery reads ?account=&sku=|gtin=|mpn= (and the page).
-func (h *Handler) productQuery(r *http.Request, list bool) (accountdb.Account, review.ProductKey, pg.Page, error) {
+// publicProductReviews reads ?account=&sku=|gtin=|mpn= and what a public
+// view of that product shows: a page of its reviews (of the query's page
+// for a list, else the latest for its JSON-LD).
+func (h *Handler) publicProductReviews(r *http.Request, list bool) (review.ProductKey, shown[reviewdb.PublicProductReview], error) {
 	q := apiquery.Parse(r, "account", "sku", "gtin", "mpn")
 	if !list {
 		q.NoPage()
@@ -298,54 +316,43 @@ func (h *Handler) productQuery(r *http.Request, list bool) (accountdb.Account, r
 	}
 	p := q.Page("prv")
 	if err := q.Err(); err != nil {
-		return accountdb.Account{}, review.ProductKey{}, p, err
+		return key, shown[reviewdb.PublicProductReview]{}, err
 	}
 	a, err := h.accountByID(r, acc)
-	return a, key, p, err
+	if err != nil {
+		return key, shown[reviewdb.PublicProductReview]{}, err
+	}
+	if !list {
+		p = pg.Page{Limit: publication.LatestInJSONLD}
+	}
+	s, err := h.productReviews(r.Context(), a, key, p)
+	return key, s, err
 }
 
 // ProductReviews is GET /public/products/reviews: one product's public
 // reviews with its aggregate.
 func (h *Handler) ProductReviews(w http.ResponseWriter, r *http.Request) {
-	a, k, p, err := h.productQuery(r, true)
+	_, s, err := h.publicProductReviews(r, true)
 	if err != nil {
 		h.o.Fail(w, r, err)
 		return
 	}
-	agg, ps, next, err := h.productReviews(r.Context(), a.ID, k, p)
-	if err != nil {
-		h.o.Fail(w, r, err)
-		return
-	}
-	list, err := h.o.Keys.ProductListOf(r.Context(), a, agg, ps, next)
-	if err != nil {
-		h.o.Fail(w, r, err)
-		return
-	}
-	h.writePublicJSON(w, r, "application/json", list)
+	list, err := h.o.Keys.ProductListOf(r.Context(), s.account, s.aggregate, s.reviews, s.next)
+	h.answer(w, r, "application/json", list, err)
 }
 
 // ProductJSONLD is GET /public/products/reviews.jsonld.
 func (h *Handler) ProductJSONLD(w http.ResponseWriter, r *http.Request) {
-	a, k, _, err := h.productQuery(r, false)
+	k, s, err := h.publicProductReviews(r, false)
 	if err != nil {
 		h.o.Fail(w, r, err)
 		return
 	}
-	agg, ps, _, err := h.productReviews(r.Context(), a.ID, k, pg.Page{Limit: publication.LatestInJSONLD})
-	if err != nil {
-		h.o.Fail(w, r, err)
-		return
-	}
-	ld, err := publication.ProductOf(k, agg, ps)
+	ld, err := publication.ProductOf(k, s.aggregate, s.reviews)
 	if errors.Is(err, publication.ErrNotReviewed) {
 		err = notFound("no public review of this product")
 	}
-	if err != nil {
-		h.o.Fail(w, r, err)
-		return
-	}
-	h.writePublicJSON(w, r, publication.ContentTypeJSONLD, ld)
+	h.answer(w, r, publication.ContentTypeJSONLD, ld, err)
 }
 
 // JWKS is GET /public/accounts/{acc}/jwks.json: every publication key
@@ -359,11 +366,7 @@ func (h *Handler) JWKS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	set, err := h.o.Keys.JWKS(r.Context(), a.ID)
-	if err != nil {
-		h.o.Fail(w, r, err)
-		return
-	}
-	h.writePublicJSON(w, r, "application/jwk-set+json", set)
+	h.answer(w, r, "application/jwk-set+json", set, err)
 }
 
 // Widget is GET /public/accounts/{acc}/widget: the HTML widget for an
@@ -408,20 +411,22 @@ func (h *Handler) Widget(w http.ResponseWriter, r *http.Request) {
 	var next *pg.Cursor
 	if sku != "" {
 		k := review.ProductKey{Kind: review.SKU, Value: sku}
-		var ps []reviewdb.PublicProductReview
-		v.Aggregate, ps, _, err = h.productReviews(r.Context(), a.ID, k, pg.Page{Limit: publication.LatestInWidget})
+		s, err := h.productReviews(r.Context(), a, k, pg.Page{Limit: publication.LatestInWidget})
 		if err != nil {
 			h.pageError(w, r, publication.Pick(lang), err)
 			return
 		}
-		for _, pr := range ps {
+		v.Aggregate = s.aggregate
+		for _, pr := range s.reviews {
 			v.Reviews = append(v.Reviews, pr.Review)
 		}
 	} else {
-		if v.Aggregate, v.Reviews, next, err = h.accountReviews(r.Context(), a.ID, reviewdb.PublicReviewFilter{}, p); err != nil {
+		s, err := h.accountReviews(r.Context(), a, reviewdb.PublicReviewFilter{}, p)
+		if err != nil {
 			h.pageError(w, r, publication.Pick(lang), err)
 			return
 		}
+		v.Aggregate, v.Reviews, next = s.aggregate, s.reviews, s.next
 	}
 	base := "/public/accounts/" + url.PathEscape(a.ID) + "/widget"
 	params := url.Values{"locale": {lang}}
@@ -530,35 +535,7 @@ func (h *Handler) VerifyPage(w http.ResponseWriter, r *http.Request) {
 		h.errorPages.NotFound(w, publication.Pick(lang))
 		return
 	}
-	rev, err := h.o.Reviews.PublicReviewByID(r.Context(), id)
-	if err != nil {
-		h.pageError(w, r, lang, err)
-		return
-	}
-	a, err := h.o.Accounts.Account(r.Context(), rev.AccountID)
-	if err != nil {
-		h.pageError(w, r, lang, err)
-		return
-	}
-	proof, err := h.o.Keys.Sign(r.Context(), rev)
-	if err != nil {
-		h.pageError(w, r, lang, err)
-		return
-	}
-	_, kid, err := h.o.Keys.Verify(r.Context(), rev.AccountID, proof)
-	if err != nil {
-		h.pageError(w, r, lang, err)
-		return
-	}
-	v := publication.VerifyPage{Locale: lang, Account: a, Review: rev, Proof: proof, KID: kid,
-		JWKSURL: h.publicURL("/public/accounts/" + url.PathEscape(a.ID) + "/jwks.json"), VerifyURL: h.verifyURL(rev.ID)}
-	if brought != "" {
-		if v.Brought, err = h.o.Keys.Check(r.Context(), rev, brought); err != nil {
-			h.pageError(w, r, lang, err)
-			return
-		}
-	}
-	body, err := v.Render()
+	body, err := h.verifyPage(r.Context(), lang, id, brought)
 	if err != nil {
 		h.pageError(w, r, lang, err)
 		return
@@ -566,6 +543,35 @@ func (h *Handler) VerifyPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", publication.VerifyCSP)
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	writePublic(w, r, publication.ContentTypeHTML, body)
+}
+
+// verifyPage renders the verify page of review id in lang, checking the
+// proof brought when there is one.
+func (h *Handler) verifyPage(ctx context.Context, lang, id, brought string) ([]byte, error) {
+	rev, err := h.o.Reviews.PublicReviewByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	a, err := h.o.Accounts.Account(ctx, rev.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	proof, err := h.o.Keys.Sign(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	_, kid, err := h.o.Keys.Verify(ctx, rev.AccountID, proof)
+	if err != nil {
+		return nil, err
+	}
+	v := publication.VerifyPage{Locale: lang, Account: a, Review: rev, Proof: proof, KID: kid,
+		JWKSURL: h.publicURL("/public/accounts/" + url.PathEscape(a.ID) + "/jwks.json"), VerifyURL: h.verifyURL(rev.ID)}
+	if brought != "" {
+		if v.Brought, err = h.o.Keys.Check(ctx, rev, brought); err != nil {
+			return nil, err
+		}
+	}
+	return v.Render()
 }
 
 // pageError answers a failure of the widget or the verify page with an

@@ -20,37 +20,51 @@ import (
 // counts as started, so no row gets two workflows and none is left
 // without one.
 
+// oneShot is what a one-shot starter has of its own: the name of its
+// rows, their claim, a row's id and start attempts, and the start of a
+// row's workflow (with startOnce).
+type oneShot[T any] struct {
+	what     string
+	claim    func(ctx context.Context, limit int) (*store.StartBatch[T], error)
+	id       func(T) string
+	attempts func(T) int
+	start    func(ctx context.Context, item T) error
+}
+
 // runOnce pumps the rows of a one-shot starter until ctx is cancelled,
 // polling every sweep (default 1 s).
-func runOnce[T any](ctx context.Context, what string, logger **slog.Logger, tuning *Tuning,
-	claim func(ctx context.Context, limit int) (claimed[T], error), start func(ctx context.Context, item T) error) error {
+func runOnce[T any](ctx context.Context, logger **slog.Logger, tuning *Tuning, o oneShot[T]) error {
 	if *logger == nil {
 		*logger = slog.New(slog.DiscardHandler)
 	}
 	tuning.defaults(time.Second)
-	p := pump[T]{what: what, logger: *logger, tuning: tuning, claim: claim, start: start}
+	claim := func(ctx context.Context, limit int) (claimed[T], error) {
+		b, err := o.claim(ctx, limit)
+		if err != nil {
+			return claimed[T]{}, err
+		}
+		return o.claimed(b, tuning), nil
+	}
+	p := pump[T]{what: o.what, logger: *logger, tuning: tuning, claim: claim, start: o.start}
 	return p.run(ctx, nil)
 }
 
-// claimedOnce hands a claimed batch of a one-shot starter to the pump:
-// started rows are marked, failed ones tried again after a back-off that
-// grows with their attempts.
-func claimedOnce[T any](b *store.StartBatch[T], err error, tuning *Tuning, id func(T) string, attempts func(T) int) (claimed[T], error) {
-	if err != nil {
-		return claimed[T]{}, err
-	}
+// claimed hands a claimed batch to the pump: started rows are marked,
+// failed ones tried again after a back-off that grows with their
+// attempts.
+func (o oneShot[T]) claimed(b *store.StartBatch[T], tuning *Tuning) claimed[T] {
 	finish := func(ctx context.Context, ok []T, failed []failedStart[T]) error {
 		done := make([]string, len(ok))
 		for i, it := range ok {
-			done[i] = id(it)
+			done[i] = o.id(it)
 		}
 		retries := make([]store.StartRetry, len(failed))
 		for i, f := range failed {
-			retries[i] = store.StartRetry{ID: id(f.item), After: tuning.backoff(attempts(f.item)), Error: f.err.Error()}
+			retries[i] = store.StartRetry{ID: o.id(f.item), After: tuning.backoff(o.attempts(f.item)), Error: f.err.Error()}
 		}
 		return b.Finish(ctx, done, retries)
 	}
-	return claimed[T]{items: b.Starts, finish: finish, release: b.Release}, nil
+	return claimed[T]{items: b.Starts, finish: finish, release: b.Release}
 }
 
 // startOnce starts a one-shot workflow; "already started" is success.

@@ -29,13 +29,13 @@ type TestSendStarter struct {
 
 // Run starts test send workflows until ctx is cancelled.
 func (s *TestSendStarter) Run(ctx context.Context) error {
-	return runOnce(ctx, "test send", &s.Logger, &s.Tuning, s.claim, s.start)
-}
-
-func (s *TestSendStarter) claim(ctx context.Context, limit int) (claimed[templatedb.TestSendStart], error) {
-	b, err := s.Store.ClaimTestSendStarts(ctx, limit)
-	return claimedOnce(b, err, &s.Tuning,
-		func(t templatedb.TestSendStart) string { return t.ID }, func(t templatedb.TestSendStart) int { return t.StartAttempts })
+	return runOnce(ctx, &s.Logger, &s.Tuning, oneShot[templatedb.TestSendStart]{
+		what:     "test send",
+		claim:    s.Store.ClaimTestSendStarts,
+		id:       func(t templatedb.TestSendStart) string { return t.ID },
+		attempts: func(t templatedb.TestSendStart) int { return t.StartAttempts },
+		start:    s.start,
+	})
 }
 
 func (s *TestSendStarter) start(ctx context.Context, t templatedb.TestSendStart) error {

@@ -37,14 +37,13 @@ type WebhookStarter struct {
 // Run starts delivery workflows until ctx is cancelled. Rows being started
 // when it stops are handed back untouched.
 func (s *WebhookStarter) Run(ctx context.Context) error {
-	return runOnce(ctx, "webhook", &s.Logger, &s.Tuning, s.claim, s.start)
-}
-
-// claim claims a batch of deliveries due to be started.
-func (s *WebhookStarter) claim(ctx context.Context, limit int) (claimed[webhookdb.WebhookStart], error) {
-	b, err := s.Store.ClaimWebhookStarts(ctx, limit)
-	return claimedOnce(b, err, &s.Tuning,
-		func(d webhookdb.WebhookStart) string { return d.ID }, func(d webhookdb.WebhookStart) int { return d.StartAttempts })
+	return runOnce(ctx, &s.Logger, &s.Tuning, oneShot[webhookdb.WebhookStart]{
+		what:     "webhook",
+		claim:    s.Store.ClaimWebhookStarts,
+		id:       func(d webhookdb.WebhookStart) string { return d.ID },
+		attempts: func(d webhookdb.WebhookStart) int { return d.StartAttempts },
+		start:    s.start,
+	})
 }
 
 // start starts the delivery's workflow (see WebhookStarter). A delivery

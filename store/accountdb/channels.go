@@ -56,10 +56,10 @@ func (s *Store) Channel(ctx context.Context, accountID, id string) (Channel, err
 // and the cursor of the next page (nil on the last).
 func (s *Store) ListChannels(ctx context.Context, accountID string, p pg.Page) ([]Channel, *pg.Cursor, error) {
 	var chs []Channel
-	query, args := pg.NewWhere(accountID).Page(`SELECT `+channelColumns+` FROM channels`, p)
-	if err := s.Read(ctx).SelectContext(ctx, &chs, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, s.Read(ctx), &chs, pg.NewWhere(accountID), `SELECT `+channelColumns+` FROM channels`, p,
+		func(c Channel) pg.Cursor { return pg.Cursor{CreatedAt: c.CreatedAt, ID: c.ID} })
+	if err != nil {
+		return nil, nil, err
 	}
-	chs, next := pg.Trim(chs, pg.PageLimit(p), func(c Channel) pg.Cursor { return pg.Cursor{CreatedAt: c.CreatedAt, ID: c.ID} })
 	return chs, next, nil
 }

@@ -82,11 +82,11 @@ func (s *Store) ListEventTypes(ctx context.Context, accountID string, f EventTyp
 		w.Add("active = ", *f.Active)
 	}
 	var ets []EventType
-	query, args := w.Page(`SELECT `+eventTypeColumns+` FROM event_types`, p)
-	if err := s.Read(ctx).SelectContext(ctx, &ets, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, s.Read(ctx), &ets, w, `SELECT `+eventTypeColumns+` FROM event_types`, p,
+		func(e EventType) pg.Cursor { return pg.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
+	if err != nil {
+		return nil, nil, err
 	}
-	ets, next := pg.Trim(ets, pg.PageLimit(p), func(e EventType) pg.Cursor { return pg.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
 	return ets, next, nil
 }
 

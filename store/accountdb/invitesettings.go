@@ -93,14 +93,13 @@ func (s *Store) ListInviteSettings(ctx context.Context, accountID string, f Invi
 		w.Add("event_type_id = ", f.EventTypeID)
 	}
 	var rows []inviteSettingRow
-	query, args := w.Page(`SELECT `+inviteSettingColumns+` FROM invite_settings`, p)
-	if err := s.Read(ctx).SelectContext(ctx, &rows, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, s.Read(ctx), &rows, w, `SELECT `+inviteSettingColumns+` FROM invite_settings`, p,
+		func(r inviteSettingRow) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
+	if err != nil {
+		return nil, nil, err
 	}
-	rows, next := pg.Trim(rows, pg.PageLimit(p), func(r inviteSettingRow) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	out := make([]InviteSetting, len(rows))
 	for i, r := range rows {
-		var err error
 		if out[i], err = r.setting(); err != nil {
 			return nil, nil, err
 		}

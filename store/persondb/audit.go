@@ -135,12 +135,13 @@ func (s *Store) Audit(ctx context.Context, accountID string, f AuditFilter, p pg
 	if f.Actor != "" {
 		w.Add("actor = ", string(f.Actor))
 	}
-	q, args := w.Page(`SELECT id, account_id, actor, action, target, detail, created_at, actor_email FROM (
-		SELECT a.*, COALESCE(p.email, '') AS actor_email FROM audit_trail a
-		LEFT JOIN people p ON p.id = a.actor AND p.account_id = a.account_id) t`, p)
 	var rows []entryRow
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, nil, fmt.Errorf("list audit trail: %w", pg.Translate(err))
+	next, err := pg.SelectPage(ctx, s.db, &rows, w, `SELECT id, account_id, actor, action, target, detail, created_at, actor_email FROM (
+		SELECT a.*, COALESCE(p.email, '') AS actor_email FROM audit_trail a
+		LEFT JOIN people p ON p.id = a.actor AND p.account_id = a.account_id) t`, p,
+		func(r entryRow) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
+	if err != nil {
+		return nil, nil, fmt.Errorf("list audit trail: %w", err)
 	}
 	out := make([]Entry, len(rows))
 	for i, r := range rows {
@@ -149,6 +150,5 @@ func (s *Store) Audit(ctx context.Context, accountID string, f AuditFilter, p pg
 			return nil, nil, fmt.Errorf("audit entry %s: %w", r.ID, err)
 		}
 	}
-	page, next := pg.Trim(out, pg.PageLimit(p), func(e Entry) pg.Cursor { return pg.Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
-	return page, next, nil
+	return out, next, nil
 }

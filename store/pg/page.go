@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"strconv"
@@ -117,4 +118,19 @@ func (w *Where) Page(selectFrom string, p Page) (string, []any) {
 	args := append(w.args, kargs...)
 	return selectFrom + ` WHERE ` + strings.Join(append(w.conds, cond), " AND ") +
 		` ORDER BY created_at DESC, id DESC LIMIT ` + strconv.Itoa(PageLimit(p)+1), args
+}
+
+// SelectPage runs the list query of w for page p (Page) on q into rows,
+// cuts them to the page (Trim) and returns the next page's cursor, pos
+// being a row's position. It is the one place where the extra row the
+// query asks for and the cut agree.
+func SelectPage[T any](ctx context.Context, q Queryer, rows *[]T, w *Where, selectFrom string, p Page,
+	pos func(T) Cursor) (*Cursor, error) {
+	query, args := w.Page(selectFrom, p)
+	if err := q.SelectContext(ctx, rows, query, args...); err != nil {
+		return nil, Translate(err)
+	}
+	var next *Cursor
+	*rows, next = Trim(*rows, PageLimit(p), pos)
+	return next, nil
 }

@@ -130,29 +130,9 @@ func (s *Store) ReviewHistory(ctx context.Context, accountID, id string, p pg.Pa
 // product reviews at once; any other leaves them public until the
 // operator decides.
 func (s *Store) ReportReview(ctx context.Context, accountID, id string, reason review.Reason, note, actor string) (Review, bool, error) {
-	var r Review
-	changed := false
-	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		old, err := lockReview(ctx, tx, accountID, id)
-		if err != nil {
-			return err
-		}
-		next, ch, err := old.Moderation().Report(reason)
-		if err != nil || !ch {
-			r = old
-			return err
-		}
-		changed = true
-		r, err = s.moderate(ctx, tx, old, next, historyEntry{action: historyReported, reason: reason, note: note, actor: actor})
-		return err
-	})
-	if err != nil {
-		return Review{}, false, fmt.Errorf("report review: %w", err)
-	}
-	if !changed {
-		return r, false, s.withProducts(ctx, s.db, []*Review{&r})
-	}
-	return r, true, nil
+	return s.changeModeration(ctx, "report review", accountID, id,
+		func(m review.Moderation) (review.Moderation, bool, error) { return m.Report(reason) },
+		historyEntry{action: historyReported, reason: reason, note: note, actor: actor})
 }
 
 // ModerateReview records the operator's decision on a review of any
@@ -162,28 +142,41 @@ func (s *Store) ModerateReview(ctx context.Context, id string, d review.Decision
 	if !d.Valid() {
 		return Review{}, false, fmt.Errorf("moderate review: unknown decision %q", d)
 	}
+	action := historyPublished
+	if d == review.Remove {
+		action = historyRemoved
+	}
+	decide := func(m review.Moderation) (review.Moderation, bool, error) {
+		next, changed := m.Decide(d)
+		return next, changed, nil
+	}
+	return s.changeModeration(ctx, "moderate review", "", id, decide, historyEntry{action: action, note: note, actor: ActorOperator})
+}
+
+// changeModeration locks a review of the account ("": of any account),
+// moves its publication state by rule and, when the rule changes it,
+// writes the change with h (moderate); what names the change in errors.
+// It returns the review, and whether it changed.
+func (s *Store) changeModeration(ctx context.Context, what, accountID, id string,
+	rule func(review.Moderation) (review.Moderation, bool, error), h historyEntry) (Review, bool, error) {
 	var r Review
 	changed := false
 	err := pg.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		old, err := lockReview(ctx, tx, "", id)
+		old, err := lockReview(ctx, tx, accountID, id)
 		if err != nil {
 			return err
 		}
-		next, ch := old.Moderation().Decide(d)
-		if !ch {
+		next, ch, err := rule(old.Moderation())
+		if err != nil || !ch {
 			r = old
-			return nil
+			return err
 		}
 		changed = true
-		action := historyPublished
-		if d == review.Remove {
-			action = historyRemoved
-		}
-		r, err = s.moderate(ctx, tx, old, next, historyEntry{action: action, note: note, actor: ActorOperator})
+		r, err = s.moderate(ctx, tx, old, next, h)
 		return err
 	})
 	if err != nil {
-		return Review{}, false, fmt.Errorf("moderate review: %w", err)
+		return Review{}, false, fmt.Errorf("%s: %w", what, err)
 	}
 	if !changed {
 		return r, false, s.withProducts(ctx, s.db, []*Review{&r})

@@ -106,11 +106,11 @@ func (s *Store) ListProductReviews(ctx context.Context, accountID string, f Prod
 		w.Add("created_at < ", *f.CreatedTo)
 	}
 	ps := []ProductReview{}
-	query, args := w.Page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
-	if err := s.Read(ctx).SelectContext(ctx, &ps, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, s.Read(ctx), &ps, w, `SELECT `+productReviewColumns+` FROM product_reviews`, p,
+		func(p ProductReview) pg.Cursor { return pg.Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
+	if err != nil {
+		return nil, nil, err
 	}
-	ps, next := pg.Trim(ps, pg.PageLimit(p), func(p ProductReview) pg.Cursor { return pg.Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
 	return ps, next, nil
 }
 

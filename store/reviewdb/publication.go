@@ -116,19 +116,22 @@ type PublicReviewFilter struct {
 // with their product reviews, newest first.
 func (s *Store) PublicReviews(ctx context.Context, accountID string, f PublicReviewFilter, p pg.Page) ([]PublicReview, *pg.Cursor, error) {
 	rs := []PublicReview{}
-	query, args := publicReviewsQuery(accountID, f, p)
 	rd := s.Read(ctx)
-	if err := rd.SelectContext(ctx, &rs, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, rd, &rs, publicReviewsWhere(accountID, f), publicReviewsFrom, p,
+		func(r PublicReview) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
+	if err != nil {
+		return nil, nil, err
 	}
-	rs, next := pg.Trim(rs, pg.PageLimit(p), func(r PublicReview) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	return rs, next, s.publicProducts(ctx, rd, rs)
 }
 
-// publicReviewsQuery is the query of PublicReviews: a keyset page of
-// reviews_public (with a rating, its entries filtered in the index), or
-// of reviews_public_language for a language.
-func publicReviewsQuery(accountID string, f PublicReviewFilter, p pg.Page) (string, []any) {
+// publicReviewsFrom is what PublicReviews selects from.
+const publicReviewsFrom = `SELECT ` + publicReviewColumns + ` FROM reviews`
+
+// publicReviewsWhere is the condition of PublicReviews, whose keyset page
+// is read from reviews_public (with a rating, its entries filtered in the
+// index), or from reviews_public_language for a language.
+func publicReviewsWhere(accountID string, f PublicReviewFilter) *pg.Where {
 	w := pg.NewWhere(accountID)
 	w.Cond("public")
 	if f.Locale != "" {
@@ -144,7 +147,7 @@ func publicReviewsQuery(accountID string, f PublicReviewFilter, p pg.Page) (stri
 	if f.MinRating != 0 {
 		w.Add("rating >= ", f.MinRating)
 	}
-	return w.Page(`SELECT `+publicReviewColumns+` FROM reviews`, p)
+	return w
 }
 
 // PublicReviewByID returns a public review of any account with its product
@@ -187,12 +190,12 @@ func (s *Store) PublicProductReviews(ctx context.Context, accountID string, k re
 	w.Cond("public")
 	w.Add(string(k.Kind)+" = ", k.Value)
 	ps := []ProductReview{}
-	query, args := w.Page(`SELECT `+productReviewColumns+` FROM product_reviews`, p)
 	rd := s.Read(ctx)
-	if err := rd.SelectContext(ctx, &ps, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, rd, &ps, w, `SELECT `+productReviewColumns+` FROM product_reviews`, p,
+		func(p ProductReview) pg.Cursor { return pg.Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
+	if err != nil {
+		return nil, nil, err
 	}
-	ps, next := pg.Trim(ps, pg.PageLimit(p), func(p ProductReview) pg.Cursor { return pg.Cursor{CreatedAt: p.CreatedAt, ID: p.ID} })
 	ids := make([]string, len(ps))
 	for i, p := range ps {
 		ids[i] = p.ReviewID

@@ -69,7 +69,7 @@ func TestPublicListByRatingUsesItsIndex(t *testing.T) {
 		"five stars, a page of 100":  {PublicReviewFilter{MinRating: 5}, pg.Page{Limit: 100}},
 		"three stars, a page of 100": {PublicReviewFilter{MinRating: 3}, pg.Page{Limit: 100, After: deep}},
 	} {
-		query, args := publicReviewsQuery("acc-1", c.f, c.p)
+		query, args := publicReviewsWhere("acc-1", c.f).Page(publicReviewsFrom, c.p)
 		var out []byte
 		require.NoError(t, db.GetContext(ctx, &out, `EXPLAIN (FORMAT JSON) `+query, args...), name)
 		var plans []struct {

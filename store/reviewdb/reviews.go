@@ -476,12 +476,12 @@ func (s *Store) ListReviews(ctx context.Context, accountID string, f ReviewFilte
 		w.Add("created_at < ", *f.CreatedTo)
 	}
 	var rs []Review
-	query, args := w.Page(`SELECT `+reviewColumns+` FROM reviews`, p)
 	rd := s.Read(ctx)
-	if err := rd.SelectContext(ctx, &rs, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, rd, &rs, w, `SELECT `+reviewColumns+` FROM reviews`, p,
+		func(r Review) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
+	if err != nil {
+		return nil, nil, err
 	}
-	rs, next := pg.Trim(rs, pg.PageLimit(p), func(r Review) pg.Cursor { return pg.Cursor{CreatedAt: r.CreatedAt, ID: r.ID} })
 	ptrs := make([]*Review, len(rs))
 	for i := range rs {
 		ptrs[i] = &rs[i]

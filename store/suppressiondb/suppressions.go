@@ -260,11 +260,11 @@ func (s *Store) ListSuppressions(ctx context.Context, accountID string, f Suppre
 		w.Add("id = ", strings.ToLower(f.Address))
 	}
 	var sups []Suppression
-	query, args := w.Page(`SELECT * FROM `+suppressionsTable, p)
-	if err := s.Read(ctx).SelectContext(ctx, &sups, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, s.Read(ctx), &sups, w, `SELECT * FROM `+suppressionsTable, p,
+		func(x Suppression) pg.Cursor { return pg.Cursor{CreatedAt: x.CreatedAt, ID: x.Address} })
+	if err != nil {
+		return nil, nil, err
 	}
-	sups, next := pg.Trim(sups, pg.PageLimit(p), func(x Suppression) pg.Cursor { return pg.Cursor{CreatedAt: x.CreatedAt, ID: x.Address} })
 	return sups, next, nil
 }
 

@@ -207,11 +207,11 @@ func (s *Store) ListTemplates(ctx context.Context, accountID string, f TemplateF
 		w.Cond("event_type_id IS NOT NULL")
 	}
 	var ts []Template
-	query, args := w.Page(`SELECT `+templateColumns+` FROM message_templates`, p)
-	if err := s.Read(ctx).SelectContext(ctx, &ts, query, args...); err != nil {
-		return nil, nil, pg.Translate(err)
+	next, err := pg.SelectPage(ctx, s.Read(ctx), &ts, w, `SELECT `+templateColumns+` FROM message_templates`, p,
+		func(t Template) pg.Cursor { return pg.Cursor{CreatedAt: t.CreatedAt, ID: t.ID} })
+	if err != nil {
+		return nil, nil, err
 	}
-	ts, next := pg.Trim(ts, pg.PageLimit(p), func(t Template) pg.Cursor { return pg.Cursor{CreatedAt: t.CreatedAt, ID: t.ID} })
 	return ts, next, nil
 }
 

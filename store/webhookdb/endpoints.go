@@ -110,11 +110,11 @@ func (s *Store) WebhookEndpoint(ctx context.Context, accountID, id string) (Webh
 // first.
 func (s *Store) ListWebhookEndpoints(ctx context.Context, accountID string, p pg.Page) ([]WebhookEndpoint, *pg.Cursor, error) {
 	var eps []WebhookEndpoint
-	query, args := pg.NewWhere(accountID).Page(`SELECT `+webhookEndpointColumns+` FROM webhook_endpoints`, p)
-	if err := s.Read(ctx).SelectContext(ctx, &eps, query, args...); err != nil {
-		return nil, nil, fmt.Errorf("list webhook endpoints: %w", pg.Translate(err))
+	next, err := pg.SelectPage(ctx, s.Read(ctx), &eps, pg.NewWhere(accountID), `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints`, p,
+		func(ep WebhookEndpoint) pg.Cursor { return pg.Cursor{CreatedAt: ep.CreatedAt, ID: ep.ID} })
+	if err != nil {
+		return nil, nil, fmt.Errorf("list webhook endpoints: %w", err)
 	}
-	eps, next := pg.Trim(eps, pg.PageLimit(p), func(ep WebhookEndpoint) pg.Cursor { return pg.Cursor{CreatedAt: ep.CreatedAt, ID: ep.ID} })
 	return eps, next, nil
 }
 
@@ -276,11 +276,11 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, accountID, endpointID
 		w.Add("status = ", status)
 	}
 	var ds []WebhookDelivery
-	query, args := w.Page(`SELECT `+webhookDeliveryColumns+` FROM webhook_deliveries`, p)
-	if err := rd.SelectContext(ctx, &ds, query, args...); err != nil {
-		return nil, nil, fmt.Errorf("list webhook deliveries: %w", pg.Translate(err))
+	next, err := pg.SelectPage(ctx, rd, &ds, w, `SELECT `+webhookDeliveryColumns+` FROM webhook_deliveries`, p,
+		func(d WebhookDelivery) pg.Cursor { return pg.Cursor{CreatedAt: d.CreatedAt, ID: d.ID} })
+	if err != nil {
+		return nil, nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	ds, next := pg.Trim(ds, pg.PageLimit(p), func(d WebhookDelivery) pg.Cursor { return pg.Cursor{CreatedAt: d.CreatedAt, ID: d.ID} })
 	return ds, next, nil
 }
 

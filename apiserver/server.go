@@ -312,9 +312,9 @@ func New(opts Options) *Server {
 	}
 	s.webhooks = webhookapi.New(webhookapi.Options{API: mountedAPI{s}, Store: opts.Webhooks, Secrets: opts.WebhookSecrets,
 		AllowPrivate: opts.WebhookAllowPrivate, Now: s.now})
-	s.suppressions = suppressionapi.New(suppressionapi.Options{API: mountedAPI{s}, Store: opts.Suppressions})
-	s.reviews = reviewapi.New(reviewapi.Options{API: mountedAPI{s}, Store: opts.Reviews})
-	s.stats = statsapi.New(statsapi.Options{API: mountedAPI{s}, Store: opts.Stats})
+	s.suppressions = suppressionapi.New(mountedAPI{s}, opts.Suppressions)
+	s.reviews = reviewapi.New(mountedAPI{s}, opts.Reviews)
+	s.stats = statsapi.New(mountedAPI{s}, opts.Stats)
 	s.templates = templateapi.New(templateapi.Options{API: mountedAPI{s}, Templates: opts.TemplateStore, Invites: opts.Invites,
 		Accounts: opts.Accounts, Library: opts.Templates, FeedbackLinks: opts.FeedbackLinks,
 		UnsubscribeLinks: opts.UnsubscribeLinks, SMS: opts.SMS != nil})

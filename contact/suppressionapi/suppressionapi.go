@@ -33,24 +33,15 @@ type Store interface {
 	SuppressionHistory(ctx context.Context, accountID, address string, p pg.Page) ([]suppressiondb.SuppressionChange, *pg.Cursor, error)
 }
 
-// Options are the handlers' dependencies, both required.
-type Options struct {
-	API   apiwire.API
-	Store Store
-}
-
 // Handler serves the routes of the suppression list. Its methods are the
 // handlers of the routes the API mounts.
-type Handler struct{ o Options }
-
-// New builds the handlers. It panics without API or Store, which is a
-// wiring mistake.
-func New(o Options) *Handler {
-	if o.API == nil || o.Store == nil {
-		panic("suppressionapi.New: API and Store are required")
-	}
-	return &Handler{o: o}
+type Handler struct {
+	api   apiwire.API
+	store Store
 }
+
+// New builds the handlers on the API that mounts them and on st.
+func New(api apiwire.API, st Store) *Handler { return &Handler{api: api, store: st} }
 
 // suppressionJSON is an entry of the suppression list.
 type suppressionJSON struct {
@@ -114,12 +105,12 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) {
 	}
 	p := q.PageOf(func(id string) bool { _, _, msg := normalizeAddress(id); return msg == "" })
 	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	xs, next, err := h.o.Store.ListSuppressions(r.Context(), h.o.API.AccountID(r), f, p)
+	xs, next, err := h.store.ListSuppressions(r.Context(), h.api.AccountID(r), f, p)
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(xs, next, suppressionOut))
@@ -129,8 +120,8 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) {
 // entry unchanged when it is there already.
 func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 	var in suppressionIn
-	if err := h.o.API.DecodeJSON(w, r, &in); err != nil {
-		h.o.API.Fail(w, r, err)
+	if err := h.api.DecodeJSON(w, r, &in); err != nil {
+		h.api.Fail(w, r, err)
 		return
 	}
 	var errs apiwire.Invalid
@@ -142,12 +133,12 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 		errs.Check("reason", apiwire.OneOf(reason, invite.SuppressionReasons()...))
 	}
 	if err := errs.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	x, created, err := h.o.Store.AddSuppressionBy(r.Context(), h.o.API.AccountID(r), addr, medium, reason, h.o.API.ClientID(r))
+	x, created, err := h.store.AddSuppressionBy(r.Context(), h.api.AccountID(r), addr, medium, reason, h.api.ClientID(r))
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	status := http.StatusOK
@@ -164,12 +155,12 @@ func (h *Handler) Create(w http.ResponseWriter, r *http.Request) {
 // on any list: 404. It answers the request itself when it reports false.
 func (h *Handler) suppressionAddress(w http.ResponseWriter, r *http.Request, q *apiquery.Query) (string, bool) {
 	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return "", false
 	}
 	addr, _, msg := normalizeAddress(mux.Vars(r)["address"])
 	if msg != "" {
-		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "suppression not found"))
+		h.api.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "suppression not found"))
 		return "", false
 	}
 	return addr, true
@@ -189,15 +180,15 @@ func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	err := h.o.Store.LiftSuppression(r.Context(), h.o.API.AccountID(r), addr, h.o.API.ClientID(r), confirm == consentToLift)
+	err := h.store.LiftSuppression(r.Context(), h.api.AccountID(r), addr, h.api.ClientID(r), confirm == consentToLift)
 	switch {
 	case errors.Is(err, pg.ErrNotFound):
-		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "suppression not found"))
+		h.api.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "suppression not found"))
 	case errors.Is(err, suppressiondb.ErrConsentNeeded):
-		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusConflict, "the customer unsubscribed or complained: lift it only when they "+
+		h.api.Fail(w, r, apiwire.Errorf(http.StatusConflict, "the customer unsubscribed or complained: lift it only when they "+
 			"asked to hear from you again, with ?confirm="+consentToLift))
 	case err != nil:
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
@@ -213,13 +204,13 @@ func (h *Handler) History(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cs, next, err := h.o.Store.SuppressionHistory(r.Context(), h.o.API.AccountID(r), addr, p)
+	cs, next, err := h.store.SuppressionHistory(r.Context(), h.api.AccountID(r), addr, p)
 	if errors.Is(err, pg.ErrNotFound) {
-		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "address never suppressed"))
+		h.api.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "address never suppressed"))
 		return
 	}
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(cs, next, suppressionChangeOut))

@@ -37,7 +37,7 @@ func (l *fakeList) ListSuppressions(_ context.Context, accountID string, f suppr
 func TestListAsksTheListWithTheNormalisedAddress(t *testing.T) {
 	t.Parallel()
 	api, list := &apiwiretest.API{}, &fakeList{}
-	h := suppressionapi.New(suppressionapi.Options{API: api, Store: list})
+	h := suppressionapi.New(api, list)
 
 	w := httptest.NewRecorder()
 	h.List(w, httptest.NewRequest(http.MethodGet, "/suppressions?address=%20Ann@Example.COM&reason=bounced", nil))
@@ -57,7 +57,7 @@ func TestListAsksTheListWithTheNormalisedAddress(t *testing.T) {
 func TestListRefusesAnUnknownReasonWithoutAskingTheList(t *testing.T) {
 	t.Parallel()
 	api, list := &apiwiretest.API{}, &fakeList{}
-	h := suppressionapi.New(suppressionapi.Options{API: api, Store: list})
+	h := suppressionapi.New(api, list)
 
 	h.List(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/suppressions?reason=annoyed", nil))
 	require.Error(t, api.Failed)

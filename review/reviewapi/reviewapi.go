@@ -38,24 +38,15 @@ type Store interface {
 	ProductAggregate(ctx context.Context, accountID string, k review.ProductKey) (review.Aggregate, error)
 }
 
-// Options are the handlers' dependencies, both required.
-type Options struct {
-	API   apiwire.API
-	Store Store
-}
-
 // Handler serves the routes of the reviews. Its methods are the handlers
 // of the routes the API mounts.
-type Handler struct{ o Options }
-
-// New builds the handlers. It panics without API or Store, which is a
-// wiring mistake.
-func New(o Options) *Handler {
-	if o.API == nil || o.Store == nil {
-		panic("reviewapi.New: API and Store are required")
-	}
-	return &Handler{o: o}
+type Handler struct {
+	api   apiwire.API
+	store Store
 }
+
+// New builds the handlers on the API that mounts them and on st.
+func New(api apiwire.API, st Store) *Handler { return &Handler{api: api, store: st} }
 
 // reviewJSON is a review: no customer data, the event holds it; author
 // is the name the public sees.
@@ -160,12 +151,12 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) {
 		CreatedFrom: optTimestamp(q, "createdFrom"), CreatedTo: optTimestamp(q, "createdTo")}
 	p := q.Page("rev")
 	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	rs, next, err := h.o.Store.ListReviews(r.Context(), h.o.API.AccountID(r), f, p)
+	rs, next, err := h.store.ListReviews(r.Context(), h.api.AccountID(r), f, p)
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(rs, next, reviewOut))
@@ -175,12 +166,12 @@ func (h *Handler) List(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) Get(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	rev, err := h.o.Store.Review(r.Context(), h.o.API.AccountID(r), id)
+	rev, err := h.store.Review(r.Context(), h.api.AccountID(r), id)
 	if err != nil {
-		h.o.API.Fail(w, r, apiwire.About("review", "", err))
+		h.api.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, reviewOut(rev))
@@ -192,12 +183,12 @@ func (h *Handler) Summary(w http.ResponseWriter, r *http.Request) {
 	q := apiquery.Parse(r)
 	q.NoPage()
 	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	a, err := h.o.Store.ReviewAggregate(r.Context(), h.o.API.AccountID(r))
+	a, err := h.store.ReviewAggregate(r.Context(), h.api.AccountID(r))
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.RatingSummaryOf(a))
@@ -212,12 +203,12 @@ func (h *Handler) ListProductReviews(w http.ResponseWriter, r *http.Request) {
 		CreatedFrom: optTimestamp(q, "createdFrom"), CreatedTo: optTimestamp(q, "createdTo")}
 	p := q.Page("prv")
 	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	ps, next, err := h.o.Store.ListProductReviews(r.Context(), h.o.API.AccountID(r), f, p)
+	ps, next, err := h.store.ListProductReviews(r.Context(), h.api.AccountID(r), f, p)
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(ps, next, productReviewOut))
@@ -227,12 +218,12 @@ func (h *Handler) ListProductReviews(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) GetProductReview(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "prv", "product review")
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	p, err := h.o.Store.ProductReview(r.Context(), h.o.API.AccountID(r), id)
+	p, err := h.store.ProductReview(r.Context(), h.api.AccountID(r), id)
 	if err != nil {
-		h.o.API.Fail(w, r, apiwire.About("product review", "", err))
+		h.api.Fail(w, r, apiwire.About("product review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, productReviewOut(p))
@@ -246,12 +237,12 @@ func (h *Handler) ProductSummary(w http.ResponseWriter, r *http.Request) {
 	q.NoPage()
 	key := q.OneProductKey()
 	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	a, err := h.o.Store.ProductAggregate(r.Context(), h.o.API.AccountID(r), key)
+	a, err := h.store.ProductAggregate(r.Context(), h.api.AccountID(r), key)
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.RatingSummaryOf(a))
@@ -271,12 +262,12 @@ type reportIn struct {
 func (h *Handler) Report(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	var in reportIn
-	if err := h.o.API.DecodeJSON(w, r, &in); err != nil {
-		h.o.API.Fail(w, r, err)
+	if err := h.api.DecodeJSON(w, r, &in); err != nil {
+		h.api.Fail(w, r, err)
 		return
 	}
 	var errs apiwire.Invalid
@@ -287,20 +278,20 @@ func (h *Handler) Report(w http.ResponseWriter, r *http.Request) {
 		errs.Check("note", textProblem(note, false))
 	}
 	if err := errs.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	rev, _, err := h.o.Store.ReportReview(r.Context(), h.o.API.AccountID(r), id, in.Reason, note, h.o.API.ClientID(r))
+	rev, _, err := h.store.ReportReview(r.Context(), h.api.AccountID(r), id, in.Reason, note, h.api.ClientID(r))
 	switch {
 	case errors.Is(err, review.ErrRemoved):
-		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusConflict, "the operator has removed this review; there is nothing left to report"))
+		h.api.Fail(w, r, apiwire.Errorf(http.StatusConflict, "the operator has removed this review; there is nothing left to report"))
 		return
 	case errors.Is(err, review.ErrSettled):
-		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusConflict, "the operator has looked at this review after a report and kept it "+
+		h.api.Fail(w, r, apiwire.Errorf(http.StatusConflict, "the operator has looked at this review after a report and kept it "+
 			"published; it can be reported again once the customer changes it"))
 		return
 	case err != nil:
-		h.o.API.Fail(w, r, apiwire.About("review", "", err))
+		h.api.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, reviewOut(rev))
@@ -329,18 +320,18 @@ func historyOut(h reviewdb.HistoryEntry) historyJSON {
 func (h *Handler) History(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	q := apiquery.Parse(r)
 	p := q.PageOf(func(id string) bool { n, err := strconv.ParseInt(id, 10, 64); return err == nil && n > 0 })
 	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	hs, next, err := h.o.Store.ReviewHistory(r.Context(), h.o.API.AccountID(r), id, p)
+	hs, next, err := h.store.ReviewHistory(r.Context(), h.api.AccountID(r), id, p)
 	if err != nil {
-		h.o.API.Fail(w, r, apiwire.About("review", "", err))
+		h.api.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(hs, next, historyOut))
@@ -356,24 +347,24 @@ type replyIn struct {
 func (h *Handler) PutReply(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	var in replyIn
-	if err := h.o.API.DecodeJSON(w, r, &in); err != nil {
-		h.o.API.Fail(w, r, err)
+	if err := h.api.DecodeJSON(w, r, &in); err != nil {
+		h.api.Fail(w, r, err)
 		return
 	}
 	reply := text.Clean(text.Multiline, in.Text)
 	var errs apiwire.Invalid
 	errs.Check("text", textProblem(reply, true))
 	if err := errs.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	rev, _, err := h.o.Store.SetReply(r.Context(), h.o.API.AccountID(r), id, reply, h.o.API.ClientID(r))
+	rev, _, err := h.store.SetReply(r.Context(), h.api.AccountID(r), id, reply, h.api.ClientID(r))
 	if err != nil {
-		h.o.API.Fail(w, r, apiwire.About("review", "", err))
+		h.api.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, replyOut(rev))
@@ -384,16 +375,16 @@ func (h *Handler) PutReply(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) DeleteReply(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "rev", "review")
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	err = h.o.Store.DeleteReply(r.Context(), h.o.API.AccountID(r), id, h.o.API.ClientID(r))
+	err = h.store.DeleteReply(r.Context(), h.api.AccountID(r), id, h.api.ClientID(r))
 	switch {
 	case errors.Is(err, reviewdb.ErrNoReply):
-		h.o.API.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "the review has no reply"))
+		h.api.Fail(w, r, apiwire.Errorf(http.StatusNotFound, "the review has no reply"))
 		return
 	case err != nil:
-		h.o.API.Fail(w, r, apiwire.About("review", "", err))
+		h.api.Fail(w, r, apiwire.About("review", "", err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -52,7 +52,7 @@ func report(h *reviewapi.Handler, body string) *httptest.ResponseRecorder {
 func TestListAsksTheStoreWithTheFilters(t *testing.T) {
 	t.Parallel()
 	api, store := &apiwiretest.API{}, &fakeReviews{}
-	h := reviewapi.New(reviewapi.Options{API: api, Store: store})
+	h := reviewapi.New(api, store)
 
 	w := httptest.NewRecorder()
 	h.List(w, httptest.NewRequest(http.MethodGet, "/reviews?status=published&minRating=4", nil))
@@ -71,7 +71,7 @@ func TestListAsksTheStoreWithTheFilters(t *testing.T) {
 func TestListRefusesAnUnknownStatusWithoutAskingTheStore(t *testing.T) {
 	t.Parallel()
 	api, store := &apiwiretest.API{}, &fakeReviews{}
-	h := reviewapi.New(reviewapi.Options{API: api, Store: store})
+	h := reviewapi.New(api, store)
 
 	h.List(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/reviews?status=hidden", nil))
 	require.Error(t, api.Failed)
@@ -82,7 +82,7 @@ func TestListRefusesAnUnknownStatusWithoutAskingTheStore(t *testing.T) {
 func TestReportIsTheCallersAndARemovedReviewIsAConflict(t *testing.T) {
 	t.Parallel()
 	api, store := &apiwiretest.API{}, &fakeReviews{}
-	h := reviewapi.New(reviewapi.Options{API: api, Store: store})
+	h := reviewapi.New(api, store)
 
 	require.Equal(t, http.StatusOK, report(h, `{"reason":"spam"}`).Code)
 	require.NoError(t, api.Failed)
@@ -98,7 +98,7 @@ func TestReportIsTheCallersAndARemovedReviewIsAConflict(t *testing.T) {
 func TestReportRefusesAnUnknownReasonWithoutAskingTheStore(t *testing.T) {
 	t.Parallel()
 	api, store := &apiwiretest.API{}, &fakeReviews{}
-	h := reviewapi.New(reviewapi.Options{API: api, Store: store})
+	h := reviewapi.New(api, store)
 
 	report(h, `{"reason":"boring"}`)
 	var fields apiwire.Invalid

@@ -25,24 +25,15 @@ type Store interface {
 	InviteStats(ctx context.Context, q statsdb.Query) ([]stats.Group, error)
 }
 
-// Options are the handlers' dependencies, both required.
-type Options struct {
-	API   apiwire.API
-	Store Store
-}
-
 // Handler serves the routes of the funnel. Its methods are the handlers
 // of the routes the API mounts.
-type Handler struct{ o Options }
-
-// New builds the handlers. It panics without API or Store, which is a
-// wiring mistake.
-func New(o Options) *Handler {
-	if o.API == nil || o.Store == nil {
-		panic("statsapi.New: API and Store are required")
-	}
-	return &Handler{o: o}
+type Handler struct {
+	api   apiwire.API
+	store Store
 }
+
+// New builds the handlers on the API that mounts them and on st.
+func New(api apiwire.API, st Store) *Handler { return &Handler{api: api, store: st} }
 
 // inviteStatsJSON is one group of GET /stats/invites.
 type inviteStatsJSON struct {
@@ -96,7 +87,7 @@ func (h *Handler) query(w http.ResponseWriter, r *http.Request) (statsPeriodJSON
 	q := apiquery.Parse(r, "from", "to", "timeZone", "groupBy")
 	q.NoPage()
 	if err := q.Err(); err != nil { // malformed, unknown or repeated parameters first
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
 	p, errs := stats.ParsePeriod(q.Get("from"), q.Get("to"), q.Get("timeZone"))
@@ -111,16 +102,16 @@ func (h *Handler) query(w http.ResponseWriter, r *http.Request) (statsPeriodJSON
 		}
 	}
 	if err := q.Err(); err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
-	groups, err := h.o.Store.InviteStats(r.Context(), statsdb.Query{AccountID: h.o.API.AccountID(r), From: p.Start(), To: p.End(),
+	groups, err := h.store.InviteStats(r.Context(), statsdb.Query{AccountID: h.api.AccountID(r), From: p.Start(), To: p.End(),
 		TimeZone: p.TimeZone(), GroupBy: by})
 	if errors.Is(err, statsdb.ErrUnknownTimeZone) {
 		err = apiwire.Invalid{{Field: "timeZone", Message: "is not a time zone the database knows"}}
 	}
 	if err != nil {
-		h.o.API.Fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return statsPeriodJSON{}, nil, false
 	}
 	return statsPeriodJSON{From: q.Get("from"), To: q.Get("to"), TimeZone: p.TimeZone(), GroupBy: by},

@@ -36,7 +36,7 @@ func TestReviewsCountEveryDayOfThePeriod(t *testing.T) {
 	var c stats.Counts
 	c[stats.Rated5], c[stats.Rated4] = 2, 1
 	api, counts := &apiwiretest.API{}, &fakeCounts{groups: []stats.Group{{Key: "2026-11-02", Counts: c}}}
-	h := statsapi.New(statsapi.Options{API: api, Store: counts})
+	h := statsapi.New(api, counts)
 
 	w := httptest.NewRecorder()
 	h.Reviews(w, httptest.NewRequest(http.MethodGet, "/stats/reviews?from=2026-11-01&to=2026-11-03&timeZone=Europe/Berlin", nil))
@@ -65,7 +65,7 @@ func TestReviewsCountEveryDayOfThePeriod(t *testing.T) {
 func TestATimeZoneTheDatabaseDoesNotKnowIsTheParametersMistake(t *testing.T) {
 	t.Parallel()
 	api, counts := &apiwiretest.API{}, &fakeCounts{err: statsdb.ErrUnknownTimeZone}
-	h := statsapi.New(statsapi.Options{API: api, Store: counts})
+	h := statsapi.New(api, counts)
 
 	h.Invites(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/stats/invites?from=2026-11-01&to=2026-11-03&timeZone=Europe/Berlin", nil))
 	var fields apiwire.Invalid
@@ -76,7 +76,7 @@ func TestATimeZoneTheDatabaseDoesNotKnowIsTheParametersMistake(t *testing.T) {
 func TestAnUnknownGroupingIsRefusedWithoutAskingTheStore(t *testing.T) {
 	t.Parallel()
 	api, counts := &apiwiretest.API{}, &fakeCounts{}
-	h := statsapi.New(statsapi.Options{API: api, Store: counts})
+	h := statsapi.New(api, counts)
 
 	h.Invites(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/stats/invites?from=2026-11-01&to=2026-11-03&groupBy=week", nil))
 	require.Error(t, api.Failed)

@@ -12,8 +12,6 @@
 package reviewdb
 
 import (
-	"context"
-
 	"github.com/jmoiron/sqlx"
 
 	"github.com/touchpoint/touchpoint/store/pg"
@@ -38,7 +36,3 @@ type Store struct {
 func New(db *pg.DB, webhooks *webhookdb.Store, stats *statsdb.Store) *Store {
 	return &Store{DB: db, db: db.Pool(), webhooks: webhooks, stats: stats}
 }
-
-// prepareForTx makes the statements that a review's transaction runs
-// ready before it begins (see pg.Stmt.On).
-func (s *Store) prepareForTx(ctx context.Context) error { return s.stats.Prepare(ctx) }

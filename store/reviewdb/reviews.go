@@ -147,7 +147,9 @@ func (s *Store) SaveReview(ctx context.Context, in ReviewInput) (Review, Saved, 
 	if in.Rating == 0 && len(in.Products) == 0 {
 		return Review{}, SavedUnchanged, ErrNothingRated
 	}
-	if err := s.prepareForTx(ctx); err != nil {
+	// The statements the transaction runs are made ready before it
+	// begins (see pg.Stmt.On).
+	if err := s.stats.Prepare(ctx); err != nil {
 		return Review{}, SavedUnchanged, fmt.Errorf("save review: %w", pg.Translate(err))
 	}
 	var r Review

@@ -2,7 +2,6 @@ package publication
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store"
@@ -30,23 +29,6 @@ func AccountOf(a accountdb.Account) Account {
 	out := Account{ID: a.ID, DisplayName: b.DisplayName}
 	if b.LogoURL != "" {
 		out.LogoURL = &b.LogoURL
-	}
-	return out
-}
-
-// Aggregate is a set of public ratings: average null when there are none.
-type Aggregate struct {
-	Count        int64            `json:"count"`
-	Average      *json.Number     `json:"average"`
-	Distribution map[string]int64 `json:"distribution"`
-	agg          review.Aggregate
-}
-
-// AggregateOf writes an aggregate as the public answers do.
-func AggregateOf(a review.Aggregate) Aggregate {
-	out := Aggregate{Count: a.Count, Distribution: a.DistributionMap(), agg: a}
-	if avg := json.Number(a.AverageText()); avg != "" {
-		out.Average = &avg
 	}
 	return out
 }
@@ -111,10 +93,10 @@ type ProductReview struct {
 // Review for GET /public/accounts/{acc}/reviews, of ProductReview for GET
 // /public/products/reviews.
 type List[T Review | ProductReview] struct {
-	Account    Account   `json:"account"`
-	Aggregate  Aggregate `json:"aggregate"`
-	Items      []T       `json:"items"`
-	NextCursor *string   `json:"nextCursor"`
+	Account    Account        `json:"account"`
+	Aggregate  review.Summary `json:"aggregate"`
+	Items      []T            `json:"items"`
+	NextCursor *string        `json:"nextCursor"`
 }
 
 func replyOf(r reviewdb.Review) *Reply {
@@ -170,7 +152,7 @@ func (k *Keys) ProductListOf(ctx context.Context, a accountdb.Account, agg revie
 // listOf is a list of the rows, each made public (and signed) by item.
 func listOf[R any, T Review | ProductReview](ctx context.Context, a accountdb.Account, agg review.Aggregate, rows []R, next *store.Cursor,
 	item func(context.Context, R) (T, error)) (List[T], error) {
-	out := List[T]{Account: AccountOf(a), Aggregate: AggregateOf(agg), Items: make([]T, 0, len(rows))}
+	out := List[T]{Account: AccountOf(a), Aggregate: agg.Summary(), Items: make([]T, 0, len(rows))}
 	for _, r := range rows {
 		v, err := item(ctx, r)
 		if err != nil {

@@ -1,6 +1,9 @@
 package review
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // MinRating and MaxRating bound every rating, of a shop or a product.
 const (
@@ -86,6 +89,24 @@ func (a Aggregate) AverageText() string {
 		return ""
 	}
 	return strconv.FormatInt(t/10, 10) + "." + strconv.FormatInt(t%10, 10)
+}
+
+// Summary is an aggregate as every JSON answer writes it — the shop's
+// review summaries, the funnel's and the public lists alike: the average
+// with one decimal, null while there are no ratings.
+type Summary struct {
+	Count        int64            `json:"count"`
+	Average      *json.Number     `json:"average"`
+	Distribution map[string]int64 `json:"distribution"`
+}
+
+// Summary is a as JSON answers write it.
+func (a Aggregate) Summary() Summary {
+	out := Summary{Count: a.Count, Distribution: a.DistributionMap()}
+	if avg := json.Number(a.AverageText()); avg != "" {
+		out.Average = &avg
+	}
+	return out
 }
 
 // DistributionMap is the distribution as the API writes it: {"1": n, …,

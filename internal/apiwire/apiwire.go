@@ -17,7 +17,6 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/store/pg"
 )
 
@@ -59,23 +58,6 @@ func NewList[S, T any](rows []S, next *pg.Cursor, convert func(S) T) List[T] {
 		l.NextCursor = &c
 	}
 	return l
-}
-
-// RatingSummary is an aggregate of public ratings as the reviews' and the
-// stats' routes answer it: average null when there are none.
-type RatingSummary struct {
-	Count        int64            `json:"count"`
-	Average      *json.Number     `json:"average"`
-	Distribution map[string]int64 `json:"distribution"`
-}
-
-// RatingSummaryOf is the aggregate a as the API writes it.
-func RatingSummaryOf(a review.Aggregate) RatingSummary {
-	out := RatingSummary{Count: a.Count, Distribution: a.DistributionMap()}
-	if avg := json.Number(a.AverageText()); avg != "" {
-		out.Average = &avg
-	}
-	return out
 }
 
 // PathID returns the {id} of the path if it is prefix-<lowercase uuid>;

@@ -191,7 +191,7 @@ func (h *Handler) Summary(w http.ResponseWriter, r *http.Request) {
 		h.api.Fail(w, r, err)
 		return
 	}
-	apiwire.WriteJSON(w, http.StatusOK, apiwire.RatingSummaryOf(a))
+	apiwire.WriteJSON(w, http.StatusOK, a.Summary())
 }
 
 // ListProductReviews is GET /product-reviews: the account's product
@@ -245,7 +245,7 @@ func (h *Handler) ProductSummary(w http.ResponseWriter, r *http.Request) {
 		h.api.Fail(w, r, err)
 		return
 	}
-	apiwire.WriteJSON(w, http.StatusOK, apiwire.RatingSummaryOf(a))
+	apiwire.WriteJSON(w, http.StatusOK, a.Summary())
 }
 
 // reportIn is POST /reviews/{id}/report.

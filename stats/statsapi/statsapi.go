@@ -16,6 +16,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
+	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/store/statsdb"
 )
@@ -70,7 +71,7 @@ func inviteStatsOut(g stats.Group) inviteStatsJSON {
 // reviewStatsJSON is one group of GET /stats/reviews.
 type reviewStatsJSON struct {
 	Key string `json:"key"`
-	apiwire.RatingSummary
+	review.Summary
 }
 
 // statsPeriodJSON says which period and grouping an answer counts.
@@ -143,11 +144,11 @@ func (h *Handler) Reviews(w http.ResponseWriter, r *http.Request) {
 	}
 	items := make([]reviewStatsJSON, len(groups))
 	for i, g := range groups {
-		items[i] = reviewStatsJSON{Key: g.Key, RatingSummary: apiwire.RatingSummaryOf(g.Counts.Ratings())}
+		items[i] = reviewStatsJSON{Key: g.Key, Summary: g.Counts.Ratings().Summary()}
 	}
 	apiwire.WriteJSON(w, http.StatusOK, struct {
 		statsPeriodJSON
-		Total apiwire.RatingSummary `json:"total"`
-		Items []reviewStatsJSON     `json:"items"`
-	}{period, apiwire.RatingSummaryOf(stats.Total(groups).Ratings()), items})
+		Total review.Summary    `json:"total"`
+		Items []reviewStatsJSON `json:"items"`
+	}{period, stats.Total(groups).Ratings().Summary(), items})
 }

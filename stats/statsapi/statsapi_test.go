@@ -12,6 +12,7 @@ import (
 
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/apiwiretest"
+	"github.com/touchpoint/touchpoint/review"
 	"github.com/touchpoint/touchpoint/stats"
 	"github.com/touchpoint/touchpoint/stats/statsapi"
 	"github.com/touchpoint/touchpoint/store/statsdb"
@@ -45,8 +46,8 @@ func TestReviewsCountEveryDayOfThePeriod(t *testing.T) {
 	assert.Equal(t, apiwiretest.AccountID, counts.query.AccountID)
 	assert.Equal(t, stats.GroupDay, counts.query.GroupBy)
 	var out struct {
-		TimeZone string                `json:"timeZone"`
-		Total    apiwire.RatingSummary `json:"total"`
+		TimeZone string         `json:"timeZone"`
+		Total    review.Summary `json:"total"`
 		Items    []struct {
 			Key   string `json:"key"`
 			Count int64  `json:"count"`

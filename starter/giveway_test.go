@@ -29,9 +29,6 @@ func TestStarterGivesWayToAccepts(t *testing.T) {
 	for range 8 {
 		endLoad = append(endLoad, gate.BeginAccept(1))
 	}
-	for range 4 {
-		clock.Advance(50 * time.Millisecond)
-	}
 	require.Zero(t, gate.Stats().Limit, "the burst has shut the gate")
 
 	s := e.starter(e.temporal)

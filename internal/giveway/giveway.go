@@ -7,15 +7,19 @@
 // A Gate is shared by the two sides. The accept path reports each request
 // it works on (BeginAccept, and the func it returns when done); a batch
 // weighs more than a single event. The starters ask the Gate before each
-// workflow start (Admit) and report its end (Done). The Gate keeps an
-// adaptive limit on the starts in flight, AIMD-style: in every Interval
-// in which the accept path had BusyAt or more in flight at once, the
-// limit is halved (at once, when the load appears); in every quiet
-// Interval it grows by Step, up to Max.
+// workflow start (Admit) and report its end (Done). The Gate keeps a
+// limit on the starts in flight: the moment the accept path has BusyAt
+// or more in flight at once, the limit falls to zero, and it stays there
+// through every Interval that is busy too; in every quiet Interval it
+// grows by Step, up to Max. It shuts at once rather than step by step
+// because a workflow started during a burst does not cost its start
+// alone: it runs at once, beside the accepts, on the same cores (in
+// `touchpoint dev`, the same process), and a handful of them slow the
+// first half-second of a burst more than the starts themselves.
 //
-// The limit may fall to zero, but no start order starves: an order that
-// has waited MaxHold since it was written is admitted whatever the load.
-// That bounds what giving way can add to an invite's lag.
+// No start order starves: an order that has waited MaxHold since it was
+// written is admitted whatever the load. That bounds what giving way can
+// add to an invite's lag.
 //
 // The Gate does no I/O and starts no goroutine; it reads the time from
 // the clock it is given, so its behaviour is a function of the calls and
@@ -93,15 +97,14 @@ type Gate struct {
 	cfg Config
 	now func() time.Time
 
-	mu        sync.Mutex
-	limit     int       // starts allowed in flight
-	inFlight  int       // starts in flight
-	accepts   int       // accept load in flight
-	peak      int       // the most accept load at once in this interval
-	ends      time.Time // when this interval ends
-	decreased bool      // the limit was halved in this interval
-	held      int64
-	overdue   int64
+	mu       sync.Mutex
+	limit    int       // starts allowed in flight
+	inFlight int       // starts in flight
+	accepts  int       // accept load in flight
+	peak     int       // the most accept load at once in this interval
+	ends     time.Time // when this interval ends
+	held     int64
+	overdue  int64
 }
 
 // New returns a Gate that reads the time from now and starts open.
@@ -121,8 +124,7 @@ func (g *Gate) Interval() time.Duration {
 
 // BeginAccept records an accept request of the given weight (1 for one
 // event, BatchWeight for a batch) and returns the func that records its
-// end. A load that makes the accept path busy halves the limit at once,
-// once per Interval.
+// end. A load that makes the accept path busy shuts the gate at once.
 func (g *Gate) BeginAccept(weight int) (end func()) {
 	if g == nil {
 		return func() {}
@@ -132,8 +134,8 @@ func (g *Gate) BeginAccept(weight int) (end func()) {
 	g.advance(g.now())
 	g.accepts += weight
 	g.peak = max(g.peak, g.accepts)
-	if g.accepts >= g.cfg.BusyAt && !g.decreased {
-		g.decrease()
+	if g.accepts >= g.cfg.BusyAt {
+		g.limit = 0
 	}
 	return func() {
 		g.mu.Lock()
@@ -223,18 +225,18 @@ func (g *Gate) Stats() Stats {
 }
 
 // advance closes every Interval that ended by now: a quiet one adds Step
-// to the limit (a busy one was halved when it became busy). The next
+// to the limit (a busy one shut the gate when it became busy). The next
 // Interval begins with the load still in flight as its peak, and if that
-// is busy, with the limit halved.
+// is busy, shut.
 func (g *Gate) advance(now time.Time) {
 	for !now.Before(g.ends) {
 		if g.peak < g.cfg.BusyAt {
 			g.limit = min(g.limit+g.cfg.Step, g.cfg.Max)
 		}
-		g.peak, g.decreased = g.accepts, false
+		g.peak = g.accepts
 		busy := g.accepts >= g.cfg.BusyAt
 		if busy {
-			g.decrease()
+			g.limit = 0
 		}
 		g.ends = g.ends.Add(g.cfg.Interval)
 		if settled := (busy && g.limit == 0) || (!busy && g.limit == g.cfg.Max); settled && g.ends.Before(now) {
@@ -243,12 +245,6 @@ func (g *Gate) advance(now time.Time) {
 			g.ends = g.ends.Add(now.Sub(g.ends) / g.cfg.Interval * g.cfg.Interval)
 		}
 	}
-}
-
-// decrease halves the limit (multiplicative decrease), down to zero.
-func (g *Gate) decrease() {
-	g.limit /= 2
-	g.decreased = true
 }
 
 func earlier(a, b time.Time) time.Time {

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/touchpoint/touchpoint/sendtime"
 	"github.com/touchpoint/touchpoint/temporalclient"
 )
@@ -45,6 +47,10 @@ type Options struct {
 	// Stderr gets the progress bar (when it is a terminal) and the
 	// Temporal SDK's warnings; nil discards them.
 	Stderr io.Writer
+	// ProfileDir, when set, is where bench writes dev's CPU, block and
+	// mutex profiles of the first second of the timed accepts (dev then
+	// serves them: TOUCHPOINT_PPROF); only when bench starts dev.
+	ProfileDir string
 
 	// BatchEvents events are posted through POST /events/batch at each of
 	// BatchSizes, BatchConcurrency requests at once (0: no batch runs).
@@ -83,7 +89,7 @@ const Usage = `usage: touchpoint bench [--events N] [--concurrency C] [--baselin
        [--database-url …] [--temporal-address … --temporal-namespace …]
        [--batch-events N] [--batch-sizes 1,50,500] [--batch-concurrency 8]
        [--backfill N [--drain-sample 20000] [--api-executable bin/touchpoint-prod]]
-       [--reminder PT1S]
+       [--reminder PT1S] [--profile DIR]
        touchpoint bench --capacity [--events N] [--reminder-share 0.3] [--review-share 0.15]
        [--capacity-doc docs/capacity.md] [--load-note …]
        [--base-url … --database-url … --api-metrics U,… --worker-metrics U,…
@@ -150,6 +156,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Op
 	fs.IntVar(&o.Backfill, "backfill", 0, "events of a backfill whose drain and peak memory are measured (0: none)")
 	fs.IntVar(&o.DrainSample, "drain-sample", 20000, "time the backfill's drain over its first N start orders and discard the rest (0: the whole backlog)")
 	fs.StringVar(&o.APIExecutable, "api-executable", "", "touchpoint binary run as the API process beside dev for --backfill, e.g. bin/touchpoint-prod (default: this one)")
+	fs.StringVar(&o.ProfileDir, "profile", "", "write dev's CPU, block and mutex profiles of the first second of the timed accepts to this directory (bench starts dev; post 5,000 events or more so that the accepts outlast the second)")
 	fs.StringVar(&o.Reminder, "reminder", "", "send each invite's reminder after this delay (ISO 8601, e.g. PT1S; default: none; with --capacity PT2M)")
 	c := &o.Capacity
 	fs.BoolVar(&c.On, "capacity", false, "run the capacity mix and write the capacity model")
@@ -233,6 +240,8 @@ func (o Options) validate() error {
 	switch {
 	case t.BaseURL == "":
 		return nil
+	case o.ProfileDir != "":
+		return errors.New("bench: --profile profiles the dev that bench starts: leave out --base-url")
 	case t.AuthURL == "" || t.ClientID == "" || t.ClientSecret == "" || t.ChannelID == "":
 		return errors.New("bench: --base-url needs --auth-url, --client-id, --client-secret and --channel-id")
 	case o.Baseline && t.DatabaseURL == "":
@@ -313,7 +322,7 @@ func begin(ctx context.Context, o *Options) (context.Context, context.CancelFunc
 		cancel()
 		return ctx, nil, nil, errors.New("bench: no touchpoint executable to start dev with")
 	}
-	dev, err := startDevChild(ctx, o.Executable, o.Target.DatabaseURL, o.LogLevel, o.DBMaxConns)
+	dev, err := startDevChild(ctx, o.Executable, o.Target.DatabaseURL, o.LogLevel, o.DBMaxConns, o.ProfileDir != "")
 	if err != nil {
 		cancel()
 		return ctx, nil, nil, err
@@ -358,8 +367,17 @@ func measure(ctx context.Context, o Options, dev *devChild) (*Result, error) {
 			return nil, err
 		}
 	}
+	var profiles *errgroup.Group
+	if o.ProfileDir != "" {
+		profiles = profileDev(ctx, dev, o.ProfileDir)
+	}
 	posts := api.fire(ctx, benchBodies(typ, o.Target.ChannelID, runID, o.Events), o.Concurrency, prog)
 	posts.summarize(res)
+	if profiles != nil {
+		if err := profiles.Wait(); err != nil {
+			return res, err
+		}
+	}
 	if ins != nil {
 		// The accepts shared the machine with the starter, the worker and
 		// Temporal, which are still busy with their invites: bare inserts

@@ -33,8 +33,9 @@ var devBanner = regexp.MustCompile(`export CLIENT_ID=(\S+) CLIENT_SECRET=(\S+) C
 // startDevChild starts `exe dev` with a fresh database on the server of
 // serverURL (default: the configuration's default) and waits for its
 // banner. logLevel is the child's TOUCHPOINT_LOG_LEVEL, dbMaxConns its
-// TOUCHPOINT_DB_MAX_CONNS (0: its default).
-func startDevChild(ctx context.Context, exe, serverURL, logLevel string, dbMaxConns int) (*devChild, error) {
+// TOUCHPOINT_DB_MAX_CONNS (0: its default); with profiles it serves Go's
+// profiles on its metrics address (TOUCHPOINT_PPROF).
+func startDevChild(ctx context.Context, exe, serverURL, logLevel string, dbMaxConns int, profiles bool) (*devChild, error) {
 	if serverURL == "" {
 		serverURL = config.Defaults().DatabaseURL
 	}
@@ -42,6 +43,9 @@ func startDevChild(ctx context.Context, exe, serverURL, logLevel string, dbMaxCo
 	err := d.prepare(ctx, logLevel)
 	if err == nil && dbMaxConns > 0 {
 		d.vars["TOUCHPOINT_DB_MAX_CONNS"] = strconv.Itoa(dbMaxConns) // the API beside dev too
+	}
+	if err == nil && profiles {
+		d.vars["TOUCHPOINT_PPROF"] = "true"
 	}
 	if err == nil {
 		d.child, err = startChild(exe, "dev", d.vars)

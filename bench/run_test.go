@@ -2,8 +2,11 @@ package bench
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -21,8 +24,19 @@ import (
 // and checks its JSON line.
 func TestRun(t *testing.T) {
 	t.Parallel()
-	r := runOnDev(t, "--events", "20", "--concurrency", "4", "--baseline",
+	profiles := t.TempDir()
+	r := runOnDev(t, "--events", "20", "--concurrency", "4", "--baseline", "--profile", profiles,
 		"--batch-events", "100", "--batch-sizes", "1,50", "--batch-concurrency", "2", "--backfill", "1200", "--drain-sample", "300")
+	for _, name := range []string{"dev-cpu.pprof", "dev-block.pprof", "dev-mutex.pprof"} {
+		f, err := os.Open(filepath.Join(profiles, name))
+		require.NoError(t, err)
+		z, err := gzip.NewReader(f) // a profile is gzipped protobuf
+		require.NoError(t, err, name)
+		raw, err := io.ReadAll(z)
+		require.NoError(t, err, name)
+		assert.NotEmpty(t, raw, name)
+		f.Close()
+	}
 	raw, err := json.Marshal(r)
 	require.NoError(t, err)
 	var res map[string]any
@@ -175,6 +189,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "no events", args: []string{"--events", "0"}, wantErr: "--events and --concurrency must be at least 1"},
 		{name: "a negative drain sample", args: []string{"--drain-sample", "-1"}, wantErr: "must not be negative"},
 		{name: "base URL alone", args: []string{"--base-url", "http://api"}, wantErr: "--base-url needs --auth-url"},
+		{name: "profiles of a stack bench did not start", args: []string{"--base-url", "http://api", "--profile", "/tmp/p"}, wantErr: "--profile profiles the dev that bench starts"},
 		{name: "baseline without a database", args: []string{"--base-url", "http://api", "--auth-url", "http://auth", "--baseline"},
 			env: map[string]string{"DATABASE_URL": ""}, wantErr: "--baseline against --base-url needs --database-url"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined"},

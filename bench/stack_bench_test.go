@@ -42,7 +42,7 @@ func newDevStack(b *testing.B) *devStack {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dev, err := startDevChild(ctx, testbin.Touchpoint(b), testdb.ServerURL(), "", 0)
+	dev, err := startDevChild(ctx, testbin.Touchpoint(b), testdb.ServerURL(), "", 0, false)
 	if err != nil {
 		b.Fatal(err)
 	}

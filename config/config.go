@@ -189,6 +189,10 @@ type Config struct {
 	// tests only (`touchpoint dev` sets it): in production it would let a
 	// shop point an endpoint at internal services.
 	WebhookAllowPrivate bool
+	// Pprof serves Go's runtime profiles at /debug/pprof/ on MetricsAddr
+	// and samples blocking and lock contention for them: for finding
+	// where a process's time goes, on an address only operators reach.
+	Pprof bool
 	// Console is how people sign in to the console.
 	Console Console
 }
@@ -304,7 +308,7 @@ var Variables = withSections(func(settings.Var) bool { return true }, []string{
 	"TOUCHPOINT_JWKS_REFRESH", "TOUCHPOINT_TRUSTED_PROXIES", "TOUCHPOINT_DAILY_SEND_QUOTA",
 	"TOUCHPOINT_RECIPIENT_DAILY_CAP", "TOUCHPOINT_CHANNEL_QUOTA", "TOUCHPOINT_EVENT_TYPE_QUOTA",
 	"TOUCHPOINT_WEBHOOK_QUOTA", "TOUCHPOINT_DAILY_EVENT_QUOTA",
-	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", "TOUCHPOINT_WORKER_VERSIONING",
+	"TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", "TOUCHPOINT_WORKER_VERSIONING", "TOUCHPOINT_PPROF",
 	"TOUCHPOINT_CONSOLE_OIDC_ISSUER", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_ID", "TOUCHPOINT_CONSOLE_OIDC_CLIENT_SECRET",
 	"TOUCHPOINT_CONSOLE_MATCH_EMAIL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE",
 })
@@ -428,6 +432,7 @@ func Load(getenv func(string) string) (Config, error) {
 		"a byte count of at least 33554432 (one account may hold a quarter: one batch of the largest size)")
 	whole(r, "TOUCHPOINT_DB_MAX_CONNS", &c.DBMaxConns, 2, 1000, "a connection count from 2 to 1000")
 	r.boolean("TOUCHPOINT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate)
+	r.boolean("TOUCHPOINT_PPROF", &c.Pprof)
 	r.boolean("TOUCHPOINT_WORKER_VERSIONING", &c.WorkerVersioning)
 	r.boolean("TOUCHPOINT_CONSOLE_MATCH_EMAIL", &c.Console.MatchEmail)
 	errs := r.errs
@@ -780,6 +785,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("webhook_quota", c.WebhookQuota),
 		slog.Int("daily_event_quota", c.DailyEventQuota),
 		slog.Bool("webhook_allow_private", c.WebhookAllowPrivate),
+		slog.Bool("pprof", c.Pprof),
 		slog.Group("console", slog.String("oidc_issuer", c.Console.Issuer), slog.String("oidc_client_id", c.Console.ClientID),
 			slog.Bool("oidc_client_secret_set", c.Console.ClientSecret != ""), slog.Bool("match_email", c.Console.MatchEmail)),
 		slog.Bool("worker_versioning", c.WorkerVersioning),

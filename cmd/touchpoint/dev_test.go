@@ -204,6 +204,8 @@ func TestDevQuickStart(t *testing.T) {
 		require.Equal(t, http.StatusOK, status, metricsURL)
 		assert.Regexp(t, `(?m)^touchpoint_invites_overdue 0$`, body, metricsURL)
 	}
+	status, _ = get("http://" + vars["TOUCHPOINT_METRICS_ADDR"] + "/debug/pprof/")
+	assert.Equal(t, http.StatusNotFound, status, "no profiles without TOUCHPOINT_PPROF")
 	tok, status := token(t, authURL, api, clientID, secret)
 	require.Equal(t, http.StatusOK, status)
 	c := &apiClient{t: t, api: api, token: tok}

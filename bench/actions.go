@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"time"
@@ -28,19 +29,31 @@ type Actions struct {
 // actions reads the `action` metric of dev's embedded Temporal server from
 // dev's /metrics: the Actions so far in its namespace, by action type.
 func (d *devChild) actions(ctx context.Context) (map[string]int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+d.vars["TOUCHPOINT_METRICS_ADDR"]+"/metrics", nil)
+	body, err := d.fromMetricsAddr(ctx, "/metrics")
+	if err != nil {
+		return nil, fmt.Errorf("read dev's metrics: %w", err)
+	}
+	defer body.Close()
+	return capacity.ParseActions(body, d.target.Temporal.Namespace())
+}
+
+// fromMetricsAddr GETs path from dev's metrics address: its /metrics, and
+// its profiles when it serves them. An answer other than 200 is an error.
+func (d *devChild) fromMetricsAddr(ctx context.Context, path string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+d.vars["TOUCHPOINT_METRICS_ADDR"]+path, nil)
 	if err != nil {
 		return nil, err
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("read dev's metrics: %w", err)
+		return nil, err
 	}
-	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read dev's metrics: %s", res.Status)
+		msg, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		res.Body.Close()
+		return nil, fmt.Errorf("%s: %s", res.Status, msg)
 	}
-	return capacity.ParseActions(res.Body, d.target.Temporal.Namespace())
+	return res.Body, nil
 }
 
 // settledActions reads the metric until it holds still for a second, at

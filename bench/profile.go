@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 
@@ -24,11 +23,13 @@ const profileSeconds = 1
 // the group returns once they are written.
 func profileDev(ctx context.Context, dev *devChild, dir string) *errgroup.Group {
 	var g errgroup.Group
-	base := "http://" + dev.vars["TOUCHPOINT_METRICS_ADDR"] + "/debug/pprof/"
 	for file, path := range map[string]string{"dev-cpu.pprof": "profile", "dev-block.pprof": "block", "dev-mutex.pprof": "mutex"} {
 		g.Go(func() error {
-			url := fmt.Sprintf("%s%s?seconds=%d", base, path, profileSeconds)
-			if err := fetchProfile(ctx, url, filepath.Join(dir, file)); err != nil {
+			body, err := dev.fromMetricsAddr(ctx, fmt.Sprintf("/debug/pprof/%s?seconds=%d", path, profileSeconds))
+			if err == nil {
+				err = writeFile(filepath.Join(dir, file), body)
+			}
+			if err != nil {
 				return fmt.Errorf("bench: profile %s: %w", path, err)
 			}
 			return nil
@@ -37,24 +38,13 @@ func profileDev(ctx context.Context, dev *devChild, dir string) *errgroup.Group 
 	return &g
 }
 
-func fetchProfile(ctx context.Context, url, file string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(res.Body, 512))
-		return fmt.Errorf("%s: %s", res.Status, msg)
-	}
+// writeFile copies body, which it closes, to a new file.
+func writeFile(file string, body io.ReadCloser) error {
+	defer body.Close()
 	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(f, res.Body)
+	_, err = io.Copy(f, body)
 	return errors.Join(err, f.Close())
 }

@@ -239,7 +239,7 @@ func (g *Gate) advance(now time.Time) {
 			g.limit = 0
 		}
 		g.ends = g.ends.Add(g.cfg.Interval)
-		if settled := (busy && g.limit == 0) || (!busy && g.limit == g.cfg.Max); settled && g.ends.Before(now) {
+		if settled := busy || g.limit == g.cfg.Max; settled && g.ends.Before(now) {
 			// The load has not changed since, so every further Interval
 			// until now leaves the limit where it is: skip them.
 			g.ends = g.ends.Add(now.Sub(g.ends) / g.cfg.Interval * g.cfg.Interval)

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/touchpoint/touchpoint/apiserver"
+	"github.com/touchpoint/touchpoint/account/accountapi"
 	"github.com/touchpoint/touchpoint/internal/secretkey"
 	"github.com/touchpoint/touchpoint/publication"
 	"github.com/touchpoint/touchpoint/store"
@@ -220,7 +220,7 @@ func (env *Env) updateAccount(ctx context.Context, args []string) error {
 	if len(fields) == 0 && !quotas().Any() {
 		return errors.New("accounts update: nothing to change; give --display-name, --logo-url, --brand-color, --reply-to or a quota such as --daily-events")
 	}
-	u, err := apiserver.BrandingUpdate(fields["display-name"], fields["logo-url"], fields["brand-color"], fields["reply-to"])
+	u, err := accountapi.BrandingUpdate(fields["display-name"], fields["logo-url"], fields["brand-color"], fields["reply-to"])
 	if err != nil {
 		return fmt.Errorf("accounts update: %w", err)
 	}

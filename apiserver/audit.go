@@ -11,6 +11,10 @@ import (
 	"github.com/touchpoint/touchpoint/store/persondb"
 )
 
+// accountAPI is the routes of an account's audit trail and of its
+// customers' erasure.
+type accountAPI struct{ *server }
+
 // AuditTrail is what GET /audit reads: an account's trail of who did what.
 type AuditTrail interface {
 	Audit(ctx context.Context, accountID string, f persondb.AuditFilter, p store.Page) ([]persondb.Entry, *store.Cursor, error)

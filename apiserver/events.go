@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/touchpoint/touchpoint/account/accountapi"
 	"github.com/touchpoint/touchpoint/internal/apiquery"
 	"github.com/touchpoint/touchpoint/internal/apiwire"
 	"github.com/touchpoint/touchpoint/internal/jsonstrict"
@@ -159,8 +160,8 @@ func (in *eventIn) validate() apiwire.Invalid {
 	}
 	if in.Type == "" {
 		errs.Check("type", "is required")
-	} else if utf8.RuneCountInString(in.Type) > maxNameLen { // as event type names are counted
-		errs.Check("type", fmt.Sprintf("must be at most %d characters", maxNameLen))
+	} else if utf8.RuneCountInString(in.Type) > accountapi.MaxNameLen { // as event type names are counted
+		errs.Check("type", fmt.Sprintf("must be at most %d characters", accountapi.MaxNameLen))
 	}
 	if in.Channel.ID == "" {
 		errs.Check("channel.id", "is required")

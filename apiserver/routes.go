@@ -62,18 +62,19 @@ func (s *server) routes() []route {
 		{http.MethodGet, "/readyz", public, s.readyz},
 		{http.MethodGet, "/openapi.yaml", public, s.openAPI},
 
-		{http.MethodPost, "/event-types", fullOnly, acc.createEventType},
-		{http.MethodGet, "/event-types", anyClient, acc.listEventTypes},
-		{http.MethodGet, "/event-types/{id}", anyClient, acc.getEventType},
-		{http.MethodPatch, "/event-types/{id}", fullOnly, acc.updateEventType},
+		// The account's setup, served by package accountapi.
+		{http.MethodPost, "/event-types", fullOnly, s.account.CreateEventType},
+		{http.MethodGet, "/event-types", anyClient, s.account.ListEventTypes},
+		{http.MethodGet, "/event-types/{id}", anyClient, s.account.GetEventType},
+		{http.MethodPatch, "/event-types/{id}", fullOnly, s.account.UpdateEventType},
 
-		{http.MethodPost, "/channels", fullOnly, acc.createChannel},
-		{http.MethodGet, "/channels", anyClient, acc.listChannels},
-		{http.MethodGet, "/channels/{id}", anyClient, acc.getChannel},
+		{http.MethodPost, "/channels", fullOnly, s.account.CreateChannel},
+		{http.MethodGet, "/channels", anyClient, s.account.ListChannels},
+		{http.MethodGet, "/channels/{id}", anyClient, s.account.GetChannel},
 
-		{http.MethodGet, "/invite-settings", anyClient, acc.listInviteSettings},
-		{http.MethodGet, "/invite-settings/{id}", anyClient, acc.getInviteSetting},
-		{http.MethodPatch, "/invite-settings/{id}", fullOnly, acc.updateInviteSetting},
+		{http.MethodGet, "/invite-settings", anyClient, s.account.ListInviteSettings},
+		{http.MethodGet, "/invite-settings/{id}", anyClient, s.account.GetInviteSetting},
+		{http.MethodPatch, "/invite-settings/{id}", fullOnly, s.account.UpdateInviteSetting},
 
 		{http.MethodPost, "/events", senders, ev.createEvent},
 		{http.MethodPost, "/events/batch", senders, ev.createEvents},
@@ -119,8 +120,9 @@ func (s *server) routes() []route {
 
 		{http.MethodGet, "/audit", fullOnly, acc.listAudit},
 
-		{http.MethodGet, "/account", anyClient, acc.getAccount},
-		{http.MethodPatch, "/account", fullOnly, acc.updateAccount},
+		// The account, served by package accountapi.
+		{http.MethodGet, "/account", anyClient, s.account.GetAccount},
+		{http.MethodPatch, "/account", fullOnly, s.account.UpdateAccount},
 
 		// The shop's templates, served by package templateapi.
 		{http.MethodGet, "/templates", anyClient, s.templates.List},

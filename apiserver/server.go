@@ -23,6 +23,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/touchpoint/touchpoint/account/accountapi"
 	"github.com/touchpoint/touchpoint/auth"
 	"github.com/touchpoint/touchpoint/contact/suppressionapi"
 	"github.com/touchpoint/touchpoint/health"
@@ -192,7 +193,6 @@ type server struct {
 	reports   ReportStore
 	erasure   Eraser
 	db        *sqlx.DB
-	accounts  AccountStore
 	invites   InviteStore
 	auth      auth.Authenticator
 	log       *slog.Logger
@@ -217,9 +217,11 @@ type server struct {
 	sms          *sms.CallbackKeys // nil: no SMS provider
 	smsCallbacks *sms.Callbacks    // mounted from package sms
 
-	// The routes of the webhooks, the templates, the suppression list,
-	// the reviews and the funnel, mounted from packages webhookapi,
-	// templateapi, suppressionapi, reviewapi and statsapi.
+	// The routes of the account and its setup, the webhooks, the
+	// templates, the suppression list, the reviews and the funnel, mounted
+	// from packages accountapi, webhookapi, templateapi, suppressionapi,
+	// reviewapi and statsapi.
+	account      *accountapi.Handler
 	webhooks     *webhookapi.Handler
 	templates    *templateapi.Handler
 	suppressions *suppressionapi.Handler
@@ -267,7 +269,7 @@ func New(opts Options) *Server {
 			panic("apiserver.New: the embedded templates do not parse: " + err.Error())
 		}
 	}
-	s := &server{events: opts.Events, reports: opts.Reports, erasure: opts.Erasure, db: opts.DB, accounts: opts.Accounts, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, reads: opts.Reads,
+	s := &server{events: opts.Events, reports: opts.Reports, erasure: opts.Erasure, db: opts.DB, invites: opts.Invites, auth: opts.Auth, log: opts.Logger, maxBody: opts.MaxBodyBytes, reads: opts.Reads,
 		workflows: opts.Workflows, notify: opts.Notify, load: opts.AcceptLoad, metrics: opts.Metrics,
 		limits: newClientLimits(opts.RatePerSecond, opts.RateBurst), signals: make(chan signal, signalQueue),
 		feedbackLinks: opts.FeedbackLinks, unsubscribeLinks: opts.UnsubscribeLinks,
@@ -312,6 +314,7 @@ func New(opts Options) *Server {
 	}
 	s.webhooks = webhookapi.New(webhookapi.Options{API: mountedAPI{s}, Store: opts.Webhooks, Secrets: opts.WebhookSecrets,
 		AllowPrivate: opts.WebhookAllowPrivate, Now: s.now})
+	s.account = accountapi.New(accountapi.Options{API: mountedAPI{s}, Store: opts.Accounts, SMS: opts.SMS != nil, Now: s.now})
 	s.suppressions = suppressionapi.New(mountedAPI{s}, opts.Suppressions)
 	s.reviews = reviewapi.New(mountedAPI{s}, opts.Reviews)
 	s.stats = statsapi.New(mountedAPI{s}, opts.Stats)

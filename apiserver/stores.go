@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 
+	"github.com/touchpoint/touchpoint/account/accountapi"
 	"github.com/touchpoint/touchpoint/contact/suppressionapi"
 	"github.com/touchpoint/touchpoint/invite"
 	"github.com/touchpoint/touchpoint/publication/publicapi"
@@ -10,7 +11,6 @@ import (
 	"github.com/touchpoint/touchpoint/sms"
 	"github.com/touchpoint/touchpoint/stats/statsapi"
 	"github.com/touchpoint/touchpoint/store"
-	"github.com/touchpoint/touchpoint/store/accountdb"
 	"github.com/touchpoint/touchpoint/store/eventdb"
 	"github.com/touchpoint/touchpoint/store/invitedb"
 	"github.com/touchpoint/touchpoint/store/reportdb"
@@ -22,24 +22,10 @@ import (
 )
 
 // AccountStore is what the API reads and writes of an account and what
-// it sets up: branding, quotas, channels, event types, invite settings.
+// it sets up (accountapi.Store): branding, quotas, channels, event types,
+// invite settings.
 type AccountStore interface {
-	Account(ctx context.Context, id string) (accountdb.Account, error)
-	UpdateBranding(ctx context.Context, id string, u accountdb.BrandingUpdate) (accountdb.Account, error)
-	AccountLimits(ctx context.Context, accountID string) (accountdb.Limits, error)
-
-	CreateChannel(ctx context.Context, accountID, name, typ string) (accountdb.Channel, error)
-	Channel(ctx context.Context, accountID, id string) (accountdb.Channel, error)
-	ListChannels(ctx context.Context, accountID string, p store.Page) ([]accountdb.Channel, *store.Cursor, error)
-
-	CreateEventType(ctx context.Context, accountID, name string, active bool) (accountdb.EventType, error)
-	EventType(ctx context.Context, accountID, id string) (accountdb.EventType, error)
-	ListEventTypes(ctx context.Context, accountID string, f accountdb.EventTypeFilter, p store.Page) ([]accountdb.EventType, *store.Cursor, error)
-	UpdateEventType(ctx context.Context, accountID, id string, u accountdb.EventTypeUpdate) (accountdb.EventType, error)
-
-	InviteSetting(ctx context.Context, accountID, id string) (accountdb.InviteSetting, error)
-	ListInviteSettings(ctx context.Context, accountID string, f accountdb.InviteSettingFilter, p store.Page) ([]accountdb.InviteSetting, *store.Cursor, error)
-	UpdateInviteSetting(ctx context.Context, accountID, id string, apply func(*accountdb.InviteSetting) error) (accountdb.InviteSetting, error)
+	accountapi.Store
 }
 
 // StatsStore is what the API reads of the funnel's counts

@@ -1,4 +1,4 @@
-package apiserver
+package accountapi
 
 import (
 	"errors"
@@ -151,56 +151,61 @@ func mergeWindow(errs *apiwire.Invalid, cur *sendtime.SendWindow, p windowPatch)
 	return &w
 }
 
-func (s accountAPI) listInviteSettings(w http.ResponseWriter, r *http.Request) {
+// ListInviteSettings is GET /invite-settings: the account's invite
+// settings, by channel or event type.
+func (h *Handler) ListInviteSettings(w http.ResponseWriter, r *http.Request) {
 	q := apiquery.Parse(r, "channelId", "eventTypeId")
 	f := accountdb.InviteSettingFilter{ChannelID: q.ID("channelId", "chl"), EventTypeID: q.ID("eventTypeId", "ety")}
 	p := q.Page("ist")
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	settings, next, err := s.accounts.ListInviteSettings(r.Context(), accountID(r), f, p)
+	settings, next, err := h.store.ListInviteSettings(r.Context(), h.api.AccountID(r), f, p)
 	if err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(settings, next, inviteSettingOut))
 }
 
-func (s accountAPI) getInviteSetting(w http.ResponseWriter, r *http.Request) {
+// GetInviteSetting is GET /invite-settings/{id}.
+func (h *Handler) GetInviteSetting(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "ist", "invite setting")
 	if err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	is, err := s.accounts.InviteSetting(r.Context(), accountID(r), id)
+	is, err := h.store.InviteSetting(r.Context(), h.api.AccountID(r), id)
 	if err != nil {
-		s.fail(w, r, apiwire.About("invite setting", "", err))
+		h.api.Fail(w, r, apiwire.About("invite setting", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, inviteSettingOut(is))
 }
 
-func (s accountAPI) updateInviteSetting(w http.ResponseWriter, r *http.Request) {
+// UpdateInviteSetting is PATCH /invite-settings/{id}: merges the patch
+// into the setting; 200 with the setting.
+func (h *Handler) UpdateInviteSetting(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "ist", "invite setting")
 	if err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	var in inviteSettingPatch
-	if err := s.decodeJSON(w, r, &in); err != nil {
-		s.fail(w, r, err)
+	if err := h.api.DecodeJSON(w, r, &in); err != nil {
+		h.api.Fail(w, r, err)
 		return
 	}
 	apply := in.apply
-	if in.Medium.Set && in.Medium.Value == invite.SMS && s.sms == nil {
+	if in.Medium.Set && in.Medium.Value == invite.SMS && !h.sms {
 		apply = func(is *accountdb.InviteSetting) error { return refuseSMS(in.apply(is)) }
 	}
 	// The merge runs under the row lock, so concurrent patches of
 	// different fields both survive.
-	is, err := s.accounts.UpdateInviteSetting(r.Context(), accountID(r), id, apply)
+	is, err := h.store.UpdateInviteSetting(r.Context(), h.api.AccountID(r), id, apply)
 	if err != nil {
-		s.fail(w, r, apiwire.About("invite setting", "", err))
+		h.api.Fail(w, r, apiwire.About("invite setting", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, inviteSettingOut(is))

@@ -1,4 +1,4 @@
-package apiserver
+package accountapi
 
 import (
 	"fmt"
@@ -9,8 +9,9 @@ import (
 	"github.com/touchpoint/touchpoint/text"
 )
 
-// maxNameLen bounds event type and channel names, in characters.
-const maxNameLen = 100
+// MaxNameLen bounds event type and channel names, in characters (and so
+// the type an event names, which the API checks alike).
+const MaxNameLen = 100
 
 // checkName validates an event type or channel name. Names are stored
 // exactly as sent because events match event types by exact name; so
@@ -19,8 +20,8 @@ func checkName(v string) string {
 	switch {
 	case v == "":
 		return "must not be empty"
-	case utf8.RuneCountInString(v) > maxNameLen:
-		return fmt.Sprintf("must be at most %d characters", maxNameLen)
+	case utf8.RuneCountInString(v) > MaxNameLen:
+		return fmt.Sprintf("must be at most %d characters", MaxNameLen)
 	case strings.TrimSpace(v) != v:
 		return "must not start or end with white space"
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package accountapi
 
 import (
 	"net/http"
@@ -30,10 +30,12 @@ type channelIn struct {
 	UpdatedAt jsonstrict.ReadOnly `json:"updatedAt"`
 }
 
-func (s accountAPI) createChannel(w http.ResponseWriter, r *http.Request) {
+// CreateChannel is POST /channels: 201 with the channel, where it lives in
+// Location.
+func (h *Handler) CreateChannel(w http.ResponseWriter, r *http.Request) {
 	var in channelIn
-	if err := s.decodeJSON(w, r, &in); err != nil {
-		s.fail(w, r, err)
+	if err := h.api.DecodeJSON(w, r, &in); err != nil {
+		h.api.Fail(w, r, err)
 		return
 	}
 	typ := accountdb.ChannelTypeNative
@@ -44,42 +46,44 @@ func (s accountAPI) createChannel(w http.ResponseWriter, r *http.Request) {
 		errs.Check("type", checkChannelType(typ))
 	}
 	if err := errs.Err(); err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	ch, err := s.accounts.CreateChannel(r.Context(), accountID(r), in.Name, typ)
+	ch, err := h.store.CreateChannel(r.Context(), h.api.AccountID(r), in.Name, typ)
 	if err != nil {
-		s.fail(w, r, apiwire.About("channel", in.Name, err))
+		h.api.Fail(w, r, apiwire.About("channel", in.Name, err))
 		return
 	}
 	w.Header().Set("Location", "/channels/"+ch.ID)
 	apiwire.WriteJSON(w, http.StatusCreated, channelOut(ch))
 }
 
-func (s accountAPI) listChannels(w http.ResponseWriter, r *http.Request) {
+// ListChannels is GET /channels: the account's channels.
+func (h *Handler) ListChannels(w http.ResponseWriter, r *http.Request) {
 	q := apiquery.Parse(r)
 	p := q.Page("chl")
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	chs, next, err := s.accounts.ListChannels(r.Context(), accountID(r), p)
+	chs, next, err := h.store.ListChannels(r.Context(), h.api.AccountID(r), p)
 	if err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(chs, next, channelOut))
 }
 
-func (s accountAPI) getChannel(w http.ResponseWriter, r *http.Request) {
+// GetChannel is GET /channels/{id}.
+func (h *Handler) GetChannel(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "chl", "channel")
 	if err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	ch, err := s.accounts.Channel(r.Context(), accountID(r), id)
+	ch, err := h.store.Channel(r.Context(), h.api.AccountID(r), id)
 	if err != nil {
-		s.fail(w, r, apiwire.About("channel", "", err))
+		h.api.Fail(w, r, apiwire.About("channel", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, channelOut(ch))

@@ -1,4 +1,4 @@
-package apiserver
+package accountapi
 
 import (
 	"net/http"
@@ -39,29 +39,33 @@ type eventTypePatch struct {
 	UpdatedAt jsonstrict.ReadOnly         `json:"updatedAt"`
 }
 
-func (s accountAPI) createEventType(w http.ResponseWriter, r *http.Request) {
+// CreateEventType is POST /event-types: 201 with the event type, where
+// it lives in Location; 409 when its name is taken.
+func (h *Handler) CreateEventType(w http.ResponseWriter, r *http.Request) {
 	var in eventTypeIn
-	if err := s.decodeJSON(w, r, &in); err != nil {
-		s.fail(w, r, err)
+	if err := h.api.DecodeJSON(w, r, &in); err != nil {
+		h.api.Fail(w, r, err)
 		return
 	}
 	var errs apiwire.Invalid
 	errs.Check("name", checkName(in.Name))
 	if err := errs.Err(); err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	active := in.Active == nil || *in.Active
-	et, err := s.accounts.CreateEventType(r.Context(), accountID(r), in.Name, active)
+	et, err := h.store.CreateEventType(r.Context(), h.api.AccountID(r), in.Name, active)
 	if err != nil {
-		s.fail(w, r, apiwire.About("event type", in.Name, err))
+		h.api.Fail(w, r, apiwire.About("event type", in.Name, err))
 		return
 	}
 	w.Header().Set("Location", "/event-types/"+et.ID)
 	apiwire.WriteJSON(w, http.StatusCreated, eventTypeOut(et))
 }
 
-func (s accountAPI) listEventTypes(w http.ResponseWriter, r *http.Request) {
+// ListEventTypes is GET /event-types: the account's event types, by name
+// or activity.
+func (h *Handler) ListEventTypes(w http.ResponseWriter, r *http.Request) {
 	q := apiquery.Parse(r, "name", "active")
 	f := accountdb.EventTypeFilter{Active: q.Bool("active")}
 	if name := q.Get("name"); name != "" {
@@ -69,40 +73,43 @@ func (s accountAPI) listEventTypes(w http.ResponseWriter, r *http.Request) {
 	}
 	p := q.Page("ety")
 	if err := q.Err(); err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	ets, next, err := s.accounts.ListEventTypes(r.Context(), accountID(r), f, p)
+	ets, next, err := h.store.ListEventTypes(r.Context(), h.api.AccountID(r), f, p)
 	if err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, apiwire.NewList(ets, next, eventTypeOut))
 }
 
-func (s accountAPI) getEventType(w http.ResponseWriter, r *http.Request) {
+// GetEventType is GET /event-types/{id}.
+func (h *Handler) GetEventType(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "ety", "event type")
 	if err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	et, err := s.accounts.EventType(r.Context(), accountID(r), id)
+	et, err := h.store.EventType(r.Context(), h.api.AccountID(r), id)
 	if err != nil {
-		s.fail(w, r, apiwire.About("event type", "", err))
+		h.api.Fail(w, r, apiwire.About("event type", "", err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, eventTypeOut(et))
 }
 
-func (s accountAPI) updateEventType(w http.ResponseWriter, r *http.Request) {
+// UpdateEventType is PATCH /event-types/{id}: renames, activates or
+// deactivates; 200 with the event type.
+func (h *Handler) UpdateEventType(w http.ResponseWriter, r *http.Request) {
 	id, err := apiwire.PathID(r, "ety", "event type")
 	if err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
 	var in eventTypePatch
-	if err := s.decodeJSON(w, r, &in); err != nil {
-		s.fail(w, r, err)
+	if err := h.api.DecodeJSON(w, r, &in); err != nil {
+		h.api.Fail(w, r, err)
 		return
 	}
 	var u accountdb.EventTypeUpdate
@@ -115,16 +122,16 @@ func (s accountAPI) updateEventType(w http.ResponseWriter, r *http.Request) {
 		u.Active = &in.Active.Value
 	}
 	if err := errs.Err(); err != nil {
-		s.fail(w, r, err)
+		h.api.Fail(w, r, err)
 		return
 	}
-	et, err := s.accounts.UpdateEventType(r.Context(), accountID(r), id, u)
+	et, err := h.store.UpdateEventType(r.Context(), h.api.AccountID(r), id, u)
 	if err != nil {
 		name := ""
 		if u.Name != nil {
 			name = *u.Name
 		}
-		s.fail(w, r, apiwire.About("event type", name, err))
+		h.api.Fail(w, r, apiwire.About("event type", name, err))
 		return
 	}
 	apiwire.WriteJSON(w, http.StatusOK, eventTypeOut(et))

@@ -73,15 +73,11 @@ func newError(status int, format string, args ...any) *apiError {
 // The detail carries the first one so clients that only show Message
 // still learn something, and how many there were in all.
 func invalid(fields ...fieldError) *apiError {
-	detail := "the request is invalid"
-	if len(fields) > 0 {
-		detail = fields[0].Field + ": " + fields[0].Message
-		if n := len(fields) - 1; n == 1 {
-			detail += " (and 1 more error)"
-		} else if n > 1 {
-			detail += fmt.Sprintf(" (and %d more errors)", n)
-		}
+	all := make(apiwire.Invalid, len(fields))
+	for i, f := range fields {
+		all[i] = apiwire.FieldError(f)
 	}
+	detail := all.Detail()
 	if len(fields) > maxFieldErrors {
 		detail += fmt.Sprintf("; the first %d are listed", maxFieldErrors)
 		fields = fields[:maxFieldErrors]

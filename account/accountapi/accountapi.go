@@ -224,13 +224,7 @@ func BrandingUpdate(displayName, logoURL, color, replyTo *string) (accountdb.Bra
 type brandingError struct{ fields apiwire.Invalid }
 
 func (e brandingError) Error() string {
-	detail := fmt.Sprintf("%d %s", http.StatusBadRequest, e.fields.Error())
-	if n := len(e.fields) - 1; n == 1 {
-		detail += " (and 1 more error)"
-	} else if n > 1 {
-		detail += fmt.Sprintf(" (and %d more errors)", n)
-	}
-	return detail
+	return fmt.Sprintf("%d %s", http.StatusBadRequest, e.fields.Detail())
 }
 
 func (e brandingError) Unwrap() error { return e.fields }

@@ -120,6 +120,19 @@ func (fe Invalid) Error() string {
 	return fe[0].Field + ": " + fe[0].Message
 }
 
+// Detail is the one line a 400 says of fe: its first mistake, and how
+// many more there are, so that a client that shows only one line still
+// learns what to fix first.
+func (fe Invalid) Detail() string {
+	detail := fe.Error()
+	if n := len(fe) - 1; n == 1 {
+		detail += " (and 1 more error)"
+	} else if n > 1 {
+		detail += fmt.Sprintf(" (and %d more errors)", n)
+	}
+	return detail
+}
+
 // OneOf is the mistake of v unless it is one of allowed: "" when it is.
 func OneOf[S ~string](v S, allowed ...S) string {
 	if slices.Contains(allowed, v) {
